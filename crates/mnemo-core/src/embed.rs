@@ -1,0 +1,151 @@
+//! The `Embedder` trait and a content-hash cache that wraps any embedder.
+
+use crate::error::Result;
+use crate::memory::content_hash;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+/// Turns texts into unit-length vectors.
+///
+/// Implementations are blocking (CPU or network bound); async callers run them on a blocking
+/// thread. `embed` returns exactly one vector per input, in order, each of `dimension()` floats,
+/// L2-normalised. A provider failure is an error, never an empty or zero vector.
+pub trait Embedder: Send + Sync {
+    /// A stable identity of model and backend (stored beside the vectors to catch mismatches).
+    fn model_id(&self) -> &str;
+    /// The output dimension, read from the model.
+    fn dimension(&self) -> usize;
+    /// Embeds a batch. Required: it is the only operation.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// Caches vectors by content hash (FIFO eviction at `capacity`), so repeated texts — retries,
+/// duplicate turns, repeated queries — are embedded once.
+pub struct CachedEmbedder {
+    inner: Arc<dyn Embedder>,
+    capacity: usize,
+    cache: Mutex<(HashMap<String, Arc<Vec<f32>>>, VecDeque<String>)>,
+}
+
+impl CachedEmbedder {
+    pub fn new(inner: Arc<dyn Embedder>, capacity: usize) -> Self {
+        Self { inner, capacity, cache: Mutex::new((HashMap::new(), VecDeque::new())) }
+    }
+
+    pub fn cached_len(&self) -> usize {
+        self.cache.lock().map(|c| c.0.len()).unwrap_or(0)
+    }
+}
+
+impl Embedder for CachedEmbedder {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let hashes: Vec<String> = texts.iter().map(|t| content_hash(t)).collect();
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        let mut missing: Vec<usize> = Vec::new();
+        {
+            let guard = self.cache.lock().map_err(|_| crate::Error::internal("embedding cache poisoned"))?;
+            for (i, h) in hashes.iter().enumerate() {
+                match guard.0.get(h) {
+                    Some(v) => out[i] = Some(v.as_ref().clone()),
+                    None => missing.push(i),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            // Embed each distinct missing text once.
+            let mut unique: Vec<usize> = Vec::new();
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            for &i in &missing {
+                seen.entry(hashes[i].as_str()).or_insert_with(|| {
+                    unique.push(i);
+                    unique.len() - 1
+                });
+            }
+            let batch: Vec<&str> = unique.iter().map(|&i| texts[i]).collect();
+            let vectors = self.inner.embed(&batch)?;
+            if vectors.len() != batch.len() {
+                return Err(crate::Error::Model {
+                    reason: format!("embedder returned {} vectors for {} texts", vectors.len(), batch.len()),
+                });
+            }
+            let mut guard = self.cache.lock().map_err(|_| crate::Error::internal("embedding cache poisoned"))?;
+            for &i in &missing {
+                let v = &vectors[seen[hashes[i].as_str()]];
+                out[i] = Some(v.clone());
+            }
+            if self.capacity > 0 {
+                for (slot, v) in unique.iter().zip(vectors) {
+                    let h = hashes[*slot].clone();
+                    if guard.0.insert(h.clone(), Arc::new(v)).is_none() {
+                        guard.1.push_back(h);
+                    }
+                    while guard.1.len() > self.capacity {
+                        if let Some(old) = guard.1.pop_front() {
+                            guard.0.remove(&old);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out.into_iter().map(|v| v.expect("every slot filled")).collect())
+    }
+}
+
+/// Scales a vector to unit length in place (a zero vector stays zero).
+pub fn l2_normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Counting(AtomicUsize);
+    impl Embedder for Counting {
+        fn model_id(&self) -> &str {
+            "counting"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
+        }
+    }
+
+    #[test]
+    fn cache_embeds_each_text_once() {
+        let inner = Arc::new(Counting(AtomicUsize::new(0)));
+        let cached = CachedEmbedder::new(inner.clone(), 10);
+        let first = cached.embed(&["a", "bb", "a"]).unwrap();
+        assert_eq!(first, vec![vec![1.0, 1.0], vec![2.0, 1.0], vec![1.0, 1.0]]);
+        assert_eq!(inner.0.load(Ordering::SeqCst), 2);
+        cached.embed(&["bb", "ccc"]).unwrap();
+        assert_eq!(inner.0.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn cache_evicts_beyond_capacity() {
+        let inner = Arc::new(Counting(AtomicUsize::new(0)));
+        let cached = CachedEmbedder::new(inner, 2);
+        cached.embed(&["a", "b", "c"]).unwrap();
+        assert_eq!(cached.cached_len(), 2);
+    }
+}

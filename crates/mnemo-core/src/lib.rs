@@ -1,0 +1,23 @@
+//! mnemo-core: the domain vocabulary (scopes, memories, messages, history, links, entities),
+//! the traits every backend implements (`Store`, `Embedder`), filters, and hybrid ranking.
+//!
+//! This crate does no I/O of its own: no async runtime, no network client, no database driver.
+//! Stores (`mnemo-store-*`) and providers (`mnemo-models`) implement its traits; the facade
+//! (`mnemo`) joins them. `search::hybrid_search` is the ranking every backend shares.
+
+pub mod embed;
+pub mod error;
+pub mod filter;
+pub mod memory;
+pub mod scope;
+pub mod search;
+pub mod store;
+pub mod text;
+
+pub use embed::{CachedEmbedder, Embedder};
+pub use error::{Error, ErrorKind, Result};
+pub use filter::Filter;
+pub use memory::*;
+pub use scope::{AgentId, RunId, Scope, UserId};
+pub use search::{hybrid_search, Hit, RankParams, Scores, SearchRequest};
+pub use store::*;

@@ -1,0 +1,293 @@
+//! Memories, messages, history events, links and entities: the persisted vocabulary.
+//!
+//! Persisted enums serialise as lower-case strings; new variants may be added, existing names
+//! never change, so rows written by an older version always parse.
+
+use crate::error::{Error, Result};
+use crate::scope::Scope;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+pub type Timestamp = DateTime<Utc>;
+/// Typed metadata: any JSON object. Values round-trip exactly (strings stay strings).
+pub type Metadata = serde_json::Map<String, serde_json::Value>;
+
+macro_rules! uuid_id {
+    ($name:ident, $what:literal) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub uuid::Uuid);
+
+        impl $name {
+            /// A new time-ordered (UUIDv7) id.
+            pub fn new() -> Self {
+                Self(uuid::Uuid::now_v7())
+            }
+            pub fn parse(raw: &str) -> Result<Self> {
+                uuid::Uuid::parse_str(raw.trim())
+                    .map(Self)
+                    .map_err(|_| Error::invalid($what, format!("{raw:?} is not a UUID")))
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+uuid_id!(MemoryId, "memory_id");
+uuid_id!(MessageId, "message_id");
+uuid_id!(EntityId, "entity_id");
+
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($variant:ident => $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $s),+ }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                let s = s.trim();
+                $name::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.as_str().eq_ignore_ascii_case(s))
+                    .ok_or_else(|| Error::invalid(stringify!($name), format!("unknown value {s:?}")))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                let raw = String::deserialize(d)?;
+                raw.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// What a memory is. Raw memories are one message each; the others come from pipelines.
+    MemoryKind { Raw => "raw", Fact => "fact", Procedural => "procedural", Note => "note", Profile => "profile", Summary => "summary" }
+);
+string_enum!(
+    /// Lifecycle state. Only `active` memories are returned by default.
+    MemoryState { Active => "active", Superseded => "superseded", Deleted => "deleted" }
+);
+string_enum!(
+    Role { User => "user", Assistant => "assistant", System => "system", Tool => "tool" }
+);
+string_enum!(
+    /// What happened to a memory in one history event.
+    HistoryKind { Add => "ADD", Update => "UPDATE", Delete => "DELETE", Supersede => "SUPERSEDE", Expire => "EXPIRE", Evolve => "EVOLVE", Merge => "MERGE" }
+);
+string_enum!(
+    LinkKind { Related => "related", Continues => "continues", Supersedes => "supersedes", DerivedFrom => "derived_from" }
+);
+string_enum!(
+    Author { Caller => "caller", Model => "model", Rule => "rule" }
+);
+
+/// Keys that would smuggle identity through metadata; scope is set only by explicit parameters.
+pub const IDENTITY_KEYS: &[&str] = &["user_id", "agent_id", "run_id", "actor_id"];
+
+/// Removes identity keys from caller metadata and returns the names it dropped, so the caller can
+/// warn. Scope never changes through metadata.
+pub fn strip_identity_keys(metadata: &mut Metadata) -> Vec<String> {
+    let mut dropped = Vec::new();
+    for key in IDENTITY_KEYS {
+        if metadata.shift_remove(*key).is_some() {
+            dropped.push((*key).to_string());
+        }
+    }
+    if !dropped.is_empty() {
+        tracing::warn!(keys = ?dropped, "identity keys in metadata were ignored; scope is set by parameters only");
+    }
+    dropped
+}
+
+/// The content hash used for deduplication and the embedding cache.
+pub fn content_hash(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// A retained item, as stored and as returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub id: MemoryId,
+    #[serde(rename = "memory")]
+    pub text: String,
+    pub kind: MemoryKind,
+    pub state: MemoryState,
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub metadata: Metadata,
+    pub hash: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+    pub valid_from: Option<Timestamp>,
+    pub valid_until: Option<Timestamp>,
+    pub actor: Option<String>,
+    pub role: Option<Role>,
+    /// Message ids this memory was derived from (provenance).
+    pub sources: Vec<MessageId>,
+    pub access_count: u64,
+    pub last_accessed_at: Option<Timestamp>,
+}
+
+impl Memory {
+    pub fn scope(&self) -> Scope {
+        Scope::from_parts(self.user_id.as_deref(), self.agent_id.as_deref(), self.run_id.as_deref())
+            .expect("stored scopes were validated on write")
+    }
+
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|t| t <= now)
+    }
+}
+
+/// A memory about to be written. Built by pipelines; the store trusts its fields.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    pub id: MemoryId,
+    pub scope: Scope,
+    pub kind: MemoryKind,
+    pub text: String,
+    /// The text the lexical index sees when it should differ from `text` (e.g. with context).
+    pub index_text: Option<String>,
+    pub metadata: Metadata,
+    pub created_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+    pub valid_from: Option<Timestamp>,
+    pub actor: Option<String>,
+    pub role: Option<Role>,
+    pub vector: Vec<f32>,
+    pub sources: Vec<MessageId>,
+}
+
+/// One raw turn. Messages are append-only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: MessageId,
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub session_id: Option<String>,
+    pub role: Role,
+    pub name: Option<String>,
+    pub content: String,
+    pub created_at: Timestamp,
+}
+
+/// A message as the caller hands it over: `{role, content, name?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputMessage {
+    pub role: Role,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// One entry of a memory's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEvent {
+    pub id: i64,
+    pub memory_id: MemoryId,
+    pub event: HistoryKind,
+    pub old_memory: Option<String>,
+    pub new_memory: Option<String>,
+    pub old_metadata: Option<Metadata>,
+    pub new_metadata: Option<Metadata>,
+    pub actor: Option<String>,
+    pub role: Option<Role>,
+    pub reason: Option<String>,
+    pub request_id: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// A typed edge between two memories.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub from: MemoryId,
+    pub to: MemoryId,
+    pub kind: LinkKind,
+    pub strength: f32,
+    pub author: Author,
+    pub created_at: Timestamp,
+}
+
+/// A named thing memories mention, normalised and linked to those memories.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    pub id: EntityId,
+    pub name: String,
+    pub normalized: String,
+    pub entity_type: String,
+    pub created_at: Timestamp,
+}
+
+/// Who is acting and why; recorded in history.
+#[derive(Debug, Clone, Default)]
+pub struct WriteContext {
+    pub actor: Option<String>,
+    pub role: Option<Role>,
+    pub reason: Option<String>,
+    pub request_id: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn identity_keys_are_dropped_and_the_rest_kept_in_order() {
+        let mut m = json!({"a": "0012", "user_id": "mallory", "b": 1, "actor_id": "x"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let dropped = strip_identity_keys(&mut m);
+        assert_eq!(dropped, vec!["user_id", "actor_id"]);
+        assert_eq!(serde_json::Value::Object(m), json!({"a": "0012", "b": 1}));
+    }
+
+    #[test]
+    fn enums_parse_their_names() {
+        for k in MemoryKind::ALL {
+            assert_eq!(k.as_str().parse::<MemoryKind>().unwrap(), *k);
+        }
+        assert_eq!("ADD".parse::<HistoryKind>().unwrap(), HistoryKind::Add);
+        assert!("bogus".parse::<MemoryKind>().is_err());
+    }
+}

@@ -1,0 +1,151 @@
+//! Scopes: who a memory belongs to. Validated newtypes, so an unchecked string never reaches a store.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// The longest scope part we accept, in characters.
+pub const MAX_SCOPE_PART_LEN: usize = 128;
+
+fn validate_part(field: &str, raw: &str) -> Result<String> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid(field, "must not be empty"));
+    }
+    if trimmed.chars().any(char::is_whitespace) {
+        return Err(Error::invalid(field, "must not contain whitespace"));
+    }
+    if trimmed.chars().any(char::is_control) {
+        return Err(Error::invalid(field, "must not contain control characters"));
+    }
+    if trimmed.chars().count() > MAX_SCOPE_PART_LEN {
+        return Err(Error::invalid(
+            field,
+            format!("must be at most {MAX_SCOPE_PART_LEN} characters"),
+        ));
+    }
+    Ok(trimmed.to_string())
+}
+
+macro_rules! scope_part {
+    ($name:ident, $field:literal) => {
+        #[doc = concat!("A validated `", $field, "`.")]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn new(raw: &str) -> Result<Self> {
+                validate_part($field, raw).map(Self)
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(d)?;
+                Self::new(&raw).map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+scope_part!(UserId, "user_id");
+scope_part!(AgentId, "agent_id");
+scope_part!(RunId, "run_id");
+
+/// Who a memory belongs to. At least one part is set. As a query, a scope matches every record
+/// whose parts equal each part the scope sets (a `user_id`-only scope sees all of that user's
+/// agents and runs); parts the scope leaves unset are not constrained.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Scope {
+    pub user_id: Option<UserId>,
+    pub agent_id: Option<AgentId>,
+    pub run_id: Option<RunId>,
+}
+
+impl Scope {
+    /// Builds a scope from optional raw strings; fails closed when none is given.
+    pub fn from_parts(user: Option<&str>, agent: Option<&str>, run: Option<&str>) -> Result<Self> {
+        let scope = Scope {
+            user_id: user.map(UserId::new).transpose()?,
+            agent_id: agent.map(AgentId::new).transpose()?,
+            run_id: run.map(RunId::new).transpose()?,
+        };
+        scope.validate()?;
+        Ok(scope)
+    }
+
+    pub fn user(user: &str) -> Result<Self> {
+        Self::from_parts(Some(user), None, None)
+    }
+
+    /// A scope must name at least one of `user_id`, `agent_id`, `run_id`.
+    pub fn validate(&self) -> Result<()> {
+        if self.user_id.is_none() && self.agent_id.is_none() && self.run_id.is_none() {
+            return Err(Error::invalid(
+                "scope",
+                "at least one of user_id, agent_id, run_id is required",
+            ));
+        }
+        Ok(())
+    }
+
+    /// True when a record owned by `owner` is visible through this (query) scope.
+    pub fn covers(&self, owner: &Scope) -> bool {
+        fn part<T: PartialEq>(query: &Option<T>, owner: &Option<T>) -> bool {
+            query.as_ref().is_none_or(|q| owner.as_ref() == Some(q))
+        }
+        part(&self.user_id, &owner.user_id)
+            && part(&self.agent_id, &owner.agent_id)
+            && part(&self.run_id, &owner.run_id)
+    }
+
+    /// A stable string form, used to namespace idempotency keys.
+    pub fn key(&self) -> String {
+        format!(
+            "u={}\u{1f}a={}\u{1f}r={}",
+            self.user_id.as_ref().map_or("", |v| v.as_str()),
+            self.agent_id.as_ref().map_or("", |v| v.as_str()),
+            self.run_id.as_ref().map_or("", |v| v.as_str()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_trimmed_and_checked() {
+        assert_eq!(UserId::new("  alice ").unwrap().as_str(), "alice");
+        for bad in ["", "   ", "al ice", "a\tb", "a\nb"] {
+            let err = UserId::new(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{bad:?}");
+        }
+        assert!(UserId::new(&"x".repeat(128)).is_ok());
+        assert!(UserId::new(&"x".repeat(129)).is_err());
+    }
+
+    #[test]
+    fn empty_scope_fails_closed() {
+        assert!(Scope::from_parts(None, None, None).is_err());
+        assert!(Scope::from_parts(None, Some("bot"), None).is_ok());
+    }
+
+    #[test]
+    fn coverage_is_per_set_part() {
+        let owner = Scope::from_parts(Some("u"), Some("a"), None).unwrap();
+        assert!(Scope::user("u").unwrap().covers(&owner));
+        assert!(!Scope::user("v").unwrap().covers(&owner));
+        assert!(!Scope::from_parts(Some("u"), Some("b"), None).unwrap().covers(&owner));
+        assert!(!Scope::from_parts(Some("u"), None, Some("r")).unwrap().covers(&owner));
+    }
+}

@@ -1,0 +1,138 @@
+//! Hybrid retrieval: dense and lexical candidates from a store, fused into one ranked list.
+//!
+//! Fusion is linear over normalised signals: `score = w_dense · cos⁺ + w_lexical · bm25/bm25_max`,
+//! where every candidate gets both signals (lexical-only hits are scored against the query vector
+//! exactly). Candidates from either side enter the pool, so an exact name match that the embedding
+//! misses and a paraphrase that shares no word are both found.
+
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::memory::{Memory, MemoryKind};
+use crate::scope::Scope;
+use crate::store::{CandidateQuery, ReadOptions, Store};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// The largest `top_k` a search accepts.
+pub const MAX_TOP_K: usize = 1000;
+
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub scope: Scope,
+    pub query: String,
+    pub top_k: usize,
+    /// Hits whose final score is below this are dropped.
+    pub threshold: Option<f32>,
+    pub kinds: Option<Vec<MemoryKind>>,
+    pub filter: Option<Filter>,
+    pub read: ReadOptions,
+}
+
+impl SearchRequest {
+    pub fn validate(&self) -> Result<()> {
+        self.scope.validate()?;
+        if self.query.trim().is_empty() {
+            return Err(Error::invalid("query", "must not be empty"));
+        }
+        if self.top_k == 0 || self.top_k > MAX_TOP_K {
+            return Err(Error::invalid("top_k", format!("must be between 1 and {MAX_TOP_K}")));
+        }
+        if let Some(t) = self.threshold {
+            if !t.is_finite() {
+                return Err(Error::invalid("threshold", "must be a finite number"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per-signal scores of a hit, so callers can see why it ranked where it did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Scores {
+    /// Cosine similarity to the query vector.
+    pub dense: f32,
+    /// Raw BM25 (0 when no query term matched).
+    pub bm25: f32,
+    /// BM25 divided by the best BM25 among this query's candidates.
+    pub bm25_norm: f32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    #[serde(flatten)]
+    pub memory: Memory,
+    pub score: f32,
+    pub scores: Scores,
+}
+
+/// Fusion weights and candidate pool sizes. Documented defaults; tuned by `mnemo eval`.
+#[derive(Debug, Clone, Copy)]
+pub struct RankParams {
+    pub dense_weight: f32,
+    pub lexical_weight: f32,
+    /// Candidates taken from each side: `max(min_candidates, top_k * candidate_factor)`.
+    pub candidate_factor: usize,
+    pub min_candidates: usize,
+}
+
+impl Default for RankParams {
+    fn default() -> Self {
+        Self { dense_weight: 0.6, lexical_weight: 0.4, candidate_factor: 3, min_candidates: 30 }
+    }
+}
+
+/// Runs a hybrid search for an already-embedded query.
+pub fn hybrid_search(
+    store: &dyn Store,
+    req: &SearchRequest,
+    vector: &[f32],
+    params: &RankParams,
+) -> Result<Vec<Hit>> {
+    req.validate()?;
+    let pool = (req.top_k * params.candidate_factor).max(params.min_candidates);
+    let cq = CandidateQuery {
+        scope: &req.scope,
+        kinds: req.kinds.as_deref(),
+        filter: req.filter.as_ref(),
+        read: req.read,
+        limit: pool,
+    };
+    let dense = store.dense_candidates(&cq, vector)?;
+    let terms = crate::text::query_terms(&req.query);
+    let lexical = if terms.is_empty() { Vec::new() } else { store.lexical_candidates(&cq, &terms)? };
+
+    let mut pooled: HashMap<i64, Scores> = HashMap::with_capacity(dense.len() + lexical.len());
+    for c in &dense {
+        pooled.entry(c.key).or_default().dense = c.score;
+    }
+    let max_bm25 = lexical.iter().map(|c| c.score).fold(0.0f32, f32::max);
+    let mut lexical_only = Vec::new();
+    for c in &lexical {
+        let entry = pooled.entry(c.key).or_insert_with(|| {
+            lexical_only.push(c.key);
+            Scores::default()
+        });
+        entry.bm25 = c.score;
+        entry.bm25_norm = if max_bm25 > 0.0 { c.score / max_bm25 } else { 0.0 };
+    }
+    if !lexical_only.is_empty() {
+        for c in store.vector_scores(&lexical_only, vector)? {
+            if let Some(s) = pooled.get_mut(&c.key) {
+                s.dense = c.score;
+            }
+        }
+    }
+    let mut ranked: Vec<(i64, f32, Scores)> = pooled
+        .into_iter()
+        .map(|(k, s)| (k, params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm, s))
+        .filter(|(_, score, _)| req.threshold.is_none_or(|t| *score >= t))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(req.top_k);
+    let keys: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+    let mut loaded: HashMap<i64, Memory> = store.fetch(&cq, &keys)?.into_iter().collect();
+    Ok(ranked
+        .into_iter()
+        .filter_map(|(k, score, scores)| loaded.remove(&k).map(|memory| Hit { memory, score, scores }))
+        .collect())
+}

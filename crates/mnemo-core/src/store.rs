@@ -1,0 +1,197 @@
+//! The `Store` trait: what every backend (embedded SQLite, PostgreSQL) provides.
+//!
+//! Invariants every implementation keeps (the contract suite in `mnemo-testkit` checks them):
+//! - every method that writes does so in exactly one transaction over every table it touches;
+//! - every read applies the scope and, unless `ReadOptions` says otherwise, the one
+//!   expiry/state predicate — `get` by id included;
+//! - derived indexes (vectors, lexical) never disagree with the records once a call returns.
+//!
+//! Methods are blocking; the async facade runs them on blocking threads.
+
+use crate::error::Result;
+use crate::filter::Filter;
+use crate::memory::*;
+use crate::scope::Scope;
+use serde::{Deserialize, Serialize};
+
+/// Which records a read sees.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// Also return memories whose `expires_at` has passed.
+    pub include_expired: bool,
+    /// Also return superseded and (soft-)deleted memories.
+    pub include_inactive: bool,
+    /// The instant expiry is judged against.
+    pub now: Timestamp,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self { include_expired: false, include_inactive: false, now: chrono::Utc::now() }
+    }
+}
+
+/// Idempotency for a write: a retry with the same key and request returns the stored outcome.
+#[derive(Debug, Clone)]
+pub struct Idempotency {
+    pub key: String,
+    /// Hash of the request; the same key with a different request is a conflict.
+    pub request_hash: String,
+}
+
+/// Everything one `add` writes, committed together or not at all.
+#[derive(Debug, Clone)]
+pub struct WriteBatch {
+    pub scope: Scope,
+    pub messages: Vec<Message>,
+    pub memories: Vec<NewMemory>,
+    pub idempotency: Option<Idempotency>,
+    pub context: WriteContext,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AddResult {
+    pub id: MemoryId,
+    pub memory: String,
+    pub event: HistoryKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AddOutcome {
+    pub results: Vec<AddResult>,
+    /// True when this outcome was returned from an earlier call with the same idempotency key.
+    #[serde(default)]
+    pub replayed: bool,
+}
+
+/// A change to one memory. `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryPatch {
+    pub text: Option<String>,
+    pub index_text: Option<String>,
+    /// Required when `text` changes: the new text's vector.
+    pub vector: Option<Vec<f32>>,
+    /// Replaces the metadata (identity keys already stripped).
+    pub metadata: Option<Metadata>,
+    pub expires_at: Option<Option<Timestamp>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteMode {
+    /// Mark deleted, keep the text for audit, drop from indexes.
+    Soft,
+    /// Remove the record and its index entries; history rows remain.
+    Hard,
+}
+
+#[derive(Debug, Clone)]
+pub struct ListQuery {
+    pub scope: Scope,
+    pub kinds: Option<Vec<MemoryKind>>,
+    pub filter: Option<Filter>,
+    pub limit: usize,
+    /// Opaque cursor from a previous page.
+    pub cursor: Option<String>,
+    pub read: ReadOptions,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Page {
+    pub results: Vec<Memory>,
+    pub next_cursor: Option<String>,
+}
+
+/// Which records may be candidates for a search.
+#[derive(Debug, Clone, Copy)]
+pub struct CandidateQuery<'a> {
+    pub scope: &'a Scope,
+    pub kinds: Option<&'a [MemoryKind]>,
+    pub filter: Option<&'a Filter>,
+    pub read: ReadOptions,
+    pub limit: usize,
+}
+
+/// A store-local handle of a memory with one signal's score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub key: i64,
+    pub score: f32,
+}
+
+/// Counts that must agree for a consistent store.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct IntegrityReport {
+    pub memories: u64,
+    pub indexed_memories: u64,
+    pub lexical_rows: u64,
+    pub vectors: u64,
+    pub memories_without_add_history: u64,
+    pub ann_entries: u64,
+    pub messages: u64,
+}
+
+impl IntegrityReport {
+    /// True when every indexed memory has exactly one lexical row and one vector, the ANN cache
+    /// holds every vector, and every memory has an ADD event.
+    pub fn is_consistent(&self) -> bool {
+        self.indexed_memories == self.lexical_rows
+            && self.indexed_memories == self.vectors
+            && self.ann_entries == self.vectors
+            && self.memories_without_add_history == 0
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoreStats {
+    pub schema_version: u32,
+    pub memories: u64,
+    pub messages: u64,
+    pub file_bytes: u64,
+    pub embedding_model: Option<String>,
+    pub dimension: Option<usize>,
+}
+
+/// A record of an export stream; `import` reads the same records back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ExportRecord {
+    Memory(Box<Memory>),
+    Message(Box<Message>),
+}
+
+pub trait Store: Send + Sync {
+    /// Binds the store to an embedding model; fails when it already holds vectors of another
+    /// model or dimension. Required: only the backend knows what it holds.
+    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()>;
+    /// Writes a batch in one transaction. With an idempotency key already used, writes nothing
+    /// and returns the stored outcome (`replayed = true`).
+    fn write(&self, batch: WriteBatch) -> Result<AddOutcome>;
+    /// The stored outcome of an idempotency key, if any (lets callers skip model work).
+    fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
+    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory>;
+    fn list(&self, query: &ListQuery) -> Result<Page>;
+    fn update(&self, scope: &Scope, id: MemoryId, patch: MemoryPatch, ctx: &WriteContext) -> Result<Memory>;
+    fn delete(&self, scope: &Scope, id: MemoryId, mode: DeleteMode, ctx: &WriteContext) -> Result<()>;
+    /// Deletes every active memory in the scope; returns how many.
+    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64>;
+    fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Vec<HistoryEvent>>;
+    /// Removes everything. The caller must have obtained explicit confirmation.
+    fn reset(&self) -> Result<()>;
+    /// Nearest memories to `vector` by cosine similarity, best first.
+    fn dense_candidates(&self, query: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>>;
+    /// Best BM25 matches of any of `terms`, best first; scores are positive, larger is better.
+    fn lexical_candidates(&self, query: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>>;
+    /// Exact cosine similarity of the given memories to `vector` (for fusing lexical-only hits).
+    fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>>;
+    /// Loads candidates, re-checking scope and visibility; unknown or hidden keys are skipped.
+    fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>>;
+    /// Messages of a scope in the order they were appended (oldest first).
+    fn messages(&self, scope: &Scope, limit: usize) -> Result<Vec<Message>>;
+    /// Every memory (any state) and message, for `export`.
+    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()>;
+    /// Writes exported records back; records whose id exists are skipped. Returns how many were
+    /// written. Memories need their vectors.
+    fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64>;
+    fn integrity(&self) -> Result<IntegrityReport>;
+    fn stats(&self) -> Result<StoreStats>;
+}
