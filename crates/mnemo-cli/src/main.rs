@@ -1,1 +1,23 @@
-fn main() {}
+//! `mnemo`: the command-line tool. Global flags come before the subcommand; `--json` makes
+//! stdout machine-readable (errors too: `{"error":{"kind":…,"message":…}}` with a non-zero exit).
+
+mod args;
+mod bench;
+mod commands;
+mod io;
+
+use clap::Parser;
+
+fn main() {
+    let cli = args::Cli::parse();
+    let json = cli.json;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let result = runtime.block_on(commands::run(cli));
+    if let Err(err) = result {
+        std::process::exit(io::report_error(&err, json));
+    }
+}

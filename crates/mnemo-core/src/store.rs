@@ -62,6 +62,9 @@ pub struct AddOutcome {
     /// True when this outcome was returned from an earlier call with the same idempotency key.
     #[serde(default)]
     pub replayed: bool,
+    /// Non-fatal notes, e.g. identity keys dropped from metadata.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A change to one memory. `None` leaves a field as it is.
@@ -163,9 +166,10 @@ pub trait Store: Send + Sync {
     /// Binds the store to an embedding model; fails when it already holds vectors of another
     /// model or dimension. Required: only the backend knows what it holds.
     fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()>;
-    /// Writes a batch in one transaction. With an idempotency key already used, writes nothing
-    /// and returns the stored outcome (`replayed = true`).
-    fn write(&self, batch: WriteBatch) -> Result<AddOutcome>;
+    /// Writes batches in one transaction (all or nothing), one outcome per batch. A batch whose
+    /// idempotency key was already used writes nothing and returns the stored outcome
+    /// (`replayed = true`).
+    fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>>;
     /// The stored outcome of an idempotency key, if any (lets callers skip model work).
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory>;

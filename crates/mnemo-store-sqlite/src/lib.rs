@@ -1,1 +1,231 @@
-//! mnemo-store-sqlite
+//! mnemo-store-sqlite: the embedded store. One SQLite file (WAL) holds memories, the FTS5 lexical
+//! index, vectors, messages, provenance, history, links, entities and idempotency keys; every
+//! public write is one `IMMEDIATE` transaction over all of them.
+//!
+//! Layout: `schema` (migrations), `codec` (row ↔ type), `predicate` (the one SQL visibility rule
+//! and filter translation), `write` and `read` (the `Store` methods), `ann` (the derived HNSW
+//! index, rebuilt or caught up from the `vector_changes` log).
+
+mod ann;
+mod codec;
+mod predicate;
+mod read;
+mod schema;
+mod write;
+
+pub use schema::SCHEMA_VERSION;
+
+/// Helpers for tests that need to reach under the store (not part of the stable API).
+#[doc(hidden)]
+pub mod testing {
+    use super::*;
+
+    /// Sets the schema version of a closed store file.
+    pub fn set_user_version(path: &Path, version: u32) -> Result<()> {
+        let conn = Connection::open(path).map_err(sql_err)?;
+        conn.pragma_update(None, "user_version", version).map_err(sql_err)
+    }
+}
+
+use ann::Ann;
+use codec::sql_err;
+
+use parking_lot::{Mutex, RwLock};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+/// The embedded SQLite store. Cheap to share behind an `Arc`; safe across threads and processes
+/// (other processes' writes are picked up through the change log).
+pub struct SqliteStore {
+    path: Option<PathBuf>,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    ann: RwLock<Option<Ann>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store file at `path` and migrates it forward.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Unavailable {
+                component: "store".into(),
+                reason: format!("cannot create {}: {e}", dir.display()),
+            })?;
+        }
+        let mut writer = Connection::open(path).map_err(sql_err)?;
+        schema::configure(&writer)?;
+        schema::migrate(&mut writer)?;
+        let store = Self {
+            path: Some(path.to_path_buf()),
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+            ann: RwLock::new(None),
+        };
+        store.load_ann()?;
+        Ok(store)
+    }
+
+    /// An in-memory store (tests): one shared connection, no sidecar files.
+    pub fn open_in_memory() -> Result<Self> {
+        let mut writer = Connection::open_in_memory().map_err(sql_err)?;
+        schema::migrate(&mut writer)?;
+        Ok(Self { path: None, writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), ann: RwLock::new(None) })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn load_ann(&self) -> Result<()> {
+        let conn = self.writer.lock();
+        if let Some(dim) = read_dimension(&conn)? {
+            let ann = Ann::open(&conn, self.path.as_deref(), dim)?;
+            *self.ann.write() = Some(ann);
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on a pooled read connection (the writer's, for in-memory stores).
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let Some(path) = &self.path else {
+            return f(&self.writer.lock());
+        };
+        let conn = match self.readers.lock().pop() {
+            Some(c) => c,
+            None => {
+                let c = Connection::open_with_flags(
+                    path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+                )
+                .map_err(sql_err)?;
+                c.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql_err)?;
+                c
+            }
+        };
+        let out = f(&conn);
+        let mut pool = self.readers.lock();
+        if pool.len() < 8 {
+            pool.push(conn);
+        }
+        out
+    }
+
+    /// Brings the vector index up to the database's latest change (cheap when current).
+    pub(crate) fn sync_ann(&self, conn: &Connection) -> Result<()> {
+        let newest = ann::db_generation(conn)?;
+        if self.ann.read().as_ref().is_some_and(|a| a.generation >= newest) {
+            return Ok(());
+        }
+        let mut guard = self.ann.write();
+        match guard.as_mut() {
+            Some(a) => a.catch_up(conn)?,
+            None => {
+                if let Some(dim) = read_dimension(conn)? {
+                    *guard = Some(Ann::rebuild(conn, dim)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Saves the derived vector index beside the file so the next open need not rebuild it.
+    pub fn flush_index(&self) -> Result<()> {
+        if let (Some(path), Some(ann)) = (&self.path, self.ann.write().as_mut()) {
+            ann.save(path)?;
+            let conn = self.writer.lock();
+            // Keep the change log bounded; older entries are covered by the saved graph.
+            conn.execute(
+                "DELETE FROM vector_changes WHERE generation <= ?1 AND generation < (SELECT MAX(generation) FROM vector_changes) - 100000",
+                [ann.generation],
+            )
+            .map_err(sql_err)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.flush_index() {
+            tracing::warn!(error = %e, "could not save the vector index; it will be rebuilt on next open");
+        }
+    }
+}
+
+pub(crate) fn read_dimension(conn: &Connection) -> Result<Option<usize>> {
+    let raw: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'dimension'", [], |r| r.get(0))
+        .optional()
+        .map_err(sql_err)?;
+    Ok(raw.and_then(|s| s.parse().ok()))
+}
+
+use mnemo_core::*;
+
+impl Store for SqliteStore {
+    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
+        self.bind(model_id, dimension)
+    }
+    fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
+        self.write_batches(batches)
+    }
+    fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
+        scope.validate()?;
+        self.read(|conn| Self::stored_outcome(conn, scope, idem))
+    }
+    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
+        self.get_memory(scope, id, read)
+    }
+    fn list(&self, query: &ListQuery) -> Result<Page> {
+        self.list_memories(query)
+    }
+    fn update(&self, scope: &Scope, id: MemoryId, patch: MemoryPatch, ctx: &WriteContext) -> Result<Memory> {
+        self.update_memory(scope, id, patch, ctx)
+    }
+    fn delete(&self, scope: &Scope, id: MemoryId, mode: DeleteMode, ctx: &WriteContext) -> Result<()> {
+        self.delete_memory(scope, id, mode, ctx)
+    }
+    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
+        self.delete_scope(scope, mode, ctx)
+    }
+    fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Vec<HistoryEvent>> {
+        self.history_of(scope, id, read)
+    }
+    fn reset(&self) -> Result<()> {
+        self.reset_all()
+    }
+    fn dense_candidates(&self, query: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
+        self.dense(query, vector)
+    }
+    fn lexical_candidates(&self, query: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>> {
+        self.lexical(query, terms)
+    }
+    fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
+        self.scores(keys, vector)
+    }
+    fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
+        self.fetch_keys(query, keys)
+    }
+    fn messages(&self, scope: &Scope, limit: usize) -> Result<Vec<Message>> {
+        self.recent_messages(scope, limit)
+    }
+    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+        self.export_all(sink)
+    }
+    fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+        self.import_records(records)
+    }
+    fn integrity(&self) -> Result<IntegrityReport> {
+        self.check()
+    }
+    fn stats(&self) -> Result<StoreStats> {
+        self.statistics()
+    }
+}

@@ -1,1 +1,45 @@
-//! mnemo-testkit
+//! mnemo-testkit (dev-only): the store contract suite, written once over `&dyn Store` and run by
+//! every backend through `store_contract_tests!`, plus a deterministic scripted embedder and
+//! record builders.
+//!
+//! A backend provides a `Harness` (fresh store, reopen after close); the macro expands to one
+//! `#[test]` per contract case so failures name the broken promise.
+
+pub mod contract;
+mod embedder;
+mod fixtures;
+
+pub use embedder::HashEmbedder;
+pub use fixtures::*;
+
+use mnemo_core::Store;
+use std::sync::Arc;
+
+/// How the contract suite gets stores from a backend.
+pub trait Harness: Sync {
+    /// A new, empty store bound to `HashEmbedder::DIM`-dimensional vectors.
+    fn fresh(&self) -> Arc<dyn Store>;
+    /// Closes `store` (the caller holds the only reference) and opens the same data again.
+    fn reopen(&self, store: Arc<dyn Store>) -> Arc<dyn Store>;
+}
+
+/// Expands to one test per contract case for a backend's `Harness` expression.
+#[macro_export]
+macro_rules! store_contract_tests {
+    ($harness:expr) => {
+        $crate::store_contract_tests!(@cases $harness;
+            round_trip, scope_isolation_on_every_read_path, metadata_fidelity,
+            identity_keys_never_set_scope, expiry_on_every_path, pagination_is_complete_under_concurrent_inserts,
+            idempotent_retry, reopen_after_close, concurrent_writers, filters, hybrid_search_uses_both_sides,
+            update_delete_and_history, delete_all_and_reset, export_import_round_trip, messages_are_an_ordered_log,
+            dimension_mismatch_is_refused);
+    };
+    (@cases $harness:expr; $($case:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                $crate::contract::$case(&$harness);
+            }
+        )+
+    };
+}

@@ -1,1 +1,117 @@
-//! mnemo
+//! mnemo: the library facade. `Memory` joins a store (`mnemo-store-sqlite` by default) and an
+//! embedder (`mnemo-models`, loaded lazily on first use) behind an async API: `add`, `search`,
+//! `get`, `list`, `update`, `delete`, `delete_all`, `history`, `reset`, `export`, `import`.
+//!
+//! Store and model work is blocking; each call runs it on tokio's blocking pool. Pipelines that
+//! need a chat model (`infer = true`) are not available yet and fail with a clear error.
+
+mod add;
+mod config;
+mod ops;
+
+pub use add::{AddInput, AddRequest};
+pub use config::{default_data_dir, default_models_dir, MemoryConfig};
+pub use mnemo_core as core;
+pub use mnemo_core::{Error, ErrorKind, Result};
+pub use ops::{GetRequest, ListRequest, MemoryRecord, SearchResponse, UpdateRequest};
+
+use mnemo_core::{CachedEmbedder, Embedder, RankParams, Store};
+use std::sync::{Arc, OnceLock};
+
+/// Where the embedder comes from: already built, or loaded from config on first use.
+enum EmbedderSource {
+    Ready(Arc<dyn Embedder>),
+    Lazy(mnemo_models::EmbedderConfig, usize),
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    source: EmbedderSource,
+    embedder: OnceLock<Arc<dyn Embedder>>,
+    rank: RankParams,
+}
+
+/// The memory engine. Cheap to clone; all clones share one store and one embedder.
+#[derive(Clone)]
+pub struct Memory {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory").finish_non_exhaustive()
+    }
+}
+
+impl Memory {
+    /// Opens the embedded store under `config.data_dir`; the embedder loads on first use.
+    pub async fn open(config: MemoryConfig) -> Result<Self> {
+        config.validate()?;
+        let path = config.store_path();
+        let store = run_blocking(move || mnemo_store_sqlite::SqliteStore::open(path)).await?;
+        Ok(Self::from_parts_inner(
+            Arc::new(store),
+            EmbedderSource::Lazy(config.embedder.clone(), config.embedding_cache),
+            config.rank,
+        ))
+    }
+
+    /// Builds an engine over any store and embedder (tests, custom backends).
+    pub fn from_parts(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>, rank: RankParams) -> Result<Self> {
+        store.bind_embedder(embedder.model_id(), embedder.dimension())?;
+        let m = Self::from_parts_inner(store, EmbedderSource::Ready(embedder.clone()), rank);
+        let _ = m.inner.embedder.set(embedder);
+        Ok(m)
+    }
+
+    fn from_parts_inner(store: Arc<dyn Store>, source: EmbedderSource, rank: RankParams) -> Self {
+        Self { inner: Arc::new(Inner { store, source, embedder: OnceLock::new(), rank }) }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The embedder, loading it (and binding the store to it) on first call.
+    pub async fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        if let Some(e) = self.inner.embedder.get() {
+            return Ok(e.clone());
+        }
+        let this = self.clone();
+        run_blocking(move || {
+            let e: Arc<dyn Embedder> = match &this.inner.source {
+                EmbedderSource::Ready(e) => e.clone(),
+                EmbedderSource::Lazy(cfg, cache) => {
+                    Arc::new(CachedEmbedder::new(mnemo_models::load_embedder(cfg)?, *cache))
+                }
+            };
+            this.inner.store.bind_embedder(e.model_id(), e.dimension())?;
+            Ok(this.inner.embedder.get_or_init(|| e).clone())
+        })
+        .await
+    }
+
+    /// Embeds texts on the blocking pool.
+    pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
+        let e = self.embedder().await?;
+        run_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            e.embed(&refs)
+        })
+        .await
+    }
+
+    pub(crate) async fn with_store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let store = self.inner.store.clone();
+        run_blocking(move || f(store.as_ref())).await
+    }
+}
+
+pub(crate) async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::internal(format!("blocking task failed: {e}")))?
+}

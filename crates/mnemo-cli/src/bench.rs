@@ -1,0 +1,240 @@
+//! `mnemo bench`: add and search throughput on synthetic chat-like memories, with the baselines
+//! measured in the same run (embedding alone; exact brute-force dense scan) so results can be
+//! read as ratios on a noisy shared machine.
+
+use mnemo::{AddRequest, Memory, MemoryConfig};
+use mnemo_core::*;
+use std::time::Instant;
+
+/// A small deterministic generator (xorshift64*), so every run sees the same texts.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+const NAMES: &[&str] = &["Maya", "Tom", "Priya", "Luis", "Anna", "Kenji", "Sara", "Omar", "Lena", "Jack", "Ines", "Wei"];
+const PLACES: &[&str] = &["Lisbon", "the lake house", "Berlin", "her office", "the farmers market", "Osaka", "the gym", "Denver", "the library", "Nairobi", "the beach", "Toronto"];
+const ACTS: &[&str] = &["started learning the cello", "ran a half marathon", "adopted a rescue dog", "switched to a vegan diet", "began a pottery class", "finished a novel about sailors", "planted tomatoes and basil", "booked a trip", "fixed an old bicycle", "joined a chess club", "painted a sunset", "changed jobs to product design"];
+const WHEN: &[&str] = &["last weekend", "yesterday", "in March", "two weeks ago", "this morning", "over the summer", "on Friday", "last year"];
+const FEEL: &[&str] = &["and loved it", "but found it hard", "with a friend", "to relax", "after months of planning", "for the first time", "because a coworker suggested it", "and wants to do it again"];
+
+fn sentence(r: &mut Rng, i: usize) -> String {
+    format!(
+        "{} {} at {} {} {} (note {i})",
+        r.pick(NAMES),
+        r.pick(ACTS),
+        r.pick(PLACES),
+        r.pick(WHEN),
+        r.pick(FEEL)
+    )
+}
+
+fn question(r: &mut Rng) -> String {
+    format!("What did {} do at {} {}?", r.pick(NAMES), r.pick(PLACES), r.pick(WHEN))
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn rss_mb(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn timed_ms(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+pub async fn run(mut cfg: MemoryConfig, n: usize, queries: usize, add_sample: usize, json: bool) -> anyhow::Result<()> {
+    if n == 0 || queries == 0 {
+        return Err(Error::invalid("bench", "--memories and --queries must be positive").into());
+    }
+    let started = Instant::now();
+    let tmp = std::env::temp_dir().join(format!("mnemo-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    cfg.data_dir = tmp.clone();
+    cfg.embedding_cache = 0; // measure the model, not the cache
+    let memory = Memory::open(cfg).await?;
+    let embedder = memory.embedder().await?;
+    let mut rng = Rng(0x9E3779B97F4A7C15);
+    let scope = Scope::user("bench-user")?;
+    let texts: Vec<String> = (0..n).map(|i| sentence(&mut rng, i)).collect();
+    let progress = |msg: &str| {
+        if !json {
+            eprintln!("[{:>6.1}s] {msg}", started.elapsed().as_secs_f64());
+        }
+    };
+
+    // 1. Baseline: the embedder alone, over every text, in the batches import uses.
+    progress("embedding every memory (embed-only baseline)");
+    let batch = 64;
+    let mut vectors = Vec::with_capacity(n);
+    let t = Instant::now();
+    for chunk in texts.chunks(batch) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        vectors.extend(embedder.embed(&refs)?);
+    }
+    let embed_only_per_s = n as f64 / t.elapsed().as_secs_f64();
+
+    // 2. Storage alone: write the pre-embedded memories (one transaction per 256).
+    progress("writing pre-embedded memories (add without embedding)");
+    let t = Instant::now();
+    let store = memory.store().clone();
+    let base = chrono::Utc::now();
+    let mut iter = texts.iter().zip(vectors.iter()).enumerate().peekable();
+    while iter.peek().is_some() {
+        let mut batches = Vec::with_capacity(256);
+        for (i, (text, v)) in iter.by_ref().take(256) {
+            let at = base + chrono::Duration::milliseconds(i as i64);
+            let msg = Message {
+                id: MessageId::new(),
+                user_id: Some("bench-user".into()),
+                agent_id: None,
+                run_id: None,
+                session_id: None,
+                role: Role::User,
+                name: None,
+                content: text.clone(),
+                created_at: at,
+            };
+            batches.push(WriteBatch {
+                scope: scope.clone(),
+                memories: vec![NewMemory {
+                    id: MemoryId::new(),
+                    scope: scope.clone(),
+                    kind: MemoryKind::Raw,
+                    text: text.clone(),
+                    index_text: None,
+                    metadata: Metadata::new(),
+                    created_at: at,
+                    expires_at: None,
+                    valid_from: None,
+                    actor: None,
+                    role: Some(Role::User),
+                    vector: v.clone(),
+                    sources: vec![msg.id],
+                }],
+                messages: vec![msg],
+                idempotency: None,
+                context: WriteContext::default(),
+            });
+        }
+        store.write(batches)?;
+    }
+    let add_no_embed_per_s = n as f64 / t.elapsed().as_secs_f64();
+
+    // 3. The full add path (embedding + storage) on fresh texts, and the embedder alone on the
+    //    same texts just before, so the storage overhead is a same-run, same-text ratio.
+    let m = add_sample.clamp(1, n.max(1));
+    let sample: Vec<String> = (0..m).map(|i| sentence(&mut rng, n + i)).collect();
+    progress("embedding the add sample (same-text baseline)");
+    let t = Instant::now();
+    for chunk in sample.chunks(batch) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        embedder.embed(&refs)?;
+    }
+    let sample_embed_only_per_s = m as f64 / t.elapsed().as_secs_f64();
+    progress("adding the sample through the library (add with embedding)");
+    let t = Instant::now();
+    for chunk in sample.chunks(batch) {
+        let reqs = chunk.iter().map(|s| AddRequest::text(scope.clone(), s.clone())).collect();
+        memory.add_many(reqs).await?;
+    }
+    let add_per_s = m as f64 / t.elapsed().as_secs_f64();
+    let total = n + m;
+
+    // 4. Search, with and without the query embedding, and the exact brute-force baseline.
+    progress("searching");
+    let qs: Vec<String> = (0..queries).map(|_| question(&mut rng)).collect();
+    let mut with_embed = Vec::with_capacity(queries);
+    let mut no_embed = Vec::with_capacity(queries);
+    let mut brute = Vec::with_capacity(queries);
+    let req = |q: &str| SearchRequest {
+        scope: scope.clone(),
+        query: q.to_string(),
+        top_k: 10,
+        threshold: None,
+        kinds: None,
+        filter: None,
+        read: ReadOptions::default(),
+    };
+    let qvecs: Vec<Vec<f32>> = {
+        let refs: Vec<&str> = qs.iter().map(String::as_str).collect();
+        embedder.embed(&refs)?
+    };
+    // Warm-up: page cache and statement cache.
+    for (q, v) in qs.iter().zip(&qvecs).take(20) {
+        memory.search_with_vector_blocking(&req(q), v)?;
+    }
+    for (q, v) in qs.iter().zip(&qvecs) {
+        let r = req(q);
+        no_embed.push(timed_ms(|| {
+            memory.search_with_vector_blocking(&r, v).expect("search");
+        }));
+        brute.push(timed_ms(|| {
+            let mut best: Vec<(f32, usize)> = vectors.iter().enumerate().map(|(i, x)| (embed::dot(v, x), i)).collect();
+            best.select_nth_unstable_by(10, |a, b| b.0.total_cmp(&a.0));
+            std::hint::black_box(&best[..10]);
+        }));
+    }
+    for q in &qs {
+        let t = Instant::now();
+        memory.search(req(q)).await?;
+        with_embed.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    for v in [&mut with_embed, &mut no_embed, &mut brute] {
+        v.sort_by(f64::total_cmp);
+    }
+    let stats = memory.store().stats()?;
+    let report = serde_json::json!({
+        "memories": total,
+        "embedder": embedder.model_id(),
+        "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "embed_only_per_s": embed_only_per_s,
+        "add_per_s": add_per_s,
+        "add_sample": m,
+        "sample_embed_only_per_s": sample_embed_only_per_s,
+        "storage_overhead": sample_embed_only_per_s / add_per_s - 1.0,
+        "add_no_embed_per_s": add_no_embed_per_s,
+        "search_p50_ms": percentile(&with_embed, 0.5),
+        "search_p95_ms": percentile(&with_embed, 0.95),
+        "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
+        "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
+        "bruteforce_dense_p50_ms": percentile(&brute, 0.5),
+        "queries": queries,
+        "rss_mb": rss_mb("VmRSS:"),
+        "peak_rss_mb": rss_mb("VmHWM:"),
+        "file_mb": stats.file_bytes as f64 / (1024.0 * 1024.0),
+        "wall_s": started.elapsed().as_secs_f64(),
+    });
+    drop(memory);
+    let _ = std::fs::remove_dir_all(&tmp);
+    if json {
+        println!("{report}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    }
+    Ok(())
+}

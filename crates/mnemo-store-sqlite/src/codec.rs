@@ -1,0 +1,107 @@
+//! Conversions between rows and domain types: times as epoch milliseconds, vectors as
+//! little-endian f32 blobs, metadata as JSON text (types preserved by serde_json).
+
+use chrono::{DateTime, TimeZone, Utc};
+use mnemo_core::{Error, HistoryEvent, Memory, MemoryId, Metadata, Timestamp};
+use rusqlite::Row;
+
+/// Columns of `memories` in the order `memory_from_row` reads them, after `seq`.
+pub(crate) const MEMORY_COLS: &str = "m.seq, m.id, m.text, m.kind, m.state, m.user_id, m.agent_id, m.run_id, \
+     m.metadata, m.hash, m.created_at, m.updated_at, m.expires_at, m.valid_from, m.valid_until, \
+     m.actor, m.role, m.access_count, m.last_accessed_at";
+
+pub(crate) fn from_ms(ms: i64) -> Timestamp {
+    Utc.timestamp_millis_opt(ms).single().unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+pub(crate) fn opt_ms(t: Option<Timestamp>) -> Option<i64> {
+    t.map(|t| t.timestamp_millis())
+}
+
+fn parse<T: std::str::FromStr<Err = Error>>(raw: String) -> rusqlite::Result<T> {
+    raw.parse().map_err(|e: Error| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+pub(crate) fn metadata_from_text(raw: &str) -> rusqlite::Result<Metadata> {
+    serde_json::from_str(raw).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn uuid(raw: String) -> rusqlite::Result<uuid::Uuid> {
+    uuid::Uuid::parse_str(&raw).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+/// Reads `(seq, memory)` from a row selected with `MEMORY_COLS`; sources are filled separately.
+pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> {
+    let role: Option<String> = row.get(16)?;
+    let memory = Memory {
+        id: MemoryId(uuid(row.get(1)?)?),
+        text: row.get(2)?,
+        kind: parse(row.get(3)?)?,
+        state: parse(row.get(4)?)?,
+        user_id: row.get(5)?,
+        agent_id: row.get(6)?,
+        run_id: row.get(7)?,
+        metadata: metadata_from_text(&row.get::<_, String>(8)?)?,
+        hash: row.get(9)?,
+        created_at: from_ms(row.get(10)?),
+        updated_at: from_ms(row.get(11)?),
+        expires_at: row.get::<_, Option<i64>>(12)?.map(from_ms),
+        valid_from: row.get::<_, Option<i64>>(13)?.map(from_ms),
+        valid_until: row.get::<_, Option<i64>>(14)?.map(from_ms),
+        actor: row.get(15)?,
+        role: role.map(parse).transpose()?,
+        sources: Vec::new(),
+        access_count: row.get::<_, i64>(17)?.max(0) as u64,
+        last_accessed_at: row.get::<_, Option<i64>>(18)?.map(from_ms),
+    };
+    Ok((row.get(0)?, memory))
+}
+
+pub(crate) const MESSAGE_COLS: &str =
+    "g.id, g.user_id, g.agent_id, g.run_id, g.session_id, g.role, g.name, g.content, g.created_at";
+
+pub(crate) const HISTORY_COLS: &str = "id, memory_id, event, old_text, new_text, old_metadata, new_metadata, \
+     actor, role, reason, request_id, created_at";
+
+pub(crate) fn history_from_row(row: &Row<'_>) -> rusqlite::Result<HistoryEvent> {
+    let md = |i: usize| -> rusqlite::Result<Option<Metadata>> {
+        row.get::<_, Option<String>>(i)?.map(|s| metadata_from_text(&s)).transpose()
+    };
+    let role: Option<String> = row.get(8)?;
+    Ok(HistoryEvent {
+        id: row.get(0)?,
+        memory_id: MemoryId(uuid(row.get(1)?)?),
+        event: parse(row.get(2)?)?,
+        old_memory: row.get(3)?,
+        new_memory: row.get(4)?,
+        old_metadata: md(5)?,
+        new_metadata: md(6)?,
+        actor: row.get(7)?,
+        role: role.map(parse).transpose()?,
+        reason: row.get(9)?,
+        request_id: row.get(10)?,
+        created_at: from_ms(row.get(11)?),
+    })
+}
+
+pub(crate) fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+pub(crate) fn metadata_text(m: &Metadata) -> String {
+    serde_json::to_string(m).expect("a JSON map always serialises")
+}
+
+pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
+    Error::storage(e)
+}

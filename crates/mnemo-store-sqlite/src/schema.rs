@@ -1,0 +1,156 @@
+//! The schema and its forward migrations, tracked in `PRAGMA user_version`.
+//!
+//! Each migration runs in its own transaction; a file opened by an older version is brought
+//! forward on open, and a file from a newer version is refused rather than misread.
+
+use mnemo_core::{Error, Result};
+use rusqlite::Connection;
+
+/// Migration `i` moves the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // v1: memories, lexical index, vectors, messages, provenance, history, links, entities,
+    // idempotency keys and the change log that keeps the ANN cache in step.
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+    INSERT INTO meta (key, value) VALUES ('vec_generation', '0');
+
+    CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        kind TEXT NOT NULL,
+        state TEXT NOT NULL,
+        text TEXT NOT NULL,
+        index_text TEXT,
+        metadata TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        valid_from INTEGER,
+        valid_until INTEGER,
+        actor TEXT,
+        role TEXT,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        last_accessed_at INTEGER
+    ) STRICT;
+    CREATE INDEX memories_by_user ON memories (user_id, seq);
+    CREATE INDEX memories_by_agent ON memories (agent_id, seq);
+    CREATE INDEX memories_by_run ON memories (run_id, seq);
+    CREATE INDEX memories_by_hash ON memories (hash);
+
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        body, content = '', contentless_delete = 1,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+
+    CREATE TABLE vectors (seq INTEGER PRIMARY KEY, data BLOB NOT NULL) STRICT;
+    CREATE TABLE vector_changes (
+        generation INTEGER PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        op TEXT NOT NULL
+    ) STRICT;
+
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        session_id TEXT,
+        role TEXT NOT NULL,
+        name TEXT,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX messages_by_user ON messages (user_id, seq);
+    CREATE INDEX messages_by_agent ON messages (agent_id, seq);
+    CREATE INDEX messages_by_run ON messages (run_id, seq);
+
+    CREATE TABLE memory_sources (
+        memory_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        PRIMARY KEY (memory_id, message_id)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id TEXT NOT NULL,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        event TEXT NOT NULL,
+        old_text TEXT, new_text TEXT,
+        old_metadata TEXT, new_metadata TEXT,
+        actor TEXT, role TEXT, reason TEXT, request_id TEXT,
+        created_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX history_by_memory ON history (memory_id, id);
+
+    CREATE TABLE links (
+        from_id TEXT NOT NULL,
+        to_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        strength REAL NOT NULL,
+        author TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (from_id, to_id, kind)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE entities (
+        id TEXT PRIMARY KEY,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        name TEXT NOT NULL,
+        normalized TEXT NOT NULL,
+        entity_type TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX entities_by_name ON entities (normalized);
+    CREATE TABLE entity_memories (
+        entity_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        PRIMARY KEY (entity_id, memory_id)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE idempotency (
+        scope_key TEXT NOT NULL,
+        key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (scope_key, key)
+    ) STRICT, WITHOUT ROWID;
+    "#,
+];
+
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(crate) fn configure(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(Error::storage)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA foreign_keys = ON;
+         PRAGMA temp_store = MEMORY;
+         PRAGMA cache_size = -65536;",
+    )
+    .map_err(Error::storage)
+}
+
+/// Brings the file's schema up to `SCHEMA_VERSION`.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<u32> {
+    let current: u32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(Error::storage)?;
+    if current > SCHEMA_VERSION {
+        return Err(Error::Conflict {
+            reason: format!(
+                "the store has schema version {current}, newer than this mnemo ({SCHEMA_VERSION}); upgrade mnemo"
+            ),
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction().map_err(Error::storage)?;
+        tx.execute_batch(sql).map_err(Error::storage)?;
+        tx.pragma_update(None, "user_version", (i + 1) as u32).map_err(Error::storage)?;
+        tx.commit().map_err(Error::storage)?;
+        tracing::info!(version = i + 1, "migrated store schema");
+    }
+    Ok(SCHEMA_VERSION)
+}

@@ -1,0 +1,399 @@
+//! The write half of the store. Each public method is one IMMEDIATE transaction; the vector
+//! index catches up from the change log right after the commit, under the writer lock.
+
+use crate::codec::*;
+use crate::predicate::{self, Pred};
+use crate::{read_dimension, SqliteStore};
+use mnemo_core::*;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+fn scope_cols(s: &Scope) -> (Option<&str>, Option<&str>, Option<&str>) {
+    (
+        s.user_id.as_ref().map(|v| v.as_str()),
+        s.agent_id.as_ref().map(|v| v.as_str()),
+        s.run_id.as_ref().map(|v| v.as_str()),
+    )
+}
+
+pub(crate) fn log_change(tx: &Transaction<'_>, seq: i64, op: &str) -> Result<()> {
+    tx.execute("INSERT INTO vector_changes (seq, op) VALUES (?1, ?2)", params![seq, op]).map_err(sql_err)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn history(
+    tx: &Transaction<'_>,
+    id: MemoryId,
+    scope: (Option<&str>, Option<&str>, Option<&str>),
+    event: HistoryKind,
+    old: (Option<&str>, Option<&Metadata>),
+    new: (Option<&str>, Option<&Metadata>),
+    ctx: &WriteContext,
+    at: i64,
+) -> Result<()> {
+    tx.execute(
+        "INSERT INTO history (memory_id, user_id, agent_id, run_id, event, old_text, new_text, old_metadata, new_metadata, actor, role, reason, request_id, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            id.to_string(), scope.0, scope.1, scope.2, event.as_str(), old.0, new.0,
+            old.1.map(metadata_text), new.1.map(metadata_text),
+            ctx.actor, ctx.role.map(|r| r.as_str()), ctx.reason, ctx.request_id, at
+        ],
+    )
+    .map_err(sql_err)?;
+    Ok(())
+}
+
+fn check_vector(v: &[f32], dim: usize) -> Result<()> {
+    if v.len() != dim {
+        return Err(Error::invalid("vector", format!("has {} dimensions, the store holds {dim}", v.len())));
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err(Error::invalid("vector", "contains a non-finite value"));
+    }
+    Ok(())
+}
+
+pub(crate) fn insert_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
+    tx.execute(
+        "INSERT OR IGNORE INTO messages (id, user_id, agent_id, run_id, session_id, role, name, content, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            m.id.to_string(), m.user_id, m.agent_id, m.run_id, m.session_id, m.role.as_str(), m.name,
+            m.content, m.created_at.timestamp_millis()
+        ],
+    )
+    .map_err(sql_err)?;
+    Ok(())
+}
+
+/// Inserts one memory with its lexical row, vector, sources and change-log entry.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn insert_memory(
+    tx: &Transaction<'_>,
+    id: MemoryId,
+    scope: &Scope,
+    kind: MemoryKind,
+    state: MemoryState,
+    text: &str,
+    index_text: Option<&str>,
+    metadata: &Metadata,
+    times: (i64, i64, Option<i64>, Option<i64>, Option<i64>),
+    actor: Option<&str>,
+    role: Option<Role>,
+    vector: Option<&[f32]>,
+    sources: &[MessageId],
+) -> Result<i64> {
+    let (u, a, r) = scope_cols(scope);
+    tx.execute(
+        "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        params![
+            id.to_string(), u, a, r, kind.as_str(), state.as_str(), text, index_text, metadata_text(metadata),
+            content_hash(text), times.0, times.1, times.2, times.3, times.4, actor, role.map(|r| r.as_str())
+        ],
+    )
+    .map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+            Error::Conflict { reason: format!("memory {id} already exists") }
+        }
+        e => sql_err(e),
+    })?;
+    let seq = tx.last_insert_rowid();
+    if state != MemoryState::Deleted {
+        let vector = vector.ok_or_else(|| Error::invalid("vector", "an indexed memory needs a vector"))?;
+        tx.execute("INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)", params![seq, index_text.unwrap_or(text)])
+            .map_err(sql_err)?;
+        tx.execute("INSERT INTO vectors (seq, data) VALUES (?1, ?2)", params![seq, vector_to_blob(vector)])
+            .map_err(sql_err)?;
+        log_change(tx, seq, "put")?;
+    }
+    for src in sources {
+        tx.execute(
+            "INSERT OR IGNORE INTO memory_sources (memory_id, message_id) VALUES (?1, ?2)",
+            params![id.to_string(), src.to_string()],
+        )
+        .map_err(sql_err)?;
+    }
+    Ok(seq)
+}
+
+/// Removes a memory from the lexical and vector indexes (the row itself stays).
+fn unindex(tx: &Transaction<'_>, seq: i64) -> Result<()> {
+    tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq]).map_err(sql_err)?;
+    if tx.execute("DELETE FROM vectors WHERE seq = ?1", [seq]).map_err(sql_err)? > 0 {
+        log_change(tx, seq, "del")?;
+    }
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Runs `f` in one IMMEDIATE transaction on the writer, then catches the vector index up.
+    pub(crate) fn write_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(sql_err)?;
+        self.sync_ann(&conn)?;
+        Ok(out)
+    }
+
+    pub(crate) fn dimension_of(conn: &Connection) -> Result<usize> {
+        read_dimension(conn)?.ok_or_else(|| Error::Conflict {
+            reason: "the store has no embedding model bound yet; bind one before writing".into(),
+        })
+    }
+
+    pub(crate) fn bind(&self, model_id: &str, dimension: usize) -> Result<()> {
+        if dimension == 0 {
+            return Err(Error::invalid("dimension", "must be positive"));
+        }
+        let family = |m: &str| m.split('/').next().unwrap_or(m).to_string();
+        self.write_tx(|tx| {
+            let current: Option<String> = tx
+                .query_row("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
+                .optional()
+                .map_err(sql_err)?;
+            let dim = read_dimension(tx)?;
+            match (current, dim) {
+                (Some(m), Some(d)) if family(&m) != family(model_id) || d != dimension => Err(Error::Conflict {
+                    reason: format!(
+                        "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
+                         re-embed the store (`mnemo reembed`) or use another data directory"
+                    ),
+                }),
+                (Some(_), Some(_)) => Ok(()),
+                _ => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
+                        params![model_id, dimension.to_string()],
+                    )
+                    .map_err(sql_err)?;
+                    Ok(())
+                }
+            }
+        })?;
+        if self.ann.read().is_none() {
+            let conn = self.writer.lock();
+            *self.ann.write() = Some(crate::ann::Ann::rebuild(&conn, dimension)?);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn stored_outcome(tx: &Connection, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
+        let row: Option<(String, String)> = tx
+            .query_row(
+                "SELECT request_hash, outcome FROM idempotency WHERE scope_key = ?1 AND key = ?2",
+                params![scope.key(), idem.key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sql_err)?;
+        match row {
+            None => Ok(None),
+            Some((hash, _)) if hash != idem.request_hash => Err(Error::Conflict {
+                reason: format!("idempotency key {:?} was already used for a different request", idem.key),
+            }),
+            Some((_, outcome)) => {
+                let mut o: AddOutcome = serde_json::from_str(&outcome).map_err(Error::storage)?;
+                o.replayed = true;
+                Ok(Some(o))
+            }
+        }
+    }
+
+    pub(crate) fn write_batches(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
+        for b in &batches {
+            b.scope.validate()?;
+        }
+        self.write_tx(|tx| batches.iter().map(|b| Self::write_one(tx, b)).collect())
+    }
+
+    fn write_one(tx: &Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
+        if let Some(idem) = &batch.idempotency {
+            if let Some(o) = Self::stored_outcome(tx, &batch.scope, idem)? {
+                return Ok(o);
+            }
+        }
+        let dim = if batch.memories.is_empty() { 0 } else { Self::dimension_of(tx)? };
+        for m in &batch.messages {
+            insert_message(tx, m)?;
+        }
+        let mut results = Vec::with_capacity(batch.memories.len());
+        for m in &batch.memories {
+            check_vector(&m.vector, dim)?;
+            if m.scope != batch.scope {
+                return Err(Error::invalid("scope", "every memory of a batch must carry the batch's scope"));
+            }
+            let at = m.created_at.timestamp_millis();
+            insert_memory(
+                tx, m.id, &m.scope, m.kind, MemoryState::Active, &m.text, m.index_text.as_deref(), &m.metadata,
+                (at, at, opt_ms(m.expires_at), opt_ms(m.valid_from), None),
+                m.actor.as_deref(), m.role, Some(&m.vector), &m.sources,
+            )?;
+            history(tx, m.id, scope_cols(&m.scope), HistoryKind::Add, (None, None), (Some(&m.text), Some(&m.metadata)), &batch.context, at)?;
+            results.push(AddResult { id: m.id, memory: m.text.clone(), event: HistoryKind::Add });
+        }
+        let outcome = AddOutcome { results, replayed: false, warnings: Vec::new() };
+        if let Some(idem) = &batch.idempotency {
+            tx.execute(
+                "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![batch.scope.key(), idem.key, idem.request_hash, serde_json::to_string(&outcome).map_err(Error::internal)?, chrono::Utc::now().timestamp_millis()],
+            )
+            .map_err(sql_err)?;
+        }
+        Ok(outcome)
+    }
+
+    /// Finds the row of a memory the scope may change (active, not expired).
+    fn locate(tx: &Transaction<'_>, scope: &Scope, id: MemoryId) -> Result<(i64, Memory)> {
+        let mut p = Pred::default();
+        p.push("m.id = ?", [rusqlite::types::Value::Text(id.to_string())]);
+        predicate::scope(&mut p, "m", scope);
+        predicate::visibility(&mut p, "m", &ReadOptions::default());
+        let sql = format!("SELECT {MEMORY_COLS} FROM memories m WHERE {}", p.where_sql());
+        tx.query_row(&sql, params_from_iter(p.params.iter()), memory_from_row)
+            .optional()
+            .map_err(sql_err)?
+            .ok_or_else(|| Error::not_found("memory", id))
+    }
+
+    pub(crate) fn update_memory(&self, scope: &Scope, id: MemoryId, patch: MemoryPatch, ctx: &WriteContext) -> Result<Memory> {
+        scope.validate()?;
+        if let Some(t) = &patch.text {
+            if t.trim().is_empty() {
+                return Err(Error::invalid("text", "must not be empty"));
+            }
+        }
+        self.write_tx(|tx| {
+            let (seq, old) = Self::locate(tx, scope, id)?;
+            let now = chrono::Utc::now().timestamp_millis().max(old.updated_at.timestamp_millis());
+            let text = patch.text.clone().unwrap_or_else(|| old.text.clone());
+            let metadata = patch.metadata.clone().unwrap_or_else(|| old.metadata.clone());
+            let expires = match patch.expires_at { Some(e) => opt_ms(e), None => opt_ms(old.expires_at) };
+            let text_changed = text != old.text || patch.index_text.is_some();
+            tx.execute(
+                "UPDATE memories SET text = ?1, metadata = ?2, hash = ?3, updated_at = ?4, expires_at = ?5, \
+                 index_text = COALESCE(?6, CASE WHEN ?7 THEN NULL ELSE index_text END) WHERE seq = ?8",
+                params![text, metadata_text(&metadata), content_hash(&text), now, expires, patch.index_text, text_changed, seq],
+            )
+            .map_err(sql_err)?;
+            if text_changed {
+                let dim = Self::dimension_of(tx)?;
+                let v = patch.vector.as_deref().ok_or_else(|| Error::invalid("vector", "a changed text needs its new vector"))?;
+                check_vector(v, dim)?;
+                tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq]).map_err(sql_err)?;
+                tx.execute("INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)", params![seq, patch.index_text.as_deref().unwrap_or(&text)])
+                    .map_err(sql_err)?;
+                tx.execute("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq]).map_err(sql_err)?;
+            }
+            // State or expiry seen by the index pre-filter may have changed too.
+            log_change(tx, seq, "put")?;
+            let owner = old.scope();
+            history(tx, id, scope_cols(&owner), HistoryKind::Update, (Some(&old.text), Some(&old.metadata)), (Some(&text), Some(&metadata)), ctx, now)?;
+            let mut p = Pred::default();
+            p.push("m.seq = ?", [rusqlite::types::Value::Integer(seq)]);
+            let sql = format!("SELECT {MEMORY_COLS} FROM memories m WHERE {}", p.where_sql());
+            let (_, mut m) = tx.query_row(&sql, params_from_iter(p.params.iter()), memory_from_row).map_err(sql_err)?;
+            m.sources = crate::read::sources_of(tx, &[id])?.remove(&id).unwrap_or_default();
+            Ok(m)
+        })
+    }
+
+    fn delete_one(tx: &Transaction<'_>, seq: i64, m: &Memory, mode: DeleteMode, ctx: &WriteContext, now: i64) -> Result<()> {
+        unindex(tx, seq)?;
+        match mode {
+            DeleteMode::Soft => {
+                tx.execute("UPDATE memories SET state = 'deleted', updated_at = ?1, valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2", params![now, seq])
+                    .map_err(sql_err)?;
+            }
+            DeleteMode::Hard => {
+                tx.execute("DELETE FROM memory_sources WHERE memory_id = ?1", [m.id.to_string()]).map_err(sql_err)?;
+                tx.execute("DELETE FROM entity_memories WHERE memory_id = ?1", [m.id.to_string()]).map_err(sql_err)?;
+                tx.execute("DELETE FROM links WHERE from_id = ?1 OR to_id = ?1", [m.id.to_string()]).map_err(sql_err)?;
+                tx.execute("DELETE FROM memories WHERE seq = ?1", [seq]).map_err(sql_err)?;
+            }
+        }
+        history(tx, m.id, scope_cols(&m.scope()), HistoryKind::Delete, (Some(&m.text), Some(&m.metadata)), (None, None), ctx, now)
+    }
+
+    pub(crate) fn delete_memory(&self, scope: &Scope, id: MemoryId, mode: DeleteMode, ctx: &WriteContext) -> Result<()> {
+        scope.validate()?;
+        self.write_tx(|tx| {
+            let (seq, m) = Self::locate(tx, scope, id)?;
+            Self::delete_one(tx, seq, &m, mode, ctx, chrono::Utc::now().timestamp_millis())
+        })
+    }
+
+    pub(crate) fn delete_scope(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
+        scope.validate()?;
+        self.write_tx(|tx| {
+            let mut p = Pred::default();
+            predicate::scope(&mut p, "m", scope);
+            predicate::visibility(&mut p, "m", &ReadOptions { include_expired: true, ..ReadOptions::default() });
+            let sql = format!("SELECT {MEMORY_COLS} FROM memories m WHERE {}", p.where_sql());
+            let rows: Vec<(i64, Memory)> = {
+                let mut stmt = tx.prepare(&sql).map_err(sql_err)?;
+                let it = stmt.query_map(params_from_iter(p.params.iter()), memory_from_row).map_err(sql_err)?;
+                it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+            };
+            let now = chrono::Utc::now().timestamp_millis();
+            for (seq, m) in &rows {
+                Self::delete_one(tx, *seq, m, mode, ctx, now)?;
+            }
+            Ok(rows.len() as u64)
+        })
+    }
+
+    pub(crate) fn reset_all(&self) -> Result<()> {
+        self.write_tx(|tx| {
+            tx.execute_batch(
+                "DELETE FROM memories; DELETE FROM memories_fts; DELETE FROM vectors; DELETE FROM messages; \
+                 DELETE FROM memory_sources; DELETE FROM history; DELETE FROM links; DELETE FROM entities; \
+                 DELETE FROM entity_memories; DELETE FROM idempotency; DELETE FROM vector_changes; \
+                 DELETE FROM meta WHERE key IN ('embedding_model', 'dimension');",
+            )
+            .map_err(sql_err)
+        })?;
+        *self.ann.write() = None;
+        if let Some(path) = &self.path {
+            let (g, m) = crate::ann::sidecar_paths(path);
+            let _ = std::fs::remove_file(m);
+            let _ = std::fs::remove_file(g);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn import_records(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+        self.write_tx(|tx| {
+            let mut written = 0u64;
+            for (rec, vector) in &records {
+                match rec {
+                    ExportRecord::Message(m) => {
+                        written += tx.query_row("SELECT COUNT(*) FROM messages WHERE id = ?1", [m.id.to_string()], |r| r.get::<_, i64>(0)).map_err(sql_err)?.eq(&0) as u64;
+                        insert_message(tx, m)?;
+                    }
+                    ExportRecord::Memory(m) => {
+                        let exists: bool = tx
+                            .query_row("SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)", [m.id.to_string()], |r| r.get(0))
+                            .map_err(sql_err)?;
+                        if exists {
+                            continue;
+                        }
+                        let scope = m.scope();
+                        if m.state != MemoryState::Deleted {
+                            let v = vector.as_deref().ok_or_else(|| Error::invalid("vector", "missing for an imported memory"))?;
+                            check_vector(v, Self::dimension_of(tx)?)?;
+                        }
+                        let times = (m.created_at.timestamp_millis(), m.updated_at.timestamp_millis(), opt_ms(m.expires_at), opt_ms(m.valid_from), opt_ms(m.valid_until));
+                        insert_memory(tx, m.id, &scope, m.kind, m.state, &m.text, None, &m.metadata, times, m.actor.as_deref(), m.role, vector.as_deref(), &m.sources)?;
+                        let ctx = WriteContext { reason: Some("import".into()), ..WriteContext::default() };
+                        history(tx, m.id, scope_cols(&scope), HistoryKind::Add, (None, None), (Some(&m.text), Some(&m.metadata)), &ctx, times.0)?;
+                        written += 1;
+                    }
+                }
+            }
+            Ok(written)
+        })
+    }
+}

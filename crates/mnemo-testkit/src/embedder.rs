@@ -1,0 +1,43 @@
+//! A scripted embedder for pipeline tests: hashed bag of words, deterministic and instant.
+//! Texts that share words are similar; it is never a product default.
+
+use mnemo_core::{embed::l2_normalize, Embedder, Result};
+
+#[derive(Debug, Default, Clone)]
+pub struct HashEmbedder;
+
+impl HashEmbedder {
+    pub const DIM: usize = 64;
+    pub const MODEL_ID: &'static str = "hash-bow/v1";
+
+    pub fn vector(text: &str) -> Vec<f32> {
+        let mut v = vec![0f32; Self::DIM];
+        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            let w = word.to_lowercase();
+            // FNV-1a: stable across runs and platforms.
+            let mut h: u64 = 0xcbf29ce484222325;
+            for b in w.bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x100000001b3);
+            }
+            v[(h % Self::DIM as u64) as usize] += 1.0;
+        }
+        if v.iter().all(|x| *x == 0.0) {
+            v[0] = 1.0;
+        }
+        l2_normalize(&mut v);
+        v
+    }
+}
+
+impl Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        Self::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        Self::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(texts.iter().map(|t| Self::vector(t)).collect())
+    }
+}

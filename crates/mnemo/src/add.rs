@@ -1,0 +1,214 @@
+//! `add`: the raw pipeline (`infer = false`). Each non-system message becomes one `raw` memory
+//! whose provenance is that message; messages are appended to the scope's log in the same
+//! transaction. Model-driven extraction (`infer = true`) needs a chat model and is refused until
+//! one can be configured.
+
+use crate::{run_blocking, Memory};
+use mnemo_core::*;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// What to remember: a plain text (one user message) or a conversation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AddInput {
+    Text(String),
+    Messages(Vec<InputMessage>),
+}
+
+#[derive(Debug, Clone)]
+pub struct AddRequest {
+    pub scope: Scope,
+    pub input: AddInput,
+    /// Must be a JSON object when given; identity keys inside it are dropped with a warning.
+    pub metadata: Option<serde_json::Value>,
+    pub expires_at: Option<Timestamp>,
+    /// Back-dates the messages and memories (imports); defaults to now.
+    pub timestamp: Option<Timestamp>,
+    pub idempotency_key: Option<String>,
+    /// `None`: infer when a chat model is configured (none can be yet), else raw.
+    pub infer: Option<bool>,
+    pub session_id: Option<String>,
+    pub request_id: Option<String>,
+}
+
+impl AddRequest {
+    pub fn text(scope: Scope, text: impl Into<String>) -> Self {
+        Self {
+            scope,
+            input: AddInput::Text(text.into()),
+            metadata: None,
+            expires_at: None,
+            timestamp: None,
+            idempotency_key: None,
+            infer: Some(false),
+            session_id: None,
+            request_id: None,
+        }
+    }
+
+    fn request_hash(&self) -> String {
+        let body = serde_json::json!({
+            "scope": self.scope.key(),
+            "input": self.input,
+            "metadata": self.metadata,
+            "expires_at": self.expires_at,
+            "timestamp": self.timestamp,
+            "session_id": self.session_id,
+        });
+        hex::encode(Sha256::digest(body.to_string().as_bytes()))
+    }
+}
+
+/// Checks an add and turns it into the messages and metadata it will write.
+pub(crate) fn prepare(req: &AddRequest, now: Timestamp) -> Result<(Vec<Message>, Metadata, Vec<String>)> {
+    req.scope.validate()?;
+    if req.infer == Some(true) {
+        return Err(Error::invalid(
+            "infer",
+            "inferred add needs a chat model, and none is configured in this version; use infer=false for a raw add",
+        ));
+    }
+    if let Some(k) = &req.idempotency_key {
+        if k.trim().is_empty() || k.len() > 256 {
+            return Err(Error::invalid("idempotency_key", "must be 1 to 256 characters"));
+        }
+    }
+    let mut metadata = match &req.metadata {
+        None | Some(serde_json::Value::Null) => Metadata::new(),
+        Some(serde_json::Value::Object(m)) => m.clone(),
+        Some(_) => return Err(Error::invalid("metadata", "must be a JSON object")),
+    };
+    let dropped = strip_identity_keys(&mut metadata);
+    let warnings = dropped
+        .iter()
+        .map(|k| format!("metadata key {k:?} ignored: scope is set only by explicit parameters"))
+        .collect();
+    if let Some(exp) = req.expires_at {
+        if exp <= now {
+            return Err(Error::invalid("expires_at", "is in the past"));
+        }
+    }
+    let at = req.timestamp.unwrap_or(now);
+    let inputs: Vec<InputMessage> = match &req.input {
+        AddInput::Text(t) => vec![InputMessage { role: Role::User, content: t.clone(), name: None }],
+        AddInput::Messages(ms) => ms.clone(),
+    };
+    if inputs.is_empty() {
+        return Err(Error::invalid("messages", "must not be empty"));
+    }
+    let (u, a, r) = (
+        req.scope.user_id.as_ref().map(|v| v.to_string()),
+        req.scope.agent_id.as_ref().map(|v| v.to_string()),
+        req.scope.run_id.as_ref().map(|v| v.to_string()),
+    );
+    let mut messages = Vec::new();
+    for (i, m) in inputs.into_iter().enumerate() {
+        if m.role == Role::System {
+            continue;
+        }
+        if m.content.trim().is_empty() {
+            return Err(Error::invalid(format!("messages[{i}].content"), "must not be empty"));
+        }
+        messages.push(Message {
+            id: MessageId::new(),
+            user_id: u.clone(),
+            agent_id: a.clone(),
+            run_id: r.clone(),
+            session_id: req.session_id.clone(),
+            role: m.role,
+            name: m.name.filter(|n| !n.trim().is_empty()),
+            content: m.content,
+            // Keep the order of a conversation even when all turns share one timestamp.
+            created_at: at + chrono::Duration::milliseconds(i as i64),
+        });
+    }
+    Ok((messages, metadata, warnings))
+}
+
+impl Memory {
+    /// Remembers a text or a conversation. With an idempotency key, a retry returns the first
+    /// outcome and writes nothing.
+    pub async fn add(&self, req: AddRequest) -> Result<AddOutcome> {
+        let mut out = self.add_many(vec![req]).await?;
+        Ok(out.pop().expect("one outcome per request"))
+    }
+
+    /// Several adds embedded together (one model batch) and written in one transaction.
+    pub async fn add_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+        let now = chrono::Utc::now();
+        let mut prepared = Vec::with_capacity(reqs.len());
+        for req in &reqs {
+            let idem = req.idempotency_key.as_ref().map(|k| Idempotency { key: k.clone(), request_hash: req.request_hash() });
+            prepared.push((prepare(req, now)?, idem));
+        }
+        // Retries short-circuit before any model work.
+        let mut replays: Vec<Option<AddOutcome>> = Vec::with_capacity(reqs.len());
+        for (req, (_, idem)) in reqs.iter().zip(&prepared) {
+            replays.push(match idem {
+                Some(idem) => {
+                    let (scope, idem) = (req.scope.clone(), idem.clone());
+                    self.with_store(move |s| s.replay(&scope, &idem)).await?
+                }
+                None => None,
+            });
+        }
+        let texts: Vec<String> = prepared
+            .iter()
+            .zip(&replays)
+            .filter(|(_, r)| r.is_none())
+            .flat_map(|((p, _), _)| p.0.iter().map(|m| m.content.clone()))
+            .collect();
+        let mut vectors = if texts.is_empty() { Vec::new() } else { self.embed(texts).await? }.into_iter();
+        let mut batches = Vec::new();
+        for ((req, ((messages, metadata, warnings), idem)), replay) in reqs.into_iter().zip(prepared).zip(&replays) {
+            if replay.is_some() {
+                batches.push(None);
+                continue;
+            }
+            let memories = messages
+                .iter()
+                .map(|m| NewMemory {
+                    id: MemoryId::new(),
+                    scope: req.scope.clone(),
+                    kind: MemoryKind::Raw,
+                    text: m.content.clone(),
+                    index_text: None,
+                    metadata: metadata.clone(),
+                    created_at: m.created_at,
+                    expires_at: req.expires_at,
+                    valid_from: None,
+                    actor: m.name.clone(),
+                    role: Some(m.role),
+                    vector: vectors.next().expect("one vector per message"),
+                    sources: vec![m.id],
+                })
+                .collect();
+            let ctx = WriteContext { actor: None, role: None, reason: None, request_id: req.request_id.clone() };
+            batches.push(Some((WriteBatch { scope: req.scope, messages, memories, idempotency: idem, context: ctx }, warnings)));
+        }
+        let store = self.store().clone();
+        run_blocking(move || {
+            let (to_write, warnings): (Vec<WriteBatch>, Vec<Vec<String>>) = batches.iter().flatten().cloned().unzip();
+            let mut written = if to_write.is_empty() { Vec::new() } else { store.write(to_write)? }.into_iter();
+            let mut warnings = warnings.into_iter();
+            let mut out = Vec::with_capacity(batches.len());
+            for (batch, replay) in batches.into_iter().zip(replays) {
+                match (batch, replay) {
+                    (_, Some(r)) => out.push(r),
+                    (Some(_), None) => {
+                        let mut o = written.next().ok_or_else(|| Error::internal("store returned too few outcomes"))?;
+                        let w = warnings.next().unwrap_or_default();
+                        if !o.replayed {
+                            o.warnings = w;
+                        }
+                        out.push(o);
+                    }
+                    (None, None) => return Err(Error::internal("request neither replayed nor written")),
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+}

