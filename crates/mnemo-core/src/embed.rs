@@ -19,12 +19,15 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 }
 
+/// Cached vectors by content hash, with insertion order for FIFO eviction.
+type Cache = (HashMap<String, Arc<Vec<f32>>>, VecDeque<String>);
+
 /// Caches vectors by content hash (FIFO eviction at `capacity`), so repeated texts — retries,
 /// duplicate turns, repeated queries — are embedded once.
 pub struct CachedEmbedder {
     inner: Arc<dyn Embedder>,
     capacity: usize,
-    cache: Mutex<(HashMap<String, Arc<Vec<f32>>>, VecDeque<String>)>,
+    cache: Mutex<Cache>,
 }
 
 impl CachedEmbedder {

@@ -26,9 +26,11 @@ const TAILS: [&str; 2] = ["", " — can you remember that for next time?"];
 
 fn sentences() -> Vec<String> {
     let mut out = Vec::new();
-    for (i, s) in SUBJECTS.iter().enumerate() {
-        for (j, a) in ACTIONS.iter().enumerate() {
-            out.push(format!("{s} {a}{}", TAILS[(i + j) % 2]));
+    for tail in TAILS {
+        for s in SUBJECTS {
+            for a in ACTIONS {
+                out.push(format!("{s} {a}{tail}"));
+            }
         }
     }
     out

@@ -128,8 +128,13 @@ fn json_path(key: &str) -> Result<String> {
     Ok(format!("$.\"{key}\""))
 }
 
-/// Equality that respects JSON types: "0012" never equals 12, true never equals 1.
+/// Equality that respects JSON types: "0012" never equals 12, true never equals 1. A missing key
+/// is false (never SQL NULL), so `ne` and `NOT` include records without the key.
 fn eq_sql(alias: &str, path: &str, value: &Value, params: &mut Vec<Sql>) -> String {
+    format!("COALESCE({}, 0)", eq_sql_raw(alias, path, value, params))
+}
+
+fn eq_sql_raw(alias: &str, path: &str, value: &Value, params: &mut Vec<Sql>) -> String {
     let md = format!("{alias}.metadata");
     params.push(Sql::Text(path.into()));
     match value {
@@ -161,6 +166,10 @@ fn number(n: &serde_json::Number) -> Sql {
 }
 
 fn meta_sql(alias: &str, key: &str, op: Op, value: &Value, params: &mut Vec<Sql>) -> Result<String> {
+    meta_sql_raw(alias, key, op, value, params).map(|s| format!("COALESCE({s}, 0)"))
+}
+
+fn meta_sql_raw(alias: &str, key: &str, op: Op, value: &Value, params: &mut Vec<Sql>) -> Result<String> {
     let path = json_path(key)?;
     let md = format!("{alias}.metadata");
     Ok(match op {
