@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "mnemo", version, about = "mnemo: scoped, searchable, auditable memory for LLM agents")]
+#[command(
+    name = "mnemo",
+    version,
+    about = "mnemo: scoped, searchable, auditable memory for LLM agents"
+)]
 pub struct Cli {
     /// Directory holding the store (default: the user's data directory).
     #[arg(long, global = false, env = "MNEMO_DATA_DIR")]

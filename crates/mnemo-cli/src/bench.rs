@@ -21,11 +21,57 @@ impl Rng {
     }
 }
 
-const NAMES: &[&str] = &["Maya", "Tom", "Priya", "Luis", "Anna", "Kenji", "Sara", "Omar", "Lena", "Jack", "Ines", "Wei"];
-const PLACES: &[&str] = &["Lisbon", "the lake house", "Berlin", "her office", "the farmers market", "Osaka", "the gym", "Denver", "the library", "Nairobi", "the beach", "Toronto"];
-const ACTS: &[&str] = &["started learning the cello", "ran a half marathon", "adopted a rescue dog", "switched to a vegan diet", "began a pottery class", "finished a novel about sailors", "planted tomatoes and basil", "booked a trip", "fixed an old bicycle", "joined a chess club", "painted a sunset", "changed jobs to product design"];
-const WHEN: &[&str] = &["last weekend", "yesterday", "in March", "two weeks ago", "this morning", "over the summer", "on Friday", "last year"];
-const FEEL: &[&str] = &["and loved it", "but found it hard", "with a friend", "to relax", "after months of planning", "for the first time", "because a coworker suggested it", "and wants to do it again"];
+const NAMES: &[&str] = &[
+    "Maya", "Tom", "Priya", "Luis", "Anna", "Kenji", "Sara", "Omar", "Lena", "Jack", "Ines", "Wei",
+];
+const PLACES: &[&str] = &[
+    "Lisbon",
+    "the lake house",
+    "Berlin",
+    "her office",
+    "the farmers market",
+    "Osaka",
+    "the gym",
+    "Denver",
+    "the library",
+    "Nairobi",
+    "the beach",
+    "Toronto",
+];
+const ACTS: &[&str] = &[
+    "started learning the cello",
+    "ran a half marathon",
+    "adopted a rescue dog",
+    "switched to a vegan diet",
+    "began a pottery class",
+    "finished a novel about sailors",
+    "planted tomatoes and basil",
+    "booked a trip",
+    "fixed an old bicycle",
+    "joined a chess club",
+    "painted a sunset",
+    "changed jobs to product design",
+];
+const WHEN: &[&str] = &[
+    "last weekend",
+    "yesterday",
+    "in March",
+    "two weeks ago",
+    "this morning",
+    "over the summer",
+    "on Friday",
+    "last year",
+];
+const FEEL: &[&str] = &[
+    "and loved it",
+    "but found it hard",
+    "with a friend",
+    "to relax",
+    "after months of planning",
+    "for the first time",
+    "because a coworker suggested it",
+    "and wants to do it again",
+];
 
 fn sentence(r: &mut Rng, i: usize) -> String {
     format!(
@@ -39,7 +85,12 @@ fn sentence(r: &mut Rng, i: usize) -> String {
 }
 
 fn question(r: &mut Rng) -> String {
-    format!("What did {} do at {} {}?", r.pick(NAMES), r.pick(PLACES), r.pick(WHEN))
+    format!(
+        "What did {} do at {} {}?",
+        r.pick(NAMES),
+        r.pick(PLACES),
+        r.pick(WHEN)
+    )
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -54,9 +105,11 @@ fn rss_mb(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
+            s.lines().find(|l| l.starts_with(field)).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<f64>().ok())
+            })
         })
         .map_or(0.0, |kb| kb / 1024.0)
 }
@@ -67,7 +120,13 @@ fn timed_ms(f: impl FnOnce()) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-pub async fn run(mut cfg: MemoryConfig, n: usize, queries: usize, add_sample: usize, json: bool) -> anyhow::Result<()> {
+pub async fn run(
+    mut cfg: MemoryConfig,
+    n: usize,
+    queries: usize,
+    add_sample: usize,
+    json: bool,
+) -> anyhow::Result<()> {
     if n == 0 || queries == 0 {
         return Err(Error::invalid("bench", "--memories and --queries must be positive").into());
     }
@@ -159,7 +218,10 @@ pub async fn run(mut cfg: MemoryConfig, n: usize, queries: usize, add_sample: us
     progress("adding the sample through the library (add with embedding)");
     let t = Instant::now();
     for chunk in sample.chunks(batch) {
-        let reqs = chunk.iter().map(|s| AddRequest::text(scope.clone(), s.clone())).collect();
+        let reqs = chunk
+            .iter()
+            .map(|s| AddRequest::text(scope.clone(), s.clone()))
+            .collect();
         memory.add_many(reqs).await?;
     }
     let add_per_s = m as f64 / t.elapsed().as_secs_f64();
@@ -194,7 +256,11 @@ pub async fn run(mut cfg: MemoryConfig, n: usize, queries: usize, add_sample: us
             memory.search_with_vector_blocking(&r, v).expect("search");
         }));
         brute.push(timed_ms(|| {
-            let mut best: Vec<(f32, usize)> = vectors.iter().enumerate().map(|(i, x)| (embed::dot(v, x), i)).collect();
+            let mut best: Vec<(f32, usize)> = vectors
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (embed::dot(v, x), i))
+                .collect();
             best.select_nth_unstable_by(10, |a, b| b.0.total_cmp(&a.0));
             std::hint::black_box(&best[..10]);
         }));

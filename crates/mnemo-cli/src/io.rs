@@ -46,7 +46,10 @@ pub fn parse_time_arg(field: &str, raw: &str) -> Result<mnemo_core::Timestamp, E
 pub fn human_memory(m: &mnemo_core::Memory) -> String {
     let mut line = format!("{}  {}", m.id, m.text);
     if !m.metadata.is_empty() {
-        line.push_str(&format!("  {}", serde_json::Value::Object(m.metadata.clone())));
+        line.push_str(&format!(
+            "  {}",
+            serde_json::Value::Object(m.metadata.clone())
+        ));
     }
     if let Some(e) = m.expires_at {
         line.push_str(&format!("  (expires {})", e.to_rfc3339()));

@@ -32,7 +32,11 @@ pub struct CachedEmbedder {
 
 impl CachedEmbedder {
     pub fn new(inner: Arc<dyn Embedder>, capacity: usize) -> Self {
-        Self { inner, capacity, cache: Mutex::new((HashMap::new(), VecDeque::new())) }
+        Self {
+            inner,
+            capacity,
+            cache: Mutex::new((HashMap::new(), VecDeque::new())),
+        }
     }
 
     pub fn cached_len(&self) -> usize {
@@ -54,7 +58,10 @@ impl Embedder for CachedEmbedder {
         let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
         let mut missing: Vec<usize> = Vec::new();
         {
-            let guard = self.cache.lock().map_err(|_| crate::Error::internal("embedding cache poisoned"))?;
+            let guard = self
+                .cache
+                .lock()
+                .map_err(|_| crate::Error::internal("embedding cache poisoned"))?;
             for (i, h) in hashes.iter().enumerate() {
                 match guard.0.get(h) {
                     Some(v) => out[i] = Some(v.as_ref().clone()),
@@ -76,10 +83,17 @@ impl Embedder for CachedEmbedder {
             let vectors = self.inner.embed(&batch)?;
             if vectors.len() != batch.len() {
                 return Err(crate::Error::Model {
-                    reason: format!("embedder returned {} vectors for {} texts", vectors.len(), batch.len()),
+                    reason: format!(
+                        "embedder returned {} vectors for {} texts",
+                        vectors.len(),
+                        batch.len()
+                    ),
                 });
             }
-            let mut guard = self.cache.lock().map_err(|_| crate::Error::internal("embedding cache poisoned"))?;
+            let mut guard = self
+                .cache
+                .lock()
+                .map_err(|_| crate::Error::internal("embedding cache poisoned"))?;
             for &i in &missing {
                 let v = &vectors[seen[hashes[i].as_str()]];
                 out[i] = Some(v.clone());
@@ -98,7 +112,10 @@ impl Embedder for CachedEmbedder {
                 }
             }
         }
-        Ok(out.into_iter().map(|v| v.expect("every slot filled")).collect())
+        Ok(out
+            .into_iter()
+            .map(|v| v.expect("every slot filled"))
+            .collect())
     }
 }
 

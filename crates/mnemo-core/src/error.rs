@@ -65,19 +65,29 @@ impl Error {
     }
 
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::InvalidInput { field: field.into(), reason: reason.into() }
+        Error::InvalidInput {
+            field: field.into(),
+            reason: reason.into(),
+        }
     }
 
     pub fn not_found(what: &'static str, id: impl ToString) -> Self {
-        Error::NotFound { what, id: id.to_string() }
+        Error::NotFound {
+            what,
+            id: id.to_string(),
+        }
     }
 
     pub fn storage(reason: impl ToString) -> Self {
-        Error::Storage { reason: reason.to_string() }
+        Error::Storage {
+            reason: reason.to_string(),
+        }
     }
 
     pub fn internal(reason: impl ToString) -> Self {
-        Error::Internal { reason: reason.to_string() }
+        Error::Internal {
+            reason: reason.to_string(),
+        }
     }
 }
 

@@ -15,8 +15,16 @@ pub enum Filter {
     And(Vec<Filter>),
     Or(Vec<Filter>),
     Not(Box<Filter>),
-    Meta { key: String, op: Op, value: Value },
-    Time { field: TimeField, op: Op, at: Timestamp },
+    Meta {
+        key: String,
+        op: Op,
+        value: Value,
+    },
+    Time {
+        field: TimeField,
+        op: Op,
+        at: Timestamp,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +61,9 @@ impl Op {
             other => {
                 return Err(Error::invalid(
                     "filters",
-                    format!("unknown operator {other:?} (expected eq ne in nin gt gte lt lte contains)"),
+                    format!(
+                        "unknown operator {other:?} (expected eq ne in nin gt gte lt lte contains)"
+                    ),
                 ))
             }
         })
@@ -93,13 +103,23 @@ fn parse(value: &Value, depth: usize) -> Result<Filter> {
                 if items.is_empty() {
                     return Err(Error::invalid("filters", format!("{key} list is empty")));
                 }
-                let subs = items.iter().map(|v| parse(v, depth + 1)).collect::<Result<Vec<_>>>()?;
-                parts.push(if key.eq_ignore_ascii_case("and") { Filter::And(subs) } else { Filter::Or(subs) });
+                let subs = items
+                    .iter()
+                    .map(|v| parse(v, depth + 1))
+                    .collect::<Result<Vec<_>>>()?;
+                parts.push(if key.eq_ignore_ascii_case("and") {
+                    Filter::And(subs)
+                } else {
+                    Filter::Or(subs)
+                });
             }
             "not" => {
                 let inner = match val {
                     Value::Array(items) => Filter::Or(
-                        items.iter().map(|v| parse(v, depth + 1)).collect::<Result<Vec<_>>>()?,
+                        items
+                            .iter()
+                            .map(|v| parse(v, depth + 1))
+                            .collect::<Result<Vec<_>>>()?,
                     ),
                     v => parse(v, depth + 1)?,
                 };
@@ -108,28 +128,43 @@ fn parse(value: &Value, depth: usize) -> Result<Filter> {
             _ => parts.push(parse_field(key, val)?),
         }
     }
-    Ok(if parts.len() == 1 { parts.pop().expect("one part") } else { Filter::And(parts) })
+    Ok(if parts.len() == 1 {
+        parts.pop().expect("one part")
+    } else {
+        Filter::And(parts)
+    })
 }
 
 fn parse_field(raw_key: &str, val: &Value) -> Result<Filter> {
     let key = raw_key.strip_prefix("metadata.").unwrap_or(raw_key);
     if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {
-        return Err(Error::invalid("filters", format!("bad field name {raw_key:?}")));
+        return Err(Error::invalid(
+            "filters",
+            format!("bad field name {raw_key:?}"),
+        ));
     }
     let ops: Vec<(Op, &Value)> = match val {
         // An object value is always a set of operators; compare to an object with {"eq": {...}}.
         Value::Object(ops) => {
             if ops.is_empty() {
-                return Err(Error::invalid("filters", format!("{key:?} has an empty operator object")));
+                return Err(Error::invalid(
+                    "filters",
+                    format!("{key:?} has an empty operator object"),
+                ));
             }
-            ops.iter().map(|(k, v)| Ok((Op::parse(k)?, v))).collect::<Result<_>>()?
+            ops.iter()
+                .map(|(k, v)| Ok((Op::parse(k)?, v)))
+                .collect::<Result<_>>()?
         }
         v => vec![(Op::Eq, v)],
     };
     let mut out = Vec::with_capacity(ops.len());
     for (op, v) in ops {
         if matches!(op, Op::In | Op::Nin) && !v.is_array() {
-            return Err(Error::invalid("filters", format!("{key:?}: in/nin take a list")));
+            return Err(Error::invalid(
+                "filters",
+                format!("{key:?}: in/nin take a list"),
+            ));
         }
         let time_field = match key {
             "created_at" => Some(TimeField::CreatedAt),
@@ -139,14 +174,29 @@ fn parse_field(raw_key: &str, val: &Value) -> Result<Filter> {
         out.push(match time_field {
             Some(field) => {
                 if matches!(op, Op::In | Op::Nin | Op::Contains) {
-                    return Err(Error::invalid("filters", format!("{key}: only eq ne gt gte lt lte apply to times")));
+                    return Err(Error::invalid(
+                        "filters",
+                        format!("{key}: only eq ne gt gte lt lte apply to times"),
+                    ));
                 }
-                Filter::Time { field, op, at: parse_time(key, v)? }
+                Filter::Time {
+                    field,
+                    op,
+                    at: parse_time(key, v)?,
+                }
             }
-            None => Filter::Meta { key: key.to_string(), op, value: v.clone() },
+            None => Filter::Meta {
+                key: key.to_string(),
+                op,
+                value: v.clone(),
+            },
         });
     }
-    Ok(if out.len() == 1 { out.pop().expect("one") } else { Filter::And(out) })
+    Ok(if out.len() == 1 {
+        out.pop().expect("one")
+    } else {
+        Filter::And(out)
+    })
 }
 
 /// Parses an RFC 3339 instant, as used by filters and expiry parameters.
@@ -170,20 +220,37 @@ mod tests {
 
     #[test]
     fn shorthand_and_operators() {
-        let f = Filter::from_json(&json!({"topic": "food", "n": {"gte": 2, "lt": 5}})).unwrap().unwrap();
-        let Filter::And(parts) = f else { panic!("expected AND") };
+        let f = Filter::from_json(&json!({"topic": "food", "n": {"gte": 2, "lt": 5}}))
+            .unwrap()
+            .unwrap();
+        let Filter::And(parts) = f else {
+            panic!("expected AND")
+        };
         assert_eq!(parts.len(), 2);
-        assert_eq!(parts[0], Filter::Meta { key: "topic".into(), op: Op::Eq, value: json!("food") });
+        assert_eq!(
+            parts[0],
+            Filter::Meta {
+                key: "topic".into(),
+                op: Op::Eq,
+                value: json!("food")
+            }
+        );
         assert!(matches!(&parts[1], Filter::And(inner) if inner.len() == 2));
     }
 
     #[test]
     fn logic_nodes_and_time_fields() {
-        let f = Filter::from_json(&json!({"OR": [{"a": 1}, {"NOT": {"created_at": {"gt": "2024-01-01T00:00:00Z"}}}]}))
-            .unwrap()
-            .unwrap();
-        let Filter::Or(parts) = f else { panic!("expected OR") };
-        assert!(matches!(&parts[1], Filter::Not(inner) if matches!(**inner, Filter::Time { field: TimeField::CreatedAt, op: Op::Gt, .. })));
+        let f = Filter::from_json(
+            &json!({"OR": [{"a": 1}, {"NOT": {"created_at": {"gt": "2024-01-01T00:00:00Z"}}}]}),
+        )
+        .unwrap()
+        .unwrap();
+        let Filter::Or(parts) = f else {
+            panic!("expected OR")
+        };
+        assert!(
+            matches!(&parts[1], Filter::Not(inner) if matches!(**inner, Filter::Time { field: TimeField::CreatedAt, op: Op::Gt, .. }))
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@ pub type Metadata = serde_json::Map<String, serde_json::Value>;
 
 macro_rules! uuid_id {
     ($name:ident, $what:literal) => {
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+        )]
         #[serde(transparent)]
         pub struct $name(pub uuid::Uuid);
 
@@ -168,8 +170,12 @@ pub struct Memory {
 
 impl Memory {
     pub fn scope(&self) -> Scope {
-        Scope::from_parts(self.user_id.as_deref(), self.agent_id.as_deref(), self.run_id.as_deref())
-            .expect("stored scopes were validated on write")
+        Scope::from_parts(
+            self.user_id.as_deref(),
+            self.agent_id.as_deref(),
+            self.run_id.as_deref(),
+        )
+        .expect("stored scopes were validated on write")
     }
 
     pub fn is_expired(&self, now: Timestamp) -> bool {

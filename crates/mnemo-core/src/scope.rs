@@ -145,7 +145,11 @@ mod tests {
         let owner = Scope::from_parts(Some("u"), Some("a"), None).unwrap();
         assert!(Scope::user("u").unwrap().covers(&owner));
         assert!(!Scope::user("v").unwrap().covers(&owner));
-        assert!(!Scope::from_parts(Some("u"), Some("b"), None).unwrap().covers(&owner));
-        assert!(!Scope::from_parts(Some("u"), None, Some("r")).unwrap().covers(&owner));
+        assert!(!Scope::from_parts(Some("u"), Some("b"), None)
+            .unwrap()
+            .covers(&owner));
+        assert!(!Scope::from_parts(Some("u"), None, Some("r"))
+            .unwrap()
+            .covers(&owner));
     }
 }

@@ -35,7 +35,10 @@ impl SearchRequest {
             return Err(Error::invalid("query", "must not be empty"));
         }
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
-            return Err(Error::invalid("top_k", format!("must be between 1 and {MAX_TOP_K}")));
+            return Err(Error::invalid(
+                "top_k",
+                format!("must be between 1 and {MAX_TOP_K}"),
+            ));
         }
         if let Some(t) = self.threshold {
             if !t.is_finite() {
@@ -77,7 +80,12 @@ pub struct RankParams {
 
 impl Default for RankParams {
     fn default() -> Self {
-        Self { dense_weight: 0.6, lexical_weight: 0.4, candidate_factor: 3, min_candidates: 30 }
+        Self {
+            dense_weight: 0.6,
+            lexical_weight: 0.4,
+            candidate_factor: 3,
+            min_candidates: 30,
+        }
     }
 }
 
@@ -99,7 +107,11 @@ pub fn hybrid_search(
     };
     let dense = store.dense_candidates(&cq, vector)?;
     let terms = crate::text::query_terms(&req.query);
-    let lexical = if terms.is_empty() { Vec::new() } else { store.lexical_candidates(&cq, &terms)? };
+    let lexical = if terms.is_empty() {
+        Vec::new()
+    } else {
+        store.lexical_candidates(&cq, &terms)?
+    };
 
     let mut pooled: HashMap<i64, Scores> = HashMap::with_capacity(dense.len() + lexical.len());
     for c in &dense {
@@ -113,7 +125,11 @@ pub fn hybrid_search(
             Scores::default()
         });
         entry.bm25 = c.score;
-        entry.bm25_norm = if max_bm25 > 0.0 { c.score / max_bm25 } else { 0.0 };
+        entry.bm25_norm = if max_bm25 > 0.0 {
+            c.score / max_bm25
+        } else {
+            0.0
+        };
     }
     if !lexical_only.is_empty() {
         for c in store.vector_scores(&lexical_only, vector)? {
@@ -124,7 +140,13 @@ pub fn hybrid_search(
     }
     let mut ranked: Vec<(i64, f32, Scores)> = pooled
         .into_iter()
-        .map(|(k, s)| (k, params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm, s))
+        .map(|(k, s)| {
+            (
+                k,
+                params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm,
+                s,
+            )
+        })
         .filter(|(_, score, _)| req.threshold.is_none_or(|t| *score >= t))
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -133,6 +155,12 @@ pub fn hybrid_search(
     let mut loaded: HashMap<i64, Memory> = store.fetch(&cq, &keys)?.into_iter().collect();
     Ok(ranked
         .into_iter()
-        .filter_map(|(k, score, scores)| loaded.remove(&k).map(|memory| Hit { memory, score, scores }))
+        .filter_map(|(k, score, scores)| {
+            loaded.remove(&k).map(|memory| Hit {
+                memory,
+                score,
+                scores,
+            })
+        })
         .collect())
 }

@@ -27,7 +27,11 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { include_expired: false, include_inactive: false, now: chrono::Utc::now() }
+        Self {
+            include_expired: false,
+            include_inactive: false,
+            now: chrono::Utc::now(),
+        }
     }
 }
 
@@ -174,17 +178,38 @@ pub trait Store: Send + Sync {
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory>;
     fn list(&self, query: &ListQuery) -> Result<Page>;
-    fn update(&self, scope: &Scope, id: MemoryId, patch: MemoryPatch, ctx: &WriteContext) -> Result<Memory>;
-    fn delete(&self, scope: &Scope, id: MemoryId, mode: DeleteMode, ctx: &WriteContext) -> Result<()>;
+    fn update(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        patch: MemoryPatch,
+        ctx: &WriteContext,
+    ) -> Result<Memory>;
+    fn delete(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<()>;
     /// Deletes every active memory in the scope; returns how many.
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64>;
-    fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Vec<HistoryEvent>>;
+    fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions)
+        -> Result<Vec<HistoryEvent>>;
     /// Removes everything. The caller must have obtained explicit confirmation.
     fn reset(&self) -> Result<()>;
     /// Nearest memories to `vector` by cosine similarity, best first.
-    fn dense_candidates(&self, query: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>>;
+    fn dense_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>>;
     /// Best BM25 matches of any of `terms`, best first; scores are positive, larger is better.
-    fn lexical_candidates(&self, query: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>>;
+    fn lexical_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        terms: &[String],
+    ) -> Result<Vec<Candidate>>;
     /// Exact cosine similarity of the given memories to `vector` (for fusing lexical-only hits).
     fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>>;
     /// Loads candidates, re-checking scope and visibility; unknown or hidden keys are skipped.

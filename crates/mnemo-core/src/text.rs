@@ -7,8 +7,8 @@ const STOPWORDS: &[&str] = &[
     "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i",
     "if", "in", "into", "is", "it", "its", "just", "me", "my", "of", "on", "or", "our", "ours",
     "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
-    "those", "to", "too", "up", "us", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "those", "to", "too", "up", "us", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
 /// Lower-cased word tokens of a query, stopwords removed, first occurrence order, deduplicated.
@@ -41,7 +41,10 @@ mod tests {
 
     #[test]
     fn terms_drop_stopwords_and_punctuation() {
-        assert_eq!(query_terms("What did Caroline paint, and where?"), vec!["caroline", "paint"]);
+        assert_eq!(
+            query_terms("What did Caroline paint, and where?"),
+            vec!["caroline", "paint"]
+        );
         assert_eq!(query_terms("who is he"), vec!["who", "is", "he"]);
         assert!(query_terms("  ?! ").is_empty());
         assert_eq!(query_terms("Zürich zürich"), vec!["zürich"]);

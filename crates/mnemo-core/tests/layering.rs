@@ -4,23 +4,73 @@
 use std::process::Command;
 
 const FORBIDDEN: &[&str] = &[
-    "tokio", "async-std", "smol", "futures-executor", "reqwest", "hyper", "ureq", "isahc", "curl", "surf",
-    "rusqlite", "libsqlite3-sys", "sqlx", "postgres", "tokio-postgres", "diesel", "redis", "mongodb",
-    "axum", "actix-web", "warp", "rocket", "tide", "poem", "salvo", "tower-http", "usearch", "ort", "candle-core",
+    "tokio",
+    "async-std",
+    "smol",
+    "futures-executor",
+    "reqwest",
+    "hyper",
+    "ureq",
+    "isahc",
+    "curl",
+    "surf",
+    "rusqlite",
+    "libsqlite3-sys",
+    "sqlx",
+    "postgres",
+    "tokio-postgres",
+    "diesel",
+    "redis",
+    "mongodb",
+    "axum",
+    "actix-web",
+    "warp",
+    "rocket",
+    "tide",
+    "poem",
+    "salvo",
+    "tower-http",
+    "usearch",
+    "ort",
+    "candle-core",
 ];
 
 #[test]
 fn core_depends_on_no_runtime_network_database_or_web_crate() {
     let out = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", "mnemo-core", "-e", "normal,build", "--prefix", "none", "--format", "{p}"])
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            "mnemo-core",
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
-    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let tree = String::from_utf8_lossy(&out.stdout);
-    let names: Vec<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
-    assert!(names.contains(&"mnemo-core"), "unexpected cargo tree output: {tree}");
-    assert!(names.contains(&"serde"), "the tree should list real dependencies: {tree}");
+    let names: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        names.contains(&"mnemo-core"),
+        "unexpected cargo tree output: {tree}"
+    );
+    assert!(
+        names.contains(&"serde"),
+        "the tree should list real dependencies: {tree}"
+    );
     let bad: Vec<&&str> = FORBIDDEN.iter().filter(|f| names.contains(f)).collect();
     assert!(bad.is_empty(), "mnemo-core pulls in {bad:?}");
 }

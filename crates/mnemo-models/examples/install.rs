@@ -14,7 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));
     std::fs::create_dir_all(&dir)?;
     let dir = dir.canonicalize()?;
-    let opts = InstallOptions { pip_args: args.collect(), ..InstallOptions::default() };
+    let opts = InstallOptions {
+        pip_args: args.collect(),
+        ..InstallOptions::default()
+    };
     let started = std::time::Instant::now();
     let report = install_models(&dir, &opts)?;
     if let Some(cmd) = &report.pip_command {

@@ -8,8 +8,18 @@ use mnemo_models::{load_embedder, EmbedderBackend, EmbedderConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 
-const SUBJECTS: [&str; 10] =
-    ["I", "My sister", "The team", "Our landlord", "My doctor", "The client", "We", "Alex", "My manager", "The bot"];
+const SUBJECTS: [&str; 10] = [
+    "I",
+    "My sister",
+    "The team",
+    "Our landlord",
+    "My doctor",
+    "The client",
+    "We",
+    "Alex",
+    "My manager",
+    "The bot",
+];
 const ACTIONS: [&str; 10] = [
     "prefers tea over coffee in the morning",
     "moved the standup to 10am on Mondays",
@@ -37,7 +47,11 @@ fn sentences() -> Vec<String> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let threads: usize = std::env::args().nth(1).map(|t| t.parse()).transpose()?.unwrap_or(2);
+    let threads: usize = std::env::args()
+        .nth(1)
+        .map(|t| t.parse())
+        .transpose()?
+        .unwrap_or(2);
     let dir = std::env::var_os("MNEMO_MODELS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));

@@ -37,16 +37,24 @@ impl CandleEmbedder {
         let weights = std::fs::read(&paths.safetensors)
             .map_err(|e| model_err(&format!("cannot read {}", paths.safetensors.display()), e))?;
         let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| model_err(&format!("bad safetensors file {}", paths.safetensors.display()), e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| model_err("cannot build the BERT model", e))?;
+        let vb =
+            VarBuilder::from_buffered_safetensors(weights, DType::F32, &device).map_err(|e| {
+                model_err(
+                    &format!("bad safetensors file {}", paths.safetensors.display()),
+                    e,
+                )
+            })?;
+        let model = BertModel::load(vb, &config)
+            .map_err(|e| model_err("cannot build the BERT model", e))?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(cfg.effective_threads())
             .thread_name(|i| format!("mnemo-candle-{i}"))
             .build()
             .map_err(|e| model_err("cannot start the candle thread pool", e))?;
         if config.hidden_size == 0 {
-            return Err(Error::Model { reason: "BERT config has hidden_size 0".into() });
+            return Err(Error::Model {
+                reason: "BERT config has hidden_size 0".into(),
+            });
         }
         Ok(Self {
             model,
@@ -63,9 +71,23 @@ impl CandleEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let TokenBatch { rows, seq_len, input_ids, attention_mask, token_type_ids } = self.tokenizer.encode(texts)?;
-        let hidden = self.pool.install(|| self.forward(rows, seq_len, input_ids, &attention_mask, token_type_ids))?;
-        mean_pool_normalized(PoolingInput { hidden: &hidden, mask: &attention_mask, rows, seq_len, dim: self.dimension })
+        let TokenBatch {
+            rows,
+            seq_len,
+            input_ids,
+            attention_mask,
+            token_type_ids,
+        } = self.tokenizer.encode(texts)?;
+        let hidden = self
+            .pool
+            .install(|| self.forward(rows, seq_len, input_ids, &attention_mask, token_type_ids))?;
+        mean_pool_normalized(PoolingInput {
+            hidden: &hidden,
+            mask: &attention_mask,
+            rows,
+            seq_len,
+            dim: self.dimension,
+        })
     }
 
     /// Runs BERT and returns the last hidden state flattened to `rows * seq_len * dim` floats.
@@ -80,15 +102,21 @@ impl CandleEmbedder {
         let err = |e: candle_core::Error| model_err("candle inference failed", e);
         let ids = Tensor::from_vec(input_ids, (rows, seq_len), &self.device).map_err(err)?;
         let types = Tensor::from_vec(token_type_ids, (rows, seq_len), &self.device).map_err(err)?;
-        let mask = Tensor::from_slice(attention_mask, (rows, seq_len), &self.device).map_err(err)?;
+        let mask =
+            Tensor::from_slice(attention_mask, (rows, seq_len), &self.device).map_err(err)?;
         let out = self.model.forward(&ids, &types, Some(&mask)).map_err(err)?;
         let dims = out.dims().to_vec();
         if dims != [rows, seq_len, self.dimension] {
             return Err(Error::Model {
-                reason: format!("BERT output shape {dims:?}, expected [{rows}, {seq_len}, {}]", self.dimension),
+                reason: format!(
+                    "BERT output shape {dims:?}, expected [{rows}, {seq_len}, {}]",
+                    self.dimension
+                ),
             });
         }
-        out.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(err)
+        out.flatten_all()
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(err)
     }
 }
 

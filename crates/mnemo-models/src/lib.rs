@@ -41,11 +41,15 @@ pub const DEFAULT_BATCH_SIZE: usize = 32;
 /// The family part of a `model_id` (everything before the first `/`): two ids with the same family
 /// embed the same model, so their vectors are close but not identical.
 pub fn model_family(model_id: &str) -> &str {
-    model_id.split_once('/').map_or(model_id, |(family, _)| family)
+    model_id
+        .split_once('/')
+        .map_or(model_id, |(family, _)| family)
 }
 
 pub(crate) fn model_err(context: &str, err: impl std::fmt::Display) -> mnemo_core::Error {
-    mnemo_core::Error::Model { reason: format!("{context}: {err}") }
+    mnemo_core::Error::Model {
+        reason: format!("{context}: {err}"),
+    }
 }
 
 #[cfg(test)]

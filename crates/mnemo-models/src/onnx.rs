@@ -23,7 +23,9 @@ static RUNTIME_INIT: Mutex<()> = Mutex::new(());
 
 /// Loads ONNX Runtime from `library` on first use and returns the shared environment.
 fn runtime(library: &Path) -> Result<Environment> {
-    let _guard = RUNTIME_INIT.lock().map_err(|_| Error::internal("ONNX Runtime init lock poisoned"))?;
+    let _guard = RUNTIME_INIT
+        .lock()
+        .map_err(|_| Error::internal("ONNX Runtime init lock poisoned"))?;
     if let Some((loaded, env)) = RUNTIME.get() {
         if loaded != library {
             tracing::warn!(
@@ -71,7 +73,9 @@ impl OnnxEmbedder {
         let tokenizer = TextTokenizer::from_file(&paths.tokenizer, MAX_SEQ_LEN)?;
         let env = runtime(&paths.effective_onnxruntime())?;
         let threads = cfg.effective_threads();
-        let opt = |e: ort::Error<ort::session::builder::SessionBuilder>| model_err("ONNX session options", e);
+        let opt = |e: ort::Error<ort::session::builder::SessionBuilder>| {
+            model_err("ONNX session options", e)
+        };
         let session = Session::builder(&env)
             .map_err(|e| model_err("ONNX session builder", e))?
             .with_optimization_level(GraphOptimizationLevel::Level3)
@@ -86,7 +90,12 @@ impl OnnxEmbedder {
             .with_inter_op_spinning(false)
             .map_err(opt)?
             .commit_from_file(&paths.onnx_model)
-            .map_err(|e| model_err(&format!("cannot load ONNX model {}", paths.onnx_model.display()), e))?;
+            .map_err(|e| {
+                model_err(
+                    &format!("cannot load ONNX model {}", paths.onnx_model.display()),
+                    e,
+                )
+            })?;
 
         let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for required in ["input_ids", "attention_mask"] {
@@ -102,9 +111,15 @@ impl OnnxEmbedder {
             .iter()
             .find(|o| o.name() == "last_hidden_state")
             .or_else(|| session.outputs().first())
-            .ok_or_else(|| Error::Model { reason: "ONNX model has no outputs".into() })?;
+            .ok_or_else(|| Error::Model {
+                reason: "ONNX model has no outputs".into(),
+            })?;
         let output_name = output.name().to_string();
-        let declared_dim = output.dtype().tensor_shape().and_then(|s| s.last().copied()).filter(|&d| d > 0);
+        let declared_dim = output
+            .dtype()
+            .tensor_shape()
+            .and_then(|s| s.last().copied())
+            .filter(|&d| d > 0);
 
         let mut embedder = Self {
             session: Mutex::new(session),
@@ -121,9 +136,16 @@ impl OnnxEmbedder {
             None => embedder.embed_batch(&[""])?.first().map_or(0, Vec::len),
         };
         if embedder.dimension == 0 {
-            return Err(Error::Model { reason: "ONNX model reports an empty embedding dimension".into() });
+            return Err(Error::Model {
+                reason: "ONNX model reports an empty embedding dimension".into(),
+            });
         }
-        tracing::debug!(model = MODEL_FAMILY, threads, dim = embedder.dimension, "loaded ONNX embedder");
+        tracing::debug!(
+            model = MODEL_FAMILY,
+            threads,
+            dim = embedder.dimension,
+            "loaded ONNX embedder"
+        );
         Ok(embedder)
     }
 
@@ -131,30 +153,58 @@ impl OnnxEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let TokenBatch { rows, seq_len, input_ids, attention_mask, token_type_ids } = self.tokenizer.encode(texts)?;
+        let TokenBatch {
+            rows,
+            seq_len,
+            input_ids,
+            attention_mask,
+            token_type_ids,
+        } = self.tokenizer.encode(texts)?;
         let shape = [rows, seq_len];
-        let tensor = |data: Vec<i64>| Tensor::from_array((shape, data)).map_err(|e| model_err("cannot build input tensor", e));
+        let tensor = |data: Vec<i64>| {
+            Tensor::from_array((shape, data)).map_err(|e| model_err("cannot build input tensor", e))
+        };
         let mut inputs = vec![
             ("input_ids".to_string(), tensor(input_ids)?),
-            ("attention_mask".to_string(), tensor(attention_mask.clone())?),
+            (
+                "attention_mask".to_string(),
+                tensor(attention_mask.clone())?,
+            ),
         ];
         if self.wants_token_types {
             inputs.push(("token_type_ids".to_string(), tensor(token_type_ids)?));
         }
-        let mut session = self.session.lock().map_err(|_| Error::internal("ONNX session lock poisoned"))?;
-        let outputs = session.run(inputs).map_err(|e| model_err("ONNX inference failed", e))?;
-        let value = outputs
-            .get(&self.output_name)
-            .ok_or_else(|| Error::Model { reason: format!("ONNX output `{}` missing", self.output_name) })?;
-        let (out_shape, hidden) =
-            value.try_extract_tensor::<f32>().map_err(|e| model_err("ONNX output is not an f32 tensor", e))?;
-        let dims: Vec<usize> = out_shape.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();
+        let mut session = self
+            .session
+            .lock()
+            .map_err(|_| Error::internal("ONNX session lock poisoned"))?;
+        let outputs = session
+            .run(inputs)
+            .map_err(|e| model_err("ONNX inference failed", e))?;
+        let value = outputs.get(&self.output_name).ok_or_else(|| Error::Model {
+            reason: format!("ONNX output `{}` missing", self.output_name),
+        })?;
+        let (out_shape, hidden) = value
+            .try_extract_tensor::<f32>()
+            .map_err(|e| model_err("ONNX output is not an f32 tensor", e))?;
+        let dims: Vec<usize> = out_shape
+            .iter()
+            .map(|&d| usize::try_from(d).unwrap_or(0))
+            .collect();
         if dims.len() != 3 || dims[0] != rows || dims[1] != seq_len {
             return Err(Error::Model {
-                reason: format!("ONNX output shape {dims:?} does not match the batch [{rows}, {seq_len}, _]"),
+                reason: format!(
+                    "ONNX output shape {dims:?} does not match the batch [{rows}, {seq_len}, _]"
+                ),
             });
         }
-        mean_pool_normalized(PoolingInput { hidden, mask: &attention_mask, rows, seq_len, dim: dims[2] })
+        mean_pool_normalized(PoolingInput {
+            hidden,
+            mask: &attention_mask,
+            rows,
+            seq_len,
+            dim: dims[2],
+        })
     }
 }
 

@@ -20,7 +20,13 @@ pub struct PoolingInput<'a> {
 /// match the stated shape. A row whose mask is all zero yields the zero vector, which callers never
 /// see in practice because the tokenizer always adds `[CLS]` and `[SEP]`.
 pub fn mean_pool_normalized(input: PoolingInput<'_>) -> mnemo_core::Result<Vec<Vec<f32>>> {
-    let PoolingInput { hidden, mask, rows, seq_len, dim } = input;
+    let PoolingInput {
+        hidden,
+        mask,
+        rows,
+        seq_len,
+        dim,
+    } = input;
     if hidden.len() != rows * seq_len * dim || mask.len() != rows * seq_len {
         return Err(mnemo_core::Error::Model {
             reason: format!(
@@ -64,10 +70,18 @@ mod tests {
     #[test]
     fn masked_tokens_are_ignored() {
         // Two rows, three tokens, dim 2. Row 0 uses tokens 0 and 1; row 1 only token 0.
-        let hidden = [1.0, 0.0, 3.0, 0.0, 100.0, 100.0, 0.0, 2.0, 50.0, -50.0, 9.0, 9.0];
+        let hidden = [
+            1.0, 0.0, 3.0, 0.0, 100.0, 100.0, 0.0, 2.0, 50.0, -50.0, 9.0, 9.0,
+        ];
         let mask = [1, 1, 0, 1, 0, 0];
-        let out = mean_pool_normalized(PoolingInput { hidden: &hidden, mask: &mask, rows: 2, seq_len: 3, dim: 2 })
-            .unwrap();
+        let out = mean_pool_normalized(PoolingInput {
+            hidden: &hidden,
+            mask: &mask,
+            rows: 2,
+            seq_len: 3,
+            dim: 2,
+        })
+        .unwrap();
         assert_eq!(out.len(), 2);
         assert!((out[0][0] - 1.0).abs() < 1e-6 && out[0][1].abs() < 1e-6);
         assert!(out[1][0].abs() < 1e-6 && (out[1][1] - 1.0).abs() < 1e-6);
@@ -77,8 +91,14 @@ mod tests {
     fn output_is_unit_length_mean_direction() {
         let hidden = [1.0, 2.0, 3.0, 4.0];
         let mask = [1, 1];
-        let out = mean_pool_normalized(PoolingInput { hidden: &hidden, mask: &mask, rows: 1, seq_len: 2, dim: 2 })
-            .unwrap();
+        let out = mean_pool_normalized(PoolingInput {
+            hidden: &hidden,
+            mask: &mask,
+            rows: 1,
+            seq_len: 2,
+            dim: 2,
+        })
+        .unwrap();
         // Mean is (2, 3); normalised (2, 3) / sqrt(13).
         let s = 13f32.sqrt();
         assert!((out[0][0] - 2.0 / s).abs() < 1e-6);
@@ -90,21 +110,40 @@ mod tests {
     fn all_masked_row_is_zero_not_nan() {
         let hidden = [1.0, 2.0];
         let mask = [0];
-        let out = mean_pool_normalized(PoolingInput { hidden: &hidden, mask: &mask, rows: 1, seq_len: 1, dim: 2 })
-            .unwrap();
+        let out = mean_pool_normalized(PoolingInput {
+            hidden: &hidden,
+            mask: &mask,
+            rows: 1,
+            seq_len: 1,
+            dim: 2,
+        })
+        .unwrap();
         assert_eq!(out[0], vec![0.0, 0.0]);
     }
 
     #[test]
     fn shape_mismatch_is_an_error() {
-        let err = mean_pool_normalized(PoolingInput { hidden: &[1.0; 5], mask: &[1, 1], rows: 1, seq_len: 2, dim: 2 })
-            .unwrap_err();
+        let err = mean_pool_normalized(PoolingInput {
+            hidden: &[1.0; 5],
+            mask: &[1, 1],
+            rows: 1,
+            seq_len: 2,
+            dim: 2,
+        })
+        .unwrap_err();
         assert!(err.to_string().contains("shape"), "{err}");
     }
 
     #[test]
     fn zero_rows_give_empty_output() {
-        let out = mean_pool_normalized(PoolingInput { hidden: &[], mask: &[], rows: 0, seq_len: 0, dim: 384 }).unwrap();
+        let out = mean_pool_normalized(PoolingInput {
+            hidden: &[],
+            mask: &[],
+            rows: 0,
+            seq_len: 0,
+            dim: 384,
+        })
+        .unwrap();
         assert!(out.is_empty());
     }
 }

@@ -54,7 +54,11 @@ impl TextTokenizer {
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| model_err("tokenisation failed", e))?;
         let rows = encodings.len();
-        let seq_len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
+        let seq_len = encodings
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(0);
         let mut batch = TokenBatch {
             rows,
             seq_len,
@@ -64,7 +68,11 @@ impl TextTokenizer {
         };
         for (r, enc) in encodings.iter().enumerate() {
             let base = r * seq_len;
-            let fields = enc.get_ids().iter().zip(enc.get_attention_mask()).zip(enc.get_type_ids());
+            let fields = enc
+                .get_ids()
+                .iter()
+                .zip(enc.get_attention_mask())
+                .zip(enc.get_type_ids());
             for (t, ((id, mask), ty)) in fields.enumerate() {
                 batch.input_ids[base + t] = i64::from(*id);
                 batch.attention_mask[base + t] = i64::from(*mask);

@@ -67,11 +67,16 @@ pub(crate) fn sidecar_paths(db: &Path) -> (PathBuf, PathBuf) {
 }
 
 pub(crate) fn db_generation(conn: &Connection) -> Result<i64> {
-    conn.query_row("SELECT COALESCE(MAX(generation), 0) FROM vector_changes", [], |r| r.get(0))
-        .map_err(sql_err)
+    conn.query_row(
+        "SELECT COALESCE(MAX(generation), 0) FROM vector_changes",
+        [],
+        |r| r.get(0),
+    )
+    .map_err(sql_err)
 }
 
-const INFO_SQL: &str = "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at \
+const INFO_SQL: &str =
+    "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at \
      FROM memories m JOIN vectors v ON v.seq = m.seq";
 
 impl Ann {
@@ -116,7 +121,10 @@ impl Ann {
             active: row.active,
             expires_at: row.expires_at.unwrap_or(i64::MAX),
         };
-        for part in [info.user, info.agent, info.run].into_iter().filter(|p| *p != 0) {
+        for part in [info.user, info.agent, info.run]
+            .into_iter()
+            .filter(|p| *p != 0)
+        {
             *self.part_counts.entry(part).or_default() += 1;
         }
         self.info.insert(key, info);
@@ -124,7 +132,10 @@ impl Ann {
 
     fn drop_info(&mut self, key: u64) {
         if let Some(old) = self.info.remove(&key) {
-            for part in [old.user, old.agent, old.run].into_iter().filter(|p| *p != 0) {
+            for part in [old.user, old.agent, old.run]
+                .into_iter()
+                .filter(|p| *p != 0)
+            {
                 if let Some(c) = self.part_counts.get_mut(&part) {
                     *c = c.saturating_sub(1);
                 }
@@ -142,7 +153,11 @@ impl Ann {
 
     fn put(&mut self, key: u64, vector: &[f32], row: InfoRow) -> Result<()> {
         if vector.len() != self.dim {
-            return Err(Error::internal(format!("vector of {} dims in a {}-dim index", vector.len(), self.dim)));
+            return Err(Error::internal(format!(
+                "vector of {} dims in a {}-dim index",
+                vector.len(),
+                self.dim
+            )));
         }
         if self.index.contains(key) {
             self.index.remove(key).map_err(ann_err)?;
@@ -168,13 +183,17 @@ impl Ann {
         let mut ann = Self::empty(dim)?;
         let tx = conn.unchecked_transaction().map_err(sql_err)?;
         ann.generation = db_generation(&tx)?;
-        let count: i64 = tx.query_row("SELECT COUNT(*) FROM vectors", [], |r| r.get(0)).map_err(sql_err)?;
-        ann.index.reserve((count as usize).max(1024)).map_err(ann_err)?;
+        let count: i64 = tx
+            .query_row("SELECT COUNT(*) FROM vectors", [], |r| r.get(0))
+            .map_err(sql_err)?;
+        ann.index
+            .reserve((count as usize).max(1024))
+            .map_err(ann_err)?;
         let mut stmt = tx
-            .prepare(&format!(
+            .prepare(
                 "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, v.data \
-                 FROM memories m JOIN vectors v ON v.seq = m.seq"
-            ))
+                 FROM memories m JOIN vectors v ON v.seq = m.seq",
+            )
             .map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
         while let Some(row) = rows.next().map_err(sql_err)? {
@@ -206,7 +225,9 @@ impl Ann {
 
     fn load(conn: &Connection, db: &Path, dim: usize) -> Result<Option<Self>> {
         let (graph, meta) = sidecar_paths(db);
-        let Ok(raw) = std::fs::read_to_string(&meta) else { return Ok(None) };
+        let Ok(raw) = std::fs::read_to_string(&meta) else {
+            return Ok(None);
+        };
         let saved: serde_json::Value = serde_json::from_str(&raw).map_err(ann_err)?;
         let generation = saved["generation"].as_i64().unwrap_or(-1);
         if saved["dim"].as_u64() != Some(dim as u64) || generation < 0 {
@@ -214,7 +235,9 @@ impl Ann {
         }
         // The log must still hold every change after the saved generation.
         let oldest: Option<i64> = conn
-            .query_row("SELECT MIN(generation) FROM vector_changes", [], |r| r.get(0))
+            .query_row("SELECT MIN(generation) FROM vector_changes", [], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(sql_err)?
             .flatten();
@@ -223,7 +246,9 @@ impl Ann {
             return Ok(None);
         }
         let mut ann = Self::empty(dim)?;
-        ann.index.load(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?).map_err(ann_err)?;
+        ann.index
+            .load(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?)
+            .map_err(ann_err)?;
         if ann.index.dimensions() != dim {
             return Ok(None);
         }
@@ -253,7 +278,9 @@ impl Ann {
         }
         let (graph, meta) = sidecar_paths(db);
         let _ = std::fs::remove_file(&meta);
-        self.index.save(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?).map_err(ann_err)?;
+        self.index
+            .save(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?)
+            .map_err(ann_err)?;
         let body = serde_json::json!({"generation": self.generation, "dim": self.dim, "count": self.len()});
         std::fs::write(&meta, body.to_string()).map_err(ann_err)?;
         self.dirty = false;
@@ -335,12 +362,27 @@ impl Ann {
     }
 
     /// Approximate nearest neighbours passing `keep`, as cosine similarities.
-    pub fn search(&self, vector: &[f32], k: usize, keep: impl Fn(u64) -> bool) -> Result<Vec<Candidate>> {
+    pub fn search(
+        &self,
+        vector: &[f32],
+        k: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Result<Vec<Candidate>> {
         if self.len() == 0 {
             return Ok(Vec::new());
         }
-        let m = self.index.filtered_search(vector, k, keep).map_err(ann_err)?;
-        Ok(m.keys.iter().zip(&m.distances).map(|(k, d)| Candidate { key: *k as i64, score: 1.0 - d }).collect())
+        let m = self
+            .index
+            .filtered_search(vector, k, keep)
+            .map_err(ann_err)?;
+        Ok(m.keys
+            .iter()
+            .zip(&m.distances)
+            .map(|(k, d)| Candidate {
+                key: *k as i64,
+                score: 1.0 - d,
+            })
+            .collect())
     }
 
     /// Exact cosine similarities of the given keys (skipping keys not in the index).
@@ -351,7 +393,10 @@ impl Ann {
             if self.index.get(key as u64, &mut buf).map_err(ann_err)? == 0 {
                 continue;
             }
-            out.push(Candidate { key, score: mnemo_core::embed::dot(vector, &buf) });
+            out.push(Candidate {
+                key,
+                score: mnemo_core::embed::dot(vector, &buf),
+            });
         }
         Ok(out)
     }

@@ -6,12 +6,15 @@ use mnemo_core::{Error, HistoryEvent, Memory, MemoryId, Metadata, Timestamp};
 use rusqlite::Row;
 
 /// Columns of `memories` in the order `memory_from_row` reads them, after `seq`.
-pub(crate) const MEMORY_COLS: &str = "m.seq, m.id, m.text, m.kind, m.state, m.user_id, m.agent_id, m.run_id, \
+pub(crate) const MEMORY_COLS: &str =
+    "m.seq, m.id, m.text, m.kind, m.state, m.user_id, m.agent_id, m.run_id, \
      m.metadata, m.hash, m.created_at, m.updated_at, m.expires_at, m.valid_from, m.valid_until, \
      m.actor, m.role, m.access_count, m.last_accessed_at";
 
 pub(crate) fn from_ms(ms: i64) -> Timestamp {
-    Utc.timestamp_millis_opt(ms).single().unwrap_or(DateTime::<Utc>::MIN_UTC)
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
 pub(crate) fn opt_ms(t: Option<Timestamp>) -> Option<i64> {
@@ -66,12 +69,15 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> 
 pub(crate) const MESSAGE_COLS: &str =
     "g.id, g.user_id, g.agent_id, g.run_id, g.session_id, g.role, g.name, g.content, g.created_at";
 
-pub(crate) const HISTORY_COLS: &str = "id, memory_id, event, old_text, new_text, old_metadata, new_metadata, \
+pub(crate) const HISTORY_COLS: &str =
+    "id, memory_id, event, old_text, new_text, old_metadata, new_metadata, \
      actor, role, reason, request_id, created_at";
 
 pub(crate) fn history_from_row(row: &Row<'_>) -> rusqlite::Result<HistoryEvent> {
     let md = |i: usize| -> rusqlite::Result<Option<Metadata>> {
-        row.get::<_, Option<String>>(i)?.map(|s| metadata_from_text(&s)).transpose()
+        row.get::<_, Option<String>>(i)?
+            .map(|s| metadata_from_text(&s))
+            .transpose()
     };
     let role: Option<String> = row.get(8)?;
     Ok(HistoryEvent {
@@ -95,7 +101,9 @@ pub(crate) fn vector_to_blob(v: &[f32]) -> Vec<u8> {
 }
 
 pub(crate) fn blob_to_vector(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 pub(crate) fn metadata_text(m: &Metadata) -> String {

@@ -23,7 +23,8 @@ pub mod testing {
     /// Sets the schema version of a closed store file.
     pub fn set_user_version(path: &Path, version: u32) -> Result<()> {
         let conn = Connection::open(path).map_err(sql_err)?;
-        conn.pragma_update(None, "user_version", version).map_err(sql_err)
+        conn.pragma_update(None, "user_version", version)
+            .map_err(sql_err)
     }
 }
 
@@ -45,7 +46,9 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -76,7 +79,12 @@ impl SqliteStore {
     pub fn open_in_memory() -> Result<Self> {
         let mut writer = Connection::open_in_memory().map_err(sql_err)?;
         schema::migrate(&mut writer)?;
-        Ok(Self { path: None, writer: Mutex::new(writer), readers: Mutex::new(Vec::new()), ann: RwLock::new(None) })
+        Ok(Self {
+            path: None,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+            ann: RwLock::new(None),
+        })
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -102,10 +110,13 @@ impl SqliteStore {
             None => {
                 let c = Connection::open_with_flags(
                     path,
-                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                        | OpenFlags::SQLITE_OPEN_URI,
                 )
                 .map_err(sql_err)?;
-                c.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql_err)?;
+                c.busy_timeout(std::time::Duration::from_secs(10))
+                    .map_err(sql_err)?;
                 c
             }
         };
@@ -120,7 +131,12 @@ impl SqliteStore {
     /// Brings the vector index up to the database's latest change (cheap when current).
     pub(crate) fn sync_ann(&self, conn: &Connection) -> Result<()> {
         let newest = ann::db_generation(conn)?;
-        if self.ann.read().as_ref().is_some_and(|a| a.generation >= newest) {
+        if self
+            .ann
+            .read()
+            .as_ref()
+            .is_some_and(|a| a.generation >= newest)
+        {
             return Ok(());
         }
         let mut guard = self.ann.write();
@@ -161,7 +177,9 @@ impl Drop for SqliteStore {
 
 pub(crate) fn read_dimension(conn: &Connection) -> Result<Option<usize>> {
     let raw: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key = 'dimension'", [], |r| r.get(0))
+        .query_row("SELECT value FROM meta WHERE key = 'dimension'", [], |r| {
+            r.get(0)
+        })
         .optional()
         .map_err(sql_err)?;
     Ok(raw.and_then(|s| s.parse().ok()))
@@ -186,25 +204,50 @@ impl Store for SqliteStore {
     fn list(&self, query: &ListQuery) -> Result<Page> {
         self.list_memories(query)
     }
-    fn update(&self, scope: &Scope, id: MemoryId, patch: MemoryPatch, ctx: &WriteContext) -> Result<Memory> {
+    fn update(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        patch: MemoryPatch,
+        ctx: &WriteContext,
+    ) -> Result<Memory> {
         self.update_memory(scope, id, patch, ctx)
     }
-    fn delete(&self, scope: &Scope, id: MemoryId, mode: DeleteMode, ctx: &WriteContext) -> Result<()> {
+    fn delete(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<()> {
         self.delete_memory(scope, id, mode, ctx)
     }
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
         self.delete_scope(scope, mode, ctx)
     }
-    fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Vec<HistoryEvent>> {
+    fn history(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        read: &ReadOptions,
+    ) -> Result<Vec<HistoryEvent>> {
         self.history_of(scope, id, read)
     }
     fn reset(&self) -> Result<()> {
         self.reset_all()
     }
-    fn dense_candidates(&self, query: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
+    fn dense_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>> {
         self.dense(query, vector)
     }
-    fn lexical_candidates(&self, query: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>> {
+    fn lexical_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        terms: &[String],
+    ) -> Result<Vec<Candidate>> {
         self.lexical(query, terms)
     }
     fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {

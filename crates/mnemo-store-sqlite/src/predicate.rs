@@ -44,13 +44,22 @@ pub(crate) fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
 /// Scope parts that the query sets must match (`alias` is the table alias).
 pub(crate) fn scope(p: &mut Pred, alias: &str, scope: &Scope) {
     if let Some(u) = &scope.user_id {
-        p.push(&format!("{alias}.user_id = ?"), [Sql::Text(u.as_str().into())]);
+        p.push(
+            &format!("{alias}.user_id = ?"),
+            [Sql::Text(u.as_str().into())],
+        );
     }
     if let Some(a) = &scope.agent_id {
-        p.push(&format!("{alias}.agent_id = ?"), [Sql::Text(a.as_str().into())]);
+        p.push(
+            &format!("{alias}.agent_id = ?"),
+            [Sql::Text(a.as_str().into())],
+        );
     }
     if let Some(r) = &scope.run_id {
-        p.push(&format!("{alias}.run_id = ?"), [Sql::Text(r.as_str().into())]);
+        p.push(
+            &format!("{alias}.run_id = ?"),
+            [Sql::Text(r.as_str().into())],
+        );
     }
 }
 
@@ -90,8 +99,15 @@ pub(crate) fn filter(p: &mut Pred, alias: &str, f: &Filter) -> Result<()> {
 fn filter_sql(alias: &str, f: &Filter, params: &mut Vec<Sql>) -> Result<String> {
     Ok(match f {
         Filter::And(parts) | Filter::Or(parts) => {
-            let joiner = if matches!(f, Filter::And(_)) { " AND " } else { " OR " };
-            let subs = parts.iter().map(|s| filter_sql(alias, s, params)).collect::<Result<Vec<_>>>()?;
+            let joiner = if matches!(f, Filter::And(_)) {
+                " AND "
+            } else {
+                " OR "
+            };
+            let subs = parts
+                .iter()
+                .map(|s| filter_sql(alias, s, params))
+                .collect::<Result<Vec<_>>>()?;
             format!("({})", subs.join(joiner))
         }
         Filter::Not(inner) => format!("(NOT {})", filter_sql(alias, inner, params)?),
@@ -123,7 +139,10 @@ fn cmp(op: Op) -> Result<&'static str> {
 
 fn json_path(key: &str) -> Result<String> {
     if key.contains('"') || key.contains('\\') {
-        return Err(Error::invalid("filters", format!("field {key:?} may not contain quotes or backslashes")));
+        return Err(Error::invalid(
+            "filters",
+            format!("field {key:?} may not contain quotes or backslashes"),
+        ));
     }
     Ok(format!("$.\"{key}\""))
 }
@@ -139,7 +158,10 @@ fn eq_sql_raw(alias: &str, path: &str, value: &Value, params: &mut Vec<Sql>) -> 
     params.push(Sql::Text(path.into()));
     match value {
         Value::Null => format!("(json_type({md}, ?) = 'null')"),
-        Value::Bool(b) => format!("(json_type({md}, ?) = '{}')", if *b { "true" } else { "false" }),
+        Value::Bool(b) => format!(
+            "(json_type({md}, ?) = '{}')",
+            if *b { "true" } else { "false" }
+        ),
         Value::Number(n) => {
             params.push(Sql::Text(path.into()));
             params.push(number(n));
@@ -153,7 +175,9 @@ fn eq_sql_raw(alias: &str, path: &str, value: &Value, params: &mut Vec<Sql>) -> 
         Value::Array(_) | Value::Object(_) => {
             params.push(Sql::Text(path.into()));
             params.push(Sql::Text(value.to_string()));
-            format!("(json_type({md}, ?) IN ('array','object') AND json_extract({md}, ?) = json(?))")
+            format!(
+                "(json_type({md}, ?) IN ('array','object') AND json_extract({md}, ?) = json(?))"
+            )
         }
     }
 }
@@ -165,11 +189,23 @@ fn number(n: &serde_json::Number) -> Sql {
     }
 }
 
-fn meta_sql(alias: &str, key: &str, op: Op, value: &Value, params: &mut Vec<Sql>) -> Result<String> {
+fn meta_sql(
+    alias: &str,
+    key: &str,
+    op: Op,
+    value: &Value,
+    params: &mut Vec<Sql>,
+) -> Result<String> {
     meta_sql_raw(alias, key, op, value, params).map(|s| format!("COALESCE({s}, 0)"))
 }
 
-fn meta_sql_raw(alias: &str, key: &str, op: Op, value: &Value, params: &mut Vec<Sql>) -> Result<String> {
+fn meta_sql_raw(
+    alias: &str,
+    key: &str,
+    op: Op,
+    value: &Value,
+    params: &mut Vec<Sql>,
+) -> Result<String> {
     let path = json_path(key)?;
     let md = format!("{alias}.metadata");
     Ok(match op {
@@ -180,7 +216,10 @@ fn meta_sql_raw(alias: &str, key: &str, op: Op, value: &Value, params: &mut Vec<
             let any = if items.is_empty() {
                 "0".to_string()
             } else {
-                let parts: Vec<String> = items.iter().map(|v| eq_sql(alias, &path, v, params)).collect();
+                let parts: Vec<String> = items
+                    .iter()
+                    .map(|v| eq_sql(alias, &path, v, params))
+                    .collect();
                 format!("({})", parts.join(" OR "))
             };
             if op == Op::In {
@@ -201,18 +240,28 @@ fn meta_sql_raw(alias: &str, key: &str, op: Op, value: &Value, params: &mut Vec<
                 }
             };
             params.extend([Sql::Text(path.clone()), Sql::Text(path), bound]);
-            format!("(json_type({md}, ?) IN {types} AND json_extract({md}, ?) {} ?)", cmp(op)?)
+            format!(
+                "(json_type({md}, ?) IN {types} AND json_extract({md}, ?) {} ?)",
+                cmp(op)?
+            )
         }
         Op::Contains => {
             let elem = match value {
                 Value::String(s) => Sql::Text(s.clone()),
                 Value::Number(n) => number(n),
                 _ => {
-                    return Err(Error::invalid("filters", format!("{key:?}: contains takes a string or a number")))
+                    return Err(Error::invalid(
+                        "filters",
+                        format!("{key:?}: contains takes a string or a number"),
+                    ))
                 }
             };
             let text_part = if let Sql::Text(s) = &elem {
-                params.extend([Sql::Text(path.clone()), Sql::Text(path.clone()), Sql::Text(s.clone())]);
+                params.extend([
+                    Sql::Text(path.clone()),
+                    Sql::Text(path.clone()),
+                    Sql::Text(s.clone()),
+                ]);
                 format!("(json_type({md}, ?) = 'text' AND instr(json_extract({md}, ?), ?) > 0)")
             } else {
                 "0".into()

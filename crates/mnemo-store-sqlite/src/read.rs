@@ -10,7 +10,10 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params_from_iter, Connection};
 use std::collections::{HashMap, HashSet};
 
-pub(crate) fn sources_of(conn: &Connection, ids: &[MemoryId]) -> Result<HashMap<MemoryId, Vec<MessageId>>> {
+pub(crate) fn sources_of(
+    conn: &Connection,
+    ids: &[MemoryId],
+) -> Result<HashMap<MemoryId, Vec<MessageId>>> {
     let mut out: HashMap<MemoryId, Vec<MessageId>> = HashMap::new();
     if ids.is_empty() {
         return Ok(out);
@@ -21,11 +24,15 @@ pub(crate) fn sources_of(conn: &Connection, ids: &[MemoryId]) -> Result<HashMap<
          WHERE s.memory_id IN ({marks}) ORDER BY s.memory_id, g.seq"
     );
     let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-    let mut rows = stmt.query(params_from_iter(ids.iter().map(|i| i.to_string()))).map_err(sql_err)?;
+    let mut rows = stmt
+        .query(params_from_iter(ids.iter().map(|i| i.to_string())))
+        .map_err(sql_err)?;
     while let Some(r) = rows.next().map_err(sql_err)? {
         let m: String = r.get(0).map_err(sql_err)?;
         let g: String = r.get(1).map_err(sql_err)?;
-        out.entry(MemoryId::parse(&m)?).or_default().push(MessageId::parse(&g)?);
+        out.entry(MemoryId::parse(&m)?)
+            .or_default()
+            .push(MessageId::parse(&g)?);
     }
     Ok(out)
 }
@@ -39,10 +46,17 @@ fn with_sources(conn: &Connection, mut rows: Vec<(i64, Memory)>) -> Result<Vec<(
     Ok(rows)
 }
 
-fn query_memories(conn: &Connection, where_sql: &str, tail: &str, params: &[Sql]) -> Result<Vec<(i64, Memory)>> {
+fn query_memories(
+    conn: &Connection,
+    where_sql: &str,
+    tail: &str,
+    params: &[Sql],
+) -> Result<Vec<(i64, Memory)>> {
     let sql = format!("SELECT {MEMORY_COLS} FROM memories m WHERE {where_sql} {tail}");
     let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-    let rows = stmt.query_map(params_from_iter(params.iter()), memory_from_row).map_err(sql_err)?;
+    let rows = stmt
+        .query_map(params_from_iter(params.iter()), memory_from_row)
+        .map_err(sql_err)?;
     rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
 }
 
@@ -70,11 +84,20 @@ fn decode_cursor(raw: &str) -> Result<i64> {
 
 /// FTS5 query: each term quoted (so no term is read as syntax), any term may match.
 fn fts_query(terms: &[String]) -> String {
-    terms.iter().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR ")
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
 impl SqliteStore {
-    pub(crate) fn get_memory(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
+    pub(crate) fn get_memory(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        read: &ReadOptions,
+    ) -> Result<Memory> {
         scope.validate()?;
         self.read(|conn| {
             let mut p = Pred::default();
@@ -82,7 +105,10 @@ impl SqliteStore {
             predicate::scope(&mut p, "m", scope);
             predicate::visibility(&mut p, "m", read);
             let rows = with_sources(conn, query_memories(conn, &p.where_sql(), "", &p.params)?)?;
-            rows.into_iter().next().map(|(_, m)| m).ok_or_else(|| Error::not_found("memory", id))
+            rows.into_iter()
+                .next()
+                .map(|(_, m)| m)
+                .ok_or_else(|| Error::not_found("memory", id))
         })
     }
 
@@ -91,37 +117,70 @@ impl SqliteStore {
         if q.limit == 0 || q.limit > 1000 {
             return Err(Error::invalid("limit", "must be between 1 and 1000"));
         }
-        let after = q.cursor.as_deref().map(decode_cursor).transpose()?.unwrap_or(0);
+        let after = q
+            .cursor
+            .as_deref()
+            .map(decode_cursor)
+            .transpose()?
+            .unwrap_or(0);
         self.read(|conn| {
-            let cq = CandidateQuery { scope: &q.scope, kinds: q.kinds.as_deref(), filter: q.filter.as_ref(), read: q.read, limit: q.limit };
+            let cq = CandidateQuery {
+                scope: &q.scope,
+                kinds: q.kinds.as_deref(),
+                filter: q.filter.as_ref(),
+                read: q.read,
+                limit: q.limit,
+            };
             let mut p = candidate_pred(&cq)?;
             p.push("m.seq > ?", [Sql::Integer(after)]);
             let tail = format!("ORDER BY m.seq LIMIT {}", q.limit + 1);
-            let mut rows = with_sources(conn, query_memories(conn, &p.where_sql(), &tail, &p.params)?)?;
+            let mut rows = with_sources(
+                conn,
+                query_memories(conn, &p.where_sql(), &tail, &p.params)?,
+            )?;
             let next_cursor = if rows.len() > q.limit {
                 rows.truncate(q.limit);
                 rows.last().map(|(seq, _)| encode_cursor(*seq))
             } else {
                 None
             };
-            Ok(Page { results: rows.into_iter().map(|(_, m)| m).collect(), next_cursor })
+            Ok(Page {
+                results: rows.into_iter().map(|(_, m)| m).collect(),
+                next_cursor,
+            })
         })
     }
 
-    pub(crate) fn history_of(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Vec<HistoryEvent>> {
+    pub(crate) fn history_of(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        read: &ReadOptions,
+    ) -> Result<Vec<HistoryEvent>> {
         scope.validate()?;
         self.read(|conn| {
             // A memory that still exists must be visible to the scope (expiry included; state not:
             // the history of a deleted memory stays readable). A hard-deleted memory's history is
             // checked against the scope recorded on its history rows.
             let exists: bool = conn
-                .query_row("SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)", [id.to_string()], |r| r.get(0))
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
+                    [id.to_string()],
+                    |r| r.get(0),
+                )
                 .map_err(sql_err)?;
             if exists {
                 let mut p = Pred::default();
                 p.push("m.id = ?", [Sql::Text(id.to_string())]);
                 predicate::scope(&mut p, "m", scope);
-                predicate::visibility(&mut p, "m", &ReadOptions { include_inactive: true, ..*read });
+                predicate::visibility(
+                    &mut p,
+                    "m",
+                    &ReadOptions {
+                        include_inactive: true,
+                        ..*read
+                    },
+                );
                 if query_memories(conn, &p.where_sql(), "", &p.params)?.is_empty() {
                     return Err(Error::not_found("memory", id));
                 }
@@ -129,7 +188,10 @@ impl SqliteStore {
             let mut p = Pred::default();
             p.push("h.memory_id = ?", [Sql::Text(id.to_string())]);
             predicate::scope(&mut p, "h", scope);
-            let sql = format!("SELECT {HISTORY_COLS} FROM history h WHERE {} ORDER BY h.id", p.where_sql());
+            let sql = format!(
+                "SELECT {HISTORY_COLS} FROM history h WHERE {} ORDER BY h.id",
+                p.where_sql()
+            );
             let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
             let events = stmt
                 .query_map(params_from_iter(p.params.iter()), history_from_row)
@@ -145,10 +207,17 @@ impl SqliteStore {
 
     fn allowed_keys(conn: &Connection, q: &CandidateQuery<'_>, cap: usize) -> Result<Vec<i64>> {
         let p = candidate_pred(q)?;
-        let sql = format!("SELECT m.seq FROM memories m WHERE {} LIMIT {}", p.where_sql(), cap + 1);
+        let sql = format!(
+            "SELECT m.seq FROM memories m WHERE {} LIMIT {}",
+            p.where_sql(),
+            cap + 1
+        );
         let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-        let rows = stmt.query_map(params_from_iter(p.params.iter()), |r| r.get(0)).map_err(sql_err)?;
-        rows.collect::<rusqlite::Result<Vec<i64>>>().map_err(sql_err)
+        let rows = stmt
+            .query_map(params_from_iter(p.params.iter()), |r| r.get(0))
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<Vec<i64>>>()
+            .map_err(sql_err)
     }
 
     pub(crate) fn dense(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
@@ -156,14 +225,26 @@ impl SqliteStore {
         self.read(|conn| {
             self.sync_ann(conn)?;
             let guard = self.ann.read();
-            let Some(ann) = guard.as_ref() else { return Ok(Vec::new()) };
+            let Some(ann) = guard.as_ref() else {
+                return Ok(Vec::new());
+            };
             if vector.len() != ann.dim() {
-                return Err(Error::invalid("vector", format!("has {} dimensions, the store holds {}", vector.len(), ann.dim())));
+                return Err(Error::invalid(
+                    "vector",
+                    format!(
+                        "has {} dimensions, the store holds {}",
+                        vector.len(),
+                        ann.dim()
+                    ),
+                ));
             }
-            let Some(ids) = ann.scope_ids(q.scope) else { return Ok(Vec::new()) };
+            let Some(ids) = ann.scope_ids(q.scope) else {
+                return Ok(Vec::new());
+            };
             let small = ann.scope_size(ids) <= EXACT_MAX;
             if small || q.filter.is_some() {
-                let keys = Self::allowed_keys(conn, q, if small { EXACT_MAX } else { 4 * EXACT_MAX })?;
+                let keys =
+                    Self::allowed_keys(conn, q, if small { EXACT_MAX } else { 4 * EXACT_MAX })?;
                 if small || keys.len() <= 4 * EXACT_MAX {
                     let mut scored = ann.score(vector, &keys)?;
                     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
@@ -176,25 +257,37 @@ impl SqliteStore {
             let read = q.read;
             let kinds = q.kinds;
             let filter_keys = if q.filter.is_some() {
-                Some(Self::allowed_keys(conn, q, usize::MAX / 2)?.into_iter().collect::<HashSet<i64>>())
+                Some(
+                    Self::allowed_keys(conn, q, usize::MAX / 2)?
+                        .into_iter()
+                        .collect::<HashSet<i64>>(),
+                )
             } else {
                 allowed
             };
             let keep = |key: u64| -> bool {
-                let Some(info) = ann.info(key) else { return false };
+                let Some(info) = ann.info(key) else {
+                    return false;
+                };
                 (ids[0] == 0 || info.user == ids[0])
                     && (ids[1] == 0 || info.agent == ids[1])
                     && (ids[2] == 0 || info.run == ids[2])
                     && (read.include_inactive || info.active)
                     && (read.include_expired || info.expires_at > now)
                     && kinds.is_none_or(|k| k.is_empty() || k.contains(&info.kind))
-                    && filter_keys.as_ref().is_none_or(|s| s.contains(&(key as i64)))
+                    && filter_keys
+                        .as_ref()
+                        .is_none_or(|s| s.contains(&(key as i64)))
             };
             ann.search(vector, q.limit, keep)
         })
     }
 
-    pub(crate) fn lexical(&self, q: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>> {
+    pub(crate) fn lexical(
+        &self,
+        q: &CandidateQuery<'_>,
+        terms: &[String],
+    ) -> Result<Vec<Candidate>> {
         q.scope.validate()?;
         if terms.is_empty() {
             return Ok(Vec::new());
@@ -226,7 +319,11 @@ impl SqliteStore {
         }
     }
 
-    pub(crate) fn fetch_keys(&self, q: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
+    pub(crate) fn fetch_keys(
+        &self,
+        q: &CandidateQuery<'_>,
+        keys: &[i64],
+    ) -> Result<Vec<(i64, Memory)>> {
         q.scope.validate()?;
         if keys.is_empty() {
             return Ok(Vec::new());
@@ -234,7 +331,10 @@ impl SqliteStore {
         self.read(|conn| {
             let mut p = candidate_pred(q)?;
             let marks = vec!["?"; keys.len()].join(",");
-            p.push(&format!("m.seq IN ({marks})"), keys.iter().map(|k| Sql::Integer(*k)));
+            p.push(
+                &format!("m.seq IN ({marks})"),
+                keys.iter().map(|k| Sql::Integer(*k)),
+            );
             with_sources(conn, query_memories(conn, &p.where_sql(), "", &p.params)?)
         })
     }
@@ -259,19 +359,36 @@ impl SqliteStore {
         })
     }
 
-    pub(crate) fn export_all(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+    pub(crate) fn export_all(
+        &self,
+        sink: &mut dyn FnMut(ExportRecord) -> Result<()>,
+    ) -> Result<()> {
         self.read(|conn| {
             let tx = conn.unchecked_transaction().map_err(sql_err)?;
             {
-                let mut stmt = tx.prepare(&format!("SELECT g.seq, {MESSAGE_COLS} FROM messages g ORDER BY g.seq")).map_err(sql_err)?;
+                let mut stmt = tx
+                    .prepare(&format!(
+                        "SELECT g.seq, {MESSAGE_COLS} FROM messages g ORDER BY g.seq"
+                    ))
+                    .map_err(sql_err)?;
                 let mut rows = stmt.query([]).map_err(sql_err)?;
                 while let Some(r) = rows.next().map_err(sql_err)? {
-                    sink(ExportRecord::Message(Box::new(message_from_row_offset(r).map_err(sql_err)?)))?;
+                    sink(ExportRecord::Message(Box::new(
+                        message_from_row_offset(r).map_err(sql_err)?,
+                    )))?;
                 }
             }
             let mut after = 0i64;
             loop {
-                let batch = with_sources(&tx, query_memories(&tx, "m.seq > ?", "ORDER BY m.seq LIMIT 500", &[Sql::Integer(after)])?)?;
+                let batch = with_sources(
+                    &tx,
+                    query_memories(
+                        &tx,
+                        "m.seq > ?",
+                        "ORDER BY m.seq LIMIT 500",
+                        &[Sql::Integer(after)],
+                    )?,
+                )?;
                 let Some((last, _)) = batch.last() else { break };
                 after = *last;
                 for (_, m) in batch {
@@ -285,7 +402,11 @@ impl SqliteStore {
     pub(crate) fn check(&self) -> Result<IntegrityReport> {
         let conn = self.writer.lock();
         self.sync_ann(&conn)?;
-        let count = |sql: &str| -> Result<u64> { conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql_err) };
+        let count = |sql: &str| -> Result<u64> {
+            conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(sql_err)
+        };
         Ok(IntegrityReport {
             memories: count("SELECT COUNT(*) FROM memories")?,
             indexed_memories: count("SELECT COUNT(*) FROM memories WHERE state <> 'deleted'")?,
@@ -301,15 +422,25 @@ impl SqliteStore {
 
     pub(crate) fn statistics(&self) -> Result<StoreStats> {
         self.read(|conn| {
-            let count = |sql: &str| -> Result<u64> { conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql_err) };
+            let count = |sql: &str| -> Result<u64> {
+                conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                    .map(|n| n as u64)
+                    .map_err(sql_err)
+            };
             let model: Option<String> = conn
-                .query_row("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
+                .query_row(
+                    "SELECT value FROM meta WHERE key = 'embedding_model'",
+                    [],
+                    |r| r.get(0),
+                )
                 .ok();
             let file_bytes = self.path().map_or(0, |p| {
                 let mut total = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
                 let mut wal = p.as_os_str().to_owned();
                 wal.push("-wal");
-                total += std::fs::metadata(std::path::PathBuf::from(wal)).map(|m| m.len()).unwrap_or(0);
+                total += std::fs::metadata(std::path::PathBuf::from(wal))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
                 total
             });
             Ok(StoreStats {
@@ -328,15 +459,18 @@ fn message_from_row_offset(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {
     // Rows here start with `seq`; read the message columns after it.
     let role: String = r.get(6)?;
     Ok(Message {
-        id: MessageId(uuid::Uuid::parse_str(&r.get::<_, String>(1)?).map_err(|e| rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, Box::new(e)))?),
+        id: MessageId(uuid::Uuid::parse_str(&r.get::<_, String>(1)?).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, Box::new(e))
+        })?),
         user_id: r.get(2)?,
         agent_id: r.get(3)?,
         run_id: r.get(4)?,
         session_id: r.get(5)?,
-        role: role.parse().map_err(|e: Error| rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, Box::new(e)))?,
+        role: role.parse().map_err(|e: Error| {
+            rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, Box::new(e))
+        })?,
         name: r.get(7)?,
         content: r.get(8)?,
         created_at: from_ms(r.get(9)?),
     })
 }
-

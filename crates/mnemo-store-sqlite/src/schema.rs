@@ -122,7 +122,8 @@ const MIGRATIONS: &[&str] = &[
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 pub(crate) fn configure(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(Error::storage)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(Error::storage)?;
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
@@ -148,7 +149,8 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<u32> {
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let tx = conn.transaction().map_err(Error::storage)?;
         tx.execute_batch(sql).map_err(Error::storage)?;
-        tx.pragma_update(None, "user_version", (i + 1) as u32).map_err(Error::storage)?;
+        tx.pragma_update(None, "user_version", (i + 1) as u32)
+            .map_err(Error::storage)?;
         tx.commit().map_err(Error::storage)?;
         tracing::info!(version = i + 1, "migrated store schema");
     }

@@ -5,7 +5,9 @@ use crate::codec::*;
 use crate::predicate::{self, Pred};
 use crate::{read_dimension, SqliteStore};
 use mnemo_core::*;
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{
+    params, params_from_iter, Connection, OptionalExtension, Transaction, TransactionBehavior,
+};
 
 fn scope_cols(s: &Scope) -> (Option<&str>, Option<&str>, Option<&str>) {
     (
@@ -16,7 +18,11 @@ fn scope_cols(s: &Scope) -> (Option<&str>, Option<&str>, Option<&str>) {
 }
 
 pub(crate) fn log_change(tx: &Transaction<'_>, seq: i64, op: &str) -> Result<()> {
-    tx.execute("INSERT INTO vector_changes (seq, op) VALUES (?1, ?2)", params![seq, op]).map_err(sql_err)?;
+    tx.execute(
+        "INSERT INTO vector_changes (seq, op) VALUES (?1, ?2)",
+        params![seq, op],
+    )
+    .map_err(sql_err)?;
     Ok(())
 }
 
@@ -46,7 +52,10 @@ pub(crate) fn history(
 
 fn check_vector(v: &[f32], dim: usize) -> Result<()> {
     if v.len() != dim {
-        return Err(Error::invalid("vector", format!("has {} dimensions, the store holds {dim}", v.len())));
+        return Err(Error::invalid(
+            "vector",
+            format!("has {} dimensions, the store holds {dim}", v.len()),
+        ));
     }
     if v.iter().any(|x| !x.is_finite()) {
         return Err(Error::invalid("vector", "contains a non-finite value"));
@@ -101,11 +110,18 @@ pub(crate) fn insert_memory(
     })?;
     let seq = tx.last_insert_rowid();
     if state != MemoryState::Deleted {
-        let vector = vector.ok_or_else(|| Error::invalid("vector", "an indexed memory needs a vector"))?;
-        tx.execute("INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)", params![seq, index_text.unwrap_or(text)])
-            .map_err(sql_err)?;
-        tx.execute("INSERT INTO vectors (seq, data) VALUES (?1, ?2)", params![seq, vector_to_blob(vector)])
-            .map_err(sql_err)?;
+        let vector =
+            vector.ok_or_else(|| Error::invalid("vector", "an indexed memory needs a vector"))?;
+        tx.execute(
+            "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
+            params![seq, index_text.unwrap_or(text)],
+        )
+        .map_err(sql_err)?;
+        tx.execute(
+            "INSERT INTO vectors (seq, data) VALUES (?1, ?2)",
+            params![seq, vector_to_blob(vector)],
+        )
+        .map_err(sql_err)?;
         log_change(tx, seq, "put")?;
     }
     for src in sources {
@@ -120,8 +136,13 @@ pub(crate) fn insert_memory(
 
 /// Removes a memory from the lexical and vector indexes (the row itself stays).
 fn unindex(tx: &Transaction<'_>, seq: i64) -> Result<()> {
-    tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq]).map_err(sql_err)?;
-    if tx.execute("DELETE FROM vectors WHERE seq = ?1", [seq]).map_err(sql_err)? > 0 {
+    tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
+        .map_err(sql_err)?;
+    if tx
+        .execute("DELETE FROM vectors WHERE seq = ?1", [seq])
+        .map_err(sql_err)?
+        > 0
+    {
         log_change(tx, seq, "del")?;
     }
     Ok(())
@@ -131,7 +152,9 @@ impl SqliteStore {
     /// Runs `f` in one IMMEDIATE transaction on the writer, then catches the vector index up.
     pub(crate) fn write_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.writer.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err)?;
         let out = f(&tx)?;
         tx.commit().map_err(sql_err)?;
         self.sync_ann(&conn)?;
@@ -180,7 +203,11 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(crate) fn stored_outcome(tx: &Connection, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
+    pub(crate) fn stored_outcome(
+        tx: &Connection,
+        scope: &Scope,
+        idem: &Idempotency,
+    ) -> Result<Option<AddOutcome>> {
         let row: Option<(String, String)> = tx
             .query_row(
                 "SELECT request_hash, outcome FROM idempotency WHERE scope_key = ?1 AND key = ?2",
@@ -192,7 +219,10 @@ impl SqliteStore {
         match row {
             None => Ok(None),
             Some((hash, _)) if hash != idem.request_hash => Err(Error::Conflict {
-                reason: format!("idempotency key {:?} was already used for a different request", idem.key),
+                reason: format!(
+                    "idempotency key {:?} was already used for a different request",
+                    idem.key
+                ),
             }),
             Some((_, outcome)) => {
                 let mut o: AddOutcome = serde_json::from_str(&outcome).map_err(Error::storage)?;
@@ -215,7 +245,11 @@ impl SqliteStore {
                 return Ok(o);
             }
         }
-        let dim = if batch.memories.is_empty() { 0 } else { Self::dimension_of(tx)? };
+        let dim = if batch.memories.is_empty() {
+            0
+        } else {
+            Self::dimension_of(tx)?
+        };
         for m in &batch.messages {
             insert_message(tx, m)?;
         }
@@ -223,18 +257,48 @@ impl SqliteStore {
         for m in &batch.memories {
             check_vector(&m.vector, dim)?;
             if m.scope != batch.scope {
-                return Err(Error::invalid("scope", "every memory of a batch must carry the batch's scope"));
+                return Err(Error::invalid(
+                    "scope",
+                    "every memory of a batch must carry the batch's scope",
+                ));
             }
             let at = m.created_at.timestamp_millis();
             insert_memory(
-                tx, m.id, &m.scope, m.kind, MemoryState::Active, &m.text, m.index_text.as_deref(), &m.metadata,
+                tx,
+                m.id,
+                &m.scope,
+                m.kind,
+                MemoryState::Active,
+                &m.text,
+                m.index_text.as_deref(),
+                &m.metadata,
                 (at, at, opt_ms(m.expires_at), opt_ms(m.valid_from), None),
-                m.actor.as_deref(), m.role, Some(&m.vector), &m.sources,
+                m.actor.as_deref(),
+                m.role,
+                Some(&m.vector),
+                &m.sources,
             )?;
-            history(tx, m.id, scope_cols(&m.scope), HistoryKind::Add, (None, None), (Some(&m.text), Some(&m.metadata)), &batch.context, at)?;
-            results.push(AddResult { id: m.id, memory: m.text.clone(), event: HistoryKind::Add });
+            history(
+                tx,
+                m.id,
+                scope_cols(&m.scope),
+                HistoryKind::Add,
+                (None, None),
+                (Some(&m.text), Some(&m.metadata)),
+                &batch.context,
+                at,
+            )?;
+            results.push(AddResult {
+                id: m.id,
+                memory: m.text.clone(),
+                event: HistoryKind::Add,
+            });
         }
-        let outcome = AddOutcome { results, replayed: false, warnings: Vec::new() };
+        let outcome = AddOutcome {
+            results,
+            replayed: false,
+            warnings: Vec::new(),
+        };
         if let Some(idem) = &batch.idempotency {
             tx.execute(
                 "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -251,14 +315,23 @@ impl SqliteStore {
         p.push("m.id = ?", [rusqlite::types::Value::Text(id.to_string())]);
         predicate::scope(&mut p, "m", scope);
         predicate::visibility(&mut p, "m", &ReadOptions::default());
-        let sql = format!("SELECT {MEMORY_COLS} FROM memories m WHERE {}", p.where_sql());
+        let sql = format!(
+            "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
+            p.where_sql()
+        );
         tx.query_row(&sql, params_from_iter(p.params.iter()), memory_from_row)
             .optional()
             .map_err(sql_err)?
             .ok_or_else(|| Error::not_found("memory", id))
     }
 
-    pub(crate) fn update_memory(&self, scope: &Scope, id: MemoryId, patch: MemoryPatch, ctx: &WriteContext) -> Result<Memory> {
+    pub(crate) fn update_memory(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        patch: MemoryPatch,
+        ctx: &WriteContext,
+    ) -> Result<Memory> {
         scope.validate()?;
         if let Some(t) = &patch.text {
             if t.trim().is_empty() {
@@ -300,7 +373,14 @@ impl SqliteStore {
         })
     }
 
-    fn delete_one(tx: &Transaction<'_>, seq: i64, m: &Memory, mode: DeleteMode, ctx: &WriteContext, now: i64) -> Result<()> {
+    fn delete_one(
+        tx: &Transaction<'_>,
+        seq: i64,
+        m: &Memory,
+        mode: DeleteMode,
+        ctx: &WriteContext,
+        now: i64,
+    ) -> Result<()> {
         unindex(tx, seq)?;
         match mode {
             DeleteMode::Soft => {
@@ -308,33 +388,85 @@ impl SqliteStore {
                     .map_err(sql_err)?;
             }
             DeleteMode::Hard => {
-                tx.execute("DELETE FROM memory_sources WHERE memory_id = ?1", [m.id.to_string()]).map_err(sql_err)?;
-                tx.execute("DELETE FROM entity_memories WHERE memory_id = ?1", [m.id.to_string()]).map_err(sql_err)?;
-                tx.execute("DELETE FROM links WHERE from_id = ?1 OR to_id = ?1", [m.id.to_string()]).map_err(sql_err)?;
-                tx.execute("DELETE FROM memories WHERE seq = ?1", [seq]).map_err(sql_err)?;
+                tx.execute(
+                    "DELETE FROM memory_sources WHERE memory_id = ?1",
+                    [m.id.to_string()],
+                )
+                .map_err(sql_err)?;
+                tx.execute(
+                    "DELETE FROM entity_memories WHERE memory_id = ?1",
+                    [m.id.to_string()],
+                )
+                .map_err(sql_err)?;
+                tx.execute(
+                    "DELETE FROM links WHERE from_id = ?1 OR to_id = ?1",
+                    [m.id.to_string()],
+                )
+                .map_err(sql_err)?;
+                tx.execute("DELETE FROM memories WHERE seq = ?1", [seq])
+                    .map_err(sql_err)?;
             }
         }
-        history(tx, m.id, scope_cols(&m.scope()), HistoryKind::Delete, (Some(&m.text), Some(&m.metadata)), (None, None), ctx, now)
+        history(
+            tx,
+            m.id,
+            scope_cols(&m.scope()),
+            HistoryKind::Delete,
+            (Some(&m.text), Some(&m.metadata)),
+            (None, None),
+            ctx,
+            now,
+        )
     }
 
-    pub(crate) fn delete_memory(&self, scope: &Scope, id: MemoryId, mode: DeleteMode, ctx: &WriteContext) -> Result<()> {
+    pub(crate) fn delete_memory(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<()> {
         scope.validate()?;
         self.write_tx(|tx| {
             let (seq, m) = Self::locate(tx, scope, id)?;
-            Self::delete_one(tx, seq, &m, mode, ctx, chrono::Utc::now().timestamp_millis())
+            Self::delete_one(
+                tx,
+                seq,
+                &m,
+                mode,
+                ctx,
+                chrono::Utc::now().timestamp_millis(),
+            )
         })
     }
 
-    pub(crate) fn delete_scope(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
+    pub(crate) fn delete_scope(
+        &self,
+        scope: &Scope,
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<u64> {
         scope.validate()?;
         self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
-            predicate::visibility(&mut p, "m", &ReadOptions { include_expired: true, ..ReadOptions::default() });
-            let sql = format!("SELECT {MEMORY_COLS} FROM memories m WHERE {}", p.where_sql());
+            predicate::visibility(
+                &mut p,
+                "m",
+                &ReadOptions {
+                    include_expired: true,
+                    ..ReadOptions::default()
+                },
+            );
+            let sql = format!(
+                "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
+                p.where_sql()
+            );
             let rows: Vec<(i64, Memory)> = {
                 let mut stmt = tx.prepare(&sql).map_err(sql_err)?;
-                let it = stmt.query_map(params_from_iter(p.params.iter()), memory_from_row).map_err(sql_err)?;
+                let it = stmt
+                    .query_map(params_from_iter(p.params.iter()), memory_from_row)
+                    .map_err(sql_err)?;
                 it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
             };
             let now = chrono::Utc::now().timestamp_millis();
@@ -364,31 +496,79 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(crate) fn import_records(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+    pub(crate) fn import_records(
+        &self,
+        records: Vec<(ExportRecord, Option<Vec<f32>>)>,
+    ) -> Result<u64> {
         self.write_tx(|tx| {
             let mut written = 0u64;
             for (rec, vector) in &records {
                 match rec {
                     ExportRecord::Message(m) => {
-                        written += tx.query_row("SELECT COUNT(*) FROM messages WHERE id = ?1", [m.id.to_string()], |r| r.get::<_, i64>(0)).map_err(sql_err)?.eq(&0) as u64;
+                        written += tx
+                            .query_row(
+                                "SELECT COUNT(*) FROM messages WHERE id = ?1",
+                                [m.id.to_string()],
+                                |r| r.get::<_, i64>(0),
+                            )
+                            .map_err(sql_err)?
+                            .eq(&0) as u64;
                         insert_message(tx, m)?;
                     }
                     ExportRecord::Memory(m) => {
                         let exists: bool = tx
-                            .query_row("SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)", [m.id.to_string()], |r| r.get(0))
+                            .query_row(
+                                "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
+                                [m.id.to_string()],
+                                |r| r.get(0),
+                            )
                             .map_err(sql_err)?;
                         if exists {
                             continue;
                         }
                         let scope = m.scope();
                         if m.state != MemoryState::Deleted {
-                            let v = vector.as_deref().ok_or_else(|| Error::invalid("vector", "missing for an imported memory"))?;
+                            let v = vector.as_deref().ok_or_else(|| {
+                                Error::invalid("vector", "missing for an imported memory")
+                            })?;
                             check_vector(v, Self::dimension_of(tx)?)?;
                         }
-                        let times = (m.created_at.timestamp_millis(), m.updated_at.timestamp_millis(), opt_ms(m.expires_at), opt_ms(m.valid_from), opt_ms(m.valid_until));
-                        insert_memory(tx, m.id, &scope, m.kind, m.state, &m.text, None, &m.metadata, times, m.actor.as_deref(), m.role, vector.as_deref(), &m.sources)?;
-                        let ctx = WriteContext { reason: Some("import".into()), ..WriteContext::default() };
-                        history(tx, m.id, scope_cols(&scope), HistoryKind::Add, (None, None), (Some(&m.text), Some(&m.metadata)), &ctx, times.0)?;
+                        let times = (
+                            m.created_at.timestamp_millis(),
+                            m.updated_at.timestamp_millis(),
+                            opt_ms(m.expires_at),
+                            opt_ms(m.valid_from),
+                            opt_ms(m.valid_until),
+                        );
+                        insert_memory(
+                            tx,
+                            m.id,
+                            &scope,
+                            m.kind,
+                            m.state,
+                            &m.text,
+                            None,
+                            &m.metadata,
+                            times,
+                            m.actor.as_deref(),
+                            m.role,
+                            vector.as_deref(),
+                            &m.sources,
+                        )?;
+                        let ctx = WriteContext {
+                            reason: Some("import".into()),
+                            ..WriteContext::default()
+                        };
+                        history(
+                            tx,
+                            m.id,
+                            scope_cols(&scope),
+                            HistoryKind::Add,
+                            (None, None),
+                            (Some(&m.text), Some(&m.metadata)),
+                            &ctx,
+                            times.0,
+                        )?;
                         written += 1;
                     }
                 }

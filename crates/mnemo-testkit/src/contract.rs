@@ -7,7 +7,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 fn all(read_expired: bool) -> ReadOptions {
-    ReadOptions { include_expired: read_expired, ..ReadOptions::default() }
+    ReadOptions {
+        include_expired: read_expired,
+        ..ReadOptions::default()
+    }
 }
 
 fn list_all(store: &dyn Store, scope: &Scope, limit: usize) -> Vec<mnemo_core::Memory> {
@@ -15,7 +18,14 @@ fn list_all(store: &dyn Store, scope: &Scope, limit: usize) -> Vec<mnemo_core::M
     let mut cursor = None;
     loop {
         let page = store
-            .list(&ListQuery { scope: scope.clone(), kinds: None, filter: None, limit, cursor, read: all(false) })
+            .list(&ListQuery {
+                scope: scope.clone(),
+                kinds: None,
+                filter: None,
+                limit,
+                cursor,
+                read: all(false),
+            })
             .expect("list succeeds");
         out.extend(page.results);
         match page.next_cursor {
@@ -27,7 +37,11 @@ fn list_all(store: &dyn Store, scope: &Scope, limit: usize) -> Vec<mnemo_core::M
 
 fn assert_not_found<T: std::fmt::Debug>(r: Result<T>, what: &str) {
     match r {
-        Err(e) => assert_eq!(e.kind(), ErrorKind::NotFound, "{what}: expected not found, got {e}"),
+        Err(e) => assert_eq!(
+            e.kind(),
+            ErrorKind::NotFound,
+            "{what}: expected not found, got {e}"
+        ),
         Ok(v) => panic!("{what}: expected not found, got {v:?}"),
     }
 }
@@ -45,8 +59,18 @@ pub fn round_trip(h: &dyn Harness) {
     assert_eq!(m.text, "Alice moved to Lisbon in May");
     assert_eq!(m.kind, MemoryKind::Raw);
     assert_eq!(m.state, MemoryState::Active);
-    assert_eq!((m.user_id.as_deref(), m.agent_id.as_deref(), m.run_id.as_deref()), (Some("alice"), Some("planner"), Some("r1")));
-    assert_eq!(serde_json::Value::Object(m.metadata.clone()), json!({"topic": "home"}));
+    assert_eq!(
+        (
+            m.user_id.as_deref(),
+            m.agent_id.as_deref(),
+            m.run_id.as_deref()
+        ),
+        (Some("alice"), Some("planner"), Some("r1"))
+    );
+    assert_eq!(
+        serde_json::Value::Object(m.metadata.clone()),
+        json!({"topic": "home"})
+    );
     assert_eq!(m.sources, vec![msg_id]);
     assert_eq!(m.hash, content_hash(&m.text));
     // A narrower query scope (user only) sees it; the id alone in another scope does not.
@@ -54,37 +78,92 @@ pub fn round_trip(h: &dyn Harness) {
     let hist = store.history(&s, id, &all(false)).unwrap();
     assert_eq!(hist.len(), 1);
     assert_eq!(hist[0].event, HistoryKind::Add);
-    assert_eq!(hist[0].new_memory.as_deref(), Some("Alice moved to Lisbon in May"));
+    assert_eq!(
+        hist[0].new_memory.as_deref(),
+        Some("Alice moved to Lisbon in May")
+    );
     assert!(store.integrity().unwrap().is_consistent());
 }
 
 pub fn scope_isolation_on_every_read_path(h: &dyn Harness) {
     let store = h.fresh();
     let (a, b) = (scope("alice"), scope("bob"));
-    let id = put(store.as_ref(), &a, "alice secret pineapple pizza", json!({}));
+    let id = put(
+        store.as_ref(),
+        &a,
+        "alice secret pineapple pizza",
+        json!({}),
+    );
     put(store.as_ref(), &b, "bob likes hiking", json!({}));
     assert_not_found(store.get(&b, id, &all(true)), "get");
-    assert!(list_all(store.as_ref(), &b, 10).iter().all(|m| m.id != id), "list");
-    assert!(search(store.as_ref(), &b, "pineapple pizza", all(true)).iter().all(|h| h.memory.id != id), "search");
+    assert!(
+        list_all(store.as_ref(), &b, 10).iter().all(|m| m.id != id),
+        "list"
+    );
+    assert!(
+        search(store.as_ref(), &b, "pineapple pizza", all(true))
+            .iter()
+            .all(|h| h.memory.id != id),
+        "search"
+    );
     let q = candidates(&b, all(true));
-    let dense = store.dense_candidates(&q, &HashEmbedder::vector("alice secret pineapple pizza")).unwrap();
+    let dense = store
+        .dense_candidates(&q, &HashEmbedder::vector("alice secret pineapple pizza"))
+        .unwrap();
     let lexical = store.lexical_candidates(&q, &["pineapple".into()]).unwrap();
     assert!(lexical.is_empty(), "lexical leaked");
     let keys: Vec<i64> = dense.iter().map(|c| c.key).collect();
     let qa = candidates(&a, all(true));
-    let a_keys: Vec<i64> = store.lexical_candidates(&qa, &["pineapple".into()]).unwrap().iter().map(|c| c.key).collect();
+    let a_keys: Vec<i64> = store
+        .lexical_candidates(&qa, &["pineapple".into()])
+        .unwrap()
+        .iter()
+        .map(|c| c.key)
+        .collect();
     assert_eq!(a_keys.len(), 1);
     assert!(!keys.contains(&a_keys[0]), "dense leaked");
-    assert!(store.fetch(&q, &a_keys).unwrap().is_empty(), "fetch leaked by key");
+    assert!(
+        store.fetch(&q, &a_keys).unwrap().is_empty(),
+        "fetch leaked by key"
+    );
     assert_not_found(store.history(&b, id, &all(true)), "history");
-    assert_not_found(store.update(&b, id, MemoryPatch { metadata: Some(Metadata::new()), ..Default::default() }, &WriteContext::default()), "update");
-    assert_not_found(store.delete(&b, id, DeleteMode::Soft, &WriteContext::default()), "delete");
-    assert_eq!(store.delete_all(&b, DeleteMode::Soft, &WriteContext::default()).unwrap(), 1);
-    assert!(store.get(&a, id, &all(false)).is_ok(), "bob's delete_all touched alice");
+    assert_not_found(
+        store.update(
+            &b,
+            id,
+            MemoryPatch {
+                metadata: Some(Metadata::new()),
+                ..Default::default()
+            },
+            &WriteContext::default(),
+        ),
+        "update",
+    );
+    assert_not_found(
+        store.delete(&b, id, DeleteMode::Soft, &WriteContext::default()),
+        "delete",
+    );
+    assert_eq!(
+        store
+            .delete_all(&b, DeleteMode::Soft, &WriteContext::default())
+            .unwrap(),
+        1
+    );
+    assert!(
+        store.get(&a, id, &all(false)).is_ok(),
+        "bob's delete_all touched alice"
+    );
     // A scope that sets agent_id as well is narrower, never wider.
     let narrower = Scope::from_parts(Some("alice"), Some("other-agent"), None).unwrap();
-    assert_not_found(store.get(&narrower, id, &all(true)), "get with another agent");
-    assert!(store.messages(&b, 100).unwrap().iter().all(|m| m.user_id.as_deref() == Some("bob")));
+    assert_not_found(
+        store.get(&narrower, id, &all(true)),
+        "get with another agent",
+    );
+    assert!(store
+        .messages(&b, 100)
+        .unwrap()
+        .iter()
+        .all(|m| m.user_id.as_deref() == Some("bob")));
 }
 
 pub fn metadata_fidelity(h: &dyn Harness) {
@@ -104,11 +183,19 @@ pub fn metadata_fidelity(h: &dyn Harness) {
     assert_eq!(serde_json::Value::Object(listed[0].metadata.clone()), md);
     // And through an export record.
     let mut exported = Vec::new();
-    store.export(&mut |r| {
-        exported.push(r);
-        Ok(())
-    }).unwrap();
-    let mem = exported.iter().find_map(|r| match r { ExportRecord::Memory(m) => Some(m), _ => None }).unwrap();
+    store
+        .export(&mut |r| {
+            exported.push(r);
+            Ok(())
+        })
+        .unwrap();
+    let mem = exported
+        .iter()
+        .find_map(|r| match r {
+            ExportRecord::Memory(m) => Some(m),
+            _ => None,
+        })
+        .unwrap();
     let text = serde_json::to_string(mem).unwrap();
     let back: mnemo_core::Memory = serde_json::from_str(&text).unwrap();
     assert_eq!(serde_json::Value::Object(back.metadata), md);
@@ -124,21 +211,48 @@ pub fn identity_keys_never_set_scope(h: &dyn Harness) {
         .unwrap();
     let dropped = strip_identity_keys(&mut md);
     assert_eq!(dropped.len(), 4);
-    let id = put(store.as_ref(), &s, "identity", serde_json::Value::Object(md));
+    let id = put(
+        store.as_ref(),
+        &s,
+        "identity",
+        serde_json::Value::Object(md),
+    );
     let m = store.get(&s, id, &all(false)).unwrap();
     assert_eq!(m.user_id.as_deref(), Some("carol"));
-    assert_eq!(serde_json::Value::Object(m.metadata.clone()), json!({"keep": "0012"}));
-    assert_not_found(store.get(&scope("mallory"), id, &all(false)), "identity key moved scope");
+    assert_eq!(
+        serde_json::Value::Object(m.metadata.clone()),
+        json!({"keep": "0012"})
+    );
+    assert_not_found(
+        store.get(&scope("mallory"), id, &all(false)),
+        "identity key moved scope",
+    );
     // An update carrying identity keys changes metadata only, never the scope.
-    let mut patch_md = json!({"user_id": "mallory", "k": 1}).as_object().cloned().unwrap();
+    let mut patch_md = json!({"user_id": "mallory", "k": 1})
+        .as_object()
+        .cloned()
+        .unwrap();
     strip_identity_keys(&mut patch_md);
-    let m = store.update(&s, id, MemoryPatch { metadata: Some(patch_md), ..Default::default() }, &WriteContext::default()).unwrap();
+    let m = store
+        .update(
+            &s,
+            id,
+            MemoryPatch {
+                metadata: Some(patch_md),
+                ..Default::default()
+            },
+            &WriteContext::default(),
+        )
+        .unwrap();
     assert_eq!(m.user_id.as_deref(), Some("carol"));
     assert_eq!(serde_json::Value::Object(m.metadata), json!({"k": 1}));
     // A batch whose memory claims another scope is refused.
     let mut b = batch(&s, "sneaky", json!({}));
     b.memories[0].scope = scope("mallory");
-    assert_eq!(store.write(vec![b]).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        store.write(vec![b]).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
 }
 
 pub fn expiry_on_every_path(h: &dyn Harness) {
@@ -146,50 +260,106 @@ pub fn expiry_on_every_path(h: &dyn Harness) {
     let s = scope("dave");
     let now = chrono::Utc::now();
     let past = now - chrono::Duration::seconds(5);
-    let b = batch_at(&s, "expired coupon code zebra", json!({}), now - chrono::Duration::seconds(60), Some(past));
+    let b = batch_at(
+        &s,
+        "expired coupon code zebra",
+        json!({}),
+        now - chrono::Duration::seconds(60),
+        Some(past),
+    );
     let id = store.write(vec![b]).unwrap()[0].results[0].id;
     let live = put(store.as_ref(), &s, "live coupon code lion", json!({}));
     let hidden = all(false);
     assert_not_found(store.get(&s, id, &hidden), "get");
     assert!(store.get(&s, id, &all(true)).is_ok(), "get include_expired");
     let listed = list_all(store.as_ref(), &s, 10);
-    assert_eq!(listed.iter().map(|m| m.id).collect::<Vec<_>>(), vec![live], "list");
+    assert_eq!(
+        listed.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![live],
+        "list"
+    );
     let hits = search(store.as_ref(), &s, "expired coupon code zebra", hidden);
     assert!(hits.iter().all(|h| h.memory.id != id), "search");
-    assert!(search(store.as_ref(), &s, "expired coupon code zebra", all(true)).iter().any(|h| h.memory.id == id));
+    assert!(
+        search(store.as_ref(), &s, "expired coupon code zebra", all(true))
+            .iter()
+            .any(|h| h.memory.id == id)
+    );
     let q = candidates(&s, hidden);
     let lex = store.lexical_candidates(&q, &["zebra".into()]).unwrap();
     assert!(lex.is_empty(), "lexical");
     let q_all = candidates(&s, all(true));
-    let keys: Vec<i64> = store.lexical_candidates(&q_all, &["zebra".into()]).unwrap().iter().map(|c| c.key).collect();
+    let keys: Vec<i64> = store
+        .lexical_candidates(&q_all, &["zebra".into()])
+        .unwrap()
+        .iter()
+        .map(|c| c.key)
+        .collect();
     assert_eq!(keys.len(), 1);
     assert!(store.fetch(&q, &keys).unwrap().is_empty(), "fetch");
-    let dense = store.dense_candidates(&q, &HashEmbedder::vector("expired coupon code zebra")).unwrap();
+    let dense = store
+        .dense_candidates(&q, &HashEmbedder::vector("expired coupon code zebra"))
+        .unwrap();
     assert!(!dense.iter().any(|c| c.key == keys[0]), "dense");
     assert_not_found(store.history(&s, id, &hidden), "history");
-    assert_not_found(store.update(&s, id, MemoryPatch { metadata: Some(Metadata::new()), ..Default::default() }, &WriteContext::default()), "update");
-    assert_not_found(store.delete(&s, id, DeleteMode::Soft, &WriteContext::default()), "delete");
+    assert_not_found(
+        store.update(
+            &s,
+            id,
+            MemoryPatch {
+                metadata: Some(Metadata::new()),
+                ..Default::default()
+            },
+            &WriteContext::default(),
+        ),
+        "update",
+    );
+    assert_not_found(
+        store.delete(&s, id, DeleteMode::Soft, &WriteContext::default()),
+        "delete",
+    );
     // Judged against the caller's clock: before expiry it is visible.
-    let earlier = ReadOptions { now: past - chrono::Duration::seconds(1), ..ReadOptions::default() };
+    let earlier = ReadOptions {
+        now: past - chrono::Duration::seconds(1),
+        ..ReadOptions::default()
+    };
     assert!(store.get(&s, id, &earlier).is_ok());
 }
 
 pub fn pagination_is_complete_under_concurrent_inserts(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("erin");
-    let initial: HashSet<MemoryId> = (0..60).map(|i| put(store.as_ref(), &s, &format!("note number {i}"), json!({"i": i}))).collect();
+    let initial: HashSet<MemoryId> = (0..60)
+        .map(|i| {
+            put(
+                store.as_ref(),
+                &s,
+                &format!("note number {i}"),
+                json!({"i": i}),
+            )
+        })
+        .collect();
     let writer = {
         let store = store.clone();
         let s = s.clone();
         std::thread::spawn(move || {
-            (0..60).map(|i| put(store.as_ref(), &s, &format!("late note {i}"), json!({}))).collect::<Vec<_>>()
+            (0..60)
+                .map(|i| put(store.as_ref(), &s, &format!("late note {i}"), json!({})))
+                .collect::<Vec<_>>()
         })
     };
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
         let page = store
-            .list(&ListQuery { scope: s.clone(), kinds: None, filter: None, limit: 7, cursor, read: all(false) })
+            .list(&ListQuery {
+                scope: s.clone(),
+                kinds: None,
+                filter: None,
+                limit: 7,
+                cursor,
+                read: all(false),
+            })
             .unwrap();
         assert!(page.results.len() <= 7);
         seen.extend(page.results.iter().map(|m| m.id));
@@ -202,11 +372,23 @@ pub fn pagination_is_complete_under_concurrent_inserts(h: &dyn Harness) {
     let late = writer.join().unwrap();
     let unique: HashSet<MemoryId> = seen.iter().copied().collect();
     assert_eq!(unique.len(), seen.len(), "a memory was listed twice");
-    assert!(initial.is_subset(&unique), "a memory that existed before listing was skipped");
-    assert!(unique.iter().all(|id| initial.contains(id) || late.contains(id)));
+    assert!(
+        initial.is_subset(&unique),
+        "a memory that existed before listing was skipped"
+    );
+    assert!(unique
+        .iter()
+        .all(|id| initial.contains(id) || late.contains(id)));
     // A bad cursor is invalid input, not an empty page.
     let err = store
-        .list(&ListQuery { scope: s, kinds: None, filter: None, limit: 7, cursor: Some("garbage".into()), read: all(false) })
+        .list(&ListQuery {
+            scope: s,
+            kinds: None,
+            filter: None,
+            limit: 7,
+            cursor: Some("garbage".into()),
+            read: all(false),
+        })
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 }
@@ -214,12 +396,18 @@ pub fn pagination_is_complete_under_concurrent_inserts(h: &dyn Harness) {
 pub fn idempotent_retry(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("frank");
-    let idem = Idempotency { key: "req-1".into(), request_hash: "h1".into() };
+    let idem = Idempotency {
+        key: "req-1".into(),
+        request_hash: "h1".into(),
+    };
     let mut b = batch(&s, "frank plays the cello", json!({}));
     b.idempotency = Some(idem.clone());
     let first = store.write(vec![b.clone()]).unwrap().remove(0);
     assert!(!first.replayed);
-    assert_eq!(store.replay(&s, &idem).unwrap().map(|o| o.results), Some(first.results.clone()));
+    assert_eq!(
+        store.replay(&s, &idem).unwrap().map(|o| o.results),
+        Some(first.results.clone())
+    );
     // The retry carries fresh ids (as a client retry would); it must write nothing.
     let mut retry = batch(&s, "frank plays the cello", json!({}));
     retry.idempotency = Some(idem.clone());
@@ -229,8 +417,14 @@ pub fn idempotent_retry(h: &dyn Harness) {
     assert_eq!(list_all(store.as_ref(), &s, 10).len(), 1);
     assert_eq!(store.integrity().unwrap().messages, 1);
     let mut other = batch(&s, "something else", json!({}));
-    other.idempotency = Some(Idempotency { key: "req-1".into(), request_hash: "h2".into() });
-    assert_eq!(store.write(vec![other]).unwrap_err().kind(), ErrorKind::Conflict);
+    other.idempotency = Some(Idempotency {
+        key: "req-1".into(),
+        request_hash: "h2".into(),
+    });
+    assert_eq!(
+        store.write(vec![other]).unwrap_err().kind(),
+        ErrorKind::Conflict
+    );
     // Keys are per scope.
     let mut elsewhere = batch(&scope("gina"), "gina", json!({}));
     elsewhere.idempotency = Some(idem);
@@ -240,9 +434,20 @@ pub fn idempotent_retry(h: &dyn Harness) {
 pub fn reopen_after_close(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("hana");
-    let ids: Vec<MemoryId> = (0..20).map(|i| put(store.as_ref(), &s, &format!("hana fact {i} about gardens"), json!({"i": i}))).collect();
+    let ids: Vec<MemoryId> = (0..20)
+        .map(|i| {
+            put(
+                store.as_ref(),
+                &s,
+                &format!("hana fact {i} about gardens"),
+                json!({"i": i}),
+            )
+        })
+        .collect();
     let deleted = ids[3];
-    store.delete(&s, deleted, DeleteMode::Soft, &WriteContext::default()).unwrap();
+    store
+        .delete(&s, deleted, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
     let store = h.reopen(store);
     for id in ids.iter().filter(|i| **i != deleted) {
         assert!(store.get(&s, *id, &all(false)).is_ok());
@@ -255,7 +460,12 @@ pub fn reopen_after_close(h: &dyn Harness) {
     assert_eq!(hits[0].memory.id, ids[7]);
     // Writes after reopen are indexed too.
     let id = put(store.as_ref(), &s, "a brand new orchard", json!({}));
-    assert_eq!(search(store.as_ref(), &s, "brand new orchard", all(false))[0].memory.id, id);
+    assert_eq!(
+        search(store.as_ref(), &s, "brand new orchard", all(false))[0]
+            .memory
+            .id,
+        id
+    );
 }
 
 pub fn concurrent_writers(h: &dyn Harness) {
@@ -265,14 +475,26 @@ pub fn concurrent_writers(h: &dyn Harness) {
             let store = store.clone();
             std::thread::spawn(move || {
                 let s = scope(&format!("writer{t}"));
-                (0..25).map(|i| put(store.as_ref(), &s, &format!("writer {t} item {i}"), json!({"t": t}))).collect::<Vec<_>>()
+                (0..25)
+                    .map(|i| {
+                        put(
+                            store.as_ref(),
+                            &s,
+                            &format!("writer {t} item {i}"),
+                            json!({"t": t}),
+                        )
+                    })
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
     for (t, th) in threads.into_iter().enumerate() {
         let ids = th.join().unwrap();
         let s = scope(&format!("writer{t}"));
-        let listed: HashSet<MemoryId> = list_all(store.as_ref(), &s, 100).iter().map(|m| m.id).collect();
+        let listed: HashSet<MemoryId> = list_all(store.as_ref(), &s, 100)
+            .iter()
+            .map(|m| m.id)
+            .collect();
         assert_eq!(listed, ids.into_iter().collect::<HashSet<_>>());
     }
     let report = store.integrity().unwrap();
@@ -283,17 +505,38 @@ pub fn concurrent_writers(h: &dyn Harness) {
 pub fn filters(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("ivan");
-    let a = put(store.as_ref(), &s, "a", json!({"zip": "0012", "n": 3, "tags": ["red", "blue"], "flag": true}));
-    let b = put(store.as_ref(), &s, "b", json!({"zip": 12, "n": 7, "tags": ["green"], "note": "big red barn"}));
+    let a = put(
+        store.as_ref(),
+        &s,
+        "a",
+        json!({"zip": "0012", "n": 3, "tags": ["red", "blue"], "flag": true}),
+    );
+    let b = put(
+        store.as_ref(),
+        &s,
+        "b",
+        json!({"zip": 12, "n": 7, "tags": ["green"], "note": "big red barn"}),
+    );
     let c = put(store.as_ref(), &s, "c", json!({"n": 10, "flag": false}));
     let run = |f: serde_json::Value| -> Vec<MemoryId> {
         let filter = Filter::from_json(&f).unwrap();
         let page = store
-            .list(&ListQuery { scope: s.clone(), kinds: None, filter, limit: 100, cursor: None, read: all(false) })
+            .list(&ListQuery {
+                scope: s.clone(),
+                kinds: None,
+                filter,
+                limit: 100,
+                cursor: None,
+                read: all(false),
+            })
             .unwrap();
         page.results.iter().map(|m| m.id).collect()
     };
-    assert_eq!(run(json!({"zip": "0012"})), vec![a], "string never equals number");
+    assert_eq!(
+        run(json!({"zip": "0012"})),
+        vec![a],
+        "string never equals number"
+    );
     assert_eq!(run(json!({"zip": 12})), vec![b]);
     assert_eq!(run(json!({"zip": {"ne": "0012"}})), vec![b, c]);
     assert_eq!(run(json!({"n": {"in": [3, 10]}})), vec![a, c]);
@@ -304,16 +547,30 @@ pub fn filters(h: &dyn Harness) {
     assert_eq!(run(json!({"tags": {"contains": "red"}})), vec![a]);
     assert_eq!(run(json!({"note": {"contains": "red"}})), vec![b]);
     assert_eq!(run(json!({"flag": true})), vec![a]);
-    assert_eq!(run(json!({"OR": [{"flag": false}, {"zip": 12}]})), vec![b, c]);
+    assert_eq!(
+        run(json!({"OR": [{"flag": false}, {"zip": 12}]})),
+        vec![b, c]
+    );
     assert_eq!(run(json!({"NOT": {"n": {"gt": 5}}})), vec![a]);
-    assert_eq!(run(json!({"AND": [{"n": {"gt": 1}}, {"NOT": {"flag": true}}]})), vec![b, c]);
+    assert_eq!(
+        run(json!({"AND": [{"n": {"gt": 1}}, {"NOT": {"flag": true}}]})),
+        vec![b, c]
+    );
     let later = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
     assert_eq!(run(json!({"created_at": {"lt": later}})).len(), 3);
     assert!(run(json!({"created_at": {"gt": later}})).is_empty());
     // Filters apply to search candidates too.
     let f = Filter::from_json(&json!({"n": 7})).unwrap();
-    let q = CandidateQuery { scope: &s, kinds: None, filter: f.as_ref(), read: all(false), limit: 10 };
-    let dense = store.dense_candidates(&q, &HashEmbedder::vector("a")).unwrap();
+    let q = CandidateQuery {
+        scope: &s,
+        kinds: None,
+        filter: f.as_ref(),
+        read: all(false),
+        limit: 10,
+    };
+    let dense = store
+        .dense_candidates(&q, &HashEmbedder::vector("a"))
+        .unwrap();
     assert_eq!(dense.len(), 1);
     assert_eq!(store.fetch(&q, &[dense[0].key]).unwrap()[0].1.id, b);
 }
@@ -321,21 +578,66 @@ pub fn filters(h: &dyn Harness) {
 pub fn hybrid_search_uses_both_sides(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("jane");
-    let exact = put(store.as_ref(), &s, "Jane's passport number is XK42", json!({}));
+    let exact = put(
+        store.as_ref(),
+        &s,
+        "Jane's passport number is XK42",
+        json!({}),
+    );
     for i in 0..30 {
-        put(store.as_ref(), &s, &format!("filler memory {i} about weather and travel plans"), json!({}));
+        put(
+            store.as_ref(),
+            &s,
+            &format!("filler memory {i} about weather and travel plans"),
+            json!({}),
+        );
     }
     let hits = search(store.as_ref(), &s, "XK42", all(false));
     assert_eq!(hits[0].memory.id, exact);
     assert!(hits[0].scores.bm25 > 0.0);
-    assert!(hits[0].scores.dense > 0.0, "lexical-only candidates are scored densely too");
+    assert!(
+        hits[0].scores.dense > 0.0,
+        "lexical-only candidates are scored densely too"
+    );
     for w in hits.windows(2) {
         assert!(w[0].score >= w[1].score, "hits are sorted by final score");
     }
-    let req = SearchRequest { scope: s.clone(), query: "weather".into(), top_k: 5, threshold: Some(2.0), kinds: None, filter: None, read: all(false) };
-    assert!(hybrid_search(store.as_ref(), &req, &HashEmbedder::vector("weather"), &RankParams::default()).unwrap().is_empty(), "threshold");
-    let req = SearchRequest { kinds: Some(vec![MemoryKind::Fact]), threshold: None, ..req };
-    assert!(hybrid_search(store.as_ref(), &req, &HashEmbedder::vector("weather"), &RankParams::default()).unwrap().is_empty(), "kinds");
+    let req = SearchRequest {
+        scope: s.clone(),
+        query: "weather".into(),
+        top_k: 5,
+        threshold: Some(2.0),
+        kinds: None,
+        filter: None,
+        read: all(false),
+    };
+    assert!(
+        hybrid_search(
+            store.as_ref(),
+            &req,
+            &HashEmbedder::vector("weather"),
+            &RankParams::default()
+        )
+        .unwrap()
+        .is_empty(),
+        "threshold"
+    );
+    let req = SearchRequest {
+        kinds: Some(vec![MemoryKind::Fact]),
+        threshold: None,
+        ..req
+    };
+    assert!(
+        hybrid_search(
+            store.as_ref(),
+            &req,
+            &HashEmbedder::vector("weather"),
+            &RankParams::default()
+        )
+        .unwrap()
+        .is_empty(),
+        "kinds"
+    );
 }
 
 pub fn update_delete_and_history(h: &dyn Harness) {
@@ -348,22 +650,49 @@ pub fn update_delete_and_history(h: &dyn Harness) {
         metadata: Some(json!({"v": 2}).as_object().cloned().unwrap()),
         ..Default::default()
     };
-    let ctx = WriteContext { actor: Some("tester".into()), reason: Some("moved".into()), ..Default::default() };
+    let ctx = WriteContext {
+        actor: Some("tester".into()),
+        reason: Some("moved".into()),
+        ..Default::default()
+    };
     let m = store.update(&s, id, patch, &ctx).unwrap();
     assert_eq!(m.text, "kim lives in Bergen");
     assert!(m.updated_at >= m.created_at);
     let hits = search(store.as_ref(), &s, "Bergen", all(false));
     assert_eq!(hits[0].memory.id, id, "re-indexed");
-    assert!(search(store.as_ref(), &s, "Oslo", all(false)).iter().all(|h| h.scores.bm25 == 0.0), "old text left the lexical index");
-    let no_vector = MemoryPatch { text: Some("changed".into()), ..Default::default() };
-    assert_eq!(store.update(&s, id, no_vector, &ctx).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert!(
+        search(store.as_ref(), &s, "Oslo", all(false))
+            .iter()
+            .all(|h| h.scores.bm25 == 0.0),
+        "old text left the lexical index"
+    );
+    let no_vector = MemoryPatch {
+        text: Some("changed".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        store.update(&s, id, no_vector, &ctx).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
     store.delete(&s, id, DeleteMode::Soft, &ctx).unwrap();
     assert_not_found(store.get(&s, id, &all(true)), "soft-deleted get");
-    let gone = store.get(&s, id, &ReadOptions { include_inactive: true, ..all(true) }).unwrap();
+    let gone = store
+        .get(
+            &s,
+            id,
+            &ReadOptions {
+                include_inactive: true,
+                ..all(true)
+            },
+        )
+        .unwrap();
     assert_eq!(gone.state, MemoryState::Deleted);
     let hist = store.history(&s, id, &all(false)).unwrap();
     let events: Vec<HistoryKind> = hist.iter().map(|e| e.event).collect();
-    assert_eq!(events, vec![HistoryKind::Add, HistoryKind::Update, HistoryKind::Delete]);
+    assert_eq!(
+        events,
+        vec![HistoryKind::Add, HistoryKind::Update, HistoryKind::Delete]
+    );
     assert_eq!(hist[1].old_memory.as_deref(), Some("kim lives in Oslo"));
     assert_eq!(hist[1].new_memory.as_deref(), Some("kim lives in Bergen"));
     assert_eq!(hist[1].reason.as_deref(), Some("moved"));
@@ -371,10 +700,26 @@ pub fn update_delete_and_history(h: &dyn Harness) {
     // Hard delete removes the record but keeps its history for the owning scope only.
     let id2 = put(store.as_ref(), &s, "temporary", json!({}));
     store.delete(&s, id2, DeleteMode::Hard, &ctx).unwrap();
-    assert_not_found(store.get(&s, id2, &ReadOptions { include_inactive: true, ..all(true) }), "hard-deleted get");
+    assert_not_found(
+        store.get(
+            &s,
+            id2,
+            &ReadOptions {
+                include_inactive: true,
+                ..all(true)
+            },
+        ),
+        "hard-deleted get",
+    );
     assert_eq!(store.history(&s, id2, &all(false)).unwrap().len(), 2);
-    assert_not_found(store.history(&scope("other"), id2, &all(false)), "hard-deleted history, other scope");
-    assert_not_found(store.delete(&s, id2, DeleteMode::Hard, &ctx), "delete twice");
+    assert_not_found(
+        store.history(&scope("other"), id2, &all(false)),
+        "hard-deleted history, other scope",
+    );
+    assert_not_found(
+        store.delete(&s, id2, DeleteMode::Hard, &ctx),
+        "delete twice",
+    );
     assert!(store.integrity().unwrap().is_consistent());
 }
 
@@ -385,14 +730,22 @@ pub fn delete_all_and_reset(h: &dyn Harness) {
         put(store.as_ref(), &a, &format!("lena {i}"), json!({}));
         put(store.as_ref(), &b, &format!("mo {i}"), json!({}));
     }
-    assert_eq!(store.delete_all(&a, DeleteMode::Soft, &WriteContext::default()).unwrap(), 5);
+    assert_eq!(
+        store
+            .delete_all(&a, DeleteMode::Soft, &WriteContext::default())
+            .unwrap(),
+        5
+    );
     assert!(list_all(store.as_ref(), &a, 10).is_empty());
     assert_eq!(list_all(store.as_ref(), &b, 10).len(), 5);
     assert!(store.integrity().unwrap().is_consistent());
     store.reset().unwrap();
     assert!(list_all(store.as_ref(), &b, 10).is_empty());
     let report = store.integrity().unwrap();
-    assert_eq!((report.memories, report.vectors, report.messages), (0, 0, 0));
+    assert_eq!(
+        (report.memories, report.vectors, report.messages),
+        (0, 0, 0)
+    );
 }
 
 pub fn export_import_round_trip(h: &dyn Harness) {
@@ -400,32 +753,53 @@ pub fn export_import_round_trip(h: &dyn Harness) {
     let s = Scope::from_parts(Some("nora"), Some("bot"), None).unwrap();
     let keep = put(src.as_ref(), &s, "nora keeps bees", json!({"zip": "0012"}));
     let gone = put(src.as_ref(), &s, "nora forgot this", json!({}));
-    src.delete(&s, gone, DeleteMode::Soft, &WriteContext::default()).unwrap();
+    src.delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
     let mut records = Vec::new();
     src.export(&mut |r| {
         records.push(r);
         Ok(())
-    }).unwrap();
+    })
+    .unwrap();
     let dst = h.fresh();
-    let lines: Vec<String> = records.iter().map(|r| serde_json::to_string(r).unwrap()).collect();
+    let lines: Vec<String> = records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap())
+        .collect();
     let parsed: Vec<(ExportRecord, Option<Vec<f32>>)> = lines
         .iter()
         .map(|l| {
             let r: ExportRecord = serde_json::from_str(l).unwrap();
             let v = match &r {
-                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => Some(HashEmbedder::vector(&m.text)),
+                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => {
+                    Some(HashEmbedder::vector(&m.text))
+                }
                 _ => None,
             };
             (r, v)
         })
         .collect();
-    assert_eq!(dst.import(parsed.clone()).unwrap(), 4, "two messages and two memories");
-    assert_eq!(dst.import(parsed).unwrap(), 0, "importing twice writes nothing");
+    assert_eq!(
+        dst.import(parsed.clone()).unwrap(),
+        4,
+        "two messages and two memories"
+    );
+    assert_eq!(
+        dst.import(parsed).unwrap(),
+        0,
+        "importing twice writes nothing"
+    );
     let a = src.get(&s, keep, &all(false)).unwrap();
     let b = dst.get(&s, keep, &all(false)).unwrap();
     assert_eq!(a, b);
-    let inactive = ReadOptions { include_inactive: true, ..all(true) };
-    assert_eq!(dst.get(&s, gone, &inactive).unwrap().state, MemoryState::Deleted);
+    let inactive = ReadOptions {
+        include_inactive: true,
+        ..all(true)
+    };
+    assert_eq!(
+        dst.get(&s, gone, &inactive).unwrap().state,
+        MemoryState::Deleted
+    );
     assert!(dst.integrity().unwrap().is_consistent());
 }
 
@@ -437,17 +811,25 @@ pub fn messages_are_an_ordered_log(h: &dyn Harness) {
     }
     let recent = store.messages(&s, 5).unwrap();
     let texts: Vec<&str> = recent.iter().map(|m| m.content.as_str()).collect();
-    assert_eq!(texts, vec!["turn 7", "turn 8", "turn 9", "turn 10", "turn 11"]);
+    assert_eq!(
+        texts,
+        vec!["turn 7", "turn 8", "turn 9", "turn 10", "turn 11"]
+    );
 }
 
 pub fn dimension_mismatch_is_refused(h: &dyn Harness) {
     let store = h.fresh();
-    let err = store.bind_embedder("other-model/x", HashEmbedder::DIM + 1).unwrap_err();
+    let err = store
+        .bind_embedder("other-model/x", HashEmbedder::DIM + 1)
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Conflict);
     assert!(err.to_string().contains("re-embed"), "{err}");
     let mut b = batch(&scope("pia"), "short vector", json!({}));
     b.memories[0].vector = vec![1.0; 3];
-    assert_eq!(store.write(vec![b]).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        store.write(vec![b]).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
     // A failed batch leaves nothing behind: the message of the batch was not written either.
     assert_eq!(store.integrity().unwrap().messages, 0);
     let _: Arc<dyn Store> = store;

@@ -12,7 +12,10 @@ impl HashEmbedder {
 
     pub fn vector(text: &str) -> Vec<f32> {
         let mut v = vec![0f32; Self::DIM];
-        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
             let w = word.to_lowercase();
             // FNV-1a: stable across runs and platforms.
             let mut h: u64 = 0xcbf29ce484222325;

@@ -13,7 +13,13 @@ pub fn batch(scope: &Scope, text: &str, metadata: Value) -> WriteBatch {
     batch_at(scope, text, metadata, chrono::Utc::now(), None)
 }
 
-pub fn batch_at(scope: &Scope, text: &str, metadata: Value, at: Timestamp, expires_at: Option<Timestamp>) -> WriteBatch {
+pub fn batch_at(
+    scope: &Scope,
+    text: &str,
+    metadata: Value,
+    at: Timestamp,
+    expires_at: Option<Timestamp>,
+) -> WriteBatch {
     let msg = Message {
         id: MessageId::new(),
         user_id: scope.user_id.as_ref().map(|v| v.to_string()),
@@ -55,12 +61,20 @@ pub fn batch_at(scope: &Scope, text: &str, metadata: Value, at: Timestamp, expir
 
 /// Writes one memory and returns its id.
 pub fn put(store: &dyn Store, scope: &Scope, text: &str, metadata: Value) -> MemoryId {
-    let out = store.write(vec![batch(scope, text, metadata)]).expect("write succeeds");
+    let out = store
+        .write(vec![batch(scope, text, metadata)])
+        .expect("write succeeds");
     out[0].results[0].id
 }
 
 pub fn candidates<'a>(scope: &'a Scope, read: ReadOptions) -> CandidateQuery<'a> {
-    CandidateQuery { scope, kinds: None, filter: None, read, limit: 50 }
+    CandidateQuery {
+        scope,
+        kinds: None,
+        filter: None,
+        read,
+        limit: 50,
+    }
 }
 
 /// Runs the shared hybrid search with the scripted embedder.
@@ -74,5 +88,11 @@ pub fn search(store: &dyn Store, scope: &Scope, query: &str, read: ReadOptions) 
         filter: None,
         read,
     };
-    hybrid_search(store, &req, &HashEmbedder::vector(query), &RankParams::default()).expect("search succeeds")
+    hybrid_search(
+        store,
+        &req,
+        &HashEmbedder::vector(query),
+        &RankParams::default(),
+    )
+    .expect("search succeeds")
 }

@@ -61,7 +61,10 @@ impl AddRequest {
 }
 
 /// Checks an add and turns it into the messages and metadata it will write.
-pub(crate) fn prepare(req: &AddRequest, now: Timestamp) -> Result<(Vec<Message>, Metadata, Vec<String>)> {
+pub(crate) fn prepare(
+    req: &AddRequest,
+    now: Timestamp,
+) -> Result<(Vec<Message>, Metadata, Vec<String>)> {
     req.scope.validate()?;
     if req.infer == Some(true) {
         return Err(Error::invalid(
@@ -71,7 +74,10 @@ pub(crate) fn prepare(req: &AddRequest, now: Timestamp) -> Result<(Vec<Message>,
     }
     if let Some(k) = &req.idempotency_key {
         if k.trim().is_empty() || k.len() > 256 {
-            return Err(Error::invalid("idempotency_key", "must be 1 to 256 characters"));
+            return Err(Error::invalid(
+                "idempotency_key",
+                "must be 1 to 256 characters",
+            ));
         }
     }
     let mut metadata = match &req.metadata {
@@ -91,7 +97,11 @@ pub(crate) fn prepare(req: &AddRequest, now: Timestamp) -> Result<(Vec<Message>,
     }
     let at = req.timestamp.unwrap_or(now);
     let inputs: Vec<InputMessage> = match &req.input {
-        AddInput::Text(t) => vec![InputMessage { role: Role::User, content: t.clone(), name: None }],
+        AddInput::Text(t) => vec![InputMessage {
+            role: Role::User,
+            content: t.clone(),
+            name: None,
+        }],
         AddInput::Messages(ms) => ms.clone(),
     };
     if inputs.is_empty() {
@@ -108,7 +118,10 @@ pub(crate) fn prepare(req: &AddRequest, now: Timestamp) -> Result<(Vec<Message>,
             continue;
         }
         if m.content.trim().is_empty() {
-            return Err(Error::invalid(format!("messages[{i}].content"), "must not be empty"));
+            return Err(Error::invalid(
+                format!("messages[{i}].content"),
+                "must not be empty",
+            ));
         }
         messages.push(Message {
             id: MessageId::new(),
@@ -139,7 +152,10 @@ impl Memory {
         let now = chrono::Utc::now();
         let mut prepared = Vec::with_capacity(reqs.len());
         for req in &reqs {
-            let idem = req.idempotency_key.as_ref().map(|k| Idempotency { key: k.clone(), request_hash: req.request_hash() });
+            let idem = req.idempotency_key.as_ref().map(|k| Idempotency {
+                key: k.clone(),
+                request_hash: req.request_hash(),
+            });
             prepared.push((prepare(req, now)?, idem));
         }
         // Retries short-circuit before any model work.
@@ -159,9 +175,16 @@ impl Memory {
             .filter(|(_, r)| r.is_none())
             .flat_map(|((p, _), _)| p.0.iter().map(|m| m.content.clone()))
             .collect();
-        let mut vectors = if texts.is_empty() { Vec::new() } else { self.embed(texts).await? }.into_iter();
+        let mut vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            self.embed(texts).await?
+        }
+        .into_iter();
         let mut batches = Vec::new();
-        for ((req, ((messages, metadata, warnings), idem)), replay) in reqs.into_iter().zip(prepared).zip(&replays) {
+        for ((req, ((messages, metadata, warnings), idem)), replay) in
+            reqs.into_iter().zip(prepared).zip(&replays)
+        {
             if replay.is_some() {
                 batches.push(None);
                 continue;
@@ -184,27 +207,51 @@ impl Memory {
                     sources: vec![m.id],
                 })
                 .collect();
-            let ctx = WriteContext { actor: None, role: None, reason: None, request_id: req.request_id.clone() };
-            batches.push(Some((WriteBatch { scope: req.scope, messages, memories, idempotency: idem, context: ctx }, warnings)));
+            let ctx = WriteContext {
+                actor: None,
+                role: None,
+                reason: None,
+                request_id: req.request_id.clone(),
+            };
+            batches.push(Some((
+                WriteBatch {
+                    scope: req.scope,
+                    messages,
+                    memories,
+                    idempotency: idem,
+                    context: ctx,
+                },
+                warnings,
+            )));
         }
         let store = self.store().clone();
         run_blocking(move || {
-            let (to_write, warnings): (Vec<WriteBatch>, Vec<Vec<String>>) = batches.iter().flatten().cloned().unzip();
-            let mut written = if to_write.is_empty() { Vec::new() } else { store.write(to_write)? }.into_iter();
+            let (to_write, warnings): (Vec<WriteBatch>, Vec<Vec<String>>) =
+                batches.iter().flatten().cloned().unzip();
+            let mut written = if to_write.is_empty() {
+                Vec::new()
+            } else {
+                store.write(to_write)?
+            }
+            .into_iter();
             let mut warnings = warnings.into_iter();
             let mut out = Vec::with_capacity(batches.len());
             for (batch, replay) in batches.into_iter().zip(replays) {
                 match (batch, replay) {
                     (_, Some(r)) => out.push(r),
                     (Some(_), None) => {
-                        let mut o = written.next().ok_or_else(|| Error::internal("store returned too few outcomes"))?;
+                        let mut o = written
+                            .next()
+                            .ok_or_else(|| Error::internal("store returned too few outcomes"))?;
                         let w = warnings.next().unwrap_or_default();
                         if !o.replayed {
                             o.warnings = w;
                         }
                         out.push(o);
                     }
-                    (None, None) => return Err(Error::internal("request neither replayed nor written")),
+                    (None, None) => {
+                        return Err(Error::internal("request neither replayed nor written"))
+                    }
                 }
             }
             Ok(out)

@@ -10,7 +10,10 @@ pub fn default_data_dir() -> PathBuf {
         return PathBuf::from(x).join("mnemo");
     }
     match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".local").join("share").join("mnemo"),
+        Some(home) => PathBuf::from(home)
+            .join(".local")
+            .join("share")
+            .join("mnemo"),
         None => PathBuf::from(".mnemo"),
     }
 }
@@ -52,8 +55,14 @@ impl MemoryConfig {
             return Err(Error::invalid("data_dir", "must not be empty"));
         }
         let r = &self.rank;
-        if !(r.dense_weight >= 0.0 && r.lexical_weight >= 0.0 && r.dense_weight + r.lexical_weight > 0.0) {
-            return Err(Error::invalid("rank", "weights must be non-negative and not both zero"));
+        if !(r.dense_weight >= 0.0
+            && r.lexical_weight >= 0.0
+            && r.dense_weight + r.lexical_weight > 0.0)
+        {
+            return Err(Error::invalid(
+                "rank",
+                "weights must be non-negative and not both zero",
+            ));
         }
         Ok(())
     }

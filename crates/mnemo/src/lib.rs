@@ -57,7 +57,11 @@ impl Memory {
     }
 
     /// Builds an engine over any store and embedder (tests, custom backends).
-    pub fn from_parts(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>, rank: RankParams) -> Result<Self> {
+    pub fn from_parts(
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+        rank: RankParams,
+    ) -> Result<Self> {
         store.bind_embedder(embedder.model_id(), embedder.dimension())?;
         let m = Self::from_parts_inner(store, EmbedderSource::Ready(embedder.clone()), rank);
         let _ = m.inner.embedder.set(embedder);
@@ -65,7 +69,14 @@ impl Memory {
     }
 
     fn from_parts_inner(store: Arc<dyn Store>, source: EmbedderSource, rank: RankParams) -> Self {
-        Self { inner: Arc::new(Inner { store, source, embedder: OnceLock::new(), rank }) }
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                source,
+                embedder: OnceLock::new(),
+                rank,
+            }),
+        }
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -81,11 +92,14 @@ impl Memory {
         run_blocking(move || {
             let e: Arc<dyn Embedder> = match &this.inner.source {
                 EmbedderSource::Ready(e) => e.clone(),
-                EmbedderSource::Lazy(cfg, cache) => {
-                    Arc::new(CachedEmbedder::new(mnemo_models::load_embedder(cfg)?, *cache))
-                }
+                EmbedderSource::Lazy(cfg, cache) => Arc::new(CachedEmbedder::new(
+                    mnemo_models::load_embedder(cfg)?,
+                    *cache,
+                )),
             };
-            this.inner.store.bind_embedder(e.model_id(), e.dimension())?;
+            this.inner
+                .store
+                .bind_embedder(e.model_id(), e.dimension())?;
             Ok(this.inner.embedder.get_or_init(|| e).clone())
         })
         .await
@@ -110,7 +124,9 @@ impl Memory {
     }
 }
 
-pub(crate) async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+pub(crate) async fn run_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Error::internal(format!("blocking task failed: {e}")))?

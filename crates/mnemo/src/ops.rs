@@ -39,7 +39,10 @@ pub struct UpdateRequest {
 }
 
 fn read_opts(include_expired: bool) -> ReadOptions {
-    ReadOptions { include_expired, ..ReadOptions::default() }
+    ReadOptions {
+        include_expired,
+        ..ReadOptions::default()
+    }
 }
 
 impl Memory {
@@ -47,9 +50,13 @@ impl Memory {
     pub async fn search(&self, req: SearchRequest) -> Result<SearchResponse> {
         req.validate()?;
         let t = Instant::now();
-        let vector = self.embed(vec![req.query.clone()]).await?.pop().ok_or_else(|| Error::Model {
-            reason: "the embedder returned no vector for the query".into(),
-        })?;
+        let vector = self
+            .embed(vec![req.query.clone()])
+            .await?
+            .pop()
+            .ok_or_else(|| Error::Model {
+                reason: "the embedder returned no vector for the query".into(),
+            })?;
         let embed_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut resp = self.search_with_vector(req, vector).await?;
         resp.embed_ms = embed_ms;
@@ -57,24 +64,37 @@ impl Memory {
     }
 
     /// Hybrid search with a query vector the caller already has.
-    pub async fn search_with_vector(&self, req: SearchRequest, vector: Vec<f32>) -> Result<SearchResponse> {
+    pub async fn search_with_vector(
+        &self,
+        req: SearchRequest,
+        vector: Vec<f32>,
+    ) -> Result<SearchResponse> {
         let rank = self.inner.rank;
         let store = self.store().clone();
         run_blocking(move || {
             let t = Instant::now();
             let results = hybrid_search(store.as_ref(), &req, &vector, &rank)?;
-            Ok(SearchResponse { results, embed_ms: 0.0, search_ms: t.elapsed().as_secs_f64() * 1e3 })
+            Ok(SearchResponse {
+                results,
+                embed_ms: 0.0,
+                search_ms: t.elapsed().as_secs_f64() * 1e3,
+            })
         })
         .await
     }
 
     /// The blocking form of `search_with_vector`, for callers that measure without a runtime hop.
-    pub fn search_with_vector_blocking(&self, req: &SearchRequest, vector: &[f32]) -> Result<Vec<Hit>> {
+    pub fn search_with_vector_blocking(
+        &self,
+        req: &SearchRequest,
+        vector: &[f32],
+    ) -> Result<Vec<Hit>> {
         hybrid_search(self.store().as_ref(), req, vector, &self.inner.rank)
     }
 
     pub async fn get(&self, req: GetRequest) -> Result<MemoryRecord> {
-        self.with_store(move |s| s.get(&req.scope, req.id, &read_opts(req.include_expired))).await
+        self.with_store(move |s| s.get(&req.scope, req.id, &read_opts(req.include_expired)))
+            .await
     }
 
     pub async fn list(&self, req: ListRequest) -> Result<Page> {
@@ -95,10 +115,19 @@ impl Memory {
 
     /// Changes text and/or metadata; a new text is re-embedded. Identity keys in metadata are
     /// ignored with a warning.
-    pub async fn update(&self, scope: Scope, id: MemoryId, req: UpdateRequest, ctx: WriteContext) -> Result<MemoryRecord> {
+    pub async fn update(
+        &self,
+        scope: Scope,
+        id: MemoryId,
+        req: UpdateRequest,
+        ctx: WriteContext,
+    ) -> Result<MemoryRecord> {
         scope.validate()?;
         if req.text.is_none() && req.metadata.is_none() && req.expires_at.is_none() {
-            return Err(Error::invalid("update", "give a new text, metadata or expiry"));
+            return Err(Error::invalid(
+                "update",
+                "give a new text, metadata or expiry",
+            ));
         }
         let metadata = match req.metadata {
             None => None,
@@ -114,31 +143,62 @@ impl Memory {
             }
         }
         let vector = match &req.text {
-            Some(t) => Some(self.embed(vec![t.clone()]).await?.pop().ok_or_else(|| Error::Model {
-                reason: "the embedder returned no vector".into(),
-            })?),
+            Some(t) => {
+                Some(
+                    self.embed(vec![t.clone()])
+                        .await?
+                        .pop()
+                        .ok_or_else(|| Error::Model {
+                            reason: "the embedder returned no vector".into(),
+                        })?,
+                )
+            }
             None => None,
         };
-        let patch = MemoryPatch { text: req.text, index_text: None, vector, metadata, expires_at: req.expires_at };
-        self.with_store(move |s| s.update(&scope, id, patch, &ctx)).await
+        let patch = MemoryPatch {
+            text: req.text,
+            index_text: None,
+            vector,
+            metadata,
+            expires_at: req.expires_at,
+        };
+        self.with_store(move |s| s.update(&scope, id, patch, &ctx))
+            .await
     }
 
-    pub async fn delete(&self, scope: Scope, id: MemoryId, mode: DeleteMode, ctx: WriteContext) -> Result<()> {
-        self.with_store(move |s| s.delete(&scope, id, mode, &ctx)).await
+    pub async fn delete(
+        &self,
+        scope: Scope,
+        id: MemoryId,
+        mode: DeleteMode,
+        ctx: WriteContext,
+    ) -> Result<()> {
+        self.with_store(move |s| s.delete(&scope, id, mode, &ctx))
+            .await
     }
 
-    pub async fn delete_all(&self, scope: Scope, mode: DeleteMode, ctx: WriteContext) -> Result<u64> {
-        self.with_store(move |s| s.delete_all(&scope, mode, &ctx)).await
+    pub async fn delete_all(
+        &self,
+        scope: Scope,
+        mode: DeleteMode,
+        ctx: WriteContext,
+    ) -> Result<u64> {
+        self.with_store(move |s| s.delete_all(&scope, mode, &ctx))
+            .await
     }
 
     pub async fn history(&self, scope: Scope, id: MemoryId) -> Result<Vec<HistoryEvent>> {
-        self.with_store(move |s| s.history(&scope, id, &ReadOptions::default())).await
+        self.with_store(move |s| s.history(&scope, id, &ReadOptions::default()))
+            .await
     }
 
     /// Deletes everything in the store. `confirm` must be exactly `"reset"`.
     pub async fn reset(&self, confirm: &str) -> Result<()> {
         if confirm != "reset" {
-            return Err(Error::invalid("confirm", "reset deletes every memory; pass the confirmation \"reset\""));
+            return Err(Error::invalid(
+                "confirm",
+                "reset deletes every memory; pass the confirmation \"reset\"",
+            ));
         }
         self.with_store(|s| s.reset()).await
     }
@@ -165,7 +225,12 @@ impl Memory {
                 _ => None,
             })
             .collect();
-        let mut vectors = if texts.is_empty() { Vec::new() } else { self.embed(texts).await? }.into_iter();
+        let mut vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            self.embed(texts).await?
+        }
+        .into_iter();
         let paired: Vec<(ExportRecord, Option<Vec<f32>>)> = records
             .into_iter()
             .map(|r| {

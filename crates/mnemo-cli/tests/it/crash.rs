@@ -30,7 +30,9 @@ fn sigkill_during_import_loses_no_acknowledged_write_and_leaves_no_partial_recor
     while batches < 8 {
         let line = lines.next().expect("import acknowledges batches").unwrap();
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        let ids = v["acknowledged"].as_array().expect("an acknowledgement line");
+        let ids = v["acknowledged"]
+            .as_array()
+            .expect("an acknowledgement line");
         acked.extend(ids.iter().map(|i| i.as_str().unwrap().to_string()));
         batches += 1;
     }
@@ -47,15 +49,29 @@ fn sigkill_during_import_loses_no_acknowledged_write_and_leaves_no_partial_recor
     assert!(acked.len() >= 8 * 16);
     let store = mnemo_store_sqlite::SqliteStore::open(data.join("mnemo.db")).unwrap();
     let report = store.integrity().unwrap();
-    assert!(report.is_consistent(), "indexes disagree after the crash: {report:?}");
+    assert!(
+        report.is_consistent(),
+        "indexes disagree after the crash: {report:?}"
+    );
     assert!(report.memories >= acked.len() as u64);
     assert!(report.memories < 20_000, "the import was interrupted");
-    assert_eq!(report.messages, report.memories, "one message per raw memory: no partial batch");
+    assert_eq!(
+        report.messages, report.memories,
+        "one message per raw memory: no partial batch"
+    );
     let scope = Scope::user("crash").unwrap();
     for id in &acked {
         let id = mnemo_core::MemoryId::parse(id).unwrap();
-        let m = store.get(&scope, id, &ReadOptions::default()).expect("acknowledged write is present");
+        let m = store
+            .get(&scope, id, &ReadOptions::default())
+            .expect("acknowledged write is present");
         assert_eq!(m.sources.len(), 1);
-        assert_eq!(store.history(&scope, id, &ReadOptions::default()).unwrap().len(), 1);
+        assert_eq!(
+            store
+                .history(&scope, id, &ReadOptions::default())
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

@@ -7,42 +7,102 @@ use serde_json::json;
 fn add_search_get_list_update_history_delete() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let added = run_ok(mnemo(d).args(["add", "--user-id", "u1", "--infer", "false", "--metadata", r#"{"zip":"0012","n":3,"user_id":"mallory"}"#, "I adopted a greyhound named Biscuit"]));
+    let added = run_ok(mnemo(d).args([
+        "add",
+        "--user-id",
+        "u1",
+        "--infer",
+        "false",
+        "--metadata",
+        r#"{"zip":"0012","n":3,"user_id":"mallory"}"#,
+        "I adopted a greyhound named Biscuit",
+    ]));
     let r = &added["results"][0];
     assert_eq!(r["event"], "ADD");
     assert_eq!(r["memory"], "I adopted a greyhound named Biscuit");
     let id = r["id"].as_str().unwrap().to_string();
-    run_ok(mnemo(d).args(["add", "--user-id", "u1", "--infer", "false", "My sister lives in Porto"]));
-    run_ok(mnemo(d).args(["add", "--user-id", "u2", "--infer", "false", "u2 also has a dog"]));
+    run_ok(mnemo(d).args([
+        "add",
+        "--user-id",
+        "u1",
+        "--infer",
+        "false",
+        "My sister lives in Porto",
+    ]));
+    run_ok(mnemo(d).args([
+        "add",
+        "--user-id",
+        "u2",
+        "--infer",
+        "false",
+        "u2 also has a dog",
+    ]));
 
-    let found = run_ok(mnemo(d).args(["search", "--user-id", "u1", "--top-k", "5", "what is my dog called?"]));
+    let found = run_ok(mnemo(d).args([
+        "search",
+        "--user-id",
+        "u1",
+        "--top-k",
+        "5",
+        "what is my dog called?",
+    ]));
     let hits = found["results"].as_array().unwrap();
     assert_eq!(hits[0]["id"], id.as_str());
     assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
     assert!(hits[0]["scores"]["dense"].as_f64().unwrap() > 0.0);
-    assert!(hits.iter().all(|h| h["user_id"] == "u1"), "search crossed scopes");
+    assert!(
+        hits.iter().all(|h| h["user_id"] == "u1"),
+        "search crossed scopes"
+    );
 
     let got = run_ok(mnemo(d).args(["get", "--user-id", "u1", &id]));
     assert_eq!(got["memory"], "I adopted a greyhound named Biscuit");
-    assert_eq!(got["metadata"], json!({"zip": "0012", "n": 3}), "identity key dropped, types kept");
+    assert_eq!(
+        got["metadata"],
+        json!({"zip": "0012", "n": 3}),
+        "identity key dropped, types kept"
+    );
     assert_eq!(got["user_id"], "u1");
     assert!(got["created_at"].is_string() && got["updated_at"].is_string());
     assert!(got.get("agent_id").is_some() && got.get("run_id").is_some());
 
     let (_, err) = run_err(mnemo(d).args(["get", "--user-id", "u2", &id]));
-    assert_eq!(err["error"]["kind"], "not_found", "out of scope reads as missing");
+    assert_eq!(
+        err["error"]["kind"], "not_found",
+        "out of scope reads as missing"
+    );
 
     let listed = run_ok(mnemo(d).args(["list", "--user-id", "u1", "--limit", "1"]));
     assert_eq!(listed["results"].as_array().unwrap().len(), 1);
     let cursor = listed["next_cursor"].as_str().unwrap().to_string();
-    let page2 = run_ok(mnemo(d).args(["list", "--user-id", "u1", "--limit", "1", "--cursor", &cursor]));
+    let page2 = run_ok(mnemo(d).args([
+        "list",
+        "--user-id",
+        "u1",
+        "--limit",
+        "1",
+        "--cursor",
+        &cursor,
+    ]));
     assert_eq!(page2["results"][0]["memory"], "My sister lives in Porto");
     assert!(page2["next_cursor"].is_null());
 
-    let updated = run_ok(mnemo(d).args(["update", "--user-id", "u1", "--text", "I adopted a greyhound named Pepper", &id]));
+    let updated = run_ok(mnemo(d).args([
+        "update",
+        "--user-id",
+        "u1",
+        "--text",
+        "I adopted a greyhound named Pepper",
+        &id,
+    ]));
     assert_eq!(updated["memory"], "I adopted a greyhound named Pepper");
     let hist = run_ok(mnemo(d).args(["history", "--user-id", "u1", &id]));
-    let events: Vec<&str> = hist["results"].as_array().unwrap().iter().map(|e| e["event"].as_str().unwrap()).collect();
+    let events: Vec<&str> = hist["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
     assert_eq!(events, vec!["ADD", "UPDATE"]);
     run_ok(mnemo(d).args(["delete", "--user-id", "u1", &id]));
     let (_, err) = run_err(mnemo(d).args(["get", "--user-id", "u1", &id]));
@@ -56,9 +116,21 @@ fn expiry_and_bad_input_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let soon = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339();
-    let added = run_ok(mnemo(d).args(["add", "--user-id", "u", "--infer", "false", "--expires-at", &soon, "a short-lived coupon"]));
+    let added = run_ok(mnemo(d).args([
+        "add",
+        "--user-id",
+        "u",
+        "--infer",
+        "false",
+        "--expires-at",
+        &soon,
+        "a short-lived coupon",
+    ]));
     let id = added["results"][0]["id"].as_str().unwrap().to_string();
-    assert_eq!(run_ok(mnemo(d).args(["get", "--user-id", "u", &id]))["memory"], "a short-lived coupon");
+    assert_eq!(
+        run_ok(mnemo(d).args(["get", "--user-id", "u", &id]))["memory"],
+        "a short-lived coupon"
+    );
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let (_, err) = run_err(mnemo(d).args(["get", "--user-id", "u", &id]));
     assert_eq!(err["error"]["kind"], "not_found");
@@ -71,17 +143,54 @@ fn expiry_and_bad_input_are_typed_errors() {
 
     let (out, err) = run_err(mnemo(d).args(["add", "--user-id", "u", "--infer", "true", "hello"]));
     assert_eq!(err["error"]["kind"], "invalid_input");
-    assert!(err["error"]["message"].as_str().unwrap().contains("chat model"));
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("chat model"));
     assert_eq!(out.status.code(), Some(2));
     for bad in [
         vec!["add", "--user-id", "a b", "--infer", "false", "x"],
         vec!["add", "--user-id", "", "--infer", "false", "x"],
         vec!["add", "--infer", "false", "no scope"],
-        vec!["add", "--user-id", "u", "--infer", "false", "--metadata", "[1]", "x"],
-        vec!["add", "--user-id", "u", "--infer", "false", "--metadata", "{not json", "x"],
-        vec!["add", "--user-id", "u", "--infer", "false", "--expires-at", "tomorrow", "x"],
+        vec![
+            "add",
+            "--user-id",
+            "u",
+            "--infer",
+            "false",
+            "--metadata",
+            "[1]",
+            "x",
+        ],
+        vec![
+            "add",
+            "--user-id",
+            "u",
+            "--infer",
+            "false",
+            "--metadata",
+            "{not json",
+            "x",
+        ],
+        vec![
+            "add",
+            "--user-id",
+            "u",
+            "--infer",
+            "false",
+            "--expires-at",
+            "tomorrow",
+            "x",
+        ],
         vec!["get", "--user-id", "u", "not-a-uuid"],
-        vec!["search", "--user-id", "u", "--filters", r#"{"n":{"between":1}}"#, "x"],
+        vec![
+            "search",
+            "--user-id",
+            "u",
+            "--filters",
+            r#"{"n":{"between":1}}"#,
+            "x",
+        ],
         vec!["reset"],
     ] {
         let (_, err) = run_err(mnemo(d).args(&bad));
@@ -99,8 +208,28 @@ fn expiry_and_bad_input_are_typed_errors() {
 fn export_then_import_is_lossless_and_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    run_ok(mnemo(&a).args(["add", "--user-id", "u", "--agent-id", "bot", "--infer", "false", "--metadata", r#"{"k":[1,"2",{"3":null}]}"#, "first memory"]));
-    run_ok(mnemo(&a).args(["add", "--user-id", "u", "--infer", "false", "--timestamp", "2023-05-01T10:00:00Z", "back-dated memory"]));
+    run_ok(mnemo(&a).args([
+        "add",
+        "--user-id",
+        "u",
+        "--agent-id",
+        "bot",
+        "--infer",
+        "false",
+        "--metadata",
+        r#"{"k":[1,"2",{"3":null}]}"#,
+        "first memory",
+    ]));
+    run_ok(mnemo(&a).args([
+        "add",
+        "--user-id",
+        "u",
+        "--infer",
+        "false",
+        "--timestamp",
+        "2023-05-01T10:00:00Z",
+        "back-dated memory",
+    ]));
     let file = dir.path().join("export.jsonl");
     let out = mnemo(&a).args(["export"]).arg(&file).output().unwrap();
     assert!(out.status.success());
@@ -111,14 +240,21 @@ fn export_then_import_is_lossless_and_idempotent() {
     let la = run_ok(mnemo(&a).args(["list", "--user-id", "u"]));
     let lb = run_ok(mnemo(&b).args(["list", "--user-id", "u"]));
     assert_eq!(la["results"], lb["results"]);
-    assert!(lb["results"][1]["created_at"].as_str().unwrap().starts_with("2023-05-01"));
+    assert!(lb["results"][1]["created_at"]
+        .as_str()
+        .unwrap()
+        .starts_with("2023-05-01"));
     let hits = run_ok(mnemo(&b).args(["search", "--user-id", "u", "back-dated"]));
     assert_eq!(hits["results"][0]["memory"], "back-dated memory");
 }
 
 fn run_last_line(cmd: &mut std::process::Command) -> serde_json::Value {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(text.lines().last().unwrap()).unwrap()
 }

@@ -23,19 +23,42 @@ pub fn models_dir() -> PathBuf {
 
 pub fn mnemo(data: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
-    c.env("MNEMO_MODELS_DIR", models_dir()).env("MNEMO_THREADS", "1").arg("--data-dir").arg(data).arg("--json");
+    c.env("MNEMO_MODELS_DIR", models_dir())
+        .env("MNEMO_THREADS", "1")
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--json");
     c
 }
 
 pub fn run_ok(cmd: &mut Command) -> Value {
     let out = cmd.output().expect("mnemo runs");
-    assert!(out.status.success(), "mnemo failed: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    assert!(
+        out.status.success(),
+        "mnemo failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 pub fn run_err(cmd: &mut Command) -> (Output, Value) {
     let out = cmd.output().expect("mnemo runs");
-    assert!(!out.status.success(), "expected failure: {}", String::from_utf8_lossy(&out.stdout));
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("error is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    assert!(
+        !out.status.success(),
+        "expected failure: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "error is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
     (out, v)
 }

@@ -16,11 +16,18 @@ fn batched_equals_one_at_a_time() {
         let mut worst = 0f32;
         for (text, b) in texts.iter().zip(&batched) {
             let single = e.embed(&[text]).unwrap().remove(0);
-            let diff = single.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+            let diff = single
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0f32, f32::max);
             worst = worst.max(diff);
         }
         eprintln!("{backend}: max |batched - single| = {worst:e}");
-        assert!(worst <= 1e-5, "{backend}: batched output differs from single by {worst}");
+        assert!(
+            worst <= 1e-5,
+            "{backend}: batched output differs from single by {worst}"
+        );
     }
 }
 
@@ -41,7 +48,10 @@ fn dimension_comes_from_the_model_and_vectors_are_unit() {
 #[test]
 fn empty_batch_gives_empty_output() {
     for backend in BACKENDS {
-        assert!(embedder(backend).embed(&[]).unwrap().is_empty(), "{backend}");
+        assert!(
+            embedder(backend).embed(&[]).unwrap().is_empty(),
+            "{backend}"
+        );
     }
 }
 
@@ -53,8 +63,15 @@ fn more_texts_than_one_batch() {
         let out = embedder(backend).embed(&refs).unwrap();
         assert_eq!(out.len(), 70, "{backend}");
         let last = embedder(backend).embed(&[refs[69]]).unwrap().remove(0);
-        let diff = last.iter().zip(&out[69]).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
-        assert!(diff <= 1e-5, "{backend}: order or content changed across batches ({diff})");
+        let diff = last
+            .iter()
+            .zip(&out[69])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            diff <= 1e-5,
+            "{backend}: order or content changed across batches ({diff})"
+        );
     }
 }
 
@@ -71,7 +88,8 @@ fn model_ids_differ_and_share_the_family() {
 #[test]
 fn onnx_loads_twice_in_one_process() {
     let first = embedder(EmbedderBackend::Onnx);
-    let second = load_embedder(&config(EmbedderBackend::Onnx)).expect("second load reuses the runtime");
+    let second =
+        load_embedder(&config(EmbedderBackend::Onnx)).expect("second load reuses the runtime");
     let a = first.embed(&["same text"]).unwrap();
     let b = second.embed(&["same text"]).unwrap();
     assert_eq!(a, b);
@@ -82,8 +100,13 @@ fn missing_models_are_unavailable_with_install_hint() {
     let dir = tempfile::tempdir().unwrap();
     for backend in BACKENDS {
         let cfg = EmbedderConfig::new(backend, dir.path().join("nothing-here"));
-        let err = load_embedder(&cfg).err().expect("loading from an empty dir must fail");
+        let err = load_embedder(&cfg)
+            .err()
+            .expect("loading from an empty dir must fail");
         assert_eq!(err.kind(), ErrorKind::Unavailable, "{backend}: {err}");
-        assert!(err.to_string().contains("mnemo models install"), "{backend}: {err}");
+        assert!(
+            err.to_string().contains("mnemo models install"),
+            "{backend}: {err}"
+        );
     }
 }

@@ -31,6 +31,14 @@ pub fn sentence_refs() -> Vec<&'static str> {
 fn fixture_covers_truncation_and_empty_input() {
     let r = reference();
     assert!(!r.sentence_transformers_version.is_empty());
-    assert!(r.untruncated_token_counts.iter().any(|&n| n > mnemo_models::MAX_SEQ_LEN), "needs a text over 256 tokens");
-    assert!(r.sentences.iter().any(String::is_empty), "needs the empty string");
+    assert!(
+        r.untruncated_token_counts
+            .iter()
+            .any(|&n| n > mnemo_models::MAX_SEQ_LEN),
+        "needs a text over 256 tokens"
+    );
+    assert!(
+        r.sentences.iter().any(String::is_empty),
+        "needs the empty string"
+    );
 }

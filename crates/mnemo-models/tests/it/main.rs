@@ -4,9 +4,9 @@
 //! looked up in `MNEMO_MODELS_DIR`, default `<workspace>/models`. Without them the model tests
 //! fail with a message saying so — they never pass vacuously.
 
+mod behaviour;
 mod fixture;
 mod quality;
-mod behaviour;
 
 use mnemo_core::Embedder;
 use mnemo_models::{load_embedder, EmbedderBackend, EmbedderConfig};

@@ -12,18 +12,32 @@ const ONNX_MIN_COSINE: f32 = 0.995;
 
 fn embed_one_at_a_time(backend: EmbedderBackend) -> Vec<Vec<f32>> {
     let e = embedder(backend);
-    sentence_refs().iter().map(|s| e.embed(&[s]).unwrap().remove(0)).collect()
+    sentence_refs()
+        .iter()
+        .map(|s| e.embed(&[s]).unwrap().remove(0))
+        .collect()
 }
 
 fn check_cosines(backend: EmbedderBackend, threshold: f32) {
     let r = reference();
     let got = embed_one_at_a_time(backend);
-    let cosines: Vec<f32> = got.iter().zip(&r.vectors).map(|(a, b)| cosine(a, b)).collect();
+    let cosines: Vec<f32> = got
+        .iter()
+        .zip(&r.vectors)
+        .map(|(a, b)| cosine(a, b))
+        .collect();
     let min = cosines.iter().copied().fold(f32::INFINITY, f32::min);
     let mean = cosines.iter().sum::<f32>() / cosines.len() as f32;
-    eprintln!("{backend}: cosine vs sentence-transformers {}: min {min:.7} mean {mean:.7}", r.sentence_transformers_version);
+    eprintln!(
+        "{backend}: cosine vs sentence-transformers {}: min {min:.7} mean {mean:.7}",
+        r.sentence_transformers_version
+    );
     for (i, c) in cosines.iter().enumerate() {
-        assert!(*c >= threshold, "{backend}: sentence {i} {:?} has cosine {c} < {threshold}", r.sentences[i]);
+        assert!(
+            *c >= threshold,
+            "{backend}: sentence {i} {:?} has cosine {c} < {threshold}",
+            r.sentences[i]
+        );
     }
 }
 
@@ -31,8 +45,10 @@ fn check_cosines(backend: EmbedderBackend, threshold: f32) {
 fn top_k(vectors: &[Vec<f32>], k: usize) -> Vec<Vec<usize>> {
     (0..vectors.len())
         .map(|i| {
-            let mut others: Vec<(usize, f32)> =
-                (0..vectors.len()).filter(|&j| j != i).map(|j| (j, cosine(&vectors[i], &vectors[j]))).collect();
+            let mut others: Vec<(usize, f32)> = (0..vectors.len())
+                .filter(|&j| j != i)
+                .map(|j| (j, cosine(&vectors[i], &vectors[j])))
+                .collect();
             others.sort_by(|a, b| b.1.total_cmp(&a.1));
             others.into_iter().take(k).map(|(j, _)| j).collect()
         })
@@ -42,10 +58,17 @@ fn top_k(vectors: &[Vec<f32>], k: usize) -> Vec<Vec<usize>> {
 fn check_neighbours(backend: EmbedderBackend, min_overlap: f64) {
     let want = top_k(&reference().vectors, 5);
     let got = top_k(&embed_one_at_a_time(backend), 5);
-    let shared: usize = want.iter().zip(&got).map(|(w, g)| g.iter().filter(|j| w.contains(j)).count()).sum();
+    let shared: usize = want
+        .iter()
+        .zip(&got)
+        .map(|(w, g)| g.iter().filter(|j| w.contains(j)).count())
+        .sum();
     let overlap = shared as f64 / (5 * want.len()) as f64;
     eprintln!("{backend}: top-5 neighbour overlap with the reference {overlap:.4}");
-    assert!(overlap >= min_overlap, "{backend}: top-5 overlap {overlap} < {min_overlap}");
+    assert!(
+        overlap >= min_overlap,
+        "{backend}: top-5 overlap {overlap} < {min_overlap}"
+    );
 }
 
 #[test]

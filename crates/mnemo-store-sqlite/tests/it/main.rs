@@ -20,7 +20,8 @@ thread_local! {
 
 pub fn open(path: &std::path::Path) -> Arc<dyn Store> {
     let s = SqliteStore::open(path).expect("open store");
-    s.bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM).expect("bind");
+    s.bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .expect("bind");
     Arc::new(s)
 }
 
@@ -36,7 +37,11 @@ impl Harness for SqliteHarness {
     fn reopen(&self, store: Arc<dyn Store>) -> Arc<dyn Store> {
         // Each test runs on its own thread: the last store it made is the one being reopened.
         let path: PathBuf = LAST.with(|p| p.borrow().clone().expect("store path"));
-        assert_eq!(Arc::strong_count(&store), 1, "reopen needs the only reference");
+        assert_eq!(
+            Arc::strong_count(&store),
+            1,
+            "reopen needs the only reference"
+        );
         drop(store);
         open(&path)
     }

@@ -23,14 +23,21 @@ fn vector_index_catches_up_after_a_crash_and_rebuilds_when_its_file_is_bad() {
     assert!(sidecar(&path).exists());
     let store = open(&path);
     let second = put(store.as_ref(), &s, "quinn repairs bicycles", json!({}));
-    store.delete(&s, first, DeleteMode::Soft, &WriteContext::default()).unwrap();
+    store
+        .delete(&s, first, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
     // Simulate a crash: the saved graph is now older than the database.
     std::mem::forget(store);
     let store = open(&path);
     let report = store.integrity().unwrap();
     assert!(report.is_consistent(), "{report:?}");
     assert_eq!(report.ann_entries, 1);
-    assert_eq!(search(store.as_ref(), &s, "bicycles", ReadOptions::default())[0].memory.id, second);
+    assert_eq!(
+        search(store.as_ref(), &s, "bicycles", ReadOptions::default())[0]
+            .memory
+            .id,
+        second
+    );
     drop(store);
     // A corrupt graph file is rebuilt from SQLite rather than trusted.
     let mut graph = path.as_os_str().to_owned();
@@ -38,7 +45,12 @@ fn vector_index_catches_up_after_a_crash_and_rebuilds_when_its_file_is_bad() {
     std::fs::write(std::path::PathBuf::from(graph), b"not an index").unwrap();
     let store = open(&path);
     assert!(store.integrity().unwrap().is_consistent());
-    assert_eq!(search(store.as_ref(), &s, "bicycles", ReadOptions::default())[0].memory.id, second);
+    assert_eq!(
+        search(store.as_ref(), &s, "bicycles", ReadOptions::default())[0]
+            .memory
+            .id,
+        second
+    );
 }
 
 #[test]
@@ -51,7 +63,10 @@ fn a_second_handle_sees_the_first_handles_writes() {
     let id = put(a.as_ref(), &s, "rita speaks Finnish", json!({}));
     let hits = search(b.as_ref(), &s, "Finnish", ReadOptions::default());
     assert_eq!(hits[0].memory.id, id);
-    assert!(hits[0].scores.dense > 0.0, "the other handle's vector index caught up");
+    assert!(
+        hits[0].scores.dense > 0.0,
+        "the other handle's vector index caught up"
+    );
 }
 
 #[test]
@@ -59,7 +74,8 @@ fn a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");
     drop(open(&path));
-    mnemo_store_sqlite::testing::set_user_version(&path, mnemo_store_sqlite::SCHEMA_VERSION + 1).unwrap();
+    mnemo_store_sqlite::testing::set_user_version(&path, mnemo_store_sqlite::SCHEMA_VERSION + 1)
+        .unwrap();
     let err = mnemo_store_sqlite::SqliteStore::open(&path).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Conflict);
     assert!(err.to_string().contains("newer"), "{err}");
@@ -72,16 +88,32 @@ fn large_scope_uses_the_graph_and_small_scopes_are_exact() {
     let big = scope("big");
     let mut batches = Vec::new();
     for i in 0..2500 {
-        batches.push(batch(&big, &format!("item {i} word{} word{}", i % 37, i % 11), json!({})));
+        batches.push(batch(
+            &big,
+            &format!("item {i} word{} word{}", i % 37, i % 11),
+            json!({}),
+        ));
     }
     store.write(batches).unwrap();
     let small = scope("small");
     let target = put(store.as_ref(), &small, "word5 word3 special", json!({}));
-    let hits = search(store.as_ref(), &small, "word5 word3", ReadOptions::default());
+    let hits = search(
+        store.as_ref(),
+        &small,
+        "word5 word3",
+        ReadOptions::default(),
+    );
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].memory.id, target);
-    let hits = search(store.as_ref(), &big, "item 42 word5 word9", ReadOptions::default());
+    let hits = search(
+        store.as_ref(),
+        &big,
+        "item 42 word5 word9",
+        ReadOptions::default(),
+    );
     assert_eq!(hits.len(), 10);
-    assert!(hits.iter().all(|h| h.memory.user_id.as_deref() == Some("big")));
+    assert!(hits
+        .iter()
+        .all(|h| h.memory.user_id.as_deref() == Some("big")));
     assert!(hits.iter().any(|h| h.memory.text.starts_with("item 42 ")));
 }
