@@ -1,0 +1,153 @@
+//! The facade's raw pipeline over the real SQLite store with the scripted embedder.
+
+use mnemo::core::*;
+use mnemo::{AddInput, AddRequest, Memory};
+use mnemo_testkit::HashEmbedder;
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+struct Counting(AtomicUsize);
+
+impl Embedder for Counting {
+    fn model_id(&self) -> &str {
+        HashEmbedder::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        HashEmbedder::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.0.fetch_add(texts.len(), Ordering::SeqCst);
+        HashEmbedder.embed(texts)
+    }
+}
+
+fn engine() -> (Memory, Arc<Counting>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let m = Memory::from_parts(Arc::new(store), counting.clone(), RankParams::default()).unwrap();
+    (m, counting, dir)
+}
+
+#[tokio::test]
+async fn a_retry_with_the_same_key_returns_the_first_result_without_model_work() {
+    let (m, counting, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    let mut req = AddRequest::text(scope.clone(), "I moved to Lisbon");
+    req.idempotency_key = Some("k1".into());
+    let first = m.add(req.clone()).await.unwrap();
+    let calls = counting.0.load(Ordering::SeqCst);
+    let second = m.add(req.clone()).await.unwrap();
+    assert!(second.replayed);
+    assert_eq!(second.results, first.results);
+    assert_eq!(
+        counting.0.load(Ordering::SeqCst),
+        calls,
+        "the retry embedded nothing"
+    );
+    req.input = AddInput::Text("something else".into());
+    assert_eq!(m.add(req).await.unwrap_err().kind(), ErrorKind::Conflict);
+}
+
+#[tokio::test]
+async fn conversations_keep_provenance_skip_system_turns_and_warn_on_identity_keys() {
+    let (m, _, _dir) = engine();
+    let scope = Scope::from_parts(Some("u"), Some("assistant-1"), None).unwrap();
+    let mut req = AddRequest::text(scope.clone(), "");
+    req.input = AddInput::Messages(vec![
+        InputMessage {
+            role: Role::System,
+            content: "You are helpful".into(),
+            name: None,
+        },
+        InputMessage {
+            role: Role::User,
+            content: "I love hiking in the Alps".into(),
+            name: Some("Ann".into()),
+        },
+        InputMessage {
+            role: Role::Assistant,
+            content: "Great, any favourite trail?".into(),
+            name: None,
+        },
+    ]);
+    req.metadata = Some(json!({"src": "chat", "user_id": "mallory"}));
+    let out = m.add(req).await.unwrap();
+    assert_eq!(out.results.len(), 2, "the system message is skipped");
+    assert_eq!(out.warnings.len(), 1);
+    assert!(out.warnings[0].contains("user_id"));
+    let first = m
+        .store()
+        .get(&scope, out.results[0].id, &ReadOptions::default())
+        .unwrap();
+    assert_eq!(first.actor.as_deref(), Some("Ann"));
+    assert_eq!(first.role, Some(Role::User));
+    assert_eq!(
+        serde_json::Value::Object(first.metadata.clone()),
+        json!({"src": "chat"})
+    );
+    let log = m.store().messages(&scope, 10).unwrap();
+    assert_eq!(log.len(), 2);
+    assert_eq!(first.sources, vec![log[0].id]);
+    assert!(log[0].created_at < log[1].created_at, "turn order is kept");
+}
+
+#[tokio::test]
+async fn infer_without_a_model_is_refused_and_writes_nothing() {
+    let (m, counting, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    let mut req = AddRequest::text(scope.clone(), "hello");
+    req.infer = Some(true);
+    let err = m.add(req).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(counting.0.load(Ordering::SeqCst), 0);
+    assert_eq!(m.store().integrity().unwrap().messages, 0);
+}
+
+#[tokio::test]
+async fn update_re_embeds_and_search_reports_every_signal() {
+    let (m, _, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    let id = m
+        .add(AddRequest::text(
+            scope.clone(),
+            "my favourite colour is blue",
+        ))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    m.add(AddRequest::text(scope.clone(), "I work as a nurse"))
+        .await
+        .unwrap();
+    let upd = mnemo::UpdateRequest {
+        text: Some("my favourite colour is green".into()),
+        ..Default::default()
+    };
+    m.update(scope.clone(), id, upd, WriteContext::default())
+        .await
+        .unwrap();
+    let req = SearchRequest {
+        scope: scope.clone(),
+        query: "favourite colour green".into(),
+        top_k: 5,
+        threshold: None,
+        kinds: None,
+        filter: None,
+        read: ReadOptions::default(),
+    };
+    let resp = m.search(req).await.unwrap();
+    assert_eq!(resp.results[0].memory.id, id);
+    assert!(resp.results[0].scores.dense > 0.5);
+    assert!(resp.results[0].scores.bm25 > 0.0);
+    assert!((resp.results[0].scores.bm25_norm - 1.0).abs() < 1e-6);
+    assert_eq!(
+        m.reset("yes").await.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    assert!(
+        m.store().get(&scope, id, &ReadOptions::default()).is_ok(),
+        "a refused reset deleted nothing"
+    );
+}
