@@ -233,6 +233,7 @@ pub async fn run(
     let mut with_embed = Vec::with_capacity(queries);
     let mut no_embed = Vec::with_capacity(queries);
     let mut brute = Vec::with_capacity(queries);
+    let (mut dense_side, mut lexical_side) = (Vec::with_capacity(queries), Vec::with_capacity(queries));
     let req = |q: &str| SearchRequest {
         scope: scope.clone(),
         query: q.to_string(),
@@ -255,6 +256,14 @@ pub async fn run(
         no_embed.push(timed_ms(|| {
             memory.search_with_vector_blocking(&r, v).expect("search");
         }));
+        let cq = CandidateQuery { scope: &scope, kinds: None, filter: None, read: ReadOptions::default(), limit: 30 };
+        let terms = mnemo_core::text::query_terms(q);
+        dense_side.push(timed_ms(|| {
+            store.dense_candidates(&cq, v).expect("dense");
+        }));
+        lexical_side.push(timed_ms(|| {
+            store.lexical_candidates(&cq, &terms).expect("lexical");
+        }));
         brute.push(timed_ms(|| {
             let mut best: Vec<(f32, usize)> = vectors
                 .iter()
@@ -270,7 +279,7 @@ pub async fn run(
         memory.search(req(q)).await?;
         with_embed.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    for v in [&mut with_embed, &mut no_embed, &mut brute] {
+    for v in [&mut with_embed, &mut no_embed, &mut brute, &mut dense_side, &mut lexical_side] {
         v.sort_by(f64::total_cmp);
     }
     let stats = memory.store().stats()?;
@@ -289,6 +298,8 @@ pub async fn run(
         "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
         "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
         "bruteforce_dense_p50_ms": percentile(&brute, 0.5),
+        "dense_candidates_p50_ms": percentile(&dense_side, 0.5),
+        "lexical_candidates_p50_ms": percentile(&lexical_side, 0.5),
         "queries": queries,
         "rss_mb": rss_mb("VmRSS:"),
         "peak_rss_mb": rss_mb("VmHWM:"),

@@ -134,16 +134,19 @@ pub struct IntegrityReport {
     pub vectors: u64,
     pub memories_without_add_history: u64,
     pub ann_entries: u64,
+    /// Documents in the derived in-memory lexical index.
+    pub lexical_index_entries: u64,
     pub messages: u64,
 }
 
 impl IntegrityReport {
-    /// True when every indexed memory has exactly one lexical row and one vector, the ANN cache
-    /// holds every vector, and every memory has an ADD event.
+    /// True when every indexed memory has exactly one lexical row and one vector, the derived
+    /// indexes hold every vector / document, and every memory has an ADD event.
     pub fn is_consistent(&self) -> bool {
         self.indexed_memories == self.lexical_rows
             && self.indexed_memories == self.vectors
             && self.ann_entries == self.vectors
+            && self.lexical_index_entries == self.vectors
             && self.memories_without_add_history == 0
     }
 }

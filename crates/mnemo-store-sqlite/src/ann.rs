@@ -10,6 +10,7 @@
 //! the graph: filtered HNSW search degrades when few nodes pass the filter.
 
 use crate::codec::{blob_to_vector, sql_err};
+use crate::lexical::Lexical;
 use mnemo_core::{Candidate, Error, MemoryKind, MemoryState, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
@@ -35,10 +36,14 @@ pub(crate) struct Ann {
     dim: usize,
     pub generation: i64,
     pub dirty: bool,
-    info: HashMap<u64, KeyInfo>,
+    /// Indexed by key (the memory's `seq`, dense from 1): a lookup per visited node must be cheap.
+    info: Vec<Option<KeyInfo>>,
+    infos: usize,
     names: HashMap<String, u32>,
     /// How many indexed memories carry each interned scope part.
     part_counts: HashMap<u32, usize>,
+    /// The BM25 index over the same memories.
+    pub lex: Lexical,
 }
 
 fn new_index(dim: usize) -> Result<Index> {
@@ -86,9 +91,11 @@ impl Ann {
             dim,
             generation: 0,
             dirty: false,
-            info: HashMap::new(),
+            info: Vec::new(),
+            infos: 0,
             names: HashMap::new(),
             part_counts: HashMap::new(),
+            lex: Lexical::new(),
         })
     }
 
@@ -113,6 +120,7 @@ impl Ann {
 
     fn set_info(&mut self, key: u64, row: InfoRow) {
         self.drop_info(key);
+        self.lex.put(key, &row.text);
         let info = KeyInfo {
             user: self.intern('u', row.user),
             agent: self.intern('a', row.agent),
@@ -127,11 +135,19 @@ impl Ann {
         {
             *self.part_counts.entry(part).or_default() += 1;
         }
-        self.info.insert(key, info);
+        let k = key as usize;
+        if k >= self.info.len() {
+            self.info.resize(k + 1, None);
+        }
+        if self.info[k].replace(info).is_none() {
+            self.infos += 1;
+        }
     }
 
     fn drop_info(&mut self, key: u64) {
-        if let Some(old) = self.info.remove(&key) {
+        self.lex.remove(key);
+        if let Some(old) = self.info.get_mut(key as usize).and_then(Option::take) {
+            self.infos -= 1;
             for part in [old.user, old.agent, old.run]
                 .into_iter()
                 .filter(|p| *p != 0)
@@ -191,14 +207,14 @@ impl Ann {
             .map_err(ann_err)?;
         let mut stmt = tx
             .prepare(
-                "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, v.data \
-                 FROM memories m JOIN vectors v ON v.seq = m.seq",
+                "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, \
+                 COALESCE(m.index_text, m.text), v.data FROM memories m JOIN vectors v ON v.seq = m.seq",
             )
             .map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
         while let Some(row) = rows.next().map_err(sql_err)? {
             let (key, info) = info_row(row).map_err(sql_err)?;
-            let blob: Vec<u8> = row.get(7).map_err(sql_err)?;
+            let blob: Vec<u8> = row.get(8).map_err(sql_err)?;
             let v = blob_to_vector(&blob);
             ann.index.add(key, &v).map_err(ann_err)?;
             ann.set_info(key, info);
@@ -264,7 +280,7 @@ impl Ann {
         drop(stmt);
         ann.generation = generation;
         ann.catch_up(conn)?;
-        if ann.info.len() != ann.len() || known < ann.info.len() {
+        if ann.infos != ann.len() || known < ann.infos {
             return Ok(None);
         }
         ann.dirty = false;
@@ -291,7 +307,8 @@ impl Ann {
     pub fn catch_up(&mut self, conn: &Connection) -> Result<()> {
         let mut stmt = conn
             .prepare_cached(
-                "SELECT c.generation, c.seq, c.op, v.data, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at \
+                "SELECT c.generation, c.seq, c.op, v.data, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, \
+                 COALESCE(m.index_text, m.text) \
                  FROM vector_changes c LEFT JOIN vectors v ON v.seq = c.seq LEFT JOIN memories m ON m.seq = c.seq \
                  WHERE c.generation > ?1 ORDER BY c.generation",
             )
@@ -314,6 +331,7 @@ impl Ann {
                         kind: kind.parse().unwrap_or(MemoryKind::Raw),
                         active: state == MemoryState::Active.as_str(),
                         expires_at: row.get(9).map_err(sql_err)?,
+                        text: row.get(10).map_err(sql_err)?,
                     };
                     applied.push((generation, seq as u64, Some((blob_to_vector(&blob), info))));
                 }
@@ -358,7 +376,7 @@ impl Ann {
     }
 
     pub fn info(&self, key: u64) -> Option<&KeyInfo> {
-        self.info.get(&key)
+        self.info.get(key as usize).and_then(Option::as_ref)
     }
 
     /// Approximate nearest neighbours passing `keep`, as cosine similarities.
@@ -413,6 +431,7 @@ pub(crate) struct InfoRow {
     kind: MemoryKind,
     active: bool,
     expires_at: Option<i64>,
+    text: String,
 }
 
 fn info_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, InfoRow)> {
@@ -427,6 +446,7 @@ fn info_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, InfoRow)> {
             kind: kind.parse().unwrap_or(MemoryKind::Raw),
             active: state == MemoryState::Active.as_str(),
             expires_at: row.get(6)?,
+            text: row.get(7)?,
         },
     ))
 }

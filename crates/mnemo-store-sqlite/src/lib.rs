@@ -8,6 +8,7 @@
 
 mod ann;
 mod codec;
+mod lexical;
 mod predicate;
 mod read;
 mod schema;

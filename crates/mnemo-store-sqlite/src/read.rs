@@ -220,31 +220,48 @@ impl SqliteStore {
             .map_err(sql_err)
     }
 
+    /// The candidate predicate as a closure over index keys, for the derived indexes. Metadata
+    /// filters are resolved to a key set in SQL first. `None` when the scope names a part that
+    /// was never indexed (nothing can match).
+    fn prefilter<'b, 'q: 'b>(
+        conn: &Connection,
+        ann: &'b crate::ann::Ann,
+        q: &CandidateQuery<'q>,
+    ) -> Result<Option<impl Fn(u64) -> bool + 'b>> {
+        let Some(ids) = ann.scope_ids(q.scope) else { return Ok(None) };
+        let allowed: Option<HashSet<i64>> = match q.filter {
+            Some(_) => Some(Self::allowed_keys(conn, q, usize::MAX / 2)?.into_iter().collect()),
+            None => None,
+        };
+        let now = q.read.now.timestamp_millis();
+        let read = q.read;
+        let kinds = q.kinds;
+        Ok(Some(move |key: u64| -> bool {
+            let Some(info) = ann.info(key) else { return false };
+            (ids[0] == 0 || info.user == ids[0])
+                && (ids[1] == 0 || info.agent == ids[1])
+                && (ids[2] == 0 || info.run == ids[2])
+                && (read.include_inactive || info.active)
+                && (read.include_expired || info.expires_at > now)
+                && kinds.is_none_or(|k| k.is_empty() || k.contains(&info.kind))
+                && allowed.as_ref().is_none_or(|s| s.contains(&(key as i64)))
+        }))
+    }
+
     pub(crate) fn dense(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
         q.scope.validate()?;
         self.read(|conn| {
             self.sync_ann(conn)?;
             let guard = self.ann.read();
-            let Some(ann) = guard.as_ref() else {
-                return Ok(Vec::new());
-            };
+            let Some(ann) = guard.as_ref() else { return Ok(Vec::new()) };
             if vector.len() != ann.dim() {
-                return Err(Error::invalid(
-                    "vector",
-                    format!(
-                        "has {} dimensions, the store holds {}",
-                        vector.len(),
-                        ann.dim()
-                    ),
-                ));
+                return Err(Error::invalid("vector", format!("has {} dimensions, the store holds {}", vector.len(), ann.dim())));
             }
-            let Some(ids) = ann.scope_ids(q.scope) else {
-                return Ok(Vec::new());
-            };
+            let Some(ids) = ann.scope_ids(q.scope) else { return Ok(Vec::new()) };
             let small = ann.scope_size(ids) <= EXACT_MAX;
             if small || q.filter.is_some() {
-                let keys =
-                    Self::allowed_keys(conn, q, if small { EXACT_MAX } else { 4 * EXACT_MAX })?;
+                // Few candidates: score them exactly (filtered graph search degrades here).
+                let keys = Self::allowed_keys(conn, q, 4 * EXACT_MAX)?;
                 if small || keys.len() <= 4 * EXACT_MAX {
                     let mut scored = ann.score(vector, &keys)?;
                     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
@@ -252,63 +269,55 @@ impl SqliteStore {
                     return Ok(scored);
                 }
             }
-            let allowed: Option<HashSet<i64>> = None;
-            let now = q.read.now.timestamp_millis();
-            let read = q.read;
-            let kinds = q.kinds;
-            let filter_keys = if q.filter.is_some() {
-                Some(
-                    Self::allowed_keys(conn, q, usize::MAX / 2)?
-                        .into_iter()
-                        .collect::<HashSet<i64>>(),
-                )
-            } else {
-                allowed
+            let hits = match Self::prefilter(conn, ann, q)? {
+                Some(keep) => ann.search(vector, q.limit, keep)?,
+                None => Vec::new(),
             };
-            let keep = |key: u64| -> bool {
-                let Some(info) = ann.info(key) else {
-                    return false;
-                };
-                (ids[0] == 0 || info.user == ids[0])
-                    && (ids[1] == 0 || info.agent == ids[1])
-                    && (ids[2] == 0 || info.run == ids[2])
-                    && (read.include_inactive || info.active)
-                    && (read.include_expired || info.expires_at > now)
-                    && kinds.is_none_or(|k| k.is_empty() || k.contains(&info.kind))
-                    && filter_keys
-                        .as_ref()
-                        .is_none_or(|s| s.contains(&(key as i64)))
-            };
-            ann.search(vector, q.limit, keep)
+            Ok(hits)
         })
     }
 
-    pub(crate) fn lexical(
-        &self,
-        q: &CandidateQuery<'_>,
-        terms: &[String],
-    ) -> Result<Vec<Candidate>> {
+    pub(crate) fn lexical(&self, q: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>> {
         q.scope.validate()?;
         if terms.is_empty() {
             return Ok(Vec::new());
         }
         self.read(|conn| {
-            let mut p = Pred::default();
-            p.push("memories_fts MATCH ?", [Sql::Text(fts_query(terms))]);
-            let rest = candidate_pred(q)?;
-            p.push(&rest.where_sql(), rest.params);
-            let sql = format!(
-                "SELECT m.seq, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid \
-                 WHERE {} ORDER BY bm25(memories_fts) LIMIT {}",
-                p.where_sql(),
-                q.limit
-            );
-            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-            let rows = stmt
-                .query_map(params_from_iter(p.params.iter()), |r| Ok(Candidate { key: r.get(0)?, score: r.get::<_, f64>(1)? as f32 }))
-                .map_err(sql_err)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+            self.sync_ann(conn)?;
+            let guard = self.ann.read();
+            let hits = match guard.as_ref() {
+                Some(ann) => match Self::prefilter(conn, ann, q)? {
+                    Some(keep) => ann
+                        .lex
+                        .search(terms, q.limit, keep)
+                        .into_iter()
+                        .map(|(key, score)| Candidate { key: key as i64, score })
+                        .collect(),
+                    None => Vec::new(),
+                },
+                None => Self::lexical_fts(conn, q, terms)?,
+            };
+            Ok(hits)
         })
+    }
+
+    /// BM25 straight from FTS5 (before any embedder is bound, the derived index does not exist).
+    fn lexical_fts(conn: &Connection, q: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>> {
+        let mut p = Pred::default();
+        p.push("memories_fts MATCH ?", [Sql::Text(fts_query(terms))]);
+        let rest = candidate_pred(q)?;
+        p.push(&rest.where_sql(), rest.params);
+        let sql = format!(
+            "SELECT m.seq, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid \
+             WHERE {} ORDER BY bm25(memories_fts) LIMIT {}",
+            p.where_sql(),
+            q.limit
+        );
+        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+        let rows = stmt
+            .query_map(params_from_iter(p.params.iter()), |r| Ok(Candidate { key: r.get(0)?, score: r.get::<_, f64>(1)? as f32 }))
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
     }
 
     pub(crate) fn scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
@@ -416,6 +425,7 @@ impl SqliteStore {
                 "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM history h WHERE h.memory_id = m.id AND h.event = 'ADD')",
             )?,
             ann_entries: self.ann.read().as_ref().map_or(0, |a| a.len() as u64),
+            lexical_index_entries: self.ann.read().as_ref().map_or(0, |a| a.lex.docs()),
             messages: count("SELECT COUNT(*) FROM messages")?,
         })
     }

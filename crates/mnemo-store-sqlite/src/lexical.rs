@@ -1,0 +1,201 @@
+//! The derived in-memory BM25 index that answers lexical queries.
+//!
+//! FTS5 inside the database is the durable lexical index (checked by `integrity`, usable from
+//! any SQLite tool, and the fallback before the derived indexes exist). Scoring every FTS5 match
+//! of common words costs milliseconds at 100k memories, so queries go to this index instead:
+//! postings per stemmed term, scored term-at-a-time into a dense accumulator. It follows the
+//! same change log as the vector graph and is rebuilt from SQLite on open.
+
+use rust_stemmers::{Algorithm, Stemmer};
+use std::collections::HashMap;
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+pub(crate) struct Lexical {
+    stemmer: Stemmer,
+    terms: HashMap<String, u32>,
+    /// Per term: (doc key, doc version, term frequency). Entries of an older version are stale.
+    postings: Vec<Vec<(u32, u32, u16)>>,
+    df: Vec<u32>,
+    /// Per doc key: whether indexed, current version, length in tokens, distinct term ids.
+    present: Vec<bool>,
+    version: Vec<u32>,
+    len: Vec<u32>,
+    doc_terms: Vec<Vec<u32>>,
+    docs: u32,
+    total_len: u64,
+}
+
+impl Lexical {
+    pub fn new() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+            terms: HashMap::new(),
+            postings: Vec::new(),
+            df: Vec::new(),
+            present: Vec::new(),
+            version: Vec::new(),
+            len: Vec::new(),
+            doc_terms: Vec::new(),
+            docs: 0,
+            total_len: 0,
+        }
+    }
+
+    /// Lower-cased, stemmed word tokens (the same analysis for documents and queries).
+    pub fn analyze(&self, text: &str) -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| self.stemmer.stem(&w.to_lowercase()).into_owned())
+            .collect()
+    }
+
+    fn slot(&mut self, key: u64) -> Option<usize> {
+        let k = usize::try_from(key).ok().filter(|k| *k < u32::MAX as usize)?;
+        if k >= self.version.len() {
+            self.present.resize(k + 1, false);
+            self.version.resize(k + 1, 0);
+            self.len.resize(k + 1, 0);
+            self.doc_terms.resize(k + 1, Vec::new());
+        }
+        Some(k)
+    }
+
+    pub fn remove(&mut self, key: u64) {
+        let Some(k) = self.slot(key) else { return };
+        if !self.present[k] {
+            return;
+        }
+        self.present[k] = false;
+        for t in std::mem::take(&mut self.doc_terms[k]) {
+            self.df[t as usize] = self.df[t as usize].saturating_sub(1);
+        }
+        self.docs = self.docs.saturating_sub(1);
+        self.total_len -= u64::from(self.len[k]);
+        self.len[k] = 0;
+        // Bumping the version makes every existing posting of this doc stale.
+        self.version[k] = self.version[k].wrapping_add(1);
+    }
+
+    pub fn put(&mut self, key: u64, text: &str) {
+        self.remove(key);
+        let Some(k) = self.slot(key) else { return };
+        let tokens = self.analyze(text);
+        let mut tf: HashMap<u32, u16> = HashMap::new();
+        for tok in tokens.iter() {
+            let next = self.terms.len() as u32;
+            let id = *self.terms.entry(tok.clone()).or_insert(next);
+            if id as usize == self.postings.len() {
+                self.postings.push(Vec::new());
+                self.df.push(0);
+            }
+            let e = tf.entry(id).or_insert(0);
+            *e = e.saturating_add(1);
+        }
+        self.version[k] = self.version[k].wrapping_add(1).max(1);
+        let v = self.version[k];
+        let mut ids: Vec<u32> = tf.keys().copied().collect();
+        ids.sort_unstable();
+        for id in &ids {
+            self.postings[*id as usize].push((k as u32, v, tf[id]));
+            self.df[*id as usize] += 1;
+        }
+        self.doc_terms[k] = ids;
+        self.present[k] = true;
+        self.len[k] = tokens.len() as u32;
+        self.docs += 1;
+        self.total_len += tokens.len() as u64;
+    }
+
+    /// The best `limit` documents passing `keep`, by BM25 over the query's terms.
+    pub fn search(&self, terms: &[String], limit: usize, keep: impl Fn(u64) -> bool) -> Vec<(u64, f32)> {
+        if self.docs == 0 || limit == 0 {
+            return Vec::new();
+        }
+        let n = self.docs as f32;
+        let avgdl = (self.total_len as f32 / n).max(1.0);
+        let mut ids: Vec<u32> = Vec::new();
+        for t in terms {
+            for stem in self.analyze(t) {
+                if let Some(id) = self.terms.get(&stem) {
+                    if !ids.contains(id) {
+                        ids.push(*id);
+                    }
+                }
+            }
+        }
+        let mut acc = vec![0f32; self.version.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for id in ids {
+            let df = self.df[id as usize] as f32;
+            if df == 0.0 {
+                continue;
+            }
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(doc, v, tf) in &self.postings[id as usize] {
+                let d = doc as usize;
+                if self.version[d] != v {
+                    continue;
+                }
+                let tf = f32::from(tf);
+                let norm = K1 * (1.0 - B + B * self.len[d] as f32 / avgdl);
+                if acc[d] == 0.0 {
+                    touched.push(doc);
+                }
+                acc[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+            }
+        }
+        let mut all: Vec<(u64, f32)> = touched.into_iter().map(|d| (u64::from(d), acc[d as usize])).collect();
+        let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        // Usually most of the best-scoring documents pass the filter: check only a head of them
+        // first, and fall back to filtering everything when too few pass.
+        let head = limit.saturating_mul(4);
+        if all.len() > head {
+            all.select_nth_unstable_by(head, cmp);
+            let mut hits: Vec<(u64, f32)> = all[..head].iter().copied().filter(|(d, _)| keep(*d)).collect();
+            if hits.len() >= limit {
+                hits.sort_by(cmp);
+                hits.truncate(limit);
+                return hits;
+            }
+        }
+        let mut hits: Vec<(u64, f32)> = all.into_iter().filter(|(d, _)| keep(*d)).collect();
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit, cmp);
+            hits.truncate(limit);
+        }
+        hits.sort_by(cmp);
+        hits
+    }
+
+    pub fn docs(&self) -> u64 {
+        u64::from(self.docs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_rare_terms_higher_and_forgets_removed_and_replaced_text() {
+        let mut lex = Lexical::new();
+        lex.put(1, "Maya went hiking in the Alps");
+        lex.put(2, "Tom went to the market");
+        lex.put(3, "Maya likes markets");
+        let hits = lex.search(&["hiking".into(), "went".into()], 10, |_| true);
+        assert_eq!(hits[0].0, 1);
+        assert_eq!(hits.len(), 2);
+        // Stemming: "markets" and "market" meet.
+        let hits = lex.search(&["market".into()], 10, |_| true);
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>().len(), 2);
+        lex.put(1, "Maya went sailing");
+        assert!(lex.search(&["hiking".into()], 10, |_| true).is_empty());
+        lex.remove(2);
+        assert!(lex.search(&["tom".into()], 10, |_| true).is_empty());
+        assert_eq!(lex.docs(), 2);
+        let only3 = lex.search(&["maya".into()], 10, |k| k == 3);
+        assert_eq!(only3, vec![(3, only3[0].1)]);
+    }
+}
