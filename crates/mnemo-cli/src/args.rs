@@ -170,6 +170,10 @@ pub enum Command {
         /// Memories added through the full add path (embedding included) for add_per_s.
         #[arg(long, default_value_t = 3000)]
         add_sample: usize,
+        /// Keep the bulk embeddings in this file and reuse them on the next run with the same
+        /// texts and model (the embed-only baseline then comes from the add sample alone).
+        #[arg(long)]
+        vector_cache: Option<PathBuf>,
     },
 }
 

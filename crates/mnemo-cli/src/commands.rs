@@ -78,9 +78,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             memories,
             queries,
             add_sample,
+            vector_cache,
         } => {
-            return crate::bench::run(config_of(&cli)?, *memories, *queries, *add_sample, json)
-                .await;
+            let opts = crate::bench::Options {
+                n: *memories,
+                queries: *queries,
+                add_sample: *add_sample,
+                vector_cache: vector_cache.clone(),
+            };
+            return crate::bench::run(config_of(&cli)?, opts, json).await;
         }
         _ => {}
     }
@@ -346,8 +352,12 @@ async fn doctor(memory: &Memory, json: bool) -> anyhow::Result<()> {
                   "consistent": integrity.is_consistent(), "integrity": integrity},
         "embedder": {"model": model, "dimension": dim, "error": model_error},
     });
-    if json {
+    let healthy = embedder.is_ok() && integrity.is_consistent();
+    if json && healthy {
         print_json(&report)?;
+    } else if json {
+        // stdout carries only the error object; the full report goes to stderr.
+        eprintln!("{report}");
     } else {
         println!("{}", serde_json::to_string_pretty(&report)?);
     }
@@ -434,18 +444,17 @@ async fn import(
     let batch_size = batch_size.clamp(1, 10_000);
     let stdout = std::io::stdout();
     for (i, raw) in lines.iter().enumerate() {
-        if raw.trim().is_empty() {
-            bar.inc(1);
-            continue;
-        }
-        let value: serde_json::Value = serde_json::from_str(raw)
-            .map_err(|e| Error::invalid(format!("line {}", i + 1), format!("not JSON: {e}")))?;
-        if value.get("type").is_some() {
-            let rec: ExportRecord = serde_json::from_value(value)
-                .map_err(|e| Error::invalid(format!("line {}", i + 1), e.to_string()))?;
-            pending_records.push(rec);
-        } else if let Some(req) = line_to_request(&value, scope, i + 1)? {
-            pending_adds.push(req);
+        // Blank lines are skipped, but still reach the flush below when they end the file.
+        if !raw.trim().is_empty() {
+            let value: serde_json::Value = serde_json::from_str(raw)
+                .map_err(|e| Error::invalid(format!("line {}", i + 1), format!("not JSON: {e}")))?;
+            if value.get("type").is_some() {
+                let rec: ExportRecord = serde_json::from_value(value)
+                    .map_err(|e| Error::invalid(format!("line {}", i + 1), e.to_string()))?;
+                pending_records.push(rec);
+            } else if let Some(req) = line_to_request(&value, scope, i + 1)? {
+                pending_adds.push(req);
+            }
         }
         let last = i + 1 == lines.len();
         if pending_adds.len() >= batch_size || (last && !pending_adds.is_empty()) {

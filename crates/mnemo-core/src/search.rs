@@ -105,8 +105,10 @@ pub fn hybrid_search(
         read: req.read,
         limit: pool,
     };
-    let dense = store.dense_candidates(&cq, vector)?;
     let terms = crate::text::query_terms(&req.query);
+    // Sequential on purpose: running the lexical side on a second thread measured slower on
+    // two cores (thread start and cache contention outweigh the overlap; see BENCHMARKS.md).
+    let dense = store.dense_candidates(&cq, vector)?;
     let lexical = if terms.is_empty() {
         Vec::new()
     } else {

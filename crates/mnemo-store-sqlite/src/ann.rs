@@ -39,6 +39,9 @@ pub(crate) struct Ann {
     /// Indexed by key (the memory's `seq`, dense from 1): a lookup per visited node must be cheap.
     info: Vec<Option<KeyInfo>>,
     infos: usize,
+    /// Entries that are inactive or carry an expiry: while there are none, a query whose scope
+    /// covers every entry needs no per-node filter.
+    restricted: usize,
     names: HashMap<String, u32>,
     /// How many indexed memories carry each interned scope part.
     part_counts: HashMap<u32, usize>,
@@ -53,7 +56,7 @@ fn new_index(dim: usize) -> Result<Index> {
         quantization: ScalarKind::F32,
         connectivity: 16,
         expansion_add: 128,
-        expansion_search: 96,
+        expansion_search: 64,
         multi: false,
     };
     Index::new(&opts).map_err(|e| Error::internal(format!("vector index: {e}")))
@@ -93,6 +96,7 @@ impl Ann {
             dirty: false,
             info: Vec::new(),
             infos: 0,
+            restricted: 0,
             names: HashMap::new(),
             part_counts: HashMap::new(),
             lex: Lexical::new(),
@@ -139,6 +143,9 @@ impl Ann {
         if k >= self.info.len() {
             self.info.resize(k + 1, None);
         }
+        if !info.active || info.expires_at != i64::MAX {
+            self.restricted += 1;
+        }
         if self.info[k].replace(info).is_none() {
             self.infos += 1;
         }
@@ -148,6 +155,9 @@ impl Ann {
         self.lex.remove(key);
         if let Some(old) = self.info.get_mut(key as usize).and_then(Option::take) {
             self.infos -= 1;
+            if !old.active || old.expires_at != i64::MAX {
+                self.restricted -= 1;
+            }
             for part in [old.user, old.agent, old.run]
                 .into_iter()
                 .filter(|p| *p != 0)
@@ -373,6 +383,32 @@ impl Ann {
             .map(|p| self.part_counts.get(p).copied().unwrap_or(0))
             .min()
             .unwrap_or(self.len())
+    }
+
+    /// True when every indexed entry is active, never expires and belongs to the scope `ids`
+    /// names: then a graph search needs no filter callback.
+    pub fn covers_all(&self, ids: [u32; 3]) -> bool {
+        self.restricted == 0
+            && ids
+                .iter()
+                .filter(|p| **p != 0)
+                .all(|p| self.part_counts.get(p).copied().unwrap_or(0) == self.len())
+    }
+
+    /// Approximate nearest neighbours over the whole graph.
+    pub fn search_all(&self, vector: &[f32], k: usize) -> Result<Vec<Candidate>> {
+        if self.len() == 0 {
+            return Ok(Vec::new());
+        }
+        let m = self.index.search(vector, k).map_err(ann_err)?;
+        Ok(m.keys
+            .iter()
+            .zip(&m.distances)
+            .map(|(k, d)| Candidate {
+                key: *k as i64,
+                score: 1.0 - d,
+            })
+            .collect())
     }
 
     pub fn info(&self, key: u64) -> Option<&KeyInfo> {

@@ -25,6 +25,7 @@ pub(crate) struct Lexical {
     doc_terms: Vec<Vec<u32>>,
     docs: u32,
     total_len: u64,
+    scratch: parking_lot::Mutex<Vec<Vec<f32>>>,
 }
 
 impl Lexical {
@@ -40,6 +41,7 @@ impl Lexical {
             doc_terms: Vec::new(),
             docs: 0,
             total_len: 0,
+            scratch: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -52,7 +54,9 @@ impl Lexical {
     }
 
     fn slot(&mut self, key: u64) -> Option<usize> {
-        let k = usize::try_from(key).ok().filter(|k| *k < u32::MAX as usize)?;
+        let k = usize::try_from(key)
+            .ok()
+            .filter(|k| *k < u32::MAX as usize)?;
         if k >= self.version.len() {
             self.present.resize(k + 1, false);
             self.version.resize(k + 1, 0);
@@ -109,7 +113,12 @@ impl Lexical {
     }
 
     /// The best `limit` documents passing `keep`, by BM25 over the query's terms.
-    pub fn search(&self, terms: &[String], limit: usize, keep: impl Fn(u64) -> bool) -> Vec<(u64, f32)> {
+    pub fn search(
+        &self,
+        terms: &[String],
+        limit: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<(u64, f32)> {
         if self.docs == 0 || limit == 0 {
             return Vec::new();
         }
@@ -125,35 +134,59 @@ impl Lexical {
                 }
             }
         }
-        let mut acc = vec![0f32; self.version.len()];
+        // Pooled accumulators, zeroed again after use, save clearing one float per document on
+        // every query.
+        let mut acc = self.scratch.lock().pop().unwrap_or_default();
         let mut touched: Vec<u32> = Vec::new();
-        for id in ids {
-            let df = self.df[id as usize] as f32;
-            if df == 0.0 {
-                continue;
+        let mut all: Vec<(u64, f32)> = {
+            if acc.len() < self.version.len() {
+                acc.resize(self.version.len(), 0.0);
             }
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(doc, v, tf) in &self.postings[id as usize] {
-                let d = doc as usize;
-                if self.version[d] != v {
+            for id in &ids {
+                let id = *id;
+                let df = self.df[id as usize] as f32;
+                if df == 0.0 {
                     continue;
                 }
-                let tf = f32::from(tf);
-                let norm = K1 * (1.0 - B + B * self.len[d] as f32 / avgdl);
-                if acc[d] == 0.0 {
-                    touched.push(doc);
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                for &(doc, v, tf) in &self.postings[id as usize] {
+                    let d = doc as usize;
+                    if self.version[d] != v {
+                        continue;
+                    }
+                    let tf = f32::from(tf);
+                    let norm = K1 * (1.0 - B + B * self.len[d] as f32 / avgdl);
+                    if acc[d] == 0.0 {
+                        touched.push(doc);
+                    }
+                    acc[d] += idf * tf * (K1 + 1.0) / (tf + norm);
                 }
-                acc[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+            }
+            touched
+                .iter()
+                .map(|&d| {
+                    let score = std::mem::take(&mut acc[d as usize]);
+                    (u64::from(d), score)
+                })
+                .collect()
+        };
+        {
+            let mut pool = self.scratch.lock();
+            if pool.len() < 8 {
+                pool.push(acc);
             }
         }
-        let mut all: Vec<(u64, f32)> = touched.into_iter().map(|d| (u64::from(d), acc[d as usize])).collect();
         let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         // Usually most of the best-scoring documents pass the filter: check only a head of them
         // first, and fall back to filtering everything when too few pass.
         let head = limit.saturating_mul(4);
         if all.len() > head {
             all.select_nth_unstable_by(head, cmp);
-            let mut hits: Vec<(u64, f32)> = all[..head].iter().copied().filter(|(d, _)| keep(*d)).collect();
+            let mut hits: Vec<(u64, f32)> = all[..head]
+                .iter()
+                .copied()
+                .filter(|(d, _)| keep(*d))
+                .collect();
             if hits.len() >= limit {
                 hits.sort_by(cmp);
                 hits.truncate(limit);

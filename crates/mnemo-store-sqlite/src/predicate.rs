@@ -43,21 +43,31 @@ pub(crate) fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
 
 /// Scope parts that the query sets must match (`alias` is the table alias).
 pub(crate) fn scope(p: &mut Pred, alias: &str, scope: &Scope) {
+    scope_with(p, alias, scope, "")
+}
+
+/// Like `scope`, but the unary `+` keeps SQLite from driving the query through a scope index:
+/// right when rows are fetched by key, where a scope index would scan the whole scope.
+pub(crate) fn scope_unindexed(p: &mut Pred, alias: &str, scope: &Scope) {
+    scope_with(p, alias, scope, "+")
+}
+
+fn scope_with(p: &mut Pred, alias: &str, scope: &Scope, prefix: &str) {
     if let Some(u) = &scope.user_id {
         p.push(
-            &format!("{alias}.user_id = ?"),
+            &format!("{prefix}{alias}.user_id = ?"),
             [Sql::Text(u.as_str().into())],
         );
     }
     if let Some(a) = &scope.agent_id {
         p.push(
-            &format!("{alias}.agent_id = ?"),
+            &format!("{prefix}{alias}.agent_id = ?"),
             [Sql::Text(a.as_str().into())],
         );
     }
     if let Some(r) = &scope.run_id {
         p.push(
-            &format!("{alias}.run_id = ?"),
+            &format!("{prefix}{alias}.run_id = ?"),
             [Sql::Text(r.as_str().into())],
         );
     }

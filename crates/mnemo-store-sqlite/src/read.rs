@@ -62,8 +62,16 @@ fn query_memories(
 
 /// Scope, visibility, kinds and filter for a candidate query.
 fn candidate_pred(q: &CandidateQuery<'_>) -> Result<Pred> {
+    candidate_pred_with(q, false)
+}
+
+fn candidate_pred_with(q: &CandidateQuery<'_>, by_key: bool) -> Result<Pred> {
     let mut p = Pred::default();
-    predicate::scope(&mut p, "m", q.scope);
+    if by_key {
+        predicate::scope_unindexed(&mut p, "m", q.scope);
+    } else {
+        predicate::scope(&mut p, "m", q.scope);
+    }
     predicate::visibility(&mut p, "m", &q.read);
     predicate::kinds(&mut p, "m", q.kinds);
     if let Some(f) = q.filter {
@@ -228,16 +236,24 @@ impl SqliteStore {
         ann: &'b crate::ann::Ann,
         q: &CandidateQuery<'q>,
     ) -> Result<Option<impl Fn(u64) -> bool + 'b>> {
-        let Some(ids) = ann.scope_ids(q.scope) else { return Ok(None) };
+        let Some(ids) = ann.scope_ids(q.scope) else {
+            return Ok(None);
+        };
         let allowed: Option<HashSet<i64>> = match q.filter {
-            Some(_) => Some(Self::allowed_keys(conn, q, usize::MAX / 2)?.into_iter().collect()),
+            Some(_) => Some(
+                Self::allowed_keys(conn, q, usize::MAX / 2)?
+                    .into_iter()
+                    .collect(),
+            ),
             None => None,
         };
         let now = q.read.now.timestamp_millis();
         let read = q.read;
         let kinds = q.kinds;
         Ok(Some(move |key: u64| -> bool {
-            let Some(info) = ann.info(key) else { return false };
+            let Some(info) = ann.info(key) else {
+                return false;
+            };
             (ids[0] == 0 || info.user == ids[0])
                 && (ids[1] == 0 || info.agent == ids[1])
                 && (ids[2] == 0 || info.run == ids[2])
@@ -253,11 +269,22 @@ impl SqliteStore {
         self.read(|conn| {
             self.sync_ann(conn)?;
             let guard = self.ann.read();
-            let Some(ann) = guard.as_ref() else { return Ok(Vec::new()) };
+            let Some(ann) = guard.as_ref() else {
+                return Ok(Vec::new());
+            };
             if vector.len() != ann.dim() {
-                return Err(Error::invalid("vector", format!("has {} dimensions, the store holds {}", vector.len(), ann.dim())));
+                return Err(Error::invalid(
+                    "vector",
+                    format!(
+                        "has {} dimensions, the store holds {}",
+                        vector.len(),
+                        ann.dim()
+                    ),
+                ));
             }
-            let Some(ids) = ann.scope_ids(q.scope) else { return Ok(Vec::new()) };
+            let Some(ids) = ann.scope_ids(q.scope) else {
+                return Ok(Vec::new());
+            };
             let small = ann.scope_size(ids) <= EXACT_MAX;
             if small || q.filter.is_some() {
                 // Few candidates: score them exactly (filtered graph search degrades here).
@@ -269,6 +296,10 @@ impl SqliteStore {
                     return Ok(scored);
                 }
             }
+            if q.filter.is_none() && q.kinds.is_none_or(|k| k.is_empty()) && ann.covers_all(ids) {
+                // Everything in the graph is visible to this query; `fetch` re-checks anyway.
+                return ann.search_all(vector, q.limit);
+            }
             let hits = match Self::prefilter(conn, ann, q)? {
                 Some(keep) => ann.search(vector, q.limit, keep)?,
                 None => Vec::new(),
@@ -277,7 +308,11 @@ impl SqliteStore {
         })
     }
 
-    pub(crate) fn lexical(&self, q: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>> {
+    pub(crate) fn lexical(
+        &self,
+        q: &CandidateQuery<'_>,
+        terms: &[String],
+    ) -> Result<Vec<Candidate>> {
         q.scope.validate()?;
         if terms.is_empty() {
             return Ok(Vec::new());
@@ -286,12 +321,32 @@ impl SqliteStore {
             self.sync_ann(conn)?;
             let guard = self.ann.read();
             let hits = match guard.as_ref() {
+                Some(ann)
+                    if q.filter.is_none()
+                        && q.kinds.is_none_or(|k| k.is_empty())
+                        && ann
+                            .scope_ids(q.scope)
+                            .is_some_and(|ids| ann.covers_all(ids)) =>
+                {
+                    // Every indexed document is visible: no per-document check needed.
+                    ann.lex
+                        .search(terms, q.limit, |_| true)
+                        .into_iter()
+                        .map(|(key, score)| Candidate {
+                            key: key as i64,
+                            score,
+                        })
+                        .collect()
+                }
                 Some(ann) => match Self::prefilter(conn, ann, q)? {
                     Some(keep) => ann
                         .lex
                         .search(terms, q.limit, keep)
                         .into_iter()
-                        .map(|(key, score)| Candidate { key: key as i64, score })
+                        .map(|(key, score)| Candidate {
+                            key: key as i64,
+                            score,
+                        })
                         .collect(),
                     None => Vec::new(),
                 },
@@ -302,7 +357,11 @@ impl SqliteStore {
     }
 
     /// BM25 straight from FTS5 (before any embedder is bound, the derived index does not exist).
-    fn lexical_fts(conn: &Connection, q: &CandidateQuery<'_>, terms: &[String]) -> Result<Vec<Candidate>> {
+    fn lexical_fts(
+        conn: &Connection,
+        q: &CandidateQuery<'_>,
+        terms: &[String],
+    ) -> Result<Vec<Candidate>> {
         let mut p = Pred::default();
         p.push("memories_fts MATCH ?", [Sql::Text(fts_query(terms))]);
         let rest = candidate_pred(q)?;
@@ -315,7 +374,12 @@ impl SqliteStore {
         );
         let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
         let rows = stmt
-            .query_map(params_from_iter(p.params.iter()), |r| Ok(Candidate { key: r.get(0)?, score: r.get::<_, f64>(1)? as f32 }))
+            .query_map(params_from_iter(p.params.iter()), |r| {
+                Ok(Candidate {
+                    key: r.get(0)?,
+                    score: r.get::<_, f64>(1)? as f32,
+                })
+            })
             .map_err(sql_err)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
     }
@@ -338,7 +402,7 @@ impl SqliteStore {
             return Ok(Vec::new());
         }
         self.read(|conn| {
-            let mut p = candidate_pred(q)?;
+            let mut p = candidate_pred_with(q, true)?;
             let marks = vec!["?"; keys.len()].join(",");
             p.push(
                 &format!("m.seq IN ({marks})"),

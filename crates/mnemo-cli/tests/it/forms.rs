@@ -258,3 +258,58 @@ fn run_last_line(cmd: &mut std::process::Command) -> serde_json::Value {
     let text = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(text.lines().last().unwrap()).unwrap()
 }
+
+#[test]
+fn doctor_reports_model_and_store_and_import_reads_memory_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("data");
+    let file = dir.path().join("memories.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"memory": "Ana prefers window seats", "metadata": {"src": "crm"}}"#, "\n",
+            r#"{"role": "user", "content": "Book me a flight to Oslo", "user_id": "ana", "timestamp": "2024-02-03T09:00:00Z"}"#, "\n",
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = mnemo(&d)
+        .args(["import", "--user-id", "ana"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = run_ok(mnemo(&d).args(["list", "--user-id", "ana"]));
+    let items = listed["results"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["metadata"]["src"], "crm");
+    assert!(items[1]["created_at"]
+        .as_str()
+        .unwrap()
+        .starts_with("2024-02-03"));
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"nothing\": 1}\n").unwrap();
+    let (_, err) = run_err(mnemo(&d).args(["import", "--user-id", "ana"]).arg(&bad));
+    assert_eq!(err["error"]["kind"], "invalid_input");
+
+    let doc = run_ok(mnemo(&d).args(["doctor"]));
+    assert_eq!(doc["embedder"]["model"], "all-MiniLM-L6-v2/onnx-int8");
+    assert_eq!(doc["embedder"]["dimension"], 384);
+    assert_eq!(doc["store"]["dimension"], 384);
+    assert_eq!(doc["store"]["consistent"], true);
+    assert_eq!(doc["store"]["memories"], 2);
+    assert!(doc["schema_version"].as_u64().unwrap() >= 1);
+    // Without model files, doctor says what is missing and fails.
+    let mut cmd = mnemo(&d);
+    cmd.env("MNEMO_MODELS_DIR", dir.path().join("no-models"));
+    let (_, err) = run_err(cmd.args(["doctor"]));
+    assert_eq!(err["error"]["kind"], "unavailable");
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("models install"));
+}
