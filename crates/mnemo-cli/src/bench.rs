@@ -230,34 +230,16 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         let mut batches = Vec::with_capacity(256);
         for (i, (text, v)) in iter.by_ref().take(256) {
             let at = base + chrono::Duration::milliseconds(i as i64);
-            let msg = Message {
-                id: MessageId::new(),
-                user_id: Some("bench-user".into()),
-                agent_id: None,
-                run_id: None,
-                session_id: None,
-                role: Role::User,
-                name: None,
-                content: text.clone(),
-                created_at: at,
-            };
+            let msg = Message::new(&scope, Role::User, None, text.clone(), at);
             batches.push(WriteBatch {
                 scope: scope.clone(),
-                memories: vec![NewMemory {
-                    id: MemoryId::new(),
-                    scope: scope.clone(),
-                    kind: MemoryKind::Raw,
-                    text: text.clone(),
-                    index_text: None,
-                    metadata: Metadata::new(),
-                    created_at: at,
-                    expires_at: None,
-                    valid_from: None,
-                    actor: None,
-                    role: Some(Role::User),
-                    vector: v.clone(),
-                    sources: vec![msg.id],
-                }],
+                memories: vec![NewMemory::raw(
+                    &msg,
+                    &scope,
+                    Metadata::new(),
+                    None,
+                    v.clone(),
+                )],
                 messages: vec![msg],
                 idempotency: None,
                 context: WriteContext::default(),

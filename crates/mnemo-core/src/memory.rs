@@ -202,6 +202,34 @@ pub struct NewMemory {
     pub sources: Vec<MessageId>,
 }
 
+impl NewMemory {
+    /// The raw memory of one message: its text verbatim, its speaker as actor, the message as
+    /// its only source.
+    pub fn raw(
+        message: &Message,
+        scope: &Scope,
+        metadata: Metadata,
+        expires_at: Option<Timestamp>,
+        vector: Vec<f32>,
+    ) -> Self {
+        NewMemory {
+            id: MemoryId::new(),
+            scope: scope.clone(),
+            kind: MemoryKind::Raw,
+            text: message.content.clone(),
+            index_text: None,
+            metadata,
+            created_at: message.created_at,
+            expires_at,
+            valid_from: None,
+            actor: message.name.clone(),
+            role: Some(message.role),
+            vector,
+            sources: vec![message.id],
+        }
+    }
+}
+
 /// One raw turn. Messages are append-only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
@@ -214,6 +242,29 @@ pub struct Message {
     pub name: Option<String>,
     pub content: String,
     pub created_at: Timestamp,
+}
+
+impl Message {
+    /// A new message owned by `scope`.
+    pub fn new(
+        scope: &Scope,
+        role: Role,
+        name: Option<String>,
+        content: String,
+        created_at: Timestamp,
+    ) -> Self {
+        Message {
+            id: MessageId::new(),
+            user_id: scope.user_id.as_ref().map(|v| v.to_string()),
+            agent_id: scope.agent_id.as_ref().map(|v| v.to_string()),
+            run_id: scope.run_id.as_ref().map(|v| v.to_string()),
+            session_id: None,
+            role,
+            name,
+            content,
+            created_at,
+        }
+    }
 }
 
 /// A message as the caller hands it over: `{role, content, name?}`.

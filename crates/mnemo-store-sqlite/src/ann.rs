@@ -280,17 +280,15 @@ impl Ann {
         }
         let mut stmt = conn.prepare(INFO_SQL).map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
-        let mut known = 0usize;
         while let Some(row) = rows.next().map_err(sql_err)? {
             let (key, info) = info_row(row).map_err(sql_err)?;
             ann.set_info(key, info);
-            known += 1;
         }
         drop(rows);
         drop(stmt);
         ann.generation = generation;
         ann.catch_up(conn)?;
-        if ann.infos != ann.len() || known < ann.infos {
+        if ann.infos != ann.len() {
             return Ok(None);
         }
         ann.dirty = false;
@@ -395,40 +393,25 @@ impl Ann {
                 .all(|p| self.part_counts.get(p).copied().unwrap_or(0) == self.len())
     }
 
-    /// Approximate nearest neighbours over the whole graph.
-    pub fn search_all(&self, vector: &[f32], k: usize) -> Result<Vec<Candidate>> {
-        if self.len() == 0 {
-            return Ok(Vec::new());
-        }
-        let m = self.index.search(vector, k).map_err(ann_err)?;
-        Ok(m.keys
-            .iter()
-            .zip(&m.distances)
-            .map(|(k, d)| Candidate {
-                key: *k as i64,
-                score: 1.0 - d,
-            })
-            .collect())
-    }
-
     pub fn info(&self, key: u64) -> Option<&KeyInfo> {
         self.info.get(key as usize).and_then(Option::as_ref)
     }
 
-    /// Approximate nearest neighbours passing `keep`, as cosine similarities.
+    /// Approximate nearest neighbours as cosine similarities; with `keep`, only keys it passes.
     pub fn search(
         &self,
         vector: &[f32],
         k: usize,
-        keep: impl Fn(u64) -> bool,
+        keep: Option<impl Fn(u64) -> bool>,
     ) -> Result<Vec<Candidate>> {
         if self.len() == 0 {
             return Ok(Vec::new());
         }
-        let m = self
-            .index
-            .filtered_search(vector, k, keep)
-            .map_err(ann_err)?;
+        let m = match keep {
+            Some(keep) => self.index.filtered_search(vector, k, keep),
+            None => self.index.search(vector, k),
+        }
+        .map_err(ann_err)?;
         Ok(m.keys
             .iter()
             .zip(&m.distances)

@@ -75,11 +75,9 @@ fn scope_with(p: &mut Pred, alias: &str, scope: &Scope, prefix: &str) {
 
 /// The expiry and state rule.
 pub(crate) fn visibility(p: &mut Pred, alias: &str, read: &ReadOptions) {
+    // Hard-deleted rows are gone; superseded and soft-deleted ones are shown only on request.
     if !read.include_inactive {
         p.and(&format!("{alias}.state = 'active'"));
-    } else {
-        // Hard-deleted rows are gone; soft-deleted ones are shown only on request.
-        p.and("1");
     }
     if !read.include_expired {
         p.push(

@@ -80,6 +80,13 @@ fn candidate_pred_with(q: &CandidateQuery<'_>, by_key: bool) -> Result<Pred> {
     Ok(p)
 }
 
+/// How the derived indexes apply a candidate query's predicate.
+enum Prefilter<F> {
+    Nothing,
+    All,
+    Keep(F),
+}
+
 fn encode_cursor(seq: i64) -> String {
     format!("c1.{seq:x}")
 }
@@ -213,13 +220,10 @@ impl SqliteStore {
         })
     }
 
-    fn allowed_keys(conn: &Connection, q: &CandidateQuery<'_>, cap: usize) -> Result<Vec<i64>> {
+    /// Every key the candidate predicate admits (scope, visibility, kinds, filter), in SQL.
+    fn allowed_keys(conn: &Connection, q: &CandidateQuery<'_>) -> Result<Vec<i64>> {
         let p = candidate_pred(q)?;
-        let sql = format!(
-            "SELECT m.seq FROM memories m WHERE {} LIMIT {}",
-            p.where_sql(),
-            cap + 1
-        );
+        let sql = format!("SELECT m.seq FROM memories m WHERE {}", p.where_sql());
         let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
         let rows = stmt
             .query_map(params_from_iter(p.params.iter()), |r| r.get(0))
@@ -228,29 +232,25 @@ impl SqliteStore {
             .map_err(sql_err)
     }
 
-    /// The candidate predicate as a closure over index keys, for the derived indexes. Metadata
-    /// filters are resolved to a key set in SQL first. `None` when the scope names a part that
-    /// was never indexed (nothing can match).
+    /// Decides how the derived indexes apply the candidate predicate: not at all when the
+    /// query sees every indexed entry, nothing when the scope names a part never indexed, else a
+    /// closure over index keys. `allowed` is the key set a metadata filter resolved to in SQL.
     fn prefilter<'b, 'q: 'b>(
-        conn: &Connection,
         ann: &'b crate::ann::Ann,
         q: &CandidateQuery<'q>,
-    ) -> Result<Option<impl Fn(u64) -> bool + 'b>> {
+        allowed: Option<HashSet<i64>>,
+    ) -> Prefilter<impl Fn(u64) -> bool + 'b> {
         let Some(ids) = ann.scope_ids(q.scope) else {
-            return Ok(None);
+            return Prefilter::Nothing;
         };
-        let allowed: Option<HashSet<i64>> = match q.filter {
-            Some(_) => Some(
-                Self::allowed_keys(conn, q, usize::MAX / 2)?
-                    .into_iter()
-                    .collect(),
-            ),
-            None => None,
-        };
+        let kinds = q.kinds.filter(|k| !k.is_empty());
+        if allowed.is_none() && kinds.is_none() && ann.covers_all(ids) {
+            // `fetch` re-checks every hit in SQL anyway.
+            return Prefilter::All;
+        }
         let now = q.read.now.timestamp_millis();
         let read = q.read;
-        let kinds = q.kinds;
-        Ok(Some(move |key: u64| -> bool {
+        Prefilter::Keep(move |key: u64| -> bool {
             let Some(info) = ann.info(key) else {
                 return false;
             };
@@ -259,9 +259,9 @@ impl SqliteStore {
                 && (ids[2] == 0 || info.run == ids[2])
                 && (read.include_inactive || info.active)
                 && (read.include_expired || info.expires_at > now)
-                && kinds.is_none_or(|k| k.is_empty() || k.contains(&info.kind))
+                && kinds.is_none_or(|k| k.contains(&info.kind))
                 && allowed.as_ref().is_none_or(|s| s.contains(&(key as i64)))
-        }))
+        })
     }
 
     pub(crate) fn dense(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
@@ -285,24 +285,25 @@ impl SqliteStore {
             let Some(ids) = ann.scope_ids(q.scope) else {
                 return Ok(Vec::new());
             };
+            // Few candidates (a small scope, a selective filter): score them exactly, since a
+            // filtered graph search degrades there. A filter's key set is read once either way.
             let small = ann.scope_size(ids) <= EXACT_MAX;
-            if small || q.filter.is_some() {
-                // Few candidates: score them exactly (filtered graph search degrades here).
-                let keys = Self::allowed_keys(conn, q, 4 * EXACT_MAX)?;
-                if small || keys.len() <= 4 * EXACT_MAX {
-                    let mut scored = ann.score(vector, &keys)?;
-                    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
-                    scored.truncate(q.limit);
-                    return Ok(scored);
-                }
+            let keys = if small || q.filter.is_some() {
+                Some(Self::allowed_keys(conn, q)?)
+            } else {
+                None
+            };
+            if let Some(keys) = keys.as_ref().filter(|k| small || k.len() <= 4 * EXACT_MAX) {
+                let mut scored = ann.score(vector, keys)?;
+                scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+                scored.truncate(q.limit);
+                return Ok(scored);
             }
-            if q.filter.is_none() && q.kinds.is_none_or(|k| k.is_empty()) && ann.covers_all(ids) {
-                // Everything in the graph is visible to this query; `fetch` re-checks anyway.
-                return ann.search_all(vector, q.limit);
-            }
-            let hits = match Self::prefilter(conn, ann, q)? {
-                Some(keep) => ann.search(vector, q.limit, keep)?,
-                None => Vec::new(),
+            let allowed = keys.map(|k| k.into_iter().collect());
+            let hits = match Self::prefilter(ann, q, allowed) {
+                Prefilter::Nothing => Vec::new(),
+                Prefilter::All => ann.search(vector, q.limit, None::<fn(u64) -> bool>)?,
+                Prefilter::Keep(keep) => ann.search(vector, q.limit, Some(keep))?,
             };
             Ok(hits)
         })
@@ -320,39 +321,25 @@ impl SqliteStore {
         self.read(|conn| {
             self.sync_ann(conn)?;
             let guard = self.ann.read();
-            let hits = match guard.as_ref() {
-                Some(ann)
-                    if q.filter.is_none()
-                        && q.kinds.is_none_or(|k| k.is_empty())
-                        && ann
-                            .scope_ids(q.scope)
-                            .is_some_and(|ids| ann.covers_all(ids)) =>
-                {
-                    // Every indexed document is visible: no per-document check needed.
-                    ann.lex
-                        .search(terms, q.limit, |_| true)
-                        .into_iter()
-                        .map(|(key, score)| Candidate {
-                            key: key as i64,
-                            score,
-                        })
-                        .collect()
-                }
-                Some(ann) => match Self::prefilter(conn, ann, q)? {
-                    Some(keep) => ann
-                        .lex
-                        .search(terms, q.limit, keep)
-                        .into_iter()
-                        .map(|(key, score)| Candidate {
-                            key: key as i64,
-                            score,
-                        })
-                        .collect(),
-                    None => Vec::new(),
-                },
-                None => Self::lexical_fts(conn, q, terms)?,
+            let Some(ann) = guard.as_ref() else {
+                return Self::lexical_fts(conn, q, terms);
             };
-            Ok(hits)
+            let allowed = match q.filter {
+                Some(_) => Some(Self::allowed_keys(conn, q)?.into_iter().collect()),
+                None => None,
+            };
+            let hits = match Self::prefilter(ann, q, allowed) {
+                Prefilter::Nothing => Vec::new(),
+                Prefilter::All => ann.lex.search(terms, q.limit, |_| true),
+                Prefilter::Keep(keep) => ann.lex.search(terms, q.limit, keep),
+            };
+            Ok(hits
+                .into_iter()
+                .map(|(key, score)| Candidate {
+                    key: key as i64,
+                    score,
+                })
+                .collect())
         })
     }
 

@@ -196,10 +196,7 @@ impl SqliteStore {
                 }
             }
         })?;
-        if self.ann.read().is_none() {
-            let conn = self.writer.lock();
-            *self.ann.write() = Some(crate::ann::Ann::rebuild(&conn, dimension)?);
-        }
+        // `write_tx` caught the derived indexes up, building them now that a dimension is known.
         Ok(())
     }
 

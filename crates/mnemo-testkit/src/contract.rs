@@ -4,7 +4,6 @@ use crate::*;
 use mnemo_core::*;
 use serde_json::json;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 fn all(read_expired: bool) -> ReadOptions {
     ReadOptions {
@@ -832,5 +831,4 @@ pub fn dimension_mismatch_is_refused(h: &dyn Harness) {
     );
     // A failed batch leaves nothing behind: the message of the batch was not written either.
     assert_eq!(store.integrity().unwrap().messages, 0);
-    let _: Arc<dyn Store> = store;
 }

@@ -20,17 +20,7 @@ pub fn batch_at(
     at: Timestamp,
     expires_at: Option<Timestamp>,
 ) -> WriteBatch {
-    let msg = Message {
-        id: MessageId::new(),
-        user_id: scope.user_id.as_ref().map(|v| v.to_string()),
-        agent_id: scope.agent_id.as_ref().map(|v| v.to_string()),
-        run_id: scope.run_id.as_ref().map(|v| v.to_string()),
-        session_id: None,
-        role: Role::User,
-        name: None,
-        content: text.to_string(),
-        created_at: at,
-    };
+    let msg = Message::new(scope, Role::User, None, text.to_string(), at);
     let metadata = match metadata {
         Value::Object(m) => m,
         Value::Null => Metadata::new(),
@@ -38,21 +28,13 @@ pub fn batch_at(
     };
     WriteBatch {
         scope: scope.clone(),
-        memories: vec![NewMemory {
-            id: MemoryId::new(),
-            scope: scope.clone(),
-            kind: MemoryKind::Raw,
-            text: text.to_string(),
-            index_text: None,
+        memories: vec![NewMemory::raw(
+            &msg,
+            scope,
             metadata,
-            created_at: at,
             expires_at,
-            valid_from: None,
-            actor: None,
-            role: Some(Role::User),
-            vector: HashEmbedder::vector(text),
-            sources: vec![msg.id],
-        }],
+            HashEmbedder::vector(text),
+        )],
         messages: vec![msg],
         idempotency: None,
         context: WriteContext::default(),

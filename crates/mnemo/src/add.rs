@@ -107,11 +107,6 @@ pub(crate) fn prepare(
     if inputs.is_empty() {
         return Err(Error::invalid("messages", "must not be empty"));
     }
-    let (u, a, r) = (
-        req.scope.user_id.as_ref().map(|v| v.to_string()),
-        req.scope.agent_id.as_ref().map(|v| v.to_string()),
-        req.scope.run_id.as_ref().map(|v| v.to_string()),
-    );
     let mut messages = Vec::new();
     for (i, m) in inputs.into_iter().enumerate() {
         if m.role == Role::System {
@@ -123,18 +118,16 @@ pub(crate) fn prepare(
                 "must not be empty",
             ));
         }
-        messages.push(Message {
-            id: MessageId::new(),
-            user_id: u.clone(),
-            agent_id: a.clone(),
-            run_id: r.clone(),
-            session_id: req.session_id.clone(),
-            role: m.role,
-            name: m.name.filter(|n| !n.trim().is_empty()),
-            content: m.content,
-            // Keep the order of a conversation even when all turns share one timestamp.
-            created_at: at + chrono::Duration::milliseconds(i as i64),
-        });
+        // Keep the order of a conversation even when all turns share one timestamp.
+        let mut message = Message::new(
+            &req.scope,
+            m.role,
+            m.name.filter(|n| !n.trim().is_empty()),
+            m.content,
+            at + chrono::Duration::milliseconds(i as i64),
+        );
+        message.session_id = req.session_id.clone();
+        messages.push(message);
     }
     Ok((messages, metadata, warnings))
 }
@@ -191,20 +184,9 @@ impl Memory {
             }
             let memories = messages
                 .iter()
-                .map(|m| NewMemory {
-                    id: MemoryId::new(),
-                    scope: req.scope.clone(),
-                    kind: MemoryKind::Raw,
-                    text: m.content.clone(),
-                    index_text: None,
-                    metadata: metadata.clone(),
-                    created_at: m.created_at,
-                    expires_at: req.expires_at,
-                    valid_from: None,
-                    actor: m.name.clone(),
-                    role: Some(m.role),
-                    vector: vectors.next().expect("one vector per message"),
-                    sources: vec![m.id],
+                .map(|m| {
+                    let vector = vectors.next().expect("one vector per message");
+                    NewMemory::raw(m, &req.scope, metadata.clone(), req.expires_at, vector)
                 })
                 .collect();
             let ctx = WriteContext {

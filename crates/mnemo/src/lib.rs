@@ -18,15 +18,10 @@ pub use ops::{GetRequest, ListRequest, MemoryRecord, SearchResponse, UpdateReque
 use mnemo_core::{CachedEmbedder, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};
 
-/// Where the embedder comes from: already built, or loaded from config on first use.
-enum EmbedderSource {
-    Ready(Arc<dyn Embedder>),
-    Lazy(mnemo_models::EmbedderConfig, usize),
-}
-
 struct Inner {
     store: Arc<dyn Store>,
-    source: EmbedderSource,
+    /// How to load the embedder on first use (with its cache size); `None` when it was given.
+    lazy: Option<(mnemo_models::EmbedderConfig, usize)>,
     embedder: OnceLock<Arc<dyn Embedder>>,
     rank: RankParams,
 }
@@ -51,7 +46,7 @@ impl Memory {
         let store = run_blocking(move || mnemo_store_sqlite::SqliteStore::open(path)).await?;
         Ok(Self::from_parts_inner(
             Arc::new(store),
-            EmbedderSource::Lazy(config.embedder.clone(), config.embedding_cache),
+            Some((config.embedder.clone(), config.embedding_cache)),
             config.rank,
         ))
     }
@@ -63,16 +58,20 @@ impl Memory {
         rank: RankParams,
     ) -> Result<Self> {
         store.bind_embedder(embedder.model_id(), embedder.dimension())?;
-        let m = Self::from_parts_inner(store, EmbedderSource::Ready(embedder.clone()), rank);
+        let m = Self::from_parts_inner(store, None, rank);
         let _ = m.inner.embedder.set(embedder);
         Ok(m)
     }
 
-    fn from_parts_inner(store: Arc<dyn Store>, source: EmbedderSource, rank: RankParams) -> Self {
+    fn from_parts_inner(
+        store: Arc<dyn Store>,
+        lazy: Option<(mnemo_models::EmbedderConfig, usize)>,
+        rank: RankParams,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 store,
-                source,
+                lazy,
                 embedder: OnceLock::new(),
                 rank,
             }),
@@ -90,13 +89,13 @@ impl Memory {
         }
         let this = self.clone();
         run_blocking(move || {
-            let e: Arc<dyn Embedder> = match &this.inner.source {
-                EmbedderSource::Ready(e) => e.clone(),
-                EmbedderSource::Lazy(cfg, cache) => Arc::new(CachedEmbedder::new(
-                    mnemo_models::load_embedder(cfg)?,
-                    *cache,
-                )),
-            };
+            let (cfg, cache) = this.inner.lazy.as_ref().ok_or_else(|| {
+                Error::internal("an engine built from parts always holds its embedder")
+            })?;
+            let e: Arc<dyn Embedder> = Arc::new(CachedEmbedder::new(
+                mnemo_models::load_embedder(cfg)?,
+                *cache,
+            ));
             this.inner
                 .store
                 .bind_embedder(e.model_id(), e.dimension())?;

@@ -14,7 +14,7 @@ pub fn models_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models"));
     assert!(
-        dir.join("minilm-int8").exists() || dir.exists(),
+        dir.join("minilm-int8/model.onnx").exists(),
         "models not found in {}; run `mnemo models install` with MNEMO_MODELS_DIR set",
         dir.display()
     );
