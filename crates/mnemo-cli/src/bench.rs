@@ -291,6 +291,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         kinds: None,
         filter: None,
         read: ReadOptions::default(),
+        mode: SearchMode::Hybrid,
     };
     let qvecs: Vec<Vec<f32>> = {
         let refs: Vec<&str> = qs.iter().map(String::as_str).collect();

@@ -88,6 +88,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             return crate::bench::run(config_of(&cli)?, opts, json).await;
         }
+        Command::Eval {
+            workload: crate::args::EvalWorkload::Locomo(args),
+        } => return crate::eval::locomo(config_of(&cli)?, args.clone(), json).await,
         _ => {}
     }
     let memory = Memory::open(config_of(&cli)?).await?;
@@ -154,6 +157,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             kinds,
             filters,
             include_expired,
+            mode,
             query,
         } => {
             let filter = match filters {
@@ -171,6 +175,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     include_expired,
                     ..ReadOptions::default()
                 },
+                mode,
             };
             let resp = memory.search(req).await?;
             if json {
@@ -329,7 +334,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             out.flush()?;
         }
         Command::Doctor => doctor(&memory, json).await?,
-        Command::Models { .. } | Command::Bench { .. } => {
+        Command::Models { .. } | Command::Bench { .. } | Command::Eval { .. } => {
             unreachable!("handled before opening the store")
         }
     }

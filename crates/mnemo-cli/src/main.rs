@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod commands;
+mod eval;
 mod io;
 
 use clap::Parser;

@@ -5,6 +5,7 @@
 //! Stores (`mnemo-store-*`) and providers (`mnemo-models`) implement its traits; the facade
 //! (`mnemo`) joins them. `search::hybrid_search` is the ranking every backend shares.
 
+pub mod chat;
 pub mod embed;
 pub mod error;
 pub mod filter;
@@ -14,10 +15,11 @@ pub mod search;
 pub mod store;
 pub mod text;
 
+pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use embed::{CachedEmbedder, Embedder};
 pub use error::{Error, ErrorKind, Result};
 pub use filter::Filter;
 pub use memory::*;
 pub use scope::{AgentId, RunId, Scope, UserId};
-pub use search::{hybrid_search, Hit, RankParams, Scores, SearchRequest};
+pub use search::{hybrid_search, Hit, RankParams, Scores, SearchMode, SearchRequest};
 pub use store::*;

@@ -26,9 +26,47 @@ pub struct SearchRequest {
     pub kinds: Option<Vec<MemoryKind>>,
     pub filter: Option<Filter>,
     pub read: ReadOptions,
+    pub mode: SearchMode,
+}
+
+/// Which signals a search uses. Hybrid is the product; the single-signal modes exist for
+/// keyword-only lookups and as the baselines `mnemo eval` compares against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    #[default]
+    Hybrid,
+    /// Nearest vectors only; the score is the cosine similarity.
+    Dense,
+    /// BM25 only; the score is BM25 normalised by the best candidate. Needs no query vector.
+    Lexical,
+}
+
+impl SearchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Dense => "dense",
+            SearchMode::Lexical => "lexical",
+        }
+    }
 }
 
 impl SearchRequest {
+    /// A hybrid search over active, unexpired memories of every kind, without filters.
+    pub fn new(scope: Scope, query: impl Into<String>, top_k: usize) -> Self {
+        Self {
+            scope,
+            query: query.into(),
+            top_k,
+            threshold: None,
+            kinds: None,
+            filter: None,
+            read: ReadOptions::default(),
+            mode: SearchMode::Hybrid,
+        }
+    }
+
     pub fn validate(&self) -> Result<()> {
         self.scope.validate()?;
         if self.query.trim().is_empty() {
@@ -108,8 +146,12 @@ pub fn hybrid_search(
     let terms = crate::text::query_terms(&req.query);
     // Sequential on purpose: running the lexical side on a second thread measured slower on
     // two cores (thread start and cache contention outweigh the overlap; see BENCHMARKS.md).
-    let dense = store.dense_candidates(&cq, vector)?;
-    let lexical = if terms.is_empty() {
+    let dense = if req.mode == SearchMode::Lexical {
+        Vec::new()
+    } else {
+        store.dense_candidates(&cq, vector)?
+    };
+    let lexical = if terms.is_empty() || req.mode == SearchMode::Dense {
         Vec::new()
     } else {
         store.lexical_candidates(&cq, &terms)?
@@ -133,7 +175,7 @@ pub fn hybrid_search(
             0.0
         };
     }
-    if !lexical_only.is_empty() {
+    if !lexical_only.is_empty() && req.mode == SearchMode::Hybrid {
         for c in store.vector_scores(&lexical_only, vector)? {
             if let Some(s) = pooled.get_mut(&c.key) {
                 s.dense = c.score;
@@ -143,11 +185,14 @@ pub fn hybrid_search(
     let mut ranked: Vec<(i64, f32, Scores)> = pooled
         .into_iter()
         .map(|(k, s)| {
-            (
-                k,
-                params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm,
-                s,
-            )
+            let score = match req.mode {
+                SearchMode::Hybrid => {
+                    params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm
+                }
+                SearchMode::Dense => s.dense,
+                SearchMode::Lexical => s.bm25_norm,
+            };
+            (k, score, s)
         })
         .filter(|(_, score, _)| req.threshold.is_none_or(|t| *score >= t))
         .collect();

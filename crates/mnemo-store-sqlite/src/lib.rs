@@ -257,8 +257,8 @@ impl Store for SqliteStore {
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
         self.fetch_keys(query, keys)
     }
-    fn messages(&self, scope: &Scope, limit: usize) -> Result<Vec<Message>> {
-        self.recent_messages(scope, limit)
+    fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
+        self.recent_messages(scope, session, limit)
     }
     fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
         self.export_all(sink)

@@ -399,11 +399,19 @@ impl SqliteStore {
         })
     }
 
-    pub(crate) fn recent_messages(&self, scope: &Scope, limit: usize) -> Result<Vec<Message>> {
+    pub(crate) fn recent_messages(
+        &self,
+        scope: &Scope,
+        session: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
         scope.validate()?;
         self.read(|conn| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "g", scope);
+            if let Some(s) = session {
+                p.push("g.session_id = ?", [Sql::Text(s.into())]);
+            }
             let sql = format!(
                 "SELECT * FROM (SELECT g.seq AS seq, {MESSAGE_COLS} FROM messages g WHERE {} ORDER BY g.seq DESC LIMIT {limit}) ORDER BY seq",
                 p.where_sql()

@@ -159,7 +159,7 @@ pub fn scope_isolation_on_every_read_path(h: &dyn Harness) {
         "get with another agent",
     );
     assert!(store
-        .messages(&b, 100)
+        .messages(&b, None, 100)
         .unwrap()
         .iter()
         .all(|m| m.user_id.as_deref() == Some("bob")));
@@ -609,6 +609,7 @@ pub fn hybrid_search_uses_both_sides(h: &dyn Harness) {
         kinds: None,
         filter: None,
         read: all(false),
+        mode: SearchMode::Hybrid,
     };
     assert!(
         hybrid_search(
@@ -808,12 +809,26 @@ pub fn messages_are_an_ordered_log(h: &dyn Harness) {
     for i in 0..12 {
         put(store.as_ref(), &s, &format!("turn {i}"), json!({}));
     }
-    let recent = store.messages(&s, 5).unwrap();
+    let recent = store.messages(&s, None, 5).unwrap();
     let texts: Vec<&str> = recent.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(
         texts,
         vec!["turn 7", "turn 8", "turn 9", "turn 10", "turn 11"]
     );
+    // Interleaved sessions: a session's window skips the other's messages.
+    for i in 0..6 {
+        let mut b = batch(&s, &format!("session turn {i}"), json!({}));
+        b.messages[0].session_id = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
+        store.write(vec![b]).unwrap();
+    }
+    let even = store.messages(&s, Some("even"), 2).unwrap();
+    let texts: Vec<&str> = even.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts, vec!["session turn 2", "session turn 4"]);
+    assert!(store.messages(&s, Some("none"), 5).unwrap().is_empty());
+    assert!(store
+        .messages(&scope("nobody"), None, 5)
+        .unwrap()
+        .is_empty());
 }
 
 pub fn dimension_mismatch_is_refused(h: &dyn Harness) {

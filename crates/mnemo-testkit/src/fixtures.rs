@@ -69,6 +69,7 @@ pub fn search(store: &dyn Store, scope: &Scope, query: &str, read: ReadOptions) 
         kinds: None,
         filter: None,
         read,
+        mode: SearchMode::Hybrid,
     };
     hybrid_search(
         store,
@@ -77,4 +78,35 @@ pub fn search(store: &dyn Store, scope: &Scope, query: &str, read: ReadOptions) 
         &RankParams::default(),
     )
     .expect("search succeeds")
+}
+
+/// A LoCoMo-shaped conversation written for tests (two sessions, seven turns, an image
+/// caption, a multi-evidence question and a question without evidence).
+pub fn locomo_tiny() -> serde_json::Value {
+    serde_json::json!([{
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Ines", "speaker_b": "Tomas",
+            "session_1_date_time": "10:00 am on 3 March, 2024",
+            "session_1": [
+                {"speaker": "Ines", "dia_id": "D1:1", "text": "Morning! How was the weekend?"},
+                {"speaker": "Tomas", "dia_id": "D1:2", "text": "Great, I finally adopted a greyhound named Biscuit."},
+                {"speaker": "Ines", "dia_id": "D1:3", "text": "Lovely. I am moving to Lisbon for a new job in April."},
+                {"speaker": "Tomas", "dia_id": "D1:4", "text": "Congratulations on the job!"}
+            ],
+            "session_2_date_time": "6:30 pm on 20 April, 2024",
+            "session_2": [
+                {"speaker": "Tomas", "dia_id": "D2:1", "text": "Biscuit learned to fetch the frisbee today.",
+                 "blip_caption": "a photo of a dog on a beach"},
+                {"speaker": "Ines", "dia_id": "D2:2", "text": "The flat in Lisbon has a balcony with a river view."},
+                {"speaker": "Tomas", "dia_id": "D2:3", "text": "Send me pictures of the river!"}
+            ]
+        },
+        "qa": [
+            {"question": "What is the name of Tomas's greyhound?", "answer": "Biscuit", "evidence": ["D1:2"], "category": 4},
+            {"question": "Which city is Ines moving to and what view does her flat have?", "answer": "Lisbon, river view",
+             "evidence": ["D1:3", "D2:2"], "category": 1},
+            {"question": "What colour is the balcony?", "adversarial_answer": "blue", "evidence": [], "category": 5}
+        ]
+    }])
 }

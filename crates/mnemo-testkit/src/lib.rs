@@ -1,14 +1,17 @@
 //! mnemo-testkit (dev-only): the store contract suite, written once over `&dyn Store` and run by
 //! every backend through `store_contract_tests!`, plus a deterministic scripted embedder and
-//! record builders.
+//! record builders, a scripted chat model and a stub OpenAI-compatible HTTP endpoint.
 //!
 //! A backend provides a `Harness` (fresh store, reopen after close); the macro expands to one
 //! `#[test]` per contract case so failures name the broken promise.
 
+mod chat;
 pub mod contract;
 mod embedder;
 mod fixtures;
+pub mod stub_http;
 
+pub use chat::ScriptedChat;
 pub use embedder::HashEmbedder;
 pub use fixtures::*;
 

@@ -3,7 +3,7 @@
 //! transaction. Model-driven extraction (`infer = true`) needs a chat model and is refused until
 //! one can be configured.
 
-use crate::{run_blocking, Memory};
+use crate::{run_blocking, ContextIndexing, Memory};
 use mnemo_core::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -162,11 +162,24 @@ impl Memory {
                 None => None,
             });
         }
-        let texts: Vec<String> = prepared
+        let indexing = self.inner.indexing;
+        let mut index_texts: Vec<Vec<IndexText>> = Vec::with_capacity(reqs.len());
+        for (req, ((messages, _, _), _)) in reqs.iter().zip(&prepared) {
+            let prior = if indexing.before > 0 {
+                let (scope, n) = (req.scope.clone(), indexing.before);
+                let session = req.session_id.clone();
+                self.with_store(move |s| s.messages(&scope, session.as_deref(), n))
+                    .await?
+            } else {
+                Vec::new()
+            };
+            index_texts.push(index_texts_for(messages, &prior, &indexing));
+        }
+        let texts: Vec<String> = index_texts
             .iter()
             .zip(&replays)
             .filter(|(_, r)| r.is_none())
-            .flat_map(|((p, _), _)| p.0.iter().map(|m| m.content.clone()))
+            .flat_map(|(t, _)| t.iter().map(|t| t.embed.clone()))
             .collect();
         let mut vectors = if texts.is_empty() {
             Vec::new()
@@ -175,8 +188,11 @@ impl Memory {
         }
         .into_iter();
         let mut batches = Vec::new();
-        for ((req, ((messages, metadata, warnings), idem)), replay) in
-            reqs.into_iter().zip(prepared).zip(&replays)
+        for (((req, ((messages, metadata, warnings), idem)), replay), index) in reqs
+            .into_iter()
+            .zip(prepared)
+            .zip(&replays)
+            .zip(index_texts)
         {
             if replay.is_some() {
                 batches.push(None);
@@ -184,9 +200,13 @@ impl Memory {
             }
             let memories = messages
                 .iter()
-                .map(|m| {
+                .zip(index)
+                .map(|(m, index)| {
                     let vector = vectors.next().expect("one vector per message");
-                    NewMemory::raw(m, &req.scope, metadata.clone(), req.expires_at, vector)
+                    let mut memory =
+                        NewMemory::raw(m, &req.scope, metadata.clone(), req.expires_at, vector);
+                    memory.index_text = index.index.filter(|t| *t != m.content);
+                    memory
                 })
                 .collect();
             let ctx = WriteContext {
@@ -240,4 +260,64 @@ impl Memory {
         })
         .await
     }
+}
+
+/// What one raw memory is indexed and embedded with.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct IndexText {
+    /// The lexical index text; `None` when it is the memory text itself.
+    pub index: Option<String>,
+    /// The text whose embedding is stored.
+    pub embed: String,
+}
+
+fn line(m: &Message, speaker: bool) -> String {
+    match (&m.name, speaker) {
+        (Some(n), true) => format!("{n}: {}", m.content),
+        _ => m.content.clone(),
+    }
+}
+
+/// Index texts of the messages of one call: each message's own line first, then up to
+/// `before` earlier messages (this call first, then `prior`, the scope's stored log) and
+/// `after` later ones of this call. The embedded text is built the same way with the embed
+/// windows.
+pub(crate) fn index_texts_for(
+    messages: &[Message],
+    prior: &[Message],
+    cfg: &ContextIndexing,
+) -> Vec<IndexText> {
+    let all: Vec<&Message> = prior.iter().chain(messages).collect();
+    let offset = prior.len();
+    let window = |at: usize, before: usize, after: usize, own: usize| {
+        let own_line = line(all[at], cfg.speaker);
+        let mut text = own_line.clone();
+        for _ in 1..own.max(1) {
+            text.push('\n');
+            text.push_str(&own_line);
+        }
+        for m in &all[at.saturating_sub(before)..at] {
+            text.push('\n');
+            text.push_str(&line(m, cfg.speaker));
+        }
+        for m in all.iter().skip(at + 1).take(after) {
+            text.push('\n');
+            text.push_str(&line(m, cfg.speaker));
+        }
+        text
+    };
+    (0..messages.len())
+        .map(|i| {
+            let at = offset + i;
+            IndexText {
+                index: Some(window(at, cfg.before, cfg.after, cfg.own_weight)),
+                embed: window(
+                    at,
+                    cfg.embed_before.min(cfg.before),
+                    cfg.embed_after.min(cfg.after),
+                    1,
+                ),
+            }
+        })
+        .collect()
 }

@@ -10,7 +10,7 @@ mod config;
 mod ops;
 
 pub use add::{AddInput, AddRequest};
-pub use config::{default_data_dir, default_models_dir, MemoryConfig};
+pub use config::{default_data_dir, default_models_dir, ContextIndexing, MemoryConfig};
 pub use mnemo_core as core;
 pub use mnemo_core::{Error, ErrorKind, Result};
 pub use ops::{GetRequest, ListRequest, MemoryRecord, SearchResponse, UpdateRequest};
@@ -24,6 +24,7 @@ struct Inner {
     lazy: Option<(mnemo_models::EmbedderConfig, usize)>,
     embedder: OnceLock<Arc<dyn Embedder>>,
     rank: RankParams,
+    indexing: ContextIndexing,
 }
 
 /// The memory engine. Cheap to clone; all clones share one store and one embedder.
@@ -48,17 +49,28 @@ impl Memory {
             Arc::new(store),
             Some((config.embedder.clone(), config.embedding_cache)),
             config.rank,
+            config.indexing,
         ))
     }
 
-    /// Builds an engine over any store and embedder (tests, custom backends).
+    /// Builds an engine over any store and embedder (tests, custom backends), with the default
+    /// context indexing.
     pub fn from_parts(
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
         rank: RankParams,
     ) -> Result<Self> {
+        Self::from_parts_with(store, embedder, rank, ContextIndexing::default())
+    }
+
+    pub fn from_parts_with(
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+        rank: RankParams,
+        indexing: ContextIndexing,
+    ) -> Result<Self> {
         store.bind_embedder(embedder.model_id(), embedder.dimension())?;
-        let m = Self::from_parts_inner(store, None, rank);
+        let m = Self::from_parts_inner(store, None, rank, indexing);
         let _ = m.inner.embedder.set(embedder);
         Ok(m)
     }
@@ -67,6 +79,7 @@ impl Memory {
         store: Arc<dyn Store>,
         lazy: Option<(mnemo_models::EmbedderConfig, usize)>,
         rank: RankParams,
+        indexing: ContextIndexing,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -74,6 +87,7 @@ impl Memory {
                 lazy,
                 embedder: OnceLock::new(),
                 rank,
+                indexing,
             }),
         }
     }

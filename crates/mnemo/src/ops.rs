@@ -49,6 +49,9 @@ impl Memory {
     /// Hybrid search: embeds the query, then fuses dense and lexical candidates.
     pub async fn search(&self, req: SearchRequest) -> Result<SearchResponse> {
         req.validate()?;
+        if req.mode == SearchMode::Lexical {
+            return self.search_with_vector(req, Vec::new()).await;
+        }
         let t = Instant::now();
         let vector = self
             .embed(vec![req.query.clone()])

@@ -3,6 +3,7 @@
 //! installed by `mnemo models install`; `MNEMO_MODELS_DIR` points at them).
 
 mod crash;
+mod eval;
 mod forms;
 
 use serde_json::Value;

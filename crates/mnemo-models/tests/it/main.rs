@@ -6,6 +6,7 @@
 
 mod behaviour;
 mod fixture;
+mod openai;
 mod quality;
 
 use mnemo_core::Embedder;

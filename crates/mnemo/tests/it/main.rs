@@ -87,7 +87,7 @@ async fn conversations_keep_provenance_skip_system_turns_and_warn_on_identity_ke
         serde_json::Value::Object(first.metadata.clone()),
         json!({"src": "chat"})
     );
-    let log = m.store().messages(&scope, 10).unwrap();
+    let log = m.store().messages(&scope, None, 10).unwrap();
     assert_eq!(log.len(), 2);
     assert_eq!(first.sources, vec![log[0].id]);
     assert!(log[0].created_at < log[1].created_at, "turn order is kept");
@@ -136,6 +136,7 @@ async fn update_re_embeds_and_search_reports_every_signal() {
         kinds: None,
         filter: None,
         read: ReadOptions::default(),
+        mode: SearchMode::Hybrid,
     };
     let resp = m.search(req).await.unwrap();
     assert_eq!(resp.results[0].memory.id, id);
@@ -150,4 +151,103 @@ async fn update_re_embeds_and_search_reports_every_signal() {
         m.store().get(&scope, id, &ReadOptions::default()).is_ok(),
         "a refused reset deleted nothing"
     );
+}
+
+fn turn(name: &str, content: &str) -> InputMessage {
+    InputMessage {
+        role: Role::User,
+        content: content.into(),
+        name: Some(name.into()),
+    }
+}
+
+fn conversation(scope: &Scope, session: &str, turns: Vec<InputMessage>) -> AddRequest {
+    let mut req = AddRequest::text(scope.clone(), "");
+    req.input = AddInput::Messages(turns);
+    req.session_id = Some(session.into());
+    req
+}
+
+async fn lexical_ids(m: &Memory, scope: &Scope, query: &str) -> Vec<String> {
+    let mut req = SearchRequest::new(scope.clone(), query, 10);
+    req.mode = SearchMode::Lexical;
+    m.search(req)
+        .await
+        .unwrap()
+        .results
+        .into_iter()
+        .map(|h| h.memory.text)
+        .collect()
+}
+
+#[tokio::test]
+async fn context_indexing_finds_a_turn_by_its_neighbours_without_changing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("m.db")).unwrap());
+    let mut indexing = mnemo::ContextIndexing::plain();
+    indexing.before = 1;
+    indexing.speaker = true;
+    let m = Memory::from_parts_with(
+        store,
+        Arc::new(HashEmbedder),
+        RankParams::default(),
+        indexing,
+    )
+    .unwrap();
+    let scope = Scope::user("u").unwrap();
+    let out = m
+        .add(conversation(
+            &scope,
+            "s1",
+            vec![
+                turn("Ana", "Which marathon are you training for?"),
+                turn("Ben", "Berlin, in September!"),
+            ],
+        ))
+        .await
+        .unwrap();
+    // The answer turn is found through the question before it, and by its speaker's name...
+    assert_eq!(
+        lexical_ids(&m, &scope, "marathon").await,
+        vec![
+            "Which marathon are you training for?",
+            "Berlin, in September!"
+        ]
+    );
+    assert_eq!(
+        lexical_ids(&m, &scope, "ben").await,
+        vec!["Berlin, in September!"]
+    );
+    // ...but its text and provenance are its own.
+    let got = m
+        .get(mnemo::GetRequest {
+            scope: scope.clone(),
+            id: out.results[1].id,
+            include_expired: false,
+        })
+        .await
+        .unwrap();
+    assert_eq!(got.text, "Berlin, in September!");
+    assert_eq!(got.sources.len(), 1);
+
+    // A later call in the same session takes its context from the stored log; another
+    // session's messages are not context.
+    m.add(conversation(&scope, "s2", vec![turn("Ana", "Any pets?")]))
+        .await
+        .unwrap();
+    m.add(conversation(
+        &scope,
+        "s1",
+        vec![turn("Ben", "Yes, the hilly one.")],
+    ))
+    .await
+    .unwrap();
+    let hits = lexical_ids(&m, &scope, "september").await;
+    assert!(
+        hits.contains(&"Yes, the hilly one.".to_string()),
+        "{hits:?}"
+    );
+    assert!(!lexical_ids(&m, &scope, "pets")
+        .await
+        .contains(&"Yes, the hilly one.".to_string()));
 }

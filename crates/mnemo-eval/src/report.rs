@@ -1,0 +1,212 @@
+//! The report: the JSON schema `mnemo eval` writes and its Markdown rendering.
+//!
+//! Schema (all scores are means in 0..=1):
+//! - `retrieval`: `recall@1 recall@5 recall@10 recall@20 hit@1 hit@5 hit@10 hit@20 mrr` of
+//!   mnemo's hybrid search, over questions that have evidence;
+//! - `per_category`: the same keys for each LoCoMo category present (`"1"` … `"5"`);
+//! - `baselines`: `bm25` and `dense`, each `{retrieval, per_category}` over the same units;
+//! - `latency_ms`: `add` (per add call = one session) and `search` (query embedding included),
+//!   each `{p50, p95}`;
+//! - `counts`: conversations, sessions, turns, memories, questions, with and without evidence,
+//!   and questions per category;
+//! - `context`: what the top-k results cost — memories and tokens (cl100k) returned per
+//!   question and the evidence turns one returned memory covers;
+//! - `qa`: the QA summary, or `{"skipped": reason}` when no answer model was configured;
+//! - `config`: everything that determines the numbers.
+
+use crate::metrics::RetrievalSummary;
+use crate::qa::QaSummary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p95: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub add: Percentiles,
+    pub search: Percentiles,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    pub conversations: usize,
+    pub sessions: usize,
+    pub turns: usize,
+    pub memories: usize,
+    pub questions: usize,
+    pub questions_with_evidence: usize,
+    pub questions_without_evidence: usize,
+    pub per_category: BTreeMap<String, usize>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ContextCost {
+    pub top_k: usize,
+    pub mean_memories_returned: f64,
+    pub mean_tokens_returned: f64,
+    pub mean_evidence_turns_per_memory: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum QaSection {
+    Scored(Box<QaSummary>),
+    Skipped { skipped: String },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub retrieval: BTreeMap<String, f64>,
+    pub per_category: BTreeMap<String, BTreeMap<String, f64>>,
+    pub baselines: BTreeMap<String, RetrievalSummary>,
+    pub latency_ms: Latency,
+    pub counts: Counts,
+    pub context: ContextCost,
+    pub qa: QaSection,
+    pub config: serde_json::Value,
+    /// Every search latency, for the histogram; not part of the JSON.
+    #[serde(skip)]
+    pub search_samples_ms: Vec<f64>,
+}
+
+pub const CATEGORY_NAMES: [(&str, &str); 5] = [
+    ("1", "multi-hop"),
+    ("2", "temporal"),
+    ("3", "open-domain"),
+    ("4", "single-hop"),
+    ("5", "adversarial"),
+];
+
+pub fn category_name(c: &str) -> &'static str {
+    CATEGORY_NAMES
+        .iter()
+        .find(|(k, _)| *k == c)
+        .map_or("unknown", |(_, n)| n)
+}
+
+const COLUMNS: [&str; 9] = [
+    "recall@1",
+    "recall@5",
+    "recall@10",
+    "recall@20",
+    "hit@1",
+    "hit@5",
+    "hit@10",
+    "hit@20",
+    "mrr",
+];
+
+fn row(name: &str, m: &BTreeMap<String, f64>) -> String {
+    let cells: Vec<String> = COLUMNS
+        .iter()
+        .map(|c| format!("{:.3}", m.get(*c).copied().unwrap_or(0.0)))
+        .collect();
+    format!("| {name} | {} |\n", cells.join(" | "))
+}
+
+fn header(first: &str) -> String {
+    format!(
+        "| {first} | {} |\n|---|{}\n",
+        COLUMNS.join(" | "),
+        "---|".repeat(COLUMNS.len())
+    )
+}
+
+impl Report {
+    /// Markdown with the tables and, when `plots` names the images written, links to them.
+    pub fn to_markdown(&self, plots: &[String]) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# mnemo eval: LoCoMo\n");
+        let _ = writeln!(
+            s,
+            "{} conversations, {} turns, {} questions ({} with evidence). Config: `{}`.\n",
+            self.counts.conversations,
+            self.counts.turns,
+            self.counts.questions,
+            self.counts.questions_with_evidence,
+            self.config
+        );
+        let _ = writeln!(s, "## Retrieval\n");
+        s.push_str(&header("system"));
+        s.push_str(&row("mnemo (hybrid)", &self.retrieval));
+        for (name, b) in &self.baselines {
+            s.push_str(&row(&format!("{name} alone"), &b.retrieval));
+        }
+        let _ = writeln!(s, "\n### mnemo per category\n");
+        s.push_str(&header("category"));
+        for (c, m) in &self.per_category {
+            let n = self.counts.per_category.get(c).copied().unwrap_or(0);
+            s.push_str(&row(&format!("{c} {} (n={n})", category_name(c)), m));
+        }
+        let _ = writeln!(
+            s,
+            "\n## Cost and latency\n\n- top-{k}: {:.1} memories, {:.0} tokens per question; one memory covers {:.2} evidence turns\n- add p50 / p95: {:.1} / {:.1} ms per call (one session)\n- search p50 / p95: {:.2} / {:.2} ms (query embedding included)\n",
+            self.context.mean_memories_returned,
+            self.context.mean_tokens_returned,
+            self.context.mean_evidence_turns_per_memory,
+            self.latency_ms.add.p50,
+            self.latency_ms.add.p95,
+            self.latency_ms.search.p50,
+            self.latency_ms.search.p95,
+            k = self.context.top_k,
+        );
+        let _ = writeln!(s, "## QA\n");
+        match &self.qa {
+            QaSection::Skipped { skipped } => {
+                let _ = writeln!(s, "Skipped: {skipped}\n");
+            }
+            QaSection::Scored(q) => {
+                let _ = writeln!(
+                    s,
+                    "Answer model `{}`, judge `{}`, {} questions, {:.0} prompt tokens per question.\n",
+                    q.answer_model, q.judge_model, q.questions, q.mean_prompt_tokens
+                );
+                let _ = writeln!(
+                    s,
+                    "| category | n | F1 | BLEU-1 | judge accuracy |\n|---|---|---|---|---|"
+                );
+                let mut line = |name: String, m: &BTreeMap<String, f64>| {
+                    let g = |k: &str| m.get(k).copied().unwrap_or(0.0);
+                    let _ = writeln!(
+                        s,
+                        "| {name} | {} | {:.3} | {:.3} | {:.3} |",
+                        g("count"),
+                        g("f1"),
+                        g("bleu1"),
+                        g("judge_accuracy")
+                    );
+                };
+                line("overall (1-4)".into(), &q.overall);
+                for (c, m) in &q.per_category {
+                    if c != "5" {
+                        line(format!("{c} {}", category_name(c)), m);
+                    }
+                }
+                let _ = writeln!(
+                    s,
+                    "\nAdversarial (category 5, scored apart): declined {:.3} of {} questions.\n",
+                    q.adversarial.get("declined").copied().unwrap_or(0.0),
+                    q.adversarial.get("count").copied().unwrap_or(0.0)
+                );
+            }
+        }
+        if !plots.is_empty() {
+            let _ = writeln!(s, "## Plots\n");
+            for p in plots.iter().filter(|p| p.ends_with(".svg")) {
+                let _ = writeln!(s, "![{p}]({p})\n");
+            }
+        }
+        s
+    }
+}
+
+impl Report {
+    pub fn qa_skipped(&self) -> bool {
+        matches!(self.qa, QaSection::Skipped { .. })
+    }
+}

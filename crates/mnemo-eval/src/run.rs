@@ -1,0 +1,392 @@
+//! Running LoCoMo: ingest every conversation into fresh stores, ask every question, score.
+//!
+//! Two stores are built per run under a fresh work directory: mnemo's (the configured context
+//! indexing and hybrid search) and a plain one (each memory indexed with its own text only),
+//! which serves the BM25-alone and dense-alone baselines. Both hold the same units — one memory
+//! per turn in raw mode — and share one embedder, so query vectors are computed once.
+
+use crate::locomo::{Conversation, Turn};
+use crate::metrics::{percentile, score_question, RetrievalTally};
+use crate::qa::{answer_and_score, summarize, QaModels, QaOutcome};
+use crate::report::{ContextCost, Counts, Latency, Percentiles, QaSection, Report};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mnemo::{AddInput, AddRequest, ContextIndexing, Memory};
+use mnemo_core::{
+    Embedder, Hit, InputMessage, MessageId, RankParams, Role, Scope, SearchMode, SearchRequest,
+};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalMode {
+    /// One memory per turn, no model.
+    Raw,
+    /// Memories extracted by the configured chat model.
+    Infer,
+}
+
+impl EvalMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvalMode::Raw => "raw",
+            EvalMode::Infer => "infer",
+        }
+    }
+}
+
+pub struct EvalOptions {
+    pub data: PathBuf,
+    pub mode: EvalMode,
+    /// Memories handed to the answer model; retrieval is always scored down to 20.
+    pub top_k: usize,
+    /// Fresh stores are created here; it must not exist or be empty.
+    pub work_dir: PathBuf,
+    pub embedder: Arc<dyn Embedder>,
+    pub rank: RankParams,
+    pub indexing: ContextIndexing,
+    pub qa: Option<QaModels>,
+    pub progress: bool,
+    /// Only the first N questions of each conversation (quick runs).
+    pub max_questions: Option<usize>,
+    /// Also build the plain store and score the BM25-alone and dense-alone baselines.
+    pub baselines: bool,
+}
+
+impl std::fmt::Debug for EvalOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EvalOptions")
+            .field("data", &self.data)
+            .field("mode", &self.mode)
+            .field("top_k", &self.top_k)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The deepest cut-off scored.
+const SCORED_DEPTH: usize = 20;
+
+struct Engines {
+    mnemo: Memory,
+    plain: Option<Memory>,
+}
+
+fn open_engines(opts: &EvalOptions) -> Result<Engines> {
+    if opts.work_dir.exists()
+        && std::fs::read_dir(&opts.work_dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        bail!(
+            "work directory {} is not empty; eval needs fresh stores",
+            opts.work_dir.display()
+        );
+    }
+    let open = |name: &str, indexing: ContextIndexing| -> Result<Memory> {
+        let dir = opts.work_dir.join(name);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let store = mnemo_store_sqlite::SqliteStore::open(dir.join("mnemo.db"))?;
+        Ok(Memory::from_parts_with(
+            Arc::new(store),
+            opts.embedder.clone(),
+            opts.rank,
+            indexing,
+        )?)
+    };
+    Ok(Engines {
+        mnemo: open("mnemo", opts.indexing)?,
+        plain: if opts.baselines {
+            Some(open("plain", ContextIndexing::plain())?)
+        } else {
+            None
+        },
+    })
+}
+
+fn bar(len: u64, label: &str, show: bool) -> ProgressBar {
+    let b = ProgressBar::with_draw_target(
+        Some(len),
+        if show {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    b.set_style(
+        ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} {msg} ({eta})")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    b.set_prefix(label.to_string());
+    b
+}
+
+fn scope_of(c: &Conversation) -> Result<Scope> {
+    let id: String = c
+        .sample_id
+        .chars()
+        .map(|ch| if ch.is_whitespace() { '-' } else { ch })
+        .collect();
+    Ok(Scope::user(&id)?)
+}
+
+fn add_request(scope: &Scope, c: &Conversation, s: usize, mode: EvalMode) -> AddRequest {
+    let session = &c.sessions[s];
+    let messages = session
+        .turns
+        .iter()
+        .map(|t: &Turn| InputMessage {
+            role: Role::User,
+            content: t.text.clone(),
+            name: Some(t.speaker.clone()).filter(|n| !n.is_empty()),
+        })
+        .collect();
+    let mut req = AddRequest::text(scope.clone(), "");
+    req.input = AddInput::Messages(messages);
+    req.timestamp = Some(session.date);
+    req.session_id = Some(format!("{}-session-{}", c.sample_id, session.number));
+    req.infer = Some(mode == EvalMode::Infer);
+    req
+}
+
+/// Ingests one conversation into an engine; returns add-call latencies and the map from the
+/// stored messages to turn ids.
+async fn ingest(
+    engine: &Memory,
+    scope: &Scope,
+    c: &Conversation,
+    mode: EvalMode,
+    progress: &ProgressBar,
+) -> Result<(Vec<f64>, HashMap<MessageId, String>)> {
+    let mut latencies = Vec::new();
+    for s in 0..c.sessions.len() {
+        let req = add_request(scope, c, s, mode);
+        let t = Instant::now();
+        engine
+            .add(req)
+            .await
+            .with_context(|| format!("adding session {}", c.sessions[s].number))?;
+        latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        progress.inc(c.sessions[s].turns.len() as u64);
+    }
+    let turns: Vec<&Turn> = c.turns().collect();
+    let (store_scope, n) = (scope.clone(), turns.len());
+    let store = engine.store().clone();
+    let messages =
+        tokio::task::spawn_blocking(move || store.messages(&store_scope, None, n)).await??;
+    if messages.len() != turns.len()
+        || messages
+            .iter()
+            .zip(&turns)
+            .any(|(m, t)| m.content != t.text)
+    {
+        bail!(
+            "the message log of {} does not match its turns ({} messages for {} turns)",
+            c.sample_id,
+            messages.len(),
+            turns.len()
+        );
+    }
+    let map = messages
+        .iter()
+        .zip(&turns)
+        .map(|(m, t)| (m.id, t.dia_id.clone()))
+        .collect();
+    Ok((latencies, map))
+}
+
+fn covered(hits: &[Hit], turn_of: &HashMap<MessageId, String>) -> Vec<Vec<String>> {
+    hits.iter()
+        .map(|h| {
+            h.memory
+                .sources
+                .iter()
+                .filter_map(|m| turn_of.get(m).cloned())
+                .collect()
+        })
+        .collect()
+}
+
+pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
+    if opts.top_k == 0 || opts.top_k > mnemo_core::search::MAX_TOP_K {
+        bail!("--top-k must be between 1 and 1000");
+    }
+    let conversations = crate::locomo::load(&opts.data)?;
+    if conversations.is_empty() {
+        bail!("{} holds no conversations", opts.data.display());
+    }
+    let engines = open_engines(opts)?;
+    let bpe = tiktoken_rs::cl100k_base().context("loading the cl100k tokenizer")?;
+    let depth = opts.top_k.max(SCORED_DEPTH);
+
+    let mut counts = Counts {
+        conversations: conversations.len(),
+        ..Counts::default()
+    };
+    let mut mnemo_tally = RetrievalTally::default();
+    let mut bm25_tally = RetrievalTally::default();
+    let mut dense_tally = RetrievalTally::default();
+    let (mut add_ms, mut search_ms) = (Vec::new(), Vec::new());
+    let (mut returned, mut tokens, mut covered_turns, mut returned_total) =
+        (0usize, 0usize, 0usize, 0usize);
+    let mut qa_outcomes: Vec<QaOutcome> = Vec::new();
+
+    let total_turns: usize = conversations.iter().map(|c| c.turns().count()).sum();
+    let total_questions: usize = conversations
+        .iter()
+        .map(|c| {
+            opts.max_questions
+                .map_or(c.questions.len(), |m| m.min(c.questions.len()))
+        })
+        .sum();
+    let copies = if opts.baselines { 2 } else { 1 };
+    let ingest_bar = bar((total_turns * copies) as u64, "ingest", opts.progress);
+    let ask_bar = bar(total_questions as u64, "questions", opts.progress);
+
+    for c in &conversations {
+        let scope = scope_of(c)?;
+        ingest_bar.set_message(c.sample_id.clone());
+        let (lat, turn_of) = ingest(&engines.mnemo, &scope, c, opts.mode, &ingest_bar).await?;
+        add_ms.extend(lat);
+        let plain_turn_of = match &engines.plain {
+            Some(plain) => {
+                ingest(plain, &scope, c, EvalMode::Raw, &ingest_bar)
+                    .await?
+                    .1
+            }
+            None => HashMap::new(),
+        };
+        counts.sessions += c.sessions.len();
+        counts.turns += c.turns().count();
+
+        let questions = &c.questions[..opts
+            .max_questions
+            .map_or(c.questions.len(), |m| m.min(c.questions.len()))];
+        for q in questions {
+            counts.questions += 1;
+            *counts
+                .per_category
+                .entry(q.category.to_string())
+                .or_default() += 1;
+            let req = SearchRequest::new(scope.clone(), q.question.clone(), depth);
+            let t = Instant::now();
+            let resp = engines.mnemo.search(req.clone()).await?;
+            search_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            let hits = resp.results;
+            let top: &[Hit] = &hits[..hits.len().min(opts.top_k)];
+            returned += top.len();
+            for h in top {
+                tokens += bpe.encode_ordinary(&h.memory.text).len();
+                covered_turns += h
+                    .memory
+                    .sources
+                    .iter()
+                    .filter(|m| turn_of.contains_key(m))
+                    .count();
+            }
+            returned_total += 1;
+
+            match score_question(&q.evidence, &covered(&hits, &turn_of)) {
+                Some(s) => {
+                    counts.questions_with_evidence += 1;
+                    mnemo_tally.push(q.category, &s);
+                    if let Some(plain) = &engines.plain {
+                        for (mode, tally) in [
+                            (SearchMode::Lexical, &mut bm25_tally),
+                            (SearchMode::Dense, &mut dense_tally),
+                        ] {
+                            let req = SearchRequest {
+                                mode,
+                                ..req.clone()
+                            };
+                            let hits = plain.search(req).await?.results;
+                            let s = score_question(&q.evidence, &covered(&hits, &plain_turn_of))
+                                .expect("same evidence, so scored");
+                            tally.push(q.category, &s);
+                        }
+                    }
+                }
+                None => counts.questions_without_evidence += 1,
+            }
+            if let Some(models) = &opts.qa {
+                let (models, q2, top) = (models.clone(), q.clone(), top.to_vec());
+                let outcome = tokio::task::spawn_blocking(move || {
+                    answer_and_score(&models, q2.category, &q2.question, &q2.answer, &top)
+                })
+                .await?
+                .with_context(|| format!("answering {:?}", q.question))?;
+                qa_outcomes.push(outcome);
+            }
+            ask_bar.inc(1);
+        }
+    }
+    counts.memories = engines.mnemo.store().stats()?.memories as usize;
+    ingest_bar.finish_and_clear();
+    ask_bar.finish_and_clear();
+
+    let mnemo = mnemo_tally.summary();
+    let qa = match &opts.qa {
+        Some(models) => QaSection::Scored(Box::new(summarize(models, &qa_outcomes))),
+        None => QaSection::Skipped {
+            skipped: "no answer model configured (pass --answer-model and --answer-base-url)"
+                .into(),
+        },
+    };
+    Ok(Report {
+        retrieval: mnemo.retrieval,
+        per_category: mnemo.per_category,
+        baselines: if opts.baselines {
+            [
+                ("bm25".to_string(), bm25_tally.summary()),
+                ("dense".to_string(), dense_tally.summary()),
+            ]
+            .into_iter()
+            .collect()
+        } else {
+            Default::default()
+        },
+        latency_ms: Latency {
+            add: Percentiles {
+                p50: percentile(&add_ms, 0.5),
+                p95: percentile(&add_ms, 0.95),
+            },
+            search: Percentiles {
+                p50: percentile(&search_ms, 0.5),
+                p95: percentile(&search_ms, 0.95),
+            },
+        },
+        counts,
+        context: ContextCost {
+            top_k: opts.top_k,
+            mean_memories_returned: returned as f64 / returned_total.max(1) as f64,
+            mean_tokens_returned: tokens as f64 / returned_total.max(1) as f64,
+            mean_evidence_turns_per_memory: covered_turns as f64 / returned.max(1) as f64,
+        },
+        qa,
+        config: serde_json::json!({
+            "data": opts.data.display().to_string(),
+            "mode": opts.mode.as_str(),
+            "top_k": opts.top_k,
+            "embedder": opts.embedder.model_id(),
+            "rank": {
+                "dense_weight": opts.rank.dense_weight,
+                "lexical_weight": opts.rank.lexical_weight,
+                "candidate_factor": opts.rank.candidate_factor,
+                "min_candidates": opts.rank.min_candidates,
+            },
+            "indexing": {
+                "before": opts.indexing.before,
+                "after": opts.indexing.after,
+                "embed_before": opts.indexing.embed_before,
+                "embed_after": opts.indexing.embed_after,
+                "speaker": opts.indexing.speaker,
+                "own_weight": opts.indexing.own_weight,
+            },
+            "max_questions": opts.max_questions,
+            "mnemo_version": env!("CARGO_PKG_VERSION"),
+        }),
+        search_samples_ms: search_ms,
+    })
+}

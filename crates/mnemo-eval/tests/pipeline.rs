@@ -1,0 +1,170 @@
+//! The whole evaluation on a small hand-made conversation, with the scripted embedder and a
+//! scripted chat model: ingestion, scoring through provenance, baselines, QA, report, charts.
+
+use mnemo::ContextIndexing;
+use mnemo_core::{ChatRequest, Error, RankParams};
+use mnemo_eval::qa::QaModels;
+use mnemo_eval::report::QaSection;
+use mnemo_eval::{run_locomo, EvalMode, EvalOptions};
+use mnemo_testkit::{HashEmbedder, ScriptedChat};
+use std::path::Path;
+use std::sync::Arc;
+
+fn dataset(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("tiny.json");
+    std::fs::write(&path, mnemo_testkit::locomo_tiny().to_string()).unwrap();
+    path
+}
+
+fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
+    EvalOptions {
+        data: dataset(dir),
+        mode: EvalMode::Raw,
+        top_k: 5,
+        work_dir: dir.join("work"),
+        embedder: Arc::new(HashEmbedder),
+        rank: RankParams::default(),
+        indexing: ContextIndexing::default(),
+        qa,
+        progress: false,
+        max_questions: None,
+        baselines: true,
+    }
+}
+
+fn answering_model() -> Arc<ScriptedChat> {
+    Arc::new(ScriptedChat::new("scripted-answer", |req: &ChatRequest| {
+        let prompt = &req.messages.last().unwrap().content;
+        // Decide by the question, not the memories shown above it.
+        let question = prompt.rsplit("Question:").next().unwrap_or("");
+        Ok(if prompt.contains("Verdict:") {
+            "CORRECT".to_string()
+        } else if question.contains("greyhound") {
+            "Biscuit".to_string()
+        } else if question.contains("Which city") {
+            "Lisbon, river view".to_string()
+        } else {
+            "No information available".to_string()
+        })
+    }))
+}
+
+#[tokio::test]
+async fn scores_retrieval_baselines_and_qa() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = answering_model();
+    let qa = QaModels {
+        answer: model.clone(),
+        judge: model.clone(),
+    };
+    let report = run_locomo(&options(dir.path(), Some(qa))).await.unwrap();
+
+    assert_eq!(report.counts.conversations, 1);
+    assert_eq!(report.counts.sessions, 2);
+    assert_eq!(report.counts.turns, 7);
+    assert_eq!(report.counts.memories, 7, "raw mode: one memory per turn");
+    assert_eq!(report.counts.questions, 3);
+    assert_eq!(report.counts.questions_with_evidence, 2);
+    assert_eq!(report.counts.questions_without_evidence, 1);
+    assert_eq!(report.retrieval.len(), 9);
+    // Seven turns and five results: the single-evidence question must be found by rank 5.
+    assert_eq!(report.per_category["4"]["recall@5"], 1.0);
+    assert_eq!(report.per_category["4"]["recall@20"], 1.0);
+    assert_eq!(
+        report.retrieval["recall@20"], 1.0,
+        "every turn is returned at 20"
+    );
+    assert!(
+        !report.per_category.contains_key("5"),
+        "no evidence, no recall"
+    );
+    assert_eq!(report.context.mean_evidence_turns_per_memory, 1.0);
+    assert!(report.context.mean_tokens_returned > 0.0);
+    for name in ["bm25", "dense"] {
+        assert_eq!(report.baselines[name].retrieval.len(), 9, "{name}");
+    }
+
+    let QaSection::Scored(qa) = &report.qa else {
+        panic!("QA should have run")
+    };
+    assert_eq!(qa.questions, 3);
+    assert_eq!(qa.overall["f1"], 1.0);
+    assert_eq!(qa.overall["judge_accuracy"], 1.0);
+    assert_eq!(qa.adversarial["declined"], 1.0);
+    assert!(qa.mean_prompt_tokens > 0.0);
+    // The answer prompt carries the retrieved memories with their session dates.
+    let prompts = model.requests();
+    let first = &prompts[0].messages.last().unwrap().content;
+    assert!(first.contains("greyhound named Biscuit"), "{first}");
+    assert!(first.contains("3 March 2024"), "{first}");
+
+    let json = serde_json::to_value(&report).unwrap();
+    for key in [
+        "retrieval",
+        "per_category",
+        "baselines",
+        "latency_ms",
+        "counts",
+        "config",
+        "qa",
+        "context",
+    ] {
+        assert!(json.get(key).is_some(), "{key}");
+    }
+    assert!(json["latency_ms"]["search"]["p95"].as_f64().unwrap() > 0.0);
+
+    let md = report.to_markdown(&["plots/recall_at_k.svg".into()]);
+    assert!(md.contains("| mnemo (hybrid) |"));
+    assert!(md.contains("![plots/recall_at_k.svg](plots/recall_at_k.svg)"));
+    let written = mnemo_eval::plots::write_all(&report, &dir.path().join("plots")).unwrap();
+    assert_eq!(written.len(), 6);
+    for p in &written {
+        let bytes = std::fs::read(p).unwrap();
+        if p.extension().unwrap() == "png" {
+            assert_eq!(&bytes[1..4], b"PNG", "{}", p.display());
+        } else {
+            let text = String::from_utf8(bytes).unwrap();
+            assert!(text.starts_with("<svg") && text.ends_with("</svg>"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn qa_is_skipped_without_a_model_and_a_failing_model_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = run_locomo(&options(dir.path(), None)).await.unwrap();
+    assert!(report.qa_skipped());
+    let md = report.to_markdown(&[]);
+    assert!(md.contains("Skipped: no answer model configured"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let broken = Arc::new(ScriptedChat::new("down", |_: &ChatRequest| {
+        Err(Error::Unavailable {
+            component: "chat model".into(),
+            reason: "connection refused".into(),
+        })
+    }));
+    let qa = QaModels {
+        answer: broken.clone(),
+        judge: broken,
+    };
+    let err = run_locomo(&options(dir.path(), Some(qa)))
+        .await
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("connection refused"), "{err:#}");
+}
+
+#[tokio::test]
+async fn infer_mode_without_a_chat_model_is_a_clear_error_and_work_dirs_must_be_fresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path(), None);
+    opts.mode = EvalMode::Infer;
+    let err = run_locomo(&opts).await.unwrap_err();
+    assert!(format!("{err:#}").contains("chat model"), "{err:#}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path(), None);
+    std::fs::create_dir_all(opts.work_dir.join("leftover")).unwrap();
+    let err = run_locomo(&opts).await.unwrap_err();
+    assert!(err.to_string().contains("not empty"), "{err}");
+}
