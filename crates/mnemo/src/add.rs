@@ -162,10 +162,15 @@ impl Memory {
                 None => None,
             });
         }
-        let indexing = self.inner.indexing;
         let mut index_texts: Vec<Vec<IndexText>> = Vec::with_capacity(reqs.len());
         for (req, ((messages, _, _), _)) in reqs.iter().zip(&prepared) {
-            let prior = if indexing.before > 0 {
+            // Context belongs to conversations: a plain text is indexed alone, and the stored
+            // log is consulted only for a named session (unrelated adds are not context).
+            let indexing = match req.input {
+                AddInput::Text(_) => ContextIndexing::plain(),
+                AddInput::Messages(_) => self.inner.indexing,
+            };
+            let prior = if indexing.before > 0 && req.session_id.is_some() {
                 let (scope, n) = (req.scope.clone(), indexing.before);
                 let session = req.session_id.clone();
                 self.with_store(move |s| s.messages(&scope, session.as_deref(), n))

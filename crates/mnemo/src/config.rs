@@ -66,7 +66,7 @@ impl Default for ContextIndexing {
             embed_before: 2,
             embed_after: 2,
             speaker: true,
-            own_weight: 1,
+            own_weight: 3,
         }
     }
 }

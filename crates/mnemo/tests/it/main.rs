@@ -251,3 +251,23 @@ async fn context_indexing_finds_a_turn_by_its_neighbours_without_changing_it() {
         .await
         .contains(&"Yes, the hilly one.".to_string()));
 }
+
+#[tokio::test]
+async fn plain_text_adds_are_indexed_alone() {
+    let (m, _, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    m.add(AddRequest::text(
+        scope.clone(),
+        "The plumber comes on Tuesday",
+    ))
+    .await
+    .unwrap();
+    m.add(AddRequest::text(scope.clone(), "Buy oat milk"))
+        .await
+        .unwrap();
+    assert_eq!(
+        lexical_ids(&m, &scope, "plumber").await,
+        vec!["The plumber comes on Tuesday"],
+        "an unrelated earlier add is not context"
+    );
+}
