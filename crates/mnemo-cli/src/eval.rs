@@ -75,6 +75,13 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         cfg.rank.lexical_weight = v;
     }
     cfg.validate()?;
+    if !a.data.is_file() {
+        return Err(mnemo_core::Error::invalid(
+            "data",
+            format!("{} is not a readable file", a.data.display()),
+        )
+        .into());
+    }
     let qa = qa_models(&a)?;
     let mode = match a.mode.as_str() {
         "infer" => EvalMode::Infer,
