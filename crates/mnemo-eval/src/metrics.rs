@@ -150,6 +150,23 @@ pub fn normalize_answer(s: &str) -> String {
         .join(" ")
 }
 
+/// Tokens of `p` matched in `r`, each reference token used at most as often as it occurs.
+fn overlap(p: &[String], r: &[String]) -> usize {
+    let mut remaining: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in r {
+        *remaining.entry(t).or_default() += 1;
+    }
+    p.iter()
+        .filter(|t| match remaining.get_mut(t.as_str()) {
+            Some(c) if *c > 0 => {
+                *c -= 1;
+                true
+            }
+            _ => false,
+        })
+        .count()
+}
+
 fn stemmed_tokens(s: &str) -> Vec<String> {
     let stemmer = Stemmer::create(Algorithm::English);
     normalize_answer(s)
@@ -169,19 +186,7 @@ pub fn token_f1(prediction: &str, reference: &str) -> f64 {
             0.0
         };
     }
-    let mut remaining: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in &r {
-        *remaining.entry(t).or_default() += 1;
-    }
-    let mut common = 0usize;
-    for t in &p {
-        if let Some(c) = remaining.get_mut(t.as_str()) {
-            if *c > 0 {
-                *c -= 1;
-                common += 1;
-            }
-        }
-    }
+    let common = overlap(&p, &r);
     if common == 0 {
         return 0.0;
     }
@@ -243,20 +248,7 @@ pub fn bleu1(prediction: &str, reference: &str) -> f64 {
     if p.is_empty() || r.is_empty() {
         return 0.0;
     }
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in &r {
-        *counts.entry(t).or_default() += 1;
-    }
-    let mut clipped = 0usize;
-    for t in &p {
-        if let Some(c) = counts.get_mut(t.as_str()) {
-            if *c > 0 {
-                *c -= 1;
-                clipped += 1;
-            }
-        }
-    }
-    let precision = clipped as f64 / p.len() as f64;
+    let precision = overlap(&p, &r) as f64 / p.len() as f64;
     let bp = if p.len() >= r.len() {
         1.0
     } else {

@@ -233,11 +233,9 @@ pub fn latency_histogram(samples_ms: &[f64]) -> String {
         counts[i.min(bins - 1)] += 1;
     }
     let max = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
-    let mut c = Canvas::new(
-        "Search latency (with query embedding)",
-        "searches",
-        max * 1.1,
-    );
+    // A multiple of 5 keeps the five grid steps on whole counts.
+    let y_max = ((max * 1.1) / 5.0).ceil() * 5.0;
+    let mut c = Canvas::new("Search latency (with query embedding)", "searches", y_max);
     let bw = (W - LEFT - RIGHT) / bins as f64;
     for (i, n) in counts.iter().enumerate() {
         let y = c.y(*n as f64);
