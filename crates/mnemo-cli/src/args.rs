@@ -259,6 +259,9 @@ pub struct LocomoArgs {
     /// Fusion weight of the BM25 signal.
     #[arg(long)]
     pub lexical_weight: Option<f32>,
+    /// Candidates taken from each side: max(min, top_k × this factor).
+    #[arg(long)]
+    pub candidate_factor: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]

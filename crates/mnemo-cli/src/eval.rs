@@ -74,6 +74,9 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
     if let Some(v) = a.lexical_weight {
         cfg.rank.lexical_weight = v;
     }
+    if let Some(v) = a.candidate_factor {
+        cfg.rank.candidate_factor = v;
+    }
     cfg.validate()?;
     if !a.data.is_file() {
         return Err(mnemo_core::Error::invalid(

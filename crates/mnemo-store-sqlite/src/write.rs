@@ -182,7 +182,8 @@ impl SqliteStore {
                 (Some(m), Some(d)) if family(&m) != family(model_id) || d != dimension => Err(Error::Conflict {
                     reason: format!(
                         "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
-                         re-embed the store (`mnemo reembed`) or use another data directory"
+                         to re-embed, export it (`mnemo export`) and import the file into a new data directory \
+                         with the new embedder (`mnemo import` embeds again), or use another data directory"
                     ),
                 }),
                 (Some(_), Some(_)) => Ok(()),
