@@ -129,15 +129,11 @@ pub struct Options {
 
 /// Identifies the texts and model a cached set of vectors belongs to.
 fn cache_key(model: &str, texts: &[String]) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in texts
-        .iter()
-        .flat_map(|t| t.bytes().chain(std::iter::once(0)))
-    {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{model}:{}:{h:016x}", texts.len())
+    format!(
+        "{model}:{}:{}",
+        texts.len(),
+        mnemo_core::content_hash(&texts.join("\0"))
+    )
 }
 
 fn load_cache(path: &std::path::Path, key: &str, dim: usize) -> Option<Vec<Vec<f32>>> {
@@ -283,16 +279,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     let mut brute = Vec::with_capacity(queries);
     let (mut dense_side, mut lexical_side) =
         (Vec::with_capacity(queries), Vec::with_capacity(queries));
-    let req = |q: &str| SearchRequest {
-        scope: scope.clone(),
-        query: q.to_string(),
-        top_k: 10,
-        threshold: None,
-        kinds: None,
-        filter: None,
-        read: ReadOptions::default(),
-        mode: SearchMode::Hybrid,
-    };
+    let req = |q: &str| SearchRequest::new(scope.clone(), q, 10);
     let qvecs: Vec<Vec<f32>> = {
         let refs: Vec<&str> = qs.iter().map(String::as_str).collect();
         embedder.embed(&refs)?

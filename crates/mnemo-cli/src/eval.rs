@@ -90,9 +90,6 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         "infer" => EvalMode::Infer,
         _ => EvalMode::Raw,
     };
-    if mode == EvalMode::Infer && qa.is_none() {
-        eprintln!("note: --mode infer extracts memories with the store's chat model");
-    }
     let embedder_cfg = cfg.embedder.clone();
     let embedder: Arc<dyn Embedder> = tokio::task::spawn_blocking(move || {
         mnemo_models::load_embedder(&embedder_cfg)

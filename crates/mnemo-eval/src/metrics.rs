@@ -11,6 +11,19 @@ use std::collections::{BTreeMap, HashSet};
 /// The cut-offs every retrieval report gives.
 pub const KS: [usize; 4] = [1, 5, 10, 20];
 
+/// The keys of a retrieval summary, in report order (`KS` spelled out, then MRR).
+pub const RETRIEVAL_KEYS: [&str; 9] = [
+    "recall@1",
+    "recall@5",
+    "recall@10",
+    "recall@20",
+    "hit@1",
+    "hit@5",
+    "hit@10",
+    "hit@20",
+    "mrr",
+];
+
 /// Scores of one question's ranked list.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct QuestionScores {

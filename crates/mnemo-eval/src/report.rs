@@ -14,7 +14,7 @@
 //! - `qa`: the QA summary, or `{"skipped": reason}` when no answer model was configured;
 //! - `config`: everything that determines the numbers.
 
-use crate::metrics::RetrievalSummary;
+use crate::metrics::{RetrievalSummary, RETRIEVAL_KEYS as COLUMNS};
 use crate::qa::QaSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -88,18 +88,6 @@ pub fn category_name(c: &str) -> &'static str {
         .find(|(k, _)| *k == c)
         .map_or("unknown", |(_, n)| n)
 }
-
-const COLUMNS: [&str; 9] = [
-    "recall@1",
-    "recall@5",
-    "recall@10",
-    "recall@20",
-    "hit@1",
-    "hit@5",
-    "hit@10",
-    "hit@20",
-    "mrr",
-];
 
 fn row(name: &str, m: &BTreeMap<String, f64>) -> String {
     let cells: Vec<String> = COLUMNS

@@ -41,16 +41,7 @@ fn bench(c: &mut Criterion) {
     }
     let query = "what did maya do in lisbon last weekend";
     let vector = HashEmbedder::vector(query);
-    let req = SearchRequest {
-        scope: scope.clone(),
-        query: query.into(),
-        top_k: 10,
-        threshold: None,
-        kinds: None,
-        filter: None,
-        read: ReadOptions::default(),
-        mode: SearchMode::Hybrid,
-    };
+    let req = SearchRequest::new(scope.clone(), query, 10);
     let cq = CandidateQuery {
         scope: &scope,
         kinds: None,

@@ -602,14 +602,9 @@ pub fn hybrid_search_uses_both_sides(h: &dyn Harness) {
         assert!(w[0].score >= w[1].score, "hits are sorted by final score");
     }
     let req = SearchRequest {
-        scope: s.clone(),
-        query: "weather".into(),
-        top_k: 5,
         threshold: Some(2.0),
-        kinds: None,
-        filter: None,
         read: all(false),
-        mode: SearchMode::Hybrid,
+        ..SearchRequest::new(s.clone(), "weather", 5)
     };
     assert!(
         hybrid_search(

@@ -62,14 +62,8 @@ pub fn candidates<'a>(scope: &'a Scope, read: ReadOptions) -> CandidateQuery<'a>
 /// Runs the shared hybrid search with the scripted embedder.
 pub fn search(store: &dyn Store, scope: &Scope, query: &str, read: ReadOptions) -> Vec<Hit> {
     let req = SearchRequest {
-        scope: scope.clone(),
-        query: query.into(),
-        top_k: 10,
-        threshold: None,
-        kinds: None,
-        filter: None,
         read,
-        mode: SearchMode::Hybrid,
+        ..SearchRequest::new(scope.clone(), query, 10)
     };
     hybrid_search(
         store,

@@ -210,7 +210,7 @@ impl Memory {
                     let vector = vectors.next().expect("one vector per message");
                     let mut memory =
                         NewMemory::raw(m, &req.scope, metadata.clone(), req.expires_at, vector);
-                    memory.index_text = index.index.filter(|t| *t != m.content);
+                    memory.index_text = Some(index.index).filter(|t| *t != m.content);
                     memory
                 })
                 .collect();
@@ -270,8 +270,8 @@ impl Memory {
 /// What one raw memory is indexed and embedded with.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct IndexText {
-    /// The lexical index text; `None` when it is the memory text itself.
-    pub index: Option<String>,
+    /// The lexical index text (stored only when it differs from the memory text).
+    pub index: String,
     /// The text whose embedding is stored.
     pub embed: String,
 }
@@ -315,7 +315,7 @@ pub(crate) fn index_texts_for(
         .map(|i| {
             let at = offset + i;
             IndexText {
-                index: Some(window(at, cfg.before, cfg.after, cfg.own_weight)),
+                index: window(at, cfg.before, cfg.after, cfg.own_weight),
                 embed: window(
                     at,
                     cfg.embed_before.min(cfg.before),

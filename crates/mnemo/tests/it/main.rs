@@ -128,16 +128,7 @@ async fn update_re_embeds_and_search_reports_every_signal() {
     m.update(scope.clone(), id, upd, WriteContext::default())
         .await
         .unwrap();
-    let req = SearchRequest {
-        scope: scope.clone(),
-        query: "favourite colour green".into(),
-        top_k: 5,
-        threshold: None,
-        kinds: None,
-        filter: None,
-        read: ReadOptions::default(),
-        mode: SearchMode::Hybrid,
-    };
+    let req = SearchRequest::new(scope.clone(), "favourite colour green", 5);
     let resp = m.search(req).await.unwrap();
     assert_eq!(resp.results[0].memory.id, id);
     assert!(resp.results[0].scores.dense > 0.5);
