@@ -237,6 +237,8 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
                     v.clone(),
                 )],
                 messages: vec![msg],
+                changes: Vec::new(),
+                links: Vec::new(),
                 idempotency: None,
                 context: WriteContext::default(),
             });

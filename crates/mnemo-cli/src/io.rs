@@ -13,6 +13,7 @@ pub fn exit_code(kind: ErrorKind) -> i32 {
         ErrorKind::RateLimited => 6,
         ErrorKind::Unavailable => 7,
         ErrorKind::Internal => 8,
+        ErrorKind::ModelOutput => 9,
     }
 }
 

@@ -12,6 +12,9 @@ pub enum ErrorKind {
     RateLimited,
     /// A dependency (model provider, disk, database) is unavailable; retrying may succeed.
     Unavailable,
+    /// A model answered, but with output that could not be repaired into what was asked for;
+    /// nothing was written, and retrying (or a stronger model) may succeed.
+    ModelOutput,
     Internal,
 }
 
@@ -24,12 +27,16 @@ impl ErrorKind {
             ErrorKind::Unauthorized => "unauthorized",
             ErrorKind::RateLimited => "rate_limited",
             ErrorKind::Unavailable => "unavailable",
+            ErrorKind::ModelOutput => "model_output",
             ErrorKind::Internal => "internal",
         }
     }
 
     pub fn is_retryable(self) -> bool {
-        matches!(self, ErrorKind::Unavailable | ErrorKind::RateLimited)
+        matches!(
+            self,
+            ErrorKind::Unavailable | ErrorKind::RateLimited | ErrorKind::ModelOutput
+        )
     }
 }
 
@@ -47,6 +54,12 @@ pub enum Error {
     Storage { reason: String },
     #[error("model error: {reason}")]
     Model { reason: String },
+    #[error("unusable output from {model} during {step}: {reason}")]
+    ModelOutput {
+        model: String,
+        step: String,
+        reason: String,
+    },
     #[error("internal error: {reason}")]
     Internal { reason: String },
 }
@@ -58,6 +71,7 @@ impl Error {
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::Conflict { .. } => ErrorKind::Conflict,
             Error::Unavailable { .. } => ErrorKind::Unavailable,
+            Error::ModelOutput { .. } => ErrorKind::ModelOutput,
             Error::Storage { .. } | Error::Model { .. } | Error::Internal { .. } => {
                 ErrorKind::Internal
             }

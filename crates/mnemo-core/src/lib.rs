@@ -7,9 +7,12 @@
 
 pub mod chat;
 pub mod embed;
+pub mod entity;
 pub mod error;
 pub mod filter;
+pub mod jsonfix;
 pub mod memory;
+pub mod pipeline;
 pub mod scope;
 pub mod search;
 pub mod store;
@@ -17,8 +20,10 @@ pub mod text;
 
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use embed::{CachedEmbedder, Embedder};
+pub use entity::{entities_match, extract_entities, normalize_entity, EntityMention};
 pub use error::{Error, ErrorKind, Result};
 pub use filter::Filter;
+pub use jsonfix::{parse_model_json, JsonRepairError};
 pub use memory::*;
 pub use scope::{AgentId, RunId, Scope, UserId};
 pub use search::{hybrid_search, Hit, RankParams, Scores, SearchMode, SearchRequest};

@@ -200,6 +200,10 @@ pub struct NewMemory {
     pub role: Option<Role>,
     pub vector: Vec<f32>,
     pub sources: Vec<MessageId>,
+    /// Entities this memory mentions; the store merges them with the scope's known entities.
+    pub entities: Vec<crate::entity::EntityMention>,
+    /// Why it was written (the model's stated reason); recorded in its ADD history event.
+    pub reason: Option<String>,
 }
 
 impl NewMemory {
@@ -226,6 +230,8 @@ impl NewMemory {
             role: Some(message.role),
             vector,
             sources: vec![message.id],
+            entities: Vec::new(),
+            reason: None,
         }
     }
 }

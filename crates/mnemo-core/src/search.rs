@@ -1,9 +1,12 @@
 //! Hybrid retrieval: dense and lexical candidates from a store, fused into one ranked list.
 //!
-//! Fusion is linear over normalised signals: `score = w_dense · cos⁺ + w_lexical · bm25/bm25_max`,
-//! where every candidate gets both signals (lexical-only hits are scored against the query vector
-//! exactly). Candidates from either side enter the pool, so an exact name match that the embedding
-//! misses and a paraphrase that shares no word are both found.
+//! Fusion is linear over normalised signals:
+//! `score = w_dense · cos⁺ + w_lexical · bm25/bm25_max + w_entity · matched/query_entities`,
+//! where every candidate gets every signal (lexical- or entity-only hits are scored against the
+//! query vector exactly). Candidates from every side enter the pool, so an exact name match that
+//! the embedding misses, a paraphrase that shares no word and a memory linked to an entity the
+//! query names are all found. Query entities come from the rule-based extractor
+//! (`entity::extract_entities`) and match the scope's entities exactly or nearly.
 
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -96,6 +99,8 @@ pub struct Scores {
     pub bm25: f32,
     /// BM25 divided by the best BM25 among this query's candidates.
     pub bm25_norm: f32,
+    /// Share of the query's entities that the memory is linked to (0 when the query names none).
+    pub entity: f32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -111,6 +116,8 @@ pub struct Hit {
 pub struct RankParams {
     pub dense_weight: f32,
     pub lexical_weight: f32,
+    /// Weight of the entity signal: a memory linked to every entity the query names gains this.
+    pub entity_weight: f32,
     /// Candidates taken from each side: `max(min_candidates, top_k * candidate_factor)`.
     pub candidate_factor: usize,
     pub min_candidates: usize,
@@ -121,6 +128,7 @@ impl Default for RankParams {
         Self {
             dense_weight: 0.6,
             lexical_weight: 0.4,
+            entity_weight: 0.1,
             candidate_factor: 3,
             min_candidates: 30,
         }
@@ -157,6 +165,23 @@ pub fn hybrid_search(
         store.lexical_candidates(&cq, &terms)?
     };
 
+    let entity_names: Vec<String> = if req.mode == SearchMode::Hybrid && params.entity_weight > 0.0
+    {
+        let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
+            .into_iter()
+            .map(|e| e.normalized)
+            .collect();
+        names.dedup();
+        names
+    } else {
+        Vec::new()
+    };
+    let by_entity = if entity_names.is_empty() {
+        Vec::new()
+    } else {
+        store.entity_candidates(&cq, &entity_names)?
+    };
+
     let mut pooled: HashMap<i64, Scores> = HashMap::with_capacity(dense.len() + lexical.len());
     for c in &dense {
         pooled.entry(c.key).or_default().dense = c.score;
@@ -175,6 +200,13 @@ pub fn hybrid_search(
             0.0
         };
     }
+    for c in &by_entity {
+        let entry = pooled.entry(c.key).or_insert_with(|| {
+            lexical_only.push(c.key);
+            Scores::default()
+        });
+        entry.entity = c.score / entity_names.len() as f32;
+    }
     if !lexical_only.is_empty() && req.mode == SearchMode::Hybrid {
         for c in store.vector_scores(&lexical_only, vector)? {
             if let Some(s) = pooled.get_mut(&c.key) {
@@ -187,7 +219,9 @@ pub fn hybrid_search(
         .map(|(k, s)| {
             let score = match req.mode {
                 SearchMode::Hybrid => {
-                    params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm
+                    params.dense_weight * s.dense.max(0.0)
+                        + params.lexical_weight * s.bm25_norm
+                        + params.entity_weight * s.entity
                 }
                 SearchMode::Dense => s.dense,
                 SearchMode::Lexical => s.bm25_norm,

@@ -49,15 +49,72 @@ pub struct WriteBatch {
     pub scope: Scope,
     pub messages: Vec<Message>,
     pub memories: Vec<NewMemory>,
+    /// Existing memories this add retires (an inferred UPDATE or DELETE).
+    pub changes: Vec<Supersession>,
+    /// Extra edges between memories (the `supersedes` edges of `changes` are implied).
+    pub links: Vec<Link>,
     pub idempotency: Option<Idempotency>,
     pub context: WriteContext,
+}
+
+impl WriteBatch {
+    /// A batch that appends messages and adds memories, with no changes to existing ones.
+    pub fn new(scope: Scope, messages: Vec<Message>, memories: Vec<NewMemory>) -> Self {
+        Self {
+            scope,
+            messages,
+            memories,
+            changes: Vec::new(),
+            links: Vec::new(),
+            idempotency: None,
+            context: WriteContext::default(),
+        }
+    }
+}
+
+/// Retires an active memory of the batch's scope: it keeps its text, gets `valid_until` and the
+/// new state, and history records the reason. With `by`, a `supersedes` link ties the new memory
+/// to it. The old memory must still be active when the batch commits, else the batch fails with a
+/// conflict (someone changed it since the pipeline read it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Supersession {
+    pub old: MemoryId,
+    /// The memory of the same batch that replaces it; `None` for a deletion.
+    pub by: Option<MemoryId>,
+    /// `Superseded` or `Deleted`.
+    pub state: MemoryState,
+    /// When the old fact stopped holding (the message time of the add).
+    pub valid_until: Timestamp,
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AddResult {
     pub id: MemoryId,
     pub memory: String,
+    /// `ADD`, `UPDATE` (a new memory that supersedes `previous_id`) or `DELETE` (an existing memory
+    /// retired; `id` and `memory` are the old one's).
     pub event: HistoryKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_memory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_id: Option<MemoryId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One call to a model made while serving a request: what for, how many tokens, how long.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCall {
+    /// `extract`, `reconcile`, `procedural`, `embed`.
+    pub purpose: String,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub ms: f64,
+    /// True when the call failed (its error is the request's error).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +126,9 @@ pub struct AddOutcome {
     /// Non-fatal notes, e.g. identity keys dropped from metadata.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Every model call this add made (embedding, extraction, reconciliation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub usage: Vec<ModelCall>,
 }
 
 /// A change to one memory. `None` leaves a field as it is.
@@ -217,6 +277,20 @@ pub trait Store: Send + Sync {
     fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>>;
     /// Loads candidates, re-checking scope and visibility; unknown or hidden keys are skipped.
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>>;
+    /// Active memories of exactly this scope whose content hash is one of `hashes` (whole-scope
+    /// duplicate suppression), as `(hash, id)`.
+    fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>>;
+    /// Memories linked to an entity of the scope that equals or nearly matches one of `names`
+    /// (normalised). A candidate's score is how many of the names it matched.
+    fn entity_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        names: &[String],
+    ) -> Result<Vec<Candidate>>;
+    /// Links from or to a memory of the scope, any state.
+    fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>>;
+    /// Entities linked to a memory of the scope.
+    fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>>;
     /// The last `limit` messages of a scope — of one session when `session` is given — in the
     /// order they were appended (oldest first).
     fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>>;

@@ -8,6 +8,7 @@
 //! - [`qa`] the answer and judge prompts;
 //! - [`report`] the JSON schema and Markdown; [`plots`] the SVG and PNG charts.
 
+pub mod correctness;
 pub mod locomo;
 pub mod metrics;
 pub mod plots;

@@ -13,7 +13,8 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mnemo::{AddInput, AddRequest, ContextIndexing, Memory};
 use mnemo_core::{
-    Embedder, Hit, InputMessage, MessageId, RankParams, Role, Scope, SearchMode, SearchRequest,
+    ChatModel, Embedder, Hit, InputMessage, MessageId, RankParams, Role, Scope, SearchMode,
+    SearchRequest,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -53,6 +54,10 @@ pub struct EvalOptions {
     pub max_questions: Option<usize>,
     /// Also build the plain store and score the BM25-alone and dense-alone baselines.
     pub baselines: bool,
+    /// The chat model that extracts memories in infer mode (required there).
+    pub infer_model: Option<Arc<dyn ChatModel>>,
+    /// Only the first N conversations.
+    pub max_conversations: Option<usize>,
 }
 
 impl std::fmt::Debug for EvalOptions {
@@ -95,8 +100,18 @@ fn open_engines(opts: &EvalOptions) -> Result<Engines> {
             indexing,
         )?)
     };
+    let mnemo = open("mnemo", opts.indexing)?;
+    let mnemo = match (opts.mode, &opts.infer_model) {
+        (EvalMode::Infer, Some(model)) => {
+            mnemo.with_chat(model.clone(), mnemo::InferConfig::default())
+        }
+        (EvalMode::Infer, None) => bail!(
+            "--mode infer needs a chat model to extract memories (--llm-base-url and --llm-model)"
+        ),
+        (EvalMode::Raw, _) => mnemo,
+    };
     Ok(Engines {
-        mnemo: open("mnemo", opts.indexing)?,
+        mnemo,
         plain: if opts.baselines {
             Some(open("plain", ContextIndexing::plain())?)
         } else {
@@ -213,7 +228,10 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
     if opts.top_k == 0 || opts.top_k > mnemo_core::search::MAX_TOP_K {
         bail!("--top-k must be between 1 and 1000");
     }
-    let conversations = crate::locomo::load(&opts.data)?;
+    let mut conversations = crate::locomo::load(&opts.data)?;
+    if let Some(n) = opts.max_conversations {
+        conversations.truncate(n);
+    }
     if conversations.is_empty() {
         bail!("{} holds no conversations", opts.data.display());
     }
@@ -385,6 +403,8 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 "own_weight": opts.indexing.own_weight,
             },
             "max_questions": opts.max_questions,
+            "max_conversations": opts.max_conversations,
+            "infer_model": opts.infer_model.as_ref().map(|m| m.model_id().to_string()),
             "mnemo_version": env!("CARGO_PKG_VERSION"),
         }),
         search_samples_ms: search_ms,

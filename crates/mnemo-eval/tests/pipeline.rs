@@ -28,6 +28,8 @@ fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
         qa,
         progress: false,
         max_questions: None,
+        infer_model: None,
+        max_conversations: None,
         baselines: true,
     }
 }

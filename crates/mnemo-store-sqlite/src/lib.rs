@@ -8,6 +8,7 @@
 
 mod ann;
 mod codec;
+mod graph;
 mod lexical;
 mod predicate;
 mod read;
@@ -20,6 +21,47 @@ pub use schema::SCHEMA_VERSION;
 #[doc(hidden)]
 pub mod testing {
     use super::*;
+
+    /// The steps of an add's transaction at which a failure can be injected.
+    pub const WRITE_STEPS: &[&str] = &[
+        "message",
+        "change",
+        "memory",
+        "history",
+        "entity",
+        "link",
+        "idempotency",
+    ];
+
+    /// Makes every later write fail at `step` (one of [`WRITE_STEPS`]) until cleared with `None`.
+    pub fn fail_at(store: &SqliteStore, step: Option<&str>) {
+        *store.fail_at.lock() = step.map(str::to_string);
+    }
+
+    /// Rows in every table, by table name (for all-or-nothing checks).
+    pub fn row_counts(store: &SqliteStore) -> Vec<(String, i64)> {
+        let conn = store.writer.lock();
+        [
+            "memories",
+            "vectors",
+            "messages",
+            "memory_sources",
+            "history",
+            "links",
+            "entities",
+            "entity_memories",
+            "idempotency",
+            "vector_changes",
+        ]
+        .iter()
+        .map(|t| {
+            let n = conn
+                .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))
+                .expect("table exists");
+            (t.to_string(), n)
+        })
+        .collect()
+    }
 
     /// Sets the schema version of a closed store file.
     pub fn set_user_version(path: &Path, version: u32) -> Result<()> {
@@ -43,6 +85,8 @@ pub struct SqliteStore {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     ann: RwLock<Option<Ann>>,
+    /// Test hook: the write step that fails (see `testing::fail_at`).
+    fail_at: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -71,6 +115,7 @@ impl SqliteStore {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             ann: RwLock::new(None),
+            fail_at: Mutex::new(None),
         };
         store.load_ann()?;
         Ok(store)
@@ -85,6 +130,7 @@ impl SqliteStore {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             ann: RwLock::new(None),
+            fail_at: Mutex::new(None),
         })
     }
 
@@ -256,6 +302,22 @@ impl Store for SqliteStore {
     }
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
         self.fetch_keys(query, keys)
+    }
+    fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>> {
+        self.by_hash(scope, hashes)
+    }
+    fn entity_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        names: &[String],
+    ) -> Result<Vec<Candidate>> {
+        self.by_entities(query, names)
+    }
+    fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
+        self.links_of(scope, id)
+    }
+    fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
+        self.entities_for(scope, id)
     }
     fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
         self.recent_messages(scope, session, limit)

@@ -117,6 +117,11 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (scope_key, key)
     ) STRICT, WITHOUT ROWID;
     "#,
+    // v2: reverse lookups for the graph (a memory's entities, what supersedes a memory).
+    r#"
+    CREATE INDEX entity_memories_by_memory ON entity_memories (memory_id);
+    CREATE INDEX links_by_target ON links (to_id);
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

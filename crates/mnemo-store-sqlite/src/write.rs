@@ -182,8 +182,8 @@ impl SqliteStore {
                 (Some(m), Some(d)) if family(&m) != family(model_id) || d != dimension => Err(Error::Conflict {
                     reason: format!(
                         "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
-                         to re-embed, export it (`mnemo export`) and import the file into a new data directory \
-                         with the new embedder (`mnemo import` embeds again), or use another data directory"
+                         to re-embed every memory, run `mnemo reembed` with the new embedder configured \
+                         (the old file is kept as a backup), or configure the embedder this store was written with"
                     ),
                 }),
                 (Some(_), Some(_)) => Ok(()),
@@ -234,10 +234,20 @@ impl SqliteStore {
         for b in &batches {
             b.scope.validate()?;
         }
-        self.write_tx(|tx| batches.iter().map(|b| Self::write_one(tx, b)).collect())
+        self.write_tx(|tx| batches.iter().map(|b| self.write_one(tx, b)).collect())
     }
 
-    fn write_one(tx: &Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
+    /// Fails the current transaction when a test asked for a failure at `step`.
+    fn step(&self, step: &'static str) -> Result<()> {
+        if self.fail_at.lock().as_deref() == Some(step) {
+            return Err(Error::Storage {
+                reason: format!("injected failure at {step}"),
+            });
+        }
+        Ok(())
+    }
+
+    fn write_one(&self, tx: &Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
         if let Some(idem) = &batch.idempotency {
             if let Some(o) = Self::stored_outcome(tx, &batch.scope, idem)? {
                 return Ok(o);
@@ -249,9 +259,22 @@ impl SqliteStore {
             Self::dimension_of(tx)?
         };
         for m in &batch.messages {
+            self.step("message")?;
             insert_message(tx, m)?;
         }
-        let mut results = Vec::with_capacity(batch.memories.len());
+        // Retire first: a memory that replaces another must not be judged a duplicate of it.
+        let mut retired: Vec<(Memory, &Supersession)> = Vec::with_capacity(batch.changes.len());
+        for c in &batch.changes {
+            self.step("change")?;
+            let successor =
+                c.by.and_then(|by| batch.memories.iter().find(|m| m.id == by))
+                    .map(|m| m.text.as_str());
+            retired.push((
+                self.retire(tx, &batch.scope, c, successor, &batch.context)?,
+                c,
+            ));
+        }
+        let mut results = Vec::with_capacity(batch.memories.len() + batch.changes.len());
         for m in &batch.memories {
             check_vector(&m.vector, dim)?;
             if m.scope != batch.scope {
@@ -260,6 +283,7 @@ impl SqliteStore {
                     "every memory of a batch must carry the batch's scope",
                 ));
             }
+            self.step("memory")?;
             let at = m.created_at.timestamp_millis();
             insert_memory(
                 tx,
@@ -276,6 +300,11 @@ impl SqliteStore {
                 Some(&m.vector),
                 &m.sources,
             )?;
+            self.step("history")?;
+            let ctx = WriteContext {
+                reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
+                ..batch.context.clone()
+            };
             history(
                 tx,
                 m.id,
@@ -283,28 +312,144 @@ impl SqliteStore {
                 HistoryKind::Add,
                 (None, None),
                 (Some(&m.text), Some(&m.metadata)),
-                &batch.context,
+                &ctx,
                 at,
             )?;
-            results.push(AddResult {
-                id: m.id,
-                memory: m.text.clone(),
-                event: HistoryKind::Add,
+            for e in &m.entities {
+                self.step("entity")?;
+                crate::graph::link_entity(tx, &m.scope, m.id, e, at)?;
+            }
+            let replaced = retired.iter().find(|(_, c)| c.by == Some(m.id));
+            results.push(match replaced {
+                Some((old, c)) => AddResult {
+                    id: m.id,
+                    memory: m.text.clone(),
+                    event: HistoryKind::Update,
+                    previous_memory: Some(old.text.clone()),
+                    previous_id: Some(old.id),
+                    reason: c.reason.clone(),
+                },
+                None => AddResult {
+                    id: m.id,
+                    memory: m.text.clone(),
+                    event: HistoryKind::Add,
+                    previous_memory: None,
+                    previous_id: None,
+                    reason: m.reason.clone(),
+                },
             });
+        }
+        let now = chrono::Utc::now().timestamp_millis();
+        for (old, c) in &retired {
+            match c.by {
+                Some(by) => {
+                    if !batch.memories.iter().any(|m| m.id == by) {
+                        return Err(Error::invalid(
+                            "changes",
+                            "a superseding memory must be written in the same batch",
+                        ));
+                    }
+                    self.step("link")?;
+                    crate::graph::insert_link(
+                        tx,
+                        &Link {
+                            from: by,
+                            to: old.id,
+                            kind: LinkKind::Supersedes,
+                            strength: 1.0,
+                            author: Author::Model,
+                            created_at: chrono::DateTime::from_timestamp_millis(now)
+                                .unwrap_or_default(),
+                        },
+                    )?;
+                }
+                None => results.push(AddResult {
+                    id: old.id,
+                    memory: old.text.clone(),
+                    event: HistoryKind::Delete,
+                    previous_memory: None,
+                    previous_id: None,
+                    reason: c.reason.clone(),
+                }),
+            }
+        }
+        for l in &batch.links {
+            self.step("link")?;
+            crate::graph::insert_link(tx, l)?;
         }
         let outcome = AddOutcome {
             results,
             replayed: false,
             warnings: Vec::new(),
+            usage: Vec::new(),
         };
         if let Some(idem) = &batch.idempotency {
+            self.step("idempotency")?;
             tx.execute(
                 "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![batch.scope.key(), idem.key, idem.request_hash, serde_json::to_string(&outcome).map_err(Error::internal)?, chrono::Utc::now().timestamp_millis()],
+                params![batch.scope.key(), idem.key, idem.request_hash, serde_json::to_string(&outcome).map_err(Error::internal)?, now],
             )
             .map_err(sql_err)?;
         }
         Ok(outcome)
+    }
+
+    /// Retires one active memory of the scope (superseded or soft-deleted), keeping its text.
+    fn retire(
+        &self,
+        tx: &Transaction<'_>,
+        scope: &Scope,
+        c: &Supersession,
+        successor: Option<&str>,
+        ctx: &WriteContext,
+    ) -> Result<Memory> {
+        let (seq, old) = Self::locate(tx, scope, c.old).map_err(|e| match e {
+            Error::NotFound { .. } => Error::Conflict {
+                reason: format!(
+                    "memory {} is no longer active in this scope; it changed since it was read",
+                    c.old
+                ),
+            },
+            e => e,
+        })?;
+        let (state, event) = match c.state {
+            MemoryState::Superseded => (MemoryState::Superseded, HistoryKind::Supersede),
+            MemoryState::Deleted => (MemoryState::Deleted, HistoryKind::Delete),
+            MemoryState::Active => {
+                return Err(Error::invalid("changes", "a change must retire the memory"))
+            }
+        };
+        let now = chrono::Utc::now()
+            .timestamp_millis()
+            .max(old.updated_at.timestamp_millis());
+        // A superseded fact stays indexed (hidden by the state predicate) so searches that ask
+        // for inactive memories can still find what used to be true; a deleted one leaves.
+        if state == MemoryState::Deleted {
+            unindex(tx, seq)?;
+        } else {
+            log_change(tx, seq, "put")?;
+        }
+        tx.execute(
+            "UPDATE memories SET state = ?1, updated_at = ?2, valid_until = COALESCE(valid_until, ?3) WHERE seq = ?4",
+            params![state.as_str(), now, c.valid_until.timestamp_millis(), seq],
+        )
+        .map_err(sql_err)?;
+        self.step("history")?;
+        let ctx = WriteContext {
+            reason: c.reason.clone().or_else(|| ctx.reason.clone()),
+            ..ctx.clone()
+        };
+        history(
+            tx,
+            c.old,
+            scope_cols(&old.scope()),
+            event,
+            (Some(&old.text), Some(&old.metadata)),
+            (successor, None),
+            &ctx,
+            now,
+        )?;
+        Ok(old)
     }
 
     /// Finds the row of a memory the scope may change (active, not expired).

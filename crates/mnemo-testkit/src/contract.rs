@@ -842,3 +842,159 @@ pub fn dimension_mismatch_is_refused(h: &dyn Harness) {
     // A failed batch leaves nothing behind: the message of the batch was not written either.
     assert_eq!(store.integrity().unwrap().messages, 0);
 }
+
+pub fn supersession_retires_and_links(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("quinn");
+    let old = put(store.as_ref(), &s, "Quinn lives in Berlin", json!({}));
+    let mut b = batch(&s, "Quinn lives in Lisbon", json!({}));
+    let new = b.memories[0].id;
+    let until = chrono::Utc::now();
+    b.changes.push(Supersession {
+        old,
+        by: Some(new),
+        state: MemoryState::Superseded,
+        valid_until: until,
+        reason: Some("moved".into()),
+    });
+    let out = store.write(vec![b]).unwrap().remove(0);
+    assert_eq!(out.results.len(), 1);
+    assert_eq!(out.results[0].event, HistoryKind::Update);
+    assert_eq!(out.results[0].previous_id, Some(old));
+    assert_eq!(
+        out.results[0].previous_memory.as_deref(),
+        Some("Quinn lives in Berlin")
+    );
+
+    assert_not_found(
+        store.get(&s, old, &all(false)),
+        "a superseded memory is hidden",
+    );
+    let inactive = ReadOptions {
+        include_inactive: true,
+        ..all(false)
+    };
+    let o = store.get(&s, old, &inactive).unwrap();
+    assert_eq!(
+        (o.state, o.text.as_str()),
+        (MemoryState::Superseded, "Quinn lives in Berlin")
+    );
+    assert_eq!(
+        o.valid_until.map(|t| t.timestamp_millis()),
+        Some(until.timestamp_millis())
+    );
+    let h = store.history(&s, old, &all(false)).unwrap();
+    let last = h.last().unwrap();
+    assert_eq!(
+        (last.event, last.reason.as_deref()),
+        (HistoryKind::Supersede, Some("moved"))
+    );
+    let links = store.links(&s, new).unwrap();
+    assert_eq!(links.len(), 1);
+    assert_eq!(
+        (links[0].from, links[0].to, links[0].kind),
+        (new, old, LinkKind::Supersedes)
+    );
+    // Not searchable any more; the store stays consistent.
+    let hits = search(store.as_ref(), &s, "Quinn lives Berlin", all(false));
+    assert!(hits.iter().all(|h| h.memory.id != old));
+    assert!(store.integrity().unwrap().is_consistent());
+
+    // Retiring it again (it changed since it was read) is a conflict and writes nothing.
+    let before = store.integrity().unwrap();
+    let mut again = batch(&s, "Quinn lives in Porto", json!({}));
+    again.changes.push(Supersession {
+        old,
+        by: None,
+        state: MemoryState::Deleted,
+        valid_until: until,
+        reason: None,
+    });
+    assert_eq!(
+        store.write(vec![again]).unwrap_err().kind(),
+        ErrorKind::Conflict
+    );
+    assert_eq!(store.integrity().unwrap(), before);
+    // Another scope cannot retire it either.
+    let mut foreign = batch(&scope("mallory"), "x", json!({}));
+    foreign.changes.push(Supersession {
+        old: new,
+        by: None,
+        state: MemoryState::Deleted,
+        valid_until: until,
+        reason: None,
+    });
+    assert_eq!(
+        store.write(vec![foreign]).unwrap_err().kind(),
+        ErrorKind::Conflict
+    );
+    assert_not_found(store.links(&scope("mallory"), new), "links are scoped");
+}
+
+pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("rita");
+    let mention = |name: &str, ty: &str| EntityMention {
+        name: name.into(),
+        normalized: normalize_entity(name),
+        entity_type: ty.into(),
+    };
+    let mut a = batch(&s, "Caroline went to the support group", json!({}));
+    a.memories[0].entities = vec![mention("Caroline", "person")];
+    let mut b = batch(&s, "Carolin painted in Lisbon", json!({}));
+    b.memories[0].entities = vec![mention("Carolin", "person"), mention("Lisbon", "place")];
+    let mut c = batch(&s, "The 2023 trip", json!({}));
+    c.memories[0].entities = vec![mention("2023", "date")];
+    let mut d = batch(&s, "The 2022 trip", json!({}));
+    d.memories[0].entities = vec![mention("2022", "date")];
+    let ids: Vec<MemoryId> = [&a, &b, &c, &d].iter().map(|x| x.memories[0].id).collect();
+    store.write(vec![a, b, c, d]).unwrap();
+    let ea = store.entities_of(&s, ids[0]).unwrap();
+    let eb = store.entities_of(&s, ids[1]).unwrap();
+    assert_eq!(ea.len(), 1);
+    assert!(
+        eb.iter().any(|e| e.id == ea[0].id),
+        "Carolin merged into Caroline"
+    );
+    let ec = store.entities_of(&s, ids[2]).unwrap();
+    let ed = store.entities_of(&s, ids[3]).unwrap();
+    assert_ne!(ec[0].id, ed[0].id, "different years never merge");
+
+    let q = candidates(&s, all(false));
+    let found = store
+        .entity_candidates(&q, &["caroline".into(), "lisbon".into()])
+        .unwrap();
+    assert_eq!(found.len(), 2);
+    // The memory matching both names comes first with score 2.
+    assert_eq!(found[0].score, 2.0);
+    let got = store.fetch(&q, &[found[0].key]).unwrap();
+    assert_eq!(got[0].1.id, ids[1]);
+    // Scoped: another user sees nothing.
+    let other = scope("sam");
+    assert!(store
+        .entity_candidates(&candidates(&other, all(false)), &["caroline".into()])
+        .unwrap()
+        .is_empty());
+}
+
+pub fn duplicates_are_found_by_hash_in_the_exact_scope(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("tom");
+    let id = put(store.as_ref(), &s, "Tom has two cats", json!({}));
+    let hash = content_hash("Tom has two cats");
+    assert_eq!(
+        store.find_by_hash(&s, &[hash.clone()]).unwrap(),
+        vec![(hash.clone(), id)]
+    );
+    assert!(store
+        .find_by_hash(&scope("uma"), &[hash.clone()])
+        .unwrap()
+        .is_empty());
+    store
+        .delete(&s, id, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
+    assert!(
+        store.find_by_hash(&s, &[hash]).unwrap().is_empty(),
+        "only active memories count"
+    );
+}

@@ -36,6 +36,8 @@ pub fn batch_at(
             HashEmbedder::vector(text),
         )],
         messages: vec![msg],
+        changes: Vec::new(),
+        links: Vec::new(),
         idempotency: None,
         context: WriteContext::default(),
     }

@@ -1,9 +1,11 @@
-//! `add`: the raw pipeline (`infer = false`). Each non-system message becomes one `raw` memory
-//! whose provenance is that message; messages are appended to the scope's log in the same
-//! transaction. Model-driven extraction (`infer = true`) needs a chat model and is refused until
-//! one can be configured.
+//! `add`: the raw pipeline (`infer = false`: each non-system message becomes one `raw` memory
+//! whose provenance is that message) and the model-driven ones (`infer = true`: extraction and
+//! reconciliation, or a procedural summary), all ending in one store transaction that also
+//! appends the messages to the scope's log. Model work runs before that transaction; when it
+//! fails, the messages are still logged (a setting) and the error is returned.
 
 use crate::{run_blocking, ContextIndexing, Memory};
+use mnemo_core::pipeline;
 use mnemo_core::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -26,8 +28,13 @@ pub struct AddRequest {
     /// Back-dates the messages and memories (imports); defaults to now.
     pub timestamp: Option<Timestamp>,
     pub idempotency_key: Option<String>,
-    /// `None`: infer when a chat model is configured (none can be yet), else raw.
+    /// `None`: infer when a chat model is configured, else raw.
     pub infer: Option<bool>,
+    /// `Some(Procedural)` summarises an agent's steps into one procedural memory (needs an
+    /// `agent_id` and a chat model). `None` or `Fact`: the usual add.
+    pub memory_type: Option<MemoryKind>,
+    /// Extra extraction instructions for this call.
+    pub instructions: Option<String>,
     pub session_id: Option<String>,
     pub request_id: Option<String>,
 }
@@ -42,6 +49,8 @@ impl AddRequest {
             timestamp: None,
             idempotency_key: None,
             infer: Some(false),
+            memory_type: None,
+            instructions: None,
             session_id: None,
             request_id: None,
         }
@@ -55,6 +64,9 @@ impl AddRequest {
             "expires_at": self.expires_at,
             "timestamp": self.timestamp,
             "session_id": self.session_id,
+            "infer": self.infer,
+            "memory_type": self.memory_type.map(|k| k.as_str()),
+            "instructions": self.instructions,
         });
         hex::encode(Sha256::digest(body.to_string().as_bytes()))
     }
@@ -66,12 +78,6 @@ pub(crate) fn prepare(
     now: Timestamp,
 ) -> Result<(Vec<Message>, Metadata, Vec<String>)> {
     req.scope.validate()?;
-    if req.infer == Some(true) {
-        return Err(Error::invalid(
-            "infer",
-            "inferred add needs a chat model, and none is configured in this version; use infer=false for a raw add",
-        ));
-    }
     if let Some(k) = &req.idempotency_key {
         if k.trim().is_empty() || k.len() > 256 {
             return Err(Error::invalid(
@@ -127,9 +133,21 @@ pub(crate) fn prepare(
             at + chrono::Duration::milliseconds(i as i64),
         );
         message.session_id = req.session_id.clone();
+        if let Some(key) = &req.idempotency_key {
+            // A retry of a failed add logs the same messages once, not twice.
+            message.id = message_id_for(&req.scope, key, i);
+        }
         messages.push(message);
     }
     Ok((messages, metadata, warnings))
+}
+
+/// The id of message `index` of an add with an idempotency key: the same on every retry.
+fn message_id_for(scope: &Scope, key: &str, index: usize) -> MessageId {
+    let digest = Sha256::digest(format!("{}\u{0}{key}\u{0}{index}", scope.key()).as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    MessageId(uuid::Builder::from_random_bytes(bytes).into_uuid())
 }
 
 impl Memory {
@@ -140,8 +158,144 @@ impl Memory {
         Ok(out.pop().expect("one outcome per request"))
     }
 
-    /// Several adds embedded together (one model batch) and written in one transaction.
+    /// Whether an add runs a model pipeline; asking for one without a chat model is an error.
+    fn infers(&self, req: &AddRequest) -> Result<bool> {
+        let has_chat = self.inner.chat.is_some();
+        let procedural = req.memory_type == Some(MemoryKind::Procedural);
+        if let Some(k) = req.memory_type {
+            if !matches!(k, MemoryKind::Procedural | MemoryKind::Fact) {
+                return Err(Error::invalid(
+                    "memory_type",
+                    format!("{k} memories are not written by add; use procedural or leave it out"),
+                ));
+            }
+        }
+        if procedural && req.infer == Some(false) {
+            return Err(Error::invalid(
+                "memory_type",
+                "a procedural summary is written by a model; it cannot be combined with infer=false",
+            ));
+        }
+        let infer = procedural || req.infer.unwrap_or(has_chat);
+        if infer && !has_chat {
+            return Err(Error::invalid(
+                "infer",
+                "an inferred add needs a chat model and none is configured (set one up, e.g. --llm-base-url and --llm-model); infer=false stores the messages as raw memories",
+            ));
+        }
+        Ok(infer)
+    }
+
+    /// Several adds. Raw adds are embedded together (one model batch) and written in one
+    /// transaction; inferred adds run their pipelines one after another, each its own transaction.
     pub async fn add_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+        let flags = reqs
+            .iter()
+            .map(|r| self.infers(r))
+            .collect::<Result<Vec<bool>>>()?;
+        if !flags.iter().any(|f| *f) {
+            return self.add_raw_many(reqs).await;
+        }
+        let mut out = Vec::with_capacity(reqs.len());
+        for (req, infer) in reqs.into_iter().zip(flags) {
+            out.push(if infer {
+                self.add_inferred(req).await?
+            } else {
+                let mut o = self.add_raw_many(vec![req]).await?;
+                o.pop()
+                    .ok_or_else(|| Error::internal("no outcome for a raw add"))?
+            });
+        }
+        Ok(out)
+    }
+
+    async fn add_inferred(&self, req: AddRequest) -> Result<AddOutcome> {
+        let now = chrono::Utc::now();
+        let (messages, metadata, warnings) = prepare(&req, now)?;
+        let idem = req.idempotency_key.as_ref().map(|k| Idempotency {
+            key: k.clone(),
+            request_hash: req.request_hash(),
+        });
+        if let Some(idem) = &idem {
+            let (scope, idem) = (req.scope.clone(), idem.clone());
+            if let Some(o) = self.with_store(move |s| s.replay(&scope, &idem)).await? {
+                return Ok(o);
+            }
+        }
+        let embedder = self.embedder().await?;
+        let chat = self
+            .inner
+            .chat
+            .clone()
+            .ok_or_else(|| Error::internal("checked before: a chat model is configured"))?;
+        let (store, cfg, rank) = (
+            self.store().clone(),
+            self.inner.infer.clone(),
+            self.inner.rank,
+        );
+        run_blocking(move || {
+            let mut log = pipeline::CallLog::default();
+            let input = pipeline::InferInput {
+                scope: &req.scope,
+                messages: &messages,
+                metadata: &metadata,
+                expires_at: req.expires_at,
+                instructions: req.instructions.as_deref(),
+            };
+            let planned = if req.memory_type == Some(MemoryKind::Procedural) {
+                pipeline::procedural(embedder.as_ref(), chat.as_ref(), &cfg, &input, &mut log)
+            } else {
+                pipeline::infer(
+                    store.as_ref(),
+                    embedder.as_ref(),
+                    chat.as_ref(),
+                    &cfg,
+                    &rank,
+                    &input,
+                    &mut log,
+                )
+            };
+            let ctx = WriteContext {
+                actor: None,
+                role: None,
+                reason: None,
+                request_id: req.request_id.clone(),
+            };
+            let written = planned.and_then(|plan| {
+                let batch = WriteBatch {
+                    scope: req.scope.clone(),
+                    messages: messages.clone(),
+                    memories: plan.memories,
+                    changes: plan.changes,
+                    links: Vec::new(),
+                    idempotency: idem,
+                    context: ctx.clone(),
+                };
+                let mut o = store
+                    .write(vec![batch])?
+                    .pop()
+                    .ok_or_else(|| Error::internal("store returned no outcome"))?;
+                if !o.replayed {
+                    o.warnings = warnings.into_iter().chain(plan.warnings).collect();
+                    o.usage = std::mem::take(&mut log.calls);
+                }
+                Ok(o)
+            });
+            written.or_else(|e| {
+                tracing::warn!(error = %e, calls = ?log.calls, "inferred add failed; no memory written");
+                if cfg.log_messages_on_failure {
+                    let mut batch = WriteBatch::new(req.scope.clone(), messages, Vec::new());
+                    batch.context = ctx;
+                    store.write(vec![batch])?;
+                }
+                Err(e)
+            })
+        })
+        .await
+    }
+
+    /// Raw adds embedded together (one model batch) and written in one transaction.
+    async fn add_raw_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
         let now = chrono::Utc::now();
         let mut prepared = Vec::with_capacity(reqs.len());
         for req in &reqs {
@@ -211,6 +365,7 @@ impl Memory {
                     let mut memory =
                         NewMemory::raw(m, &req.scope, metadata.clone(), req.expires_at, vector);
                     memory.index_text = Some(index.index).filter(|t| *t != m.content);
+                    memory.entities = extract_entities(&m.content);
                     memory
                 })
                 .collect();
@@ -225,6 +380,8 @@ impl Memory {
                     scope: req.scope,
                     messages,
                     memories,
+                    changes: Vec::new(),
+                    links: Vec::new(),
                     idempotency: idem,
                     context: ctx,
                 },

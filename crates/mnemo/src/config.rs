@@ -35,6 +35,9 @@ pub struct MemoryConfig {
     pub embedding_cache: usize,
     pub rank: RankParams,
     pub indexing: ContextIndexing,
+    /// An OpenAI-compatible chat model for inferred adds; `None` runs in raw mode.
+    pub llm: Option<mnemo_models::OpenAiConfig>,
+    pub infer: mnemo_core::pipeline::InferConfig,
 }
 
 /// What a raw memory is indexed with besides its own text. A conversational turn alone is often
@@ -93,6 +96,8 @@ impl MemoryConfig {
             embedding_cache: 10_000,
             rank: RankParams::default(),
             indexing: ContextIndexing::default(),
+            llm: None,
+            infer: mnemo_core::pipeline::InferConfig::default(),
         }
     }
 

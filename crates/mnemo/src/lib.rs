@@ -2,8 +2,9 @@
 //! embedder (`mnemo-models`, loaded lazily on first use) behind an async API: `add`, `search`,
 //! `get`, `list`, `update`, `delete`, `delete_all`, `history`, `reset`, `export`, `import`.
 //!
-//! Store and model work is blocking; each call runs it on tokio's blocking pool. Pipelines that
-//! need a chat model (`infer = true`) are not available yet and fail with a clear error.
+//! Store and model work is blocking; each call runs it on tokio's blocking pool. With a chat
+//! model (`MemoryConfig::llm` or `with_chat`), adds infer by default: extraction and
+//! reconciliation, or procedural summaries (`mnemo_core::pipeline`).
 
 mod add;
 mod config;
@@ -12,10 +13,11 @@ mod ops;
 pub use add::{AddInput, AddRequest};
 pub use config::{default_data_dir, default_models_dir, ContextIndexing, MemoryConfig};
 pub use mnemo_core as core;
+pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, Result};
 pub use ops::{GetRequest, ListRequest, MemoryRecord, SearchResponse, UpdateRequest};
 
-use mnemo_core::{CachedEmbedder, Embedder, RankParams, Store};
+use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};
 
 struct Inner {
@@ -25,6 +27,8 @@ struct Inner {
     embedder: OnceLock<Arc<dyn Embedder>>,
     rank: RankParams,
     indexing: ContextIndexing,
+    chat: Option<Arc<dyn ChatModel>>,
+    infer: InferConfig,
 }
 
 /// The memory engine. Cheap to clone; all clones share one store and one embedder.
@@ -45,12 +49,19 @@ impl Memory {
         config.validate()?;
         let path = config.store_path();
         let store = run_blocking(move || mnemo_store_sqlite::SqliteStore::open(path)).await?;
-        Ok(Self::from_parts_inner(
+        let m = Self::from_parts_inner(
             Arc::new(store),
             Some((config.embedder.clone(), config.embedding_cache)),
             config.rank,
             config.indexing,
-        ))
+        );
+        Ok(match &config.llm {
+            Some(llm) => m.with_chat(
+                Arc::new(mnemo_models::OpenAiChat::new(llm.clone())?),
+                config.infer.clone(),
+            ),
+            None => m,
+        })
     }
 
     /// Builds an engine over any store and embedder (tests, custom backends), with the default
@@ -88,8 +99,31 @@ impl Memory {
                 embedder: OnceLock::new(),
                 rank,
                 indexing,
+                chat: None,
+                infer: InferConfig::default(),
             }),
         }
+    }
+
+    /// The same engine with a chat model: adds infer by default from now on.
+    pub fn with_chat(self, chat: Arc<dyn ChatModel>, infer: InferConfig) -> Self {
+        let i = &self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                store: i.store.clone(),
+                lazy: i.lazy.clone(),
+                embedder: i.embedder.clone(),
+                rank: i.rank,
+                indexing: i.indexing,
+                chat: Some(chat),
+                infer,
+            }),
+        }
+    }
+
+    /// The chat model, when one is configured.
+    pub fn chat(&self) -> Option<&Arc<dyn ChatModel>> {
+        self.inner.chat.as_ref()
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {

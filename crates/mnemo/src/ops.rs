@@ -12,6 +12,8 @@ pub struct SearchResponse {
     pub embed_ms: f64,
     /// Milliseconds spent in retrieval and fusion.
     pub search_ms: f64,
+    /// The model calls this search made (the query embedding).
+    pub usage: Vec<ModelCall>,
 }
 
 #[derive(Debug, Clone)]
@@ -61,8 +63,17 @@ impl Memory {
                 reason: "the embedder returned no vector for the query".into(),
             })?;
         let embed_ms = t.elapsed().as_secs_f64() * 1e3;
+        let model = self.embedder().await?.model_id().to_string();
         let mut resp = self.search_with_vector(req, vector).await?;
         resp.embed_ms = embed_ms;
+        resp.usage = vec![ModelCall {
+            purpose: "embed".into(),
+            model,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            ms: embed_ms,
+            failed: false,
+        }];
         Ok(resp)
     }
 
@@ -81,6 +92,7 @@ impl Memory {
                 results,
                 embed_ms: 0.0,
                 search_ms: t.elapsed().as_secs_f64() * 1e3,
+                usage: Vec::new(),
             })
         })
         .await
@@ -190,8 +202,39 @@ impl Memory {
             .await
     }
 
+    /// The history of a memory and of every memory it superseded, transitively (its lineage),
+    /// oldest event first. Each event names the memory it belongs to.
     pub async fn history(&self, scope: Scope, id: MemoryId) -> Result<Vec<HistoryEvent>> {
-        self.with_store(move |s| s.history(&scope, id, &ReadOptions::default()))
+        self.with_store(move |s| {
+            let read = ReadOptions::default();
+            let mut events = s.history(&scope, id, &read)?;
+            let mut seen = vec![id];
+            let mut frontier = vec![id];
+            while let Some(current) = frontier.pop() {
+                let links = match s.links(&scope, current) {
+                    Ok(l) => l,
+                    // A hard-deleted memory has history but no row and no links.
+                    Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                    Err(e) => return Err(e),
+                };
+                for l in links {
+                    if l.kind == LinkKind::Supersedes && l.from == current && !seen.contains(&l.to)
+                    {
+                        seen.push(l.to);
+                        frontier.push(l.to);
+                        events.extend(s.history(&scope, l.to, &read)?);
+                    }
+                }
+            }
+            events.sort_by_key(|e| e.id);
+            Ok(events)
+        })
+        .await
+    }
+
+    /// What a memory is linked to: its links (both directions) and its entities.
+    pub async fn graph(&self, scope: Scope, id: MemoryId) -> Result<(Vec<Link>, Vec<Entity>)> {
+        self.with_store(move |s| Ok((s.links(&scope, id)?, s.entities_of(&scope, id)?)))
             .await
     }
 

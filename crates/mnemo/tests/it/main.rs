@@ -1,6 +1,8 @@
 //! The facade's raw pipeline over the real SQLite store with the scripted embedder.
 
 use mnemo::core::*;
+
+mod infer;
 use mnemo::{AddInput, AddRequest, Memory};
 use mnemo_testkit::HashEmbedder;
 use serde_json::json;

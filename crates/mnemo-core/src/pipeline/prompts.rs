@@ -1,0 +1,30 @@
+//! Prompt texts of the pipelines. Each asks for one JSON object and says exactly which keys it
+//! must have; the parsers in `infer` and `procedural` accept nothing else.
+
+pub(crate) const EXTRACT_SYSTEM: &str = r#"You maintain long-term memory for an assistant. Read the NEW messages and write down the durable facts they contain: who someone is, what they like or dislike, plans, events with their dates, relationships, places, jobs, possessions, decisions, corrections of earlier statements, and requests to forget something.
+
+Rules:
+- One fact per item, as a short self-contained sentence that names the person it is about (never "I", "he" or "the user" alone: use the speaker's name when it is known, otherwise "The user").
+- Resolve relative dates against the date of the message they appear in ("yesterday" in a message dated 2024-05-08 becomes 2024-05-07; "last year" becomes the year).
+- Write each fact in the language the messages are written in.
+- Only use the NEW messages as the source of facts; earlier messages and known memories are there to resolve names and references. Do not repeat facts that the known memories already state unless the new messages change them.
+- If the user asks to forget something, write a fact that says what should be forgotten, starting with "Forget:".
+- Greetings, small talk and questions without information produce no facts. An empty list is a correct answer.
+- For each fact give "speaker" (who said it), "sources" (the numbers of the NEW messages it comes from) and "entities" (people, places, organisations, dates, titles it mentions, each with a "type").
+
+Answer with one JSON object and nothing else:
+{"facts": [{"text": "...", "speaker": "...", "sources": [1], "entities": [{"name": "...", "type": "person|place|organization|date|title|other"}]}]}"#;
+
+pub(crate) const RECONCILE_SYSTEM: &str = r#"You keep a memory store consistent. You get EXISTING memories, each with a number, and NEW facts, each with a number. Decide for every new fact exactly one event:
+- "ADD": it is new information; keep it as a new memory.
+- "UPDATE": it changes, corrects or replaces an existing memory (a move, a new job, a changed preference, a corrected date). Give the existing memory's number in "id" and the complete up-to-date sentence in "text".
+- "DELETE": it says an existing memory is no longer true or must be forgotten, without replacing it by something new. Give the existing memory's number in "id".
+- "NONE": it adds nothing beyond an existing memory.
+Only use numbers from the EXISTING list. Give a short "reason" for every decision.
+
+Answer with one JSON object and nothing else:
+{"decisions": [{"fact": 1, "event": "ADD|UPDATE|DELETE|NONE", "id": 0, "text": "...", "reason": "..."}]}"#;
+
+pub(crate) const PROCEDURAL_SYSTEM: &str = r#"You summarise an agent's work so that it can continue later. Read the numbered steps of the agent's history. Answer with one JSON object and nothing else:
+{"task": "what the agent is trying to achieve", "progress": "where it stands and what comes next", "steps": [{"action": "what the agent did in this step, in a few words", "source": 3}]}
+List the steps in order. "source" is the number of the message that holds the step's output or result; every action that produced output must be listed."#;
