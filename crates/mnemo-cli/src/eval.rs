@@ -1,7 +1,7 @@
 //! `mnemo eval locomo`: builds the evaluation from CLI flags, runs it, writes the report JSON,
 //! the Markdown and the charts.
 
-use crate::args::LocomoArgs;
+use crate::args::{CorrectnessArgs, LocomoArgs};
 use anyhow::{bail, Context};
 use mnemo::MemoryConfig;
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder};
@@ -17,7 +17,7 @@ fn chat(
     key_env: Option<&str>,
 ) -> anyhow::Result<Arc<dyn ChatModel>> {
     let Some(base_url) = base_url else {
-        bail!("--answer-base-url is required with --answer-model (an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1)");
+        bail!("a base URL is required with a model name (an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1): --answer-base-url / --base-url");
     };
     let mut cfg = OpenAiConfig::new(base_url, model);
     cfg.api_key_env = key_env.map(str::to_string);
@@ -47,6 +47,52 @@ fn qa_models(a: &LocomoArgs) -> anyhow::Result<Option<QaModels>> {
         None => answer.clone(),
     };
     Ok(Some(QaModels { answer, judge }))
+}
+
+async fn load_embedder(cfg: &MemoryConfig) -> anyhow::Result<Arc<dyn Embedder>> {
+    let embedder_cfg = cfg.embedder.clone();
+    Ok(tokio::task::spawn_blocking(move || {
+        mnemo_models::load_embedder(&embedder_cfg)
+            .map(|e| Arc::new(CachedEmbedder::new(e, 100_000)) as Arc<dyn Embedder>)
+    })
+    .await??)
+}
+
+/// `mnemo eval correctness`: the scenarios with their scripts, or scored against a real model
+/// (`--model` with `--base-url`, else the globally configured `--llm-*` model when given).
+pub async fn correctness(cfg: MemoryConfig, a: CorrectnessArgs, json: bool) -> anyhow::Result<()> {
+    let scenarios = mnemo_eval::correctness::load(a.scenarios.as_deref())?;
+    let model: Option<Arc<dyn ChatModel>> = match (&a.model, &cfg.llm) {
+        (Some(m), _) => Some(chat(m, a.base_url.as_deref(), a.api_key_env.as_deref())?),
+        (None, Some(llm)) => Some(Arc::new(OpenAiChat::new(llm.clone())?)),
+        (None, None) => None,
+    };
+    let embedder = load_embedder(&cfg).await?;
+    let report =
+        mnemo_eval::correctness::run_correctness(&scenarios, embedder, model, cfg.infer.clone())
+            .await?;
+    if let Some(out) = &a.out {
+        std::fs::write(out, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        for s in &report.scenarios {
+            println!("{:<22} {}/{}", s.name, s.passed, s.total);
+            for c in s.checks.iter().filter(|c| !c.passed) {
+                println!("  FAILED {}: {}", c.check, c.detail);
+            }
+            if let Some(e) = &s.error {
+                println!("  error: {e}");
+            }
+        }
+        println!(
+            "score {:.3} ({}/{}) with {}",
+            report.score, report.passed, report.total, report.model
+        );
+    }
+    Ok(())
 }
 
 pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow::Result<()> {
@@ -90,12 +136,11 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         "infer" => EvalMode::Infer,
         _ => EvalMode::Raw,
     };
-    let embedder_cfg = cfg.embedder.clone();
-    let embedder: Arc<dyn Embedder> = tokio::task::spawn_blocking(move || {
-        mnemo_models::load_embedder(&embedder_cfg)
-            .map(|e| Arc::new(CachedEmbedder::new(e, 100_000)) as Arc<dyn Embedder>)
-    })
-    .await??;
+    let embedder = load_embedder(&cfg).await?;
+    let infer_model: Option<Arc<dyn ChatModel>> = match &cfg.llm {
+        Some(llm) => Some(Arc::new(OpenAiChat::new(llm.clone())?)),
+        None => None,
+    };
     let work_dir = cfg.data_dir.join("eval").join(format!(
         "locomo-{}",
         chrono::Utc::now().format("%Y%m%dT%H%M%S%.3f")
@@ -111,6 +156,8 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         qa,
         progress: std::io::stderr().is_terminal() && !json,
         max_questions: a.max_questions,
+        max_conversations: a.max_conversations,
+        infer_model,
         baselines: !a.no_baselines,
     };
     let result = mnemo_eval::run_locomo(&opts).await;

@@ -6,6 +6,7 @@ mod bench;
 mod commands;
 mod eval;
 mod io;
+mod reembed;
 
 use clap::Parser;
 

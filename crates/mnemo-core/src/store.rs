@@ -229,10 +229,25 @@ pub enum ExportRecord {
     Message(Box<Message>),
 }
 
+/// Embeds a batch of texts for [`Store::rebind_embedder`].
+pub type EmbedBatch<'a> = dyn FnMut(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
+
 pub trait Store: Send + Sync {
     /// Binds the store to an embedding model; fails when it already holds vectors of another
     /// model or dimension. Required: only the backend knows what it holds.
     fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()>;
+    /// Moves the store to another embedding model in one transaction: every indexed memory is
+    /// embedded again through `embed` (called with batches of at most `batch` texts: the text
+    /// the memory was embedded from, its context included where the store kept it), the old
+    /// vectors are replaced and the store is bound to `model_id`/`dimension`. Records, history,
+    /// links and entities are untouched. Nothing else may write meanwhile.
+    fn rebind_embedder(
+        &self,
+        model_id: &str,
+        dimension: usize,
+        batch: usize,
+        embed: &mut EmbedBatch<'_>,
+    ) -> Result<u64>;
     /// Writes batches in one transaction (all or nothing), one outcome per batch. A batch whose
     /// idempotency key was already used writes nothing and returns the stored outcome
     /// (`replayed = true`).

@@ -1,7 +1,10 @@
 //! Where the model files live, which backend to run, and [`load_embedder`], the one entry point
-//! that turns a configuration into a ready [`Embedder`].
+//! that turns a configuration into a ready [`Embedder`] — local (ONNX, candle) or remote
+//! (an OpenAI-compatible endpoint).
 
-use crate::{CandleEmbedder, OnnxEmbedder, DEFAULT_BATCH_SIZE};
+use crate::{
+    CandleEmbedder, OnnxEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, DEFAULT_BATCH_SIZE,
+};
 use mnemo_core::{Embedder, Error, Result};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -62,7 +65,7 @@ impl ModelPaths {
         }
     }
 
-    /// The files `backend` needs, labelled for error messages.
+    /// The files `backend` needs, labelled for error messages (none for a remote backend).
     pub fn required_for(&self, backend: EmbedderBackend) -> Vec<(&'static str, PathBuf)> {
         match backend {
             EmbedderBackend::Onnx => vec![
@@ -75,6 +78,7 @@ impl ModelPaths {
                 ("model config", self.config.clone()),
                 ("safetensors weights", self.safetensors.clone()),
             ],
+            EmbedderBackend::OpenAi => Vec::new(),
         }
     }
 
@@ -110,6 +114,8 @@ pub enum EmbedderBackend {
     Onnx,
     /// f32 safetensors through candle: slower, reproduces sentence-transformers.
     Candle,
+    /// Any OpenAI-compatible `/embeddings` endpoint; settings in [`EmbedderConfig::openai`].
+    OpenAi,
 }
 
 impl EmbedderBackend {
@@ -117,6 +123,7 @@ impl EmbedderBackend {
         match self {
             EmbedderBackend::Onnx => "onnx",
             EmbedderBackend::Candle => "candle",
+            EmbedderBackend::OpenAi => "openai",
         }
     }
 }
@@ -134,9 +141,10 @@ impl FromStr for EmbedderBackend {
         match s.trim().to_ascii_lowercase().as_str() {
             "onnx" => Ok(EmbedderBackend::Onnx),
             "candle" => Ok(EmbedderBackend::Candle),
+            "openai" => Ok(EmbedderBackend::OpenAi),
             other => Err(Error::invalid(
                 "embedder backend",
-                format!("`{other}` is not one of `onnx`, `candle`"),
+                format!("`{other}` is not one of `onnx`, `candle`, `openai`"),
             )),
         }
     }
@@ -151,6 +159,8 @@ pub struct EmbedderConfig {
     pub threads: Option<usize>,
     /// Texts per forward pass; larger inputs are split. Zero is treated as one.
     pub batch_size: usize,
+    /// Endpoint, model and key of the `OpenAi` backend (ignored by the local ones).
+    pub openai: Option<OpenAiEmbedderConfig>,
 }
 
 impl EmbedderConfig {
@@ -161,6 +171,18 @@ impl EmbedderConfig {
             paths: ModelPaths::in_dir(models_dir),
             threads: None,
             batch_size: DEFAULT_BATCH_SIZE,
+            openai: None,
+        }
+    }
+
+    /// A configuration for an OpenAI-compatible endpoint (no model files are read).
+    pub fn openai(remote: OpenAiEmbedderConfig) -> Self {
+        Self {
+            backend: EmbedderBackend::OpenAi,
+            paths: ModelPaths::default(),
+            threads: None,
+            batch_size: DEFAULT_BATCH_SIZE,
+            openai: Some(remote),
         }
     }
 
@@ -178,11 +200,22 @@ impl EmbedderConfig {
 
 /// Loads the configured backend. Missing files give `Error::Unavailable` saying which file and
 /// to run `mnemo models install`; a file that exists but cannot be loaded gives `Error::Model`.
+/// The remote backend probes its endpoint here (see [`OpenAiEmbedder::new`]); without its
+/// settings it is invalid input.
 pub fn load_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
     cfg.paths.check(cfg.backend)?;
     Ok(match cfg.backend {
         EmbedderBackend::Onnx => Arc::new(OnnxEmbedder::load(cfg)?),
         EmbedderBackend::Candle => Arc::new(CandleEmbedder::load(cfg)?),
+        EmbedderBackend::OpenAi => {
+            let remote = cfg.openai.clone().ok_or_else(|| {
+                Error::invalid(
+                    "embedder",
+                    "the openai backend needs a base URL and a model name",
+                )
+            })?;
+            Arc::new(OpenAiEmbedder::new(remote)?)
+        }
     })
 }
 
@@ -226,6 +259,10 @@ mod tests {
         );
         assert!("torch".parse::<EmbedderBackend>().is_err());
         assert_eq!(EmbedderBackend::Candle.to_string(), "candle");
+        assert_eq!(
+            "OpenAI".parse::<EmbedderBackend>().unwrap(),
+            EmbedderBackend::OpenAi
+        );
     }
 
     #[test]
@@ -246,6 +283,22 @@ mod tests {
             msg.contains("mnemo models install") && msg.contains("tokenizer.json"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn openai_backend_needs_its_settings_and_no_files() {
+        let mut cfg = EmbedderConfig::new(EmbedderBackend::OpenAi, "/nonexistent/models");
+        let err = load_embedder(&cfg).err().expect("must fail");
+        assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("base URL"), "{err}");
+        // With settings, the failure is the endpoint's (nothing listens on port 9), not a
+        // missing model file.
+        let mut remote = OpenAiEmbedderConfig::new("http://127.0.0.1:9/v1", "m");
+        remote.endpoint.max_retries = 0;
+        cfg.openai = Some(remote);
+        let err = load_embedder(&cfg).err().expect("must fail");
+        assert_eq!(err.kind(), mnemo_core::ErrorKind::Unavailable);
+        assert!(!err.to_string().contains("mnemo models install"), "{err}");
     }
 
     #[test]

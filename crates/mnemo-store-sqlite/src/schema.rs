@@ -121,6 +121,7 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX entity_memories_by_memory ON entity_memories (memory_id);
     CREATE INDEX links_by_target ON links (to_id);
+    CREATE INDEX entities_by_scope_name ON entities (user_id, agent_id, run_id, normalized);
     "#,
 ];
 

@@ -50,6 +50,18 @@ pub(crate) fn history(
     Ok(())
 }
 
+/// The text a memory is embedded from, recovered from its lexical index text: the own line is
+/// repeated there as a field boost, and consecutive repeats are collapsed back to one.
+fn embed_text_of(index_text: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for line in index_text.split('\n') {
+        if out.last() != Some(&line) {
+            out.push(line);
+        }
+    }
+    out.join("\n")
+}
+
 fn check_vector(v: &[f32], dim: usize) -> Result<()> {
     if v.len() != dim {
         return Err(Error::invalid(
@@ -199,6 +211,63 @@ impl SqliteStore {
         })?;
         // `write_tx` caught the derived indexes up, building them now that a dimension is known.
         Ok(())
+    }
+
+    pub(crate) fn rebind(
+        &self,
+        model_id: &str,
+        dimension: usize,
+        batch: usize,
+        embed: &mut EmbedBatch<'_>,
+    ) -> Result<u64> {
+        if dimension == 0 {
+            return Err(Error::invalid("dimension", "must be positive"));
+        }
+        let n = self.write_tx(|tx| {
+            let rows: Vec<(i64, String)> = {
+                let mut stmt = tx
+                    .prepare("SELECT m.seq, COALESCE(m.index_text, m.text) FROM vectors v JOIN memories m ON m.seq = v.seq ORDER BY m.seq")
+                    .map_err(sql_err)?;
+                let it = stmt
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(sql_err)?;
+                it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+            };
+            tx.execute("DELETE FROM vector_changes", []).map_err(sql_err)?;
+            for chunk in rows.chunks(batch.max(1)) {
+                let texts: Vec<String> = chunk.iter().map(|(_, t)| embed_text_of(t)).collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let vectors = embed(&refs)?;
+                if vectors.len() != chunk.len() {
+                    return Err(Error::Model {
+                        reason: format!("the embedder returned {} vectors for {} texts", vectors.len(), chunk.len()),
+                    });
+                }
+                for ((seq, _), v) in chunk.iter().zip(&vectors) {
+                    check_vector(v, dimension)?;
+                    tx.execute("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq])
+                        .map_err(sql_err)?;
+                    log_change(tx, *seq, "put")?;
+                }
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
+                params![model_id, dimension.to_string()],
+            )
+            .map_err(sql_err)?;
+            Ok(rows.len() as u64)
+        });
+        // The derived index of the old vectors is worthless now: drop it and rebuild.
+        *self.ann.write() = None;
+        if let Some(path) = &self.path {
+            let (g, m) = crate::ann::sidecar_paths(path);
+            let _ = std::fs::remove_file(m);
+            let _ = std::fs::remove_file(g);
+        }
+        let n = n?;
+        let conn = self.writer.lock();
+        self.sync_ann(&conn)?;
+        Ok(n)
     }
 
     pub(crate) fn stored_outcome(

@@ -983,11 +983,11 @@ pub fn duplicates_are_found_by_hash_in_the_exact_scope(h: &dyn Harness) {
     let id = put(store.as_ref(), &s, "Tom has two cats", json!({}));
     let hash = content_hash("Tom has two cats");
     assert_eq!(
-        store.find_by_hash(&s, &[hash.clone()]).unwrap(),
+        store.find_by_hash(&s, std::slice::from_ref(&hash)).unwrap(),
         vec![(hash.clone(), id)]
     );
     assert!(store
-        .find_by_hash(&scope("uma"), &[hash.clone()])
+        .find_by_hash(&scope("uma"), std::slice::from_ref(&hash))
         .unwrap()
         .is_empty());
     store
@@ -997,4 +997,54 @@ pub fn duplicates_are_found_by_hash_in_the_exact_scope(h: &dyn Harness) {
         store.find_by_hash(&s, &[hash]).unwrap().is_empty(),
         "only active memories count"
     );
+}
+
+pub fn rebind_replaces_every_vector_and_keeps_the_rest(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("vera");
+    let keep = put(store.as_ref(), &s, "Vera grows tomatoes", json!({"n": 1}));
+    let gone = put(store.as_ref(), &s, "Vera had a boat", json!({}));
+    store
+        .delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
+    let history_before = store.history(&s, keep, &all(false)).unwrap();
+    let mut seen = Vec::new();
+    let n = store
+        .rebind_embedder("hash-bow/v2-32", 32, 1, &mut |texts| {
+            seen.extend(texts.iter().map(|t| t.to_string()));
+            Ok(texts
+                .iter()
+                .map(|t| HashEmbedder::vector_in(t, 32))
+                .collect())
+        })
+        .unwrap();
+    assert_eq!(n, 1, "only indexed memories are embedded again");
+    assert_eq!(seen, vec!["Vera grows tomatoes".to_string()]);
+    let stats = store.stats().unwrap();
+    assert_eq!(
+        (stats.embedding_model.as_deref(), stats.dimension),
+        (Some("hash-bow/v2-32"), Some(32))
+    );
+    let q = candidates(&s, all(false));
+    let hits = store
+        .dense_candidates(&q, &HashEmbedder::vector_in("Vera grows tomatoes", 32))
+        .unwrap();
+    assert!((hits[0].score - 1.0).abs() < 1e-5, "{hits:?}");
+    assert_eq!(
+        store.history(&s, keep, &all(false)).unwrap(),
+        history_before
+    );
+    assert!(store.integrity().unwrap().is_consistent());
+    // A failing embedder changes nothing.
+    let err = store
+        .rebind_embedder("broken/x", 16, 8, &mut |_| {
+            Err(Error::Unavailable {
+                component: "embedder".into(),
+                reason: "down".into(),
+            })
+        })
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(store.stats().unwrap().dimension, Some(32));
+    assert!(store.integrity().unwrap().is_consistent());
 }

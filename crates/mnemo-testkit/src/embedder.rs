@@ -11,7 +11,13 @@ impl HashEmbedder {
     pub const MODEL_ID: &'static str = "hash-bow/v1";
 
     pub fn vector(text: &str) -> Vec<f32> {
-        let mut v = vec![0f32; Self::DIM];
+        Self::vector_in(text, Self::DIM)
+    }
+
+    /// The same hashed bag of words in `dim` buckets (`dim` ≥ 1), for stubs of other models.
+    pub fn vector_in(text: &str, dim: usize) -> Vec<f32> {
+        let dim = dim.max(1);
+        let mut v = vec![0f32; dim];
         for word in text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -23,7 +29,7 @@ impl HashEmbedder {
                 h ^= u64::from(b);
                 h = h.wrapping_mul(0x100000001b3);
             }
-            v[(h % Self::DIM as u64) as usize] += 1.0;
+            v[(h % dim as u64) as usize] += 1.0;
         }
         if v.iter().all(|x| *x == 0.0) {
             v[0] = 1.0;

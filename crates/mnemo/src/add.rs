@@ -340,10 +340,21 @@ impl Memory {
             .filter(|(_, r)| r.is_none())
             .flat_map(|(t, _)| t.iter().map(|t| t.embed.clone()))
             .collect();
+        let mut embed_call = None;
         let mut vectors = if texts.is_empty() {
             Vec::new()
         } else {
-            self.embed(texts).await?
+            let started = std::time::Instant::now();
+            let v = self.embed(texts).await?;
+            embed_call = Some(ModelCall {
+                purpose: "embed".into(),
+                model: self.embedder().await?.model_id().to_string(),
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                ms: started.elapsed().as_secs_f64() * 1e3,
+                failed: false,
+            });
+            v
         }
         .into_iter();
         let mut batches = Vec::new();
@@ -410,6 +421,8 @@ impl Memory {
                         let w = warnings.next().unwrap_or_default();
                         if !o.replayed {
                             o.warnings = w;
+                            // One embedding call serves every request of the batch.
+                            o.usage.extend(embed_call.clone());
                         }
                         out.push(o);
                     }

@@ -1,10 +1,13 @@
 //! The `mnemo` binary, driven as a user would: the documented command forms, JSON errors, and a
 //! crash in the middle of an import. These use the real embedding model (see README: models are
-//! installed by `mnemo models install`; `MNEMO_MODELS_DIR` points at them).
+//! installed by `mnemo models install`; `MNEMO_MODELS_DIR` points at them), except `reembed`,
+//! whose embedders are OpenAI-compatible stubs on 127.0.0.1.
 
 mod crash;
 mod eval;
 mod forms;
+mod infer;
+mod reembed;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -37,6 +37,40 @@ struct Fact {
 
 const FORGET: &str = "forget:";
 
+/// The numbers of a text (digit-bearing words), sorted.
+fn numbers(text: &str) -> Vec<String> {
+    let mut n: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect();
+    n.sort();
+    n
+}
+
+/// True when two close texts agree on their particulars: the same numbers, and every name
+/// either one mentions appears in the other (case aside). Only then are they one fact.
+fn same_particulars(a: &str, b: &str) -> bool {
+    if numbers(a) != numbers(b) {
+        return false;
+    }
+    let (la, lb) = (normalize_entity(a), normalize_entity(b));
+    let words = |s: &str| {
+        s.split_whitespace()
+            .map(str::to_string)
+            .collect::<HashSet<String>>()
+    };
+    let (wa, wb) = (words(&la), words(&lb));
+    let mentions = |text: &str, other: &HashSet<String>| {
+        extract_entities(text).into_iter().all(|e| {
+            normalize_entity(&e.name)
+                .split_whitespace()
+                .all(|w| other.contains(w))
+        })
+    };
+    mentions(a, &wb) && mentions(b, &wa)
+}
+
 fn is_forget(text: &str) -> bool {
     text.trim().to_lowercase().starts_with(FORGET)
 }
@@ -128,7 +162,9 @@ pub fn infer(
                 .pop()
                 .map(|(_, m)| m.text)
                 .unwrap_or_default();
-            if !is_forget(&fact.text) {
+            // Close in embedding space is not the same fact when a number, date or name
+            // differs ("the wedding is on June 14" vs "on June 21"): the model decides those.
+            if !is_forget(&fact.text) && same_particulars(&fact.text, &text) {
                 plan.warnings.push(format!(
                     "fact {:?} nearly repeats {text:?} (cosine {:.3}); skipped",
                     fact.text, top.score
@@ -443,6 +479,9 @@ fn reconcile(
     Ok(out)
 }
 
+/// The table row a new memory supersedes, with the model's reason.
+type Replaces = (usize, Option<String>);
+
 #[allow(clippy::too_many_arguments)]
 fn apply(
     embedder: &dyn Embedder,
@@ -464,7 +503,8 @@ fn apply(
     let mut retired: HashSet<usize> = HashSet::new();
     // Texts that differ from the extracted fact need their own vectors.
     let mut to_embed: Vec<(usize, String)> = Vec::new();
-    let mut staged: Vec<(NewMemory, Option<(usize, Option<String>)>)> = Vec::new();
+    // Each new memory with the table row it replaces (and why), if any.
+    let mut staged: Vec<(NewMemory, Option<Replaces>)> = Vec::new();
     for (i, mut fact) in facts.into_iter().enumerate() {
         let d = decisions.get(&i).cloned().unwrap_or_else(Decision::add);
         let mut event = d.event.clone();

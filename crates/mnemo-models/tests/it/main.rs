@@ -1,4 +1,5 @@
-//! Integration tests of the embedders against sentence-transformers reference vectors.
+//! Integration tests of the embedders against sentence-transformers reference vectors, and of the
+//! OpenAI-compatible providers against a stub endpoint on 127.0.0.1.
 //!
 //! The models must be installed (run `cargo run -p mnemo-models --example install`); they are
 //! looked up in `MNEMO_MODELS_DIR`, default `<workspace>/models`. Without them the model tests
@@ -6,7 +7,10 @@
 
 mod behaviour;
 mod fixture;
+#[cfg(feature = "llama")]
+mod llama;
 mod openai;
+mod openai_embed;
 mod quality;
 
 use mnemo_core::Embedder;
@@ -36,6 +40,7 @@ pub fn embedder(backend: EmbedderBackend) -> Arc<dyn Embedder> {
     let cell = match backend {
         EmbedderBackend::Onnx => &ONNX,
         EmbedderBackend::Candle => &CANDLE,
+        EmbedderBackend::OpenAi => unreachable!("the model tests run the local backends"),
     };
     cell.get_or_init(|| {
         let cfg = config(backend);

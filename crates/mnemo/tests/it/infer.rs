@@ -436,6 +436,49 @@ async fn duplicates_anywhere_in_the_scope_are_dropped_before_reconciliation() {
 }
 
 #[tokio::test]
+async fn a_close_fact_with_another_date_goes_to_the_model_not_the_duplicate_filter() {
+    // A low threshold makes the two dates "near" for the bag-of-words embedder, as they are
+    // for MiniLM at the default threshold.
+    let e = env_with(InferConfig {
+        near_duplicate: 0.5,
+        ..InferConfig::default()
+    });
+    e.steps.facts(&["The wedding is on 2024-06-14"]);
+    e.m.add(said("The wedding is on June 14")).await.unwrap();
+    e.steps.facts(&["The wedding is on 2024-06-21"]);
+    e.steps.on("reconcile", |req| {
+        let n = shown_number(req, "06-14").unwrap();
+        Ok(json!({"decisions": [{"fact": 1, "event": "UPDATE", "id": n, "reason": "date corrected"}]}).to_string())
+    });
+    let out = e.m.add(said("Correction: June 21")).await.unwrap();
+    assert_eq!(
+        out.results[0].event,
+        HistoryKind::Update,
+        "{:?}",
+        out.warnings
+    );
+    assert_eq!(
+        active(&e.store, &alice()),
+        vec!["The wedding is on 2024-06-21"]
+    );
+    // The same fact reworded without new particulars is still a duplicate.
+    e.steps.facts(&["the wedding is on 2024-06-21!"]);
+    let calls = e.chat.requests().len();
+    assert!(e
+        .m
+        .add(said("it's the 21st"))
+        .await
+        .unwrap()
+        .results
+        .is_empty());
+    assert_eq!(
+        e.chat.requests().len(),
+        calls + 1,
+        "no reconciliation for a duplicate"
+    );
+}
+
+#[tokio::test]
 async fn additive_only_mode_never_retires_a_memory() {
     let e = env_with(InferConfig {
         additive_only: true,
@@ -540,6 +583,11 @@ async fn without_a_chat_model_infer_is_a_clear_error_and_raw_still_works() {
     req.infer = None;
     let out = m.add(req).await.unwrap();
     assert_eq!(out.results.len(), 1, "no model: the default is a raw add");
+    assert_eq!(out.usage.len(), 1, "the raw add reports its embedding call");
+    assert_eq!(
+        (out.usage[0].purpose.as_str(), out.usage[0].model.as_str()),
+        ("embed", HashEmbedder::MODEL_ID)
+    );
 }
 
 #[tokio::test]
