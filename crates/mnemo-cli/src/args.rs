@@ -346,6 +346,9 @@ pub struct LocomoArgs {
     /// Candidates taken from each side: max(min, top_k × this factor).
     #[arg(long)]
     pub candidate_factor: Option<usize>,
+    /// Weight of the entity signal (default 0.1; 0 turns entity candidates off).
+    #[arg(long)]
+    pub entity_weight: Option<f32>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -123,6 +123,9 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
     if let Some(v) = a.candidate_factor {
         cfg.rank.candidate_factor = v;
     }
+    if let Some(v) = a.entity_weight {
+        cfg.rank.entity_weight = v;
+    }
     cfg.validate()?;
     if !a.data.is_file() {
         return Err(mnemo_core::Error::invalid(

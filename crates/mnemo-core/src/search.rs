@@ -1,7 +1,7 @@
 //! Hybrid retrieval: dense and lexical candidates from a store, fused into one ranked list.
 //!
 //! Fusion is linear over normalised signals:
-//! `score = w_dense · cos⁺ + w_lexical · bm25/bm25_max + w_entity · matched/query_entities`,
+//! `score = w_dense · cos⁺ + w_lexical · bm25/bm25_max + w_entity · entity_idf`,
 //! where every candidate gets every signal (lexical- or entity-only hits are scored against the
 //! query vector exactly). Candidates from every side enter the pool, so an exact name match that
 //! the embedding misses, a paraphrase that shares no word and a memory linked to an entity the
@@ -99,7 +99,8 @@ pub struct Scores {
     pub bm25: f32,
     /// BM25 divided by the best BM25 among this query's candidates.
     pub bm25_norm: f32,
-    /// Share of the query's entities that the memory is linked to (0 when the query names none).
+    /// How informative the query entities the memory is linked to are, in [0, 1] (rare names
+    /// count more; see `Store::entity_candidates`); 0 when the query names none it matches.
     pub entity: f32,
 }
 
@@ -116,7 +117,8 @@ pub struct Hit {
 pub struct RankParams {
     pub dense_weight: f32,
     pub lexical_weight: f32,
-    /// Weight of the entity signal: a memory linked to every entity the query names gains this.
+    /// Weight of the entity signal (in [0, 1]: the idf of the matched query entities over
+    /// `ln(1 + N)`); a memory linked to a rare entity the query names gains up to this.
     pub entity_weight: f32,
     /// Candidates taken from each side: `max(min_candidates, top_k * candidate_factor)`.
     pub candidate_factor: usize,
@@ -205,7 +207,7 @@ pub fn hybrid_search(
             lexical_only.push(c.key);
             Scores::default()
         });
-        entry.entity = c.score / entity_names.len() as f32;
+        entry.entity = c.score;
     }
     if !lexical_only.is_empty() && req.mode == SearchMode::Hybrid {
         for c in store.vector_scores(&lexical_only, vector)? {

@@ -296,7 +296,10 @@ pub trait Store: Send + Sync {
     /// duplicate suppression), as `(hash, id)`.
     fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>>;
     /// Memories linked to an entity of the scope that equals or nearly matches one of `names`
-    /// (normalised). A candidate's score is how many of the names it matched.
+    /// (normalised), best first. A candidate's score in [0, 1] is how informative the names it
+    /// matched are: the sum over matched names of `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`
+    /// (N visible memories, df of them linked to the entity) divided by `ln(1 + N)`, capped at 1;
+    /// a name on most memories adds little, a rare one nearly 1.
     fn entity_candidates(
         &self,
         query: &CandidateQuery<'_>,

@@ -215,24 +215,42 @@ impl SqliteStore {
                     Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
                 })
                 .map_err(sql_err)?;
-            let mut per_memory: HashMap<i64, Vec<usize>> = HashMap::new();
+            let mut per_memory: HashMap<i64, Vec<String>> = HashMap::new();
+            let mut df: HashMap<String, f64> = HashMap::new();
             for r in rows {
                 let (seq, entity) = r.map_err(sql_err)?;
-                let names = per_memory.entry(seq).or_default();
-                names.extend(matched.get(&entity).into_iter().flatten().copied());
+                *df.entry(entity.clone()).or_default() += 1.0;
+                per_memory.entry(seq).or_default().push(entity);
             }
+            // Informativeness of a name: BM25's idf over the visible memories of the scope, so
+            // a name on every other memory (a speaker) counts little and a rare one a lot.
+            let p = crate::read::candidate_predicate(q)?;
+            let total: f64 = conn
+                .query_row(
+                    &format!("SELECT COUNT(*) FROM memories m WHERE {}", p.where_sql()),
+                    params_from_iter(p.params.iter()),
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(sql_err)? as f64;
+            let idf = |d: f64| (1.0 + (total - d + 0.5) / (d + 0.5)).ln();
+            let scale = (1.0 + total).ln().max(f64::MIN_POSITIVE);
             let mut out: Vec<Candidate> = per_memory
                 .into_iter()
-                .map(|(key, mut hit)| {
-                    hit.sort_unstable();
-                    hit.dedup();
+                .map(|(key, entities)| {
+                    // Per query name, the most informative entity of this memory that matched it.
+                    let mut best = vec![0f64; names.len()];
+                    for e in &entities {
+                        let w = idf(df[e]);
+                        for &i in matched.get(e).into_iter().flatten() {
+                            best[i] = best[i].max(w);
+                        }
+                    }
                     Candidate {
                         key,
-                        score: hit.len() as f32,
+                        score: (best.iter().sum::<f64>() / scale).min(1.0) as f32,
                     }
                 })
                 .collect();
-            // Most names matched first, then the most recent.
             out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.key.cmp(&a.key)));
             out.truncate(q.limit);
             Ok(out)

@@ -965,8 +965,15 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
         .entity_candidates(&q, &["caroline".into(), "lisbon".into()])
         .unwrap();
     assert_eq!(found.len(), 2);
-    // The memory matching both names comes first with score 2.
-    assert_eq!(found[0].score, 2.0);
+    // The memory matching both names comes first. With N = 4 memories, "caroline" (on 2) has
+    // idf ln 2 and "lisbon" (on 1) ln(10/3); scores are their sums over ln 5, capped at 1.
+    assert_eq!(found[0].score, 1.0);
+    let expected = (2f32.ln() / 5f32.ln()).min(1.0);
+    assert!((found[1].score - expected).abs() < 1e-4, "{found:?}");
+    // A rare name carries more than a common one.
+    let rare = store.entity_candidates(&q, &["lisbon".into()]).unwrap();
+    let common = store.entity_candidates(&q, &["caroline".into()]).unwrap();
+    assert!(rare[0].score > common[0].score, "{rare:?} {common:?}");
     let got = store.fetch(&q, &[found[0].key]).unwrap();
     assert_eq!(got[0].1.id, ids[1]);
     // Scoped: another user sees nothing.

@@ -112,11 +112,13 @@ impl MemoryConfig {
         let r = &self.rank;
         if !(r.dense_weight >= 0.0
             && r.lexical_weight >= 0.0
+            && r.entity_weight >= 0.0
+            && r.entity_weight.is_finite()
             && r.dense_weight + r.lexical_weight > 0.0)
         {
             return Err(Error::invalid(
                 "rank",
-                "weights must be non-negative and not both zero",
+                "weights must be non-negative, and dense and lexical not both zero",
             ));
         }
         Ok(())
