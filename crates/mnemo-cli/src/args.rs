@@ -135,6 +135,9 @@ pub enum Command {
         filters: Option<String>,
         #[arg(long)]
         include_expired: bool,
+        /// Also search superseded memories (what used to be true).
+        #[arg(long)]
+        include_inactive: bool,
         /// hybrid (default), dense or lexical.
         #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
         mode: mnemo::core::SearchMode,
@@ -146,6 +149,9 @@ pub enum Command {
         scope: ScopeArgs,
         #[arg(long)]
         include_expired: bool,
+        /// The audit view: any state, with the source messages, links and entities.
+        #[arg(long)]
+        detail: bool,
         id: String,
     },
     /// List memories of a scope, oldest first, a page at a time.

@@ -236,6 +236,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             kinds,
             filters,
             include_expired,
+            include_inactive,
             mode,
             query,
         } => {
@@ -252,6 +253,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 filter,
                 read: ReadOptions {
                     include_expired,
+                    include_inactive,
                     ..ReadOptions::default()
                 },
                 mode,
@@ -268,6 +270,35 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Get {
             scope,
             include_expired,
+            detail: true,
+            id,
+        } => {
+            let _ = include_expired;
+            let d = memory.inspect(scope_of(&scope)?, id_of(&id)?).await?;
+            if json {
+                print_json(&d)?;
+            } else {
+                println!("{} [{}]", human_memory(&d.memory), d.memory.state);
+                for m in &d.source_messages {
+                    println!(
+                        "  from {} {}: {}",
+                        m.created_at.to_rfc3339(),
+                        m.name.as_deref().unwrap_or(m.role.as_str()),
+                        m.content
+                    );
+                }
+                for l in &d.links {
+                    println!("  link {} {} -> {}", l.kind, l.from, l.to);
+                }
+                for e in &d.entities {
+                    println!("  entity {} ({})", e.name, e.entity_type);
+                }
+            }
+        }
+        Command::Get {
+            scope,
+            include_expired,
+            detail: false,
             id,
         } => {
             let m = memory

@@ -305,6 +305,9 @@ pub trait Store: Send + Sync {
         query: &CandidateQuery<'_>,
         names: &[String],
     ) -> Result<Vec<Candidate>>;
+    /// Messages of the scope with the given ids (a memory's sources), in log order; ids that are
+    /// unknown or belong to another scope are skipped.
+    fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>>;
     /// Links from or to a memory of the scope, any state.
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>>;
     /// Entities linked to a memory of the scope.

@@ -331,6 +331,9 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Candidate>> {
         self.by_entities(query, names)
     }
+    fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
+        self.messages_with_ids(scope, ids)
+    }
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.links_of(scope, id)
     }

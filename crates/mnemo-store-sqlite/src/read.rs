@@ -431,6 +431,35 @@ impl SqliteStore {
         })
     }
 
+    pub(crate) fn messages_with_ids(
+        &self,
+        scope: &Scope,
+        ids: &[MessageId],
+    ) -> Result<Vec<Message>> {
+        scope.validate()?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let mut p = Pred::default();
+            predicate::scope_unindexed(&mut p, "g", scope);
+            let marks = vec!["?"; ids.len()].join(",");
+            p.push(
+                &format!("g.id IN ({marks})"),
+                ids.iter().map(|i| Sql::Text(i.to_string())),
+            );
+            let sql = format!(
+                "SELECT g.seq, {MESSAGE_COLS} FROM messages g WHERE {} ORDER BY g.seq",
+                p.where_sql()
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params_from_iter(p.params.iter()), message_from_row_offset)
+                .map_err(sql_err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+        })
+    }
+
     pub(crate) fn export_all(
         &self,
         sink: &mut dyn FnMut(ExportRecord) -> Result<()>,

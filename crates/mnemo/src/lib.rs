@@ -15,7 +15,7 @@ pub use config::{default_data_dir, default_models_dir, ContextIndexing, MemoryCo
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, Result};
-pub use ops::{GetRequest, ListRequest, MemoryRecord, SearchResponse, UpdateRequest};
+pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};

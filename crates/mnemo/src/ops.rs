@@ -238,6 +238,26 @@ impl Memory {
             .await
     }
 
+    /// The audit view of one memory in any state: the record, the messages it came from, its
+    /// links and its entities.
+    pub async fn inspect(&self, scope: Scope, id: MemoryId) -> Result<MemoryDetail> {
+        self.with_store(move |s| {
+            let read = ReadOptions {
+                include_expired: true,
+                include_inactive: true,
+                ..ReadOptions::default()
+            };
+            let memory = s.get(&scope, id, &read)?;
+            Ok(MemoryDetail {
+                source_messages: s.messages_by_id(&scope, &memory.sources)?,
+                links: s.links(&scope, id)?,
+                entities: s.entities_of(&scope, id)?,
+                memory,
+            })
+        })
+        .await
+    }
+
     /// Deletes everything in the store. `confirm` must be exactly `"reset"`.
     pub async fn reset(&self, confirm: &str) -> Result<()> {
         if confirm != "reset" {
@@ -289,6 +309,16 @@ impl Memory {
             .collect();
         self.with_store(move |s| s.import(paired)).await
     }
+}
+
+/// A memory with its provenance and graph, as `inspect` returns it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryDetail {
+    #[serde(flatten)]
+    pub memory: MemoryRecord,
+    pub source_messages: Vec<Message>,
+    pub links: Vec<Link>,
+    pub entities: Vec<Entity>,
 }
 
 /// The stored memory record (named apart from the `Memory` engine).

@@ -106,6 +106,39 @@ fn an_inferred_add_supersedes_and_the_cli_shows_lineage_and_usage() {
             (new.to_string(), "ADD".into())
         ]
     );
+    // The audit view of the retired fact: its state, the words it came from, what replaced it.
+    let detail = run_ok(mnemo(&data).args(["get", "--user-id", "alice", "--detail", &old]));
+    assert_eq!(detail["state"], "superseded");
+    assert_eq!(detail["source_messages"][0]["content"], "I live in Berlin");
+    assert_eq!(detail["links"][0]["kind"], "supersedes");
+    assert_eq!(detail["links"][0]["from"], new);
+    assert!(
+        detail["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["normalized"] == "berlin"),
+        "{detail}"
+    );
+    // Searching history finds what used to be true; a normal search does not.
+    let past = run_ok(mnemo(&data).args([
+        "search",
+        "--user-id",
+        "alice",
+        "--include-inactive",
+        "Berlin",
+    ]));
+    assert!(past["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["id"] == old.as_str()));
+    let now = run_ok(mnemo(&data).args(["search", "--user-id", "alice", "Berlin"]));
+    assert!(now["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["id"] != old.as_str()));
     // A raw add is still one flag away.
     let raw = run_ok(with_llm(&data, &ep).args([
         "add",
