@@ -67,6 +67,10 @@ pub struct LlmArgs {
     /// Environment variable holding the endpoint's API key (none: no key is sent).
     #[arg(long, env = "MNEMO_LLM_API_KEY_ENV")]
     pub llm_api_key_env: Option<String>,
+    /// A GGUF chat model run in-process instead of an endpoint (build with `--features llama`;
+    /// `mnemo models install --llm` fetches a small one).
+    #[arg(long, env = "MNEMO_LLM_GGUF", conflicts_with = "llm_base_url")]
+    pub llm_gguf: Option<PathBuf>,
     /// Seconds to wait for one answer before retrying.
     #[arg(long, env = "MNEMO_LLM_TIMEOUT_SECS", default_value_t = 60)]
     pub llm_timeout_secs: u64,

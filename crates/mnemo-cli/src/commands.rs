@@ -44,12 +44,21 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
         local => mnemo_models::EmbedderConfig::new(local, models_dir),
     };
     cfg.embedder.threads = cli.threads;
-    cfg.llm = llm_of(&cli.llm)?;
+    cfg.llm = llm_of(&cli.llm, cli.threads)?;
     cfg.infer.additive_only = cli.llm.additive_only;
     Ok(cfg)
 }
 
-fn llm_of(args: &crate::args::LlmArgs) -> Result<Option<mnemo_models::OpenAiConfig>, Error> {
+fn llm_of(
+    args: &crate::args::LlmArgs,
+    threads: Option<usize>,
+) -> Result<Option<mnemo::ChatConfig>, Error> {
+    if let Some(path) = &args.llm_gguf {
+        return Ok(Some(mnemo::ChatConfig::Gguf {
+            path: path.clone(),
+            threads: threads.map(|t| t as u32),
+        }));
+    }
     let given = |v: &Option<String>| {
         v.as_deref()
             .map(str::trim)
@@ -62,7 +71,7 @@ fn llm_of(args: &crate::args::LlmArgs) -> Result<Option<mnemo_models::OpenAiConf
             let mut cfg = mnemo_models::OpenAiConfig::new(url, model);
             cfg.api_key_env = given(&args.llm_api_key_env);
             cfg.timeout = std::time::Duration::from_secs(args.llm_timeout_secs.max(1));
-            Ok(Some(cfg))
+            Ok(Some(mnemo::ChatConfig::OpenAi(cfg)))
         }
         _ => Err(Error::invalid(
             "llm",

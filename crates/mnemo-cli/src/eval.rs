@@ -49,6 +49,11 @@ fn qa_models(a: &LocomoArgs) -> anyhow::Result<Option<QaModels>> {
     Ok(Some(QaModels { answer, judge }))
 }
 
+async fn build_chat(llm: &mnemo::ChatConfig) -> anyhow::Result<Arc<dyn ChatModel>> {
+    let llm = llm.clone();
+    Ok(tokio::task::spawn_blocking(move || llm.build()).await??)
+}
+
 async fn load_embedder(cfg: &MemoryConfig) -> anyhow::Result<Arc<dyn Embedder>> {
     let embedder_cfg = cfg.embedder.clone();
     Ok(tokio::task::spawn_blocking(move || {
@@ -64,7 +69,7 @@ pub async fn correctness(cfg: MemoryConfig, a: CorrectnessArgs, json: bool) -> a
     let scenarios = mnemo_eval::correctness::load(a.scenarios.as_deref())?;
     let model: Option<Arc<dyn ChatModel>> = match (&a.model, &cfg.llm) {
         (Some(m), _) => Some(chat(m, a.base_url.as_deref(), a.api_key_env.as_deref())?),
-        (None, Some(llm)) => Some(Arc::new(OpenAiChat::new(llm.clone())?)),
+        (None, Some(llm)) => Some(build_chat(llm).await?),
         (None, None) => None,
     };
     let embedder = load_embedder(&cfg).await?;
@@ -141,7 +146,7 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
     };
     let embedder = load_embedder(&cfg).await?;
     let infer_model: Option<Arc<dyn ChatModel>> = match &cfg.llm {
-        Some(llm) => Some(Arc::new(OpenAiChat::new(llm.clone())?)),
+        Some(llm) => Some(build_chat(llm).await?),
         None => None,
     };
     let work_dir = cfg.data_dir.join("eval").join(format!(

@@ -104,8 +104,8 @@ fn chat_model(a: &Args, endpoint: &StubEndpoint) -> Result<Arc<dyn ChatModel>> {
         #[cfg(feature = "llama")]
         {
             let mut cfg = mnemo_models::LlamaConfig::new(path.clone());
-            cfg.threads = a.threads;
-            return Ok(Arc::new(mnemo_models::LlamaChat::load(cfg)?));
+            cfg.threads = a.threads as u32;
+            return Ok(Arc::new(mnemo_models::LlamaChat::new(cfg)?));
         }
         #[cfg(not(feature = "llama"))]
         bail!(

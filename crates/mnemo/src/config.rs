@@ -35,9 +35,45 @@ pub struct MemoryConfig {
     pub embedding_cache: usize,
     pub rank: RankParams,
     pub indexing: ContextIndexing,
-    /// An OpenAI-compatible chat model for inferred adds; `None` runs in raw mode.
-    pub llm: Option<mnemo_models::OpenAiConfig>,
+    /// The chat model for inferred adds; `None` runs in raw mode.
+    pub llm: Option<ChatConfig>,
     pub infer: mnemo_core::pipeline::InferConfig,
+}
+
+/// Which chat model infers memories.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatConfig {
+    /// An OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp's server, OpenRouter).
+    OpenAi(mnemo_models::OpenAiConfig),
+    /// A GGUF file run in-process through llama.cpp (needs the `llama` cargo feature).
+    Gguf { path: PathBuf, threads: Option<u32> },
+}
+
+impl ChatConfig {
+    /// Builds the model (a GGUF file is loaded now).
+    pub fn build(&self) -> Result<std::sync::Arc<dyn mnemo_core::ChatModel>> {
+        match self {
+            ChatConfig::OpenAi(cfg) => Ok(std::sync::Arc::new(mnemo_models::OpenAiChat::new(
+                cfg.clone(),
+            )?)),
+            #[cfg(feature = "llama")]
+            ChatConfig::Gguf { path, threads } => {
+                let mut cfg = mnemo_models::LlamaConfig::new(path.clone());
+                if let Some(t) = threads {
+                    cfg.threads = *t;
+                }
+                Ok(std::sync::Arc::new(mnemo_models::LlamaChat::new(cfg)?))
+            }
+            #[cfg(not(feature = "llama"))]
+            ChatConfig::Gguf { path, .. } => Err(Error::invalid(
+                "llm",
+                format!(
+                    "{} is a GGUF model, and this mnemo was built without the `llama` feature; rebuild with `--features llama` or serve the model behind an OpenAI-compatible endpoint",
+                    path.display()
+                ),
+            )),
+        }
+    }
 }
 
 /// What a raw memory is indexed with besides its own text. A conversational turn alone is often

@@ -11,7 +11,7 @@ mod config;
 mod ops;
 
 pub use add::{AddInput, AddRequest};
-pub use config::{default_data_dir, default_models_dir, ContextIndexing, MemoryConfig};
+pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexing, MemoryConfig};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, Result};
@@ -56,10 +56,11 @@ impl Memory {
             config.indexing,
         );
         Ok(match &config.llm {
-            Some(llm) => m.with_chat(
-                Arc::new(mnemo_models::OpenAiChat::new(llm.clone())?),
-                config.infer.clone(),
-            ),
+            Some(llm) => {
+                let llm = llm.clone();
+                let chat = run_blocking(move || llm.build()).await?;
+                m.with_chat(chat, config.infer.clone())
+            }
             None => m,
         })
     }

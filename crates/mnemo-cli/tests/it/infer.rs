@@ -231,3 +231,25 @@ fn eval_correctness_passes_every_scripted_scenario_and_scores_a_real_endpoint() 
         "a model that extracts nothing fails most checks: {score}"
     );
 }
+
+#[cfg(not(feature = "llama"))]
+#[test]
+fn a_gguf_model_without_the_llama_feature_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("model.gguf");
+    std::fs::write(&gguf, b"not really").unwrap();
+    let (out, err) = run_err(
+        mnemo(&dir.path().join("data"))
+            .arg("--llm-gguf")
+            .arg(&gguf)
+            .args(["add", "--user-id", "u", "hello"]),
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--features llama"),
+        "{err}"
+    );
+}
