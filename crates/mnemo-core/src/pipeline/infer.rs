@@ -2,7 +2,7 @@
 //! against the nearest existing memories.
 
 use super::prompts::{EXTRACT_SYSTEM, RECONCILE_SYSTEM};
-use super::{model_json, render_message, shape_error, CallLog, InferConfig, Plan};
+use super::{json_request, model_json, render_message, shape_error, CallLog, InferConfig, Plan};
 use crate::chat::{ChatMessage, ChatModel, ChatRequest};
 use crate::embed::Embedder;
 use crate::entity::{extract_entities, normalize_entity, EntityMention};
@@ -227,18 +227,7 @@ fn extract(
         user.push_str(&render_message(Some(i + 1), m));
         user.push('\n');
     }
-    for extra in [cfg.instructions.as_deref(), input.instructions]
-        .into_iter()
-        .flatten()
-    {
-        user.push_str(&format!("\nAdditional instructions: {extra}\n"));
-    }
-    let req = ChatRequest {
-        messages: vec![ChatMessage::system(EXTRACT_SYSTEM), ChatMessage::user(user)],
-        max_tokens: Some(cfg.max_tokens),
-        temperature: Some(0.0),
-        json: true,
-    };
+    let req = json_request(EXTRACT_SYSTEM, user, cfg, input.instructions);
     let answer = log.chat(chat, "extract", &req)?;
     let value = model_json(chat, "extract", &answer.content)?;
     let items = match &value {

@@ -141,6 +141,31 @@ pub(crate) fn shape_error(model: &dyn ChatModel, step: &str, reason: impl Into<S
     }
 }
 
+/// A JSON-mode request: the step's system prompt, then `user` with the configured and the
+/// per-call instructions appended.
+pub(crate) fn json_request(
+    system: &str,
+    mut user: String,
+    cfg: &InferConfig,
+    call_instructions: Option<&str>,
+) -> ChatRequest {
+    for extra in [cfg.instructions.as_deref(), call_instructions]
+        .into_iter()
+        .flatten()
+    {
+        user.push_str(&format!("\nAdditional instructions: {extra}\n"));
+    }
+    ChatRequest {
+        messages: vec![
+            crate::chat::ChatMessage::system(system),
+            crate::chat::ChatMessage::user(user),
+        ],
+        max_tokens: Some(cfg.max_tokens),
+        temperature: Some(0.0),
+        json: true,
+    }
+}
+
 /// A message as the model sees it: `[n] 2024-05-07 Alice (user): text`.
 pub(crate) fn render_message(n: Option<usize>, m: &Message) -> String {
     let who = match &m.name {

@@ -5,8 +5,8 @@
 //! message the model did not cite is appended as a step of its own, so no output is lost.
 
 use super::prompts::PROCEDURAL_SYSTEM;
-use super::{model_json, render_message, shape_error, CallLog, InferConfig, Plan};
-use crate::chat::{ChatMessage, ChatModel, ChatRequest};
+use super::{json_request, model_json, render_message, shape_error, CallLog, InferConfig, Plan};
+use crate::chat::ChatModel;
 use crate::embed::Embedder;
 use crate::entity::extract_entities;
 use crate::error::{Error, Result};
@@ -35,21 +35,7 @@ pub fn procedural(
         user.push_str(&render_message(Some(i + 1), m));
         user.push('\n');
     }
-    for extra in [cfg.instructions.as_deref(), input.instructions]
-        .into_iter()
-        .flatten()
-    {
-        user.push_str(&format!("\nAdditional instructions: {extra}\n"));
-    }
-    let req = ChatRequest {
-        messages: vec![
-            ChatMessage::system(PROCEDURAL_SYSTEM),
-            ChatMessage::user(user),
-        ],
-        max_tokens: Some(cfg.max_tokens),
-        temperature: Some(0.0),
-        json: true,
-    };
+    let req = json_request(PROCEDURAL_SYSTEM, user, cfg, input.instructions);
     let answer = log.chat(chat, "procedural", &req)?;
     let value = model_json(chat, "procedural", &answer.content)?;
     let Value::Object(o) = value else {
