@@ -51,27 +51,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         temperature: None,
         json: true,
     };
+    println!(
+        "{} prompt tokens, at most {} completion tokens, JSON mode",
+        chat.prompt_tokens(&req.messages)?,
+        req.max_tokens.unwrap_or_default()
+    );
+    // One token of plain text: nearly all of it is reading the prompt.
+    let prompt_only = ChatRequest {
+        max_tokens: Some(1),
+        json: false,
+        ..req.clone()
+    };
+    let started = Instant::now();
+    chat.complete(&prompt_only)?;
+    println!("prompt alone (1 token out): {:.2?}", started.elapsed());
+
+    // A call that runs out of tokens before closing the JSON object is an error, but it costs
+    // the same work as one that fits, so both are timed.
     let mut times = Vec::with_capacity(repeats);
     for run in 0..repeats {
         let started = Instant::now();
-        match chat.complete(&req) {
+        let result = chat.complete(&req);
+        let took = started.elapsed();
+        times.push(took);
+        match result {
             Ok(resp) => {
-                let took = started.elapsed();
-                times.push(took);
                 println!(
-                    "run {run}: {took:.0?}, {} prompt + {} completion tokens",
-                    resp.usage.prompt_tokens, resp.usage.completion_tokens
+                    "run {run}: {took:.2?}, {} completion tokens",
+                    resp.usage.completion_tokens
                 );
                 if run == 0 {
                     println!("{}", resp.content);
                 }
             }
-            Err(e) => println!("run {run}: {:.0?}, error: {e}", started.elapsed()),
+            Err(e) => println!("run {run}: {took:.2?}, error: {e}"),
         }
     }
     times.sort();
     if let Some(median) = times.get(times.len() / 2) {
-        println!("median {median:.0?} over {} completions", times.len());
+        println!("median {median:.2?} over {} calls", times.len());
     }
     Ok(())
 }

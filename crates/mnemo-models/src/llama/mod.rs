@@ -4,10 +4,11 @@
 //! The model is loaded once, in [`LlamaChat::new`]; each [`complete`](ChatModel::complete) call
 //! renders the messages with the chat template stored in the GGUF (so every model gets its own
 //! role markers), creates a KV cache sized for that call, decodes the prompt in one batch and then
-//! samples token by token: greedily, or with temperature when the request asks for one. A
-//! request with `json: true` is constrained by a GBNF grammar for one JSON object
-//! ([`JSON_OBJECT_GBNF`]), so its text always parses — unless the token budget runs out first,
-//! which is a [`Error::ModelOutput`] rather than a silently cut-off object.
+//! samples token by token (`sample.rs`): greedily, or with temperature when the request asks for
+//! one, after a mild repetition penalty. A request with `json: true` is constrained by a GBNF
+//! grammar for one JSON object ([`JSON_OBJECT_GBNF`]), so its text always parses — unless the
+//! token budget runs out first, which is an [`Error::ModelOutput`] rather than a silently cut-off
+//! object.
 //!
 //! llama.cpp's backend is process-wide state; it is initialised on first use and kept for the
 //! life of the process. Calls on one `LlamaChat` run one at a time: the CPU threads of a call are
@@ -19,7 +20,6 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use mnemo_core::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, Error, Result, TokenUsage,
@@ -29,22 +29,12 @@ use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::model_err;
+mod sample;
 
-/// A grammar for exactly one JSON object and nothing after it. Whitespace between tokens is
-/// bounded so that a small model cannot spend its budget on blank lines; strings and numbers
-/// follow RFC 8259.
-pub const JSON_OBJECT_GBNF: &str = r#"
-root   ::= "{" ws ( member ( "," ws member )* )? "}"
-object ::= "{" ws ( member ( "," ws member )* )? "}"
-member ::= string ws ":" ws value ws
-array  ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
-value  ::= object | array | string | number | "true" | "false" | "null"
-string ::= "\"" char* "\""
-char   ::= [^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
-number ::= "-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )?
-ws     ::= ( " " | "\n" " "{0,12} )?
-"#;
+use crate::model_err;
+use sample::TokenPicker;
+
+pub use sample::JSON_OBJECT_GBNF;
 
 /// How to load and run a GGUF chat model. Build with [`LlamaConfig::new`]; every field is public.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +51,10 @@ pub struct LlamaConfig {
     pub max_tokens: u32,
     /// Seed of the sampler when a request sets a temperature above zero.
     pub seed: u32,
+    /// Lowers the score of tokens among the last 64 generated ones (1.0: off). Small models
+    /// tend to repeat one item forever, which in JSON mode means running out of tokens before
+    /// the object closes; a mild penalty makes them move on.
+    pub repeat_penalty: f32,
     /// A llama.cpp template name (`chatml`, `llama3`, …) or template text used instead of the one
     /// in the GGUF; `None` uses the model's own.
     pub chat_template: Option<String>,
@@ -68,7 +62,7 @@ pub struct LlamaConfig {
 
 impl LlamaConfig {
     /// Defaults: a 4096-token context, up to 4 threads (fewer on smaller machines), 512
-    /// completion tokens, seed 42, the model's own chat template.
+    /// completion tokens, seed 42, repetition penalty 1.1, the model's own chat template.
     pub fn new(gguf: impl Into<PathBuf>) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
@@ -77,6 +71,7 @@ impl LlamaConfig {
             threads: u32::try_from(cores.min(4)).unwrap_or(1),
             max_tokens: 512,
             seed: 42,
+            repeat_penalty: 1.1,
             chat_template: None,
         }
     }
@@ -170,6 +165,12 @@ impl LlamaChat {
             })
     }
 
+    /// How many tokens `messages` take once rendered: what a call would report as
+    /// `prompt_tokens`, without running the model.
+    pub fn prompt_tokens(&self, messages: &[ChatMessage]) -> Result<usize> {
+        Ok(self.tokenize_prompt(&self.render_prompt(messages)?).len())
+    }
+
     /// The prompt as tokens, with the model's start token when it wants one (once, even when
     /// the template already writes it).
     fn tokenize_prompt(&self, prompt: &str) -> Vec<LlamaToken> {
@@ -179,27 +180,6 @@ impl LlamaChat {
             tokens.remove(0);
         }
         tokens
-    }
-
-    fn sampler(&self, req: &ChatRequest) -> Result<LlamaSampler> {
-        let mut chain = Vec::with_capacity(3);
-        if req.json {
-            chain.push(
-                LlamaSampler::grammar(&self.model, JSON_OBJECT_GBNF, "root").map_err(|e| {
-                    Error::Internal {
-                        reason: format!("llama.cpp rejected the JSON grammar: {e}"),
-                    }
-                })?,
-            );
-        }
-        match req.temperature {
-            Some(t) if t > 0.0 => {
-                chain.push(LlamaSampler::temp(t));
-                chain.push(LlamaSampler::dist(self.cfg.seed));
-            }
-            _ => chain.push(LlamaSampler::greedy()),
-        }
-        Ok(LlamaSampler::chain_simple(chain))
     }
 }
 
@@ -226,7 +206,8 @@ impl ChatModel for LlamaChat {
             .model
             .new_context(backend()?, params)
             .map_err(|e| model_err("cannot create a llama.cpp context", e))?;
-        let mut sampler = self.sampler(req)?;
+        let mut picker =
+            TokenPicker::new(&self.model, req, self.cfg.repeat_penalty, self.cfg.seed)?;
 
         let mut batch = LlamaBatch::new(prompt.len(), 1);
         let last = prompt.len() - 1;
@@ -242,7 +223,7 @@ impl ChatModel for LlamaChat {
         let mut generated: Vec<LlamaToken> = Vec::new();
         let mut finished = false;
         while generated.len() < budget {
-            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            let token = picker.pick(&ctx)?;
             if vocab.is_eog(token) {
                 finished = true;
                 break;
@@ -374,7 +355,7 @@ mod tests {
         assert_eq!(context_for(1, 0, 4096).unwrap(), 256);
         assert_eq!(context_for(4000, 96, 4096).unwrap(), 4096);
         // The cap wins over rounding when the call just fits.
-        assert_eq!(context_for(200, 50, 300).unwrap(), 300);
+        assert_eq!(context_for(200, 90, 300).unwrap(), 300);
     }
 
     #[test]

@@ -25,12 +25,14 @@ fn chat() -> &'static LlamaChat {
     })
 }
 
+/// A short extraction that even this tiny model closes in a few tokens, greedily: longer or
+/// vaguer prompts make it ramble until the budget runs out (an error in JSON mode, by design).
 fn extraction(json: bool) -> ChatRequest {
     ChatRequest {
         messages: vec![
             ChatMessage::system(
-                "Extract durable facts about the user. Answer with one JSON object and nothing \
-                 else: {\"facts\": [\"...\"]}",
+                "Extract the user's name and city. Answer with one JSON object and nothing else, \
+                 like {\"name\": \"Ann\", \"city\": \"Paris\"}.",
             ),
             ChatMessage::user(
                 "Hi, I'm Maya. I moved to Lisbon last month and I'm allergic to peanuts.",
@@ -51,6 +53,15 @@ fn json_mode_returns_a_parseable_object_and_counts_tokens() {
     assert!(resp.usage.prompt_tokens > 20, "{:?}", resp.usage);
     assert!(resp.usage.completion_tokens > 0, "{:?}", resp.usage);
     assert!(resp.usage.completion_tokens <= 128, "{:?}", resp.usage);
+}
+
+#[test]
+fn json_cut_off_by_max_tokens_is_a_model_output_error() {
+    let mut req = extraction(true);
+    req.max_tokens = Some(3);
+    let err = chat().complete(&req).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ModelOutput, "{err}");
+    assert!(err.to_string().contains("max_tokens=3"), "{err}");
 }
 
 #[test]
