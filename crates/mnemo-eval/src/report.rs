@@ -42,6 +42,10 @@ pub struct Counts {
     pub questions_with_evidence: usize,
     pub questions_without_evidence: usize,
     pub per_category: BTreeMap<String, usize>,
+    /// Inferred adds (sessions) whose model call failed; their turns are logged but yielded no
+    /// memories. Always 0 in raw mode.
+    #[serde(default)]
+    pub failed_adds: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -170,3 +170,48 @@ async fn infer_mode_without_a_chat_model_is_a_clear_error_and_work_dirs_must_be_
     let err = run_locomo(&opts).await.unwrap_err();
     assert!(err.to_string().contains("not empty"), "{err}");
 }
+
+#[tokio::test]
+async fn infer_mode_scores_extracted_facts_through_their_sources_and_counts_failed_adds() {
+    let dir = tempfile::tempdir().unwrap();
+    // Session 1: the model answers prose (a model-output error). Session 2: one fact citing the
+    // message about the flat.
+    let model = Arc::new(ScriptedChat::new(
+        "scripted-extractor",
+        |req: &ChatRequest| {
+            let user = &req.messages.last().unwrap().content;
+            Ok(if user.contains("balcony") {
+                let n = user
+                    .lines()
+                    .find(|l| l.contains("balcony"))
+                    .and_then(|l| l.strip_prefix('[')?.split(']').next()?.parse::<u64>().ok())
+                    .unwrap();
+                serde_json::json!({"facts": [{"text": "Ines's flat in Lisbon has a balcony with a river view", "sources": [n]}]}).to_string()
+            } else {
+                "Sorry, I can only chat.".to_string()
+            })
+        },
+    ));
+    let mut opts = options(dir.path(), None);
+    opts.mode = EvalMode::Infer;
+    opts.baselines = false;
+    opts.infer_model = Some(model);
+    let report = run_locomo(&opts).await.unwrap();
+    assert_eq!(report.counts.failed_adds, 1);
+    assert_eq!(report.counts.memories, 1, "{:?}", report.counts);
+    // The Lisbon question's evidence is D1:3 and D2:2; the one fact covers D2:2 only.
+    assert!(
+        (report.per_category["1"]["recall@5"] - 0.5).abs() < 1e-9,
+        "{:?}",
+        report.per_category
+    );
+    assert_eq!(
+        report.per_category["4"]["recall@5"], 0.0,
+        "the failed session remembered nothing"
+    );
+
+    opts.infer_model = None;
+    opts.work_dir = dir.path().join("work2");
+    let err = run_locomo(&opts).await.unwrap_err();
+    assert!(err.to_string().contains("chat model"), "{err}");
+}
