@@ -298,7 +298,8 @@ pub trait Store: Send + Sync {
     /// Memories linked to an entity of the scope that equals or nearly matches one of `names`
     /// (normalised), best first. A candidate's score in [0, 1] is how informative the names it
     /// matched are: the sum over matched names of `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`
-    /// (N visible memories, df of them linked to the entity) divided by `ln(1 + N)`, capped at 1;
+    /// (N memories the scope indexes, df of the candidates linked to the entity) divided by
+    /// `ln(1 + N)`, capped at 1;
     /// a name on most memories adds little, a rare one nearly 1.
     fn entity_candidates(
         &self,

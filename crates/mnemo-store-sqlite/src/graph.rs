@@ -199,7 +199,7 @@ impl SqliteStore {
             if matched.is_empty() {
                 return Ok(Vec::new());
             }
-            let mut p = crate::read::candidate_predicate(q)?;
+            let mut p = crate::read::candidate_pred(q)?;
             let marks = vec!["?"; matched.len()].join(",");
             p.push(
                 &format!("em.entity_id IN ({marks})"),
@@ -222,16 +222,17 @@ impl SqliteStore {
                 *df.entry(entity.clone()).or_default() += 1.0;
                 per_memory.entry(seq).or_default().push(entity);
             }
-            // Informativeness of a name: BM25's idf over the visible memories of the scope, so
-            // a name on every other memory (a speaker) counts little and a rare one a lot.
-            let p = crate::read::candidate_predicate(q)?;
-            let total: f64 = conn
-                .query_row(
-                    &format!("SELECT COUNT(*) FROM memories m WHERE {}", p.where_sql()),
-                    params_from_iter(p.params.iter()),
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(sql_err)? as f64;
+            // Informativeness of a name: BM25's idf over the scope's indexed memories (the
+            // vector index keeps that count, so no scan per search), so a name on every other
+            // memory (a speaker) counts little and a rare one a lot.
+            self.sync_ann(conn)?;
+            let total = self
+                .ann
+                .read()
+                .as_ref()
+                .and_then(|a| a.scope_ids(q.scope).map(|ids| a.scope_size(ids)))
+                .unwrap_or(0) as f64;
+            let total = total.max(df.values().copied().fold(0.0, f64::max));
             let idf = |d: f64| (1.0 + (total - d + 0.5) / (d + 0.5)).ln();
             let scale = (1.0 + total).ln().max(f64::MIN_POSITIVE);
             let mut out: Vec<Candidate> = per_memory

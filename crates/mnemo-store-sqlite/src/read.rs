@@ -61,11 +61,7 @@ fn query_memories(
 }
 
 /// Scope, visibility, kinds and filter for a candidate query.
-pub(crate) fn candidate_predicate(q: &CandidateQuery<'_>) -> Result<Pred> {
-    candidate_pred(q)
-}
-
-fn candidate_pred(q: &CandidateQuery<'_>) -> Result<Pred> {
+pub(crate) fn candidate_pred(q: &CandidateQuery<'_>) -> Result<Pred> {
     candidate_pred_with(q, false)
 }
 

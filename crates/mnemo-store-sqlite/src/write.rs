@@ -427,8 +427,7 @@ impl SqliteStore {
                             kind: LinkKind::Supersedes,
                             strength: 1.0,
                             author: Author::Model,
-                            created_at: chrono::DateTime::from_timestamp_millis(now)
-                                .unwrap_or_default(),
+                            created_at: from_ms(now),
                         },
                     )?;
                 }

@@ -156,15 +156,17 @@ pub fn infer(
             continue;
         }
         let near = store.dense_candidates(&cq, &fact.vector)?;
+        let keys: Vec<i64> = near.iter().map(|c| c.key).collect();
+        let neighbours = store.fetch(&cq, &keys)?;
         if let Some(top) = near.first().filter(|c| c.score >= cfg.near_duplicate) {
-            let text = store
-                .fetch(&cq, &[top.key])?
-                .pop()
-                .map(|(_, m)| m.text)
+            let text = neighbours
+                .iter()
+                .find(|(k, _)| *k == top.key)
+                .map(|(_, m)| m.text.as_str())
                 .unwrap_or_default();
             // Close in embedding space is not the same fact when a number, date or name
             // differs ("the wedding is on June 14" vs "on June 21"): the model decides those.
-            if !is_forget(&fact.text) && same_particulars(&fact.text, &text) {
+            if !is_forget(&fact.text) && same_particulars(&fact.text, text) {
                 plan.warnings.push(format!(
                     "fact {:?} nearly repeats {text:?} (cosine {:.3}); skipped",
                     fact.text, top.score
@@ -172,8 +174,7 @@ pub fn infer(
                 continue;
             }
         }
-        let keys: Vec<i64> = near.iter().map(|c| c.key).collect();
-        for (_, m) in store.fetch(&cq, &keys)? {
+        for (_, m) in neighbours {
             if !table.iter().any(|t| t.id == m.id) {
                 table.push(m);
             }
