@@ -306,6 +306,14 @@ pub trait Store: Send + Sync {
         query: &CandidateQuery<'_>,
         names: &[String],
     ) -> Result<Vec<Candidate>>;
+    /// The scope that owns a memory (any state). For admin callers that address a memory by id
+    /// alone (the server's admin keys); it has no default because only the backend knows where
+    /// the owner is kept. `not_found` when there is no such memory.
+    fn owner_of(&self, id: MemoryId) -> Result<Scope>;
+    /// Every exact scope that owns visible (active, unexpired) memories, with their count, in
+    /// scope order. For listings of users, agents and runs (the server's `entities` routes);
+    /// no default because counting is the backend's own query.
+    fn owners(&self) -> Result<Vec<(Scope, u64)>>;
     /// Messages of the scope with the given ids (a memory's sources), in log order; ids that are
     /// unknown or belong to another scope are skipped.
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>>;

@@ -331,6 +331,12 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Candidate>> {
         self.by_entities(query, names)
     }
+    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
+        self.owner(id)
+    }
+    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
+        self.owner_counts()
+    }
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.messages_with_ids(scope, ids)
     }

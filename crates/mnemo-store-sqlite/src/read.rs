@@ -7,7 +7,7 @@ use crate::predicate::{self, Pred};
 use crate::SqliteStore;
 use mnemo_core::*;
 use rusqlite::types::Value as Sql;
-use rusqlite::{params_from_iter, Connection};
+use rusqlite::{params_from_iter, Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
 
 pub(crate) fn sources_of(
@@ -124,6 +124,53 @@ impl SqliteStore {
                 .next()
                 .map(|(_, m)| m)
                 .ok_or_else(|| Error::not_found("memory", id))
+        })
+    }
+
+    pub(crate) fn owner(&self, id: MemoryId) -> Result<Scope> {
+        self.read(|conn| {
+            let row: Option<(Option<String>, Option<String>, Option<String>)> = conn
+                .query_row(
+                    "SELECT user_id, agent_id, run_id FROM memories WHERE id = ?1",
+                    [id.to_string()],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()
+                .map_err(sql_err)?;
+            let (u, a, r) = row.ok_or_else(|| Error::not_found("memory", id))?;
+            Scope::from_parts(u.as_deref(), a.as_deref(), r.as_deref())
+        })
+    }
+
+    pub(crate) fn owner_counts(&self) -> Result<Vec<(Scope, u64)>> {
+        self.read(|conn| {
+            let mut p = Pred::default();
+            predicate::visibility(&mut p, "m", &ReadOptions::default());
+            let sql = format!(
+                "SELECT m.user_id, m.agent_id, m.run_id, COUNT(*) FROM memories m {}
+                 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+                p.where_sql()
+            );
+            let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params_from_iter(p.params.iter()), |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                })
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (u, a, r, n) = row.map_err(sql_err)?;
+                out.push((
+                    Scope::from_parts(u.as_deref(), a.as_deref(), r.as_deref())?,
+                    n as u64,
+                ));
+            }
+            Ok(out)
         })
     }
 

@@ -74,6 +74,13 @@ pub fn round_trip(h: &dyn Harness) {
     assert_eq!(m.hash, content_hash(&m.text));
     // A narrower query scope (user only) sees it; the id alone in another scope does not.
     assert!(store.get(&scope("alice"), id, &all(false)).is_ok());
+    // The owner lookup (admin by-id access) names the full scope; an unknown id is not found.
+    assert_eq!(store.owner_of(id).unwrap(), s);
+    assert_eq!(
+        store.owner_of(MemoryId::new()).unwrap_err().kind(),
+        mnemo_core::ErrorKind::NotFound
+    );
+    assert_eq!(store.owners().unwrap(), vec![(s.clone(), 1)]);
     let hist = store.history(&s, id, &all(false)).unwrap();
     assert_eq!(hist.len(), 1);
     assert_eq!(hist[0].event, HistoryKind::Add);

@@ -112,6 +112,16 @@ impl Memory {
             .await
     }
 
+    /// The scope that owns a memory, for callers allowed to address any memory by id (admins).
+    pub async fn owner_of(&self, id: MemoryId) -> Result<Scope> {
+        self.with_store(move |s| s.owner_of(id)).await
+    }
+
+    /// Every scope that owns visible memories, with their count.
+    pub async fn owners(&self) -> Result<Vec<(Scope, u64)>> {
+        self.with_store(|s| s.owners()).await
+    }
+
     pub async fn list(&self, req: ListRequest) -> Result<Page> {
         let filter = match &req.filters {
             Some(f) => Filter::from_json(f)?,

@@ -1,0 +1,303 @@
+//! The native API's request bodies and response documents. Requests reject unknown fields;
+//! responses are the library's own serialised types, described here for the OpenAPI document
+//! (a test checks these descriptions against real serialised records).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+/// One conversation message.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageIn {
+    /// `user`, `assistant`, `system` (skipped) or `tool`.
+    pub role: String,
+    pub content: String,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// `POST /v1/memories`: a text or a conversation to remember.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddBody {
+    /// A conversation; give this or `text`.
+    pub messages: Option<Vec<MessageIn>>,
+    /// A plain text, stored as one user message; give this or `messages`.
+    pub text: Option<String>,
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    /// A JSON object; identity keys inside it are dropped with a warning.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    /// Extract facts with the configured chat model (its default) or store raw.
+    pub infer: Option<bool>,
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Back-dates the messages and memories.
+    pub timestamp: Option<DateTime<Utc>>,
+    /// A retry with the same key returns the first result and writes nothing.
+    pub idempotency_key: Option<String>,
+    /// `procedural` summarises an agent's steps (needs `agent_id` and a chat model).
+    pub memory_type: Option<String>,
+    pub instructions: Option<String>,
+    pub session_id: Option<String>,
+}
+
+/// `POST /v1/memories/search`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchBody {
+    pub query: String,
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    /// Default 10.
+    pub top_k: Option<usize>,
+    pub threshold: Option<f32>,
+    /// Memory kinds, e.g. `["fact", "raw"]`.
+    pub kinds: Option<Vec<String>>,
+    /// A filter expression over metadata and times (`eq ne in nin gt gte lt lte contains`,
+    /// `and or not`).
+    #[schema(value_type = Option<Object>)]
+    pub filters: Option<Value>,
+    /// `hybrid` (default), `dense` or `lexical`.
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub include_expired: bool,
+    /// Also search superseded and deleted memories (what used to be true).
+    #[serde(default)]
+    pub include_inactive: bool,
+}
+
+/// Query parameters of `GET /v1/memories`.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListParams {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    /// Page size, default 100, at most 1000.
+    pub limit: Option<usize>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Comma-separated memory kinds.
+    pub kinds: Option<String>,
+    /// A filter expression as JSON text.
+    pub filters: Option<String>,
+    #[serde(default)]
+    pub include_expired: bool,
+}
+
+/// Scope parts in a query string (by-id routes, delete-all).
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ScopeParams {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub include_expired: bool,
+}
+
+/// `PUT /v1/memories/{id}`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBody {
+    pub text: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    /// A new expiry; `null` clears it.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub expires_at: Option<Option<DateTime<Utc>>>,
+}
+
+fn double_option<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<DateTime<Utc>>>, D::Error> {
+    Option::<DateTime<Utc>>::deserialize(d).map(Some)
+}
+
+/// `POST /v1/memories/batch`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchAddBody {
+    pub items: Vec<AddBody>,
+}
+
+/// One change of `PUT /v1/memories/batch`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchUpdateItem {
+    pub memory_id: String,
+    pub text: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+}
+
+/// `PUT /v1/memories/batch`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchUpdateBody {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub items: Vec<BatchUpdateItem>,
+}
+
+/// `DELETE /v1/memories/batch`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchDeleteBody {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub memory_ids: Vec<String>,
+}
+
+/// `POST /v1/reset`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetBody {
+    /// Must be exactly `"reset"`.
+    pub confirm: String,
+}
+
+/// A stored memory as every route returns it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryDoc {
+    #[schema(value_type = String, format = Uuid)]
+    pub id: String,
+    /// The memory's text.
+    pub memory: String,
+    /// `raw`, `fact`, `procedural`, `note`, `profile` or `summary`.
+    pub kind: String,
+    /// `active`, `superseded` or `deleted`.
+    pub state: String,
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    #[schema(value_type = Object)]
+    pub metadata: Value,
+    pub hash: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub valid_from: Option<DateTime<Utc>>,
+    pub valid_until: Option<DateTime<Utc>>,
+    pub actor: Option<String>,
+    pub role: Option<String>,
+    /// Ids of the messages this memory came from.
+    #[schema(value_type = Vec<String>)]
+    pub sources: Vec<String>,
+    pub access_count: u64,
+    pub last_accessed_at: Option<DateTime<Utc>>,
+}
+
+/// A search hit: the memory, its final score and the score of each signal.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HitDoc {
+    #[serde(flatten)]
+    pub memory: MemoryDoc,
+    pub score: f32,
+    /// `dense`, `lexical`, `entity` (each may be absent).
+    #[schema(value_type = Object)]
+    pub scores: Value,
+}
+
+/// One result of an add.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AddResultDoc {
+    #[schema(value_type = String, format = Uuid)]
+    pub id: String,
+    pub memory: String,
+    /// `ADD`, `UPDATE` or `DELETE`.
+    pub event: String,
+    pub previous_memory: Option<String>,
+    pub previous_id: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// What an add returns.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AddOutcomeDoc {
+    pub results: Vec<AddResultDoc>,
+    /// True when returned from an earlier call with the same idempotency key.
+    pub replayed: bool,
+    pub warnings: Vec<String>,
+    /// The model calls the add made.
+    #[schema(value_type = Vec<Object>)]
+    pub usage: Vec<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchDoc {
+    pub results: Vec<HitDoc>,
+    pub embed_ms: f64,
+    pub search_ms: f64,
+    #[schema(value_type = Vec<Object>)]
+    pub usage: Vec<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PageDoc {
+    pub results: Vec<MemoryDoc>,
+    pub next_cursor: Option<String>,
+}
+
+/// One history event.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoryDoc {
+    pub id: i64,
+    #[schema(value_type = String, format = Uuid)]
+    pub memory_id: String,
+    /// `ADD`, `UPDATE`, `DELETE`, `SUPERSEDE`, `EXPIRE`, `EVOLVE` or `MERGE`.
+    pub event: String,
+    pub old_memory: Option<String>,
+    pub new_memory: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub old_metadata: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub new_metadata: Option<Value>,
+    pub actor: Option<String>,
+    pub role: Option<String>,
+    pub reason: Option<String>,
+    pub request_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoryListDoc {
+    pub results: Vec<HistoryDoc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeletedDoc {
+    /// How many memories were deleted.
+    pub deleted: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageDoc {
+    pub message: String,
+}
+
+/// The error body of every route.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDoc {
+    pub error: ErrorDetailDoc,
+    /// The message again, where Mem0's clients look for it.
+    pub detail: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetailDoc {
+    /// `invalid_input`, `not_found`, `unauthenticated`, `forbidden`, `rate_limited`, …
+    pub kind: String,
+    pub message: String,
+    pub retryable: bool,
+}

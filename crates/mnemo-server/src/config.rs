@@ -1,0 +1,193 @@
+//! Server settings. The binary reads them from flags > `MNEMO_*` environment > `mnemo.toml` >
+//! defaults: [`FileConfig`] is the file's shape (unknown keys are errors), and its values are
+//! offered to the flag parser as environment defaults, so an environment variable or a flag
+//! always wins. [`ServerConfig`] is the validated result. `mnemo.example.toml` documents every
+//! key; a test parses it.
+
+use mnemo_core::{Error, Result};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// Validated settings of `mnemo serve`.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub bind: SocketAddr,
+    /// Accept requests without an API key; refused unless `bind` is a loopback address.
+    pub no_auth: bool,
+    pub max_body_bytes: usize,
+    /// Requests per minute per API key (0: unlimited) and the burst allowed at once.
+    pub rate_limit_per_minute: u32,
+    pub rate_limit_burst: u32,
+    /// Origins CORS allows; empty (the default) sends no CORS headers.
+    pub cors_origins: Vec<String>,
+    /// Write memory text and queries into the logs.
+    pub log_content: bool,
+    pub max_in_flight: usize,
+    /// Where API keys are kept (default: `keys.db` in the data directory).
+    pub keys_path: PathBuf,
+}
+
+impl ServerConfig {
+    pub fn new(bind: SocketAddr, keys_path: PathBuf) -> Self {
+        Self {
+            bind,
+            no_auth: false,
+            max_body_bytes: 1 << 20,
+            rate_limit_per_minute: 1200,
+            rate_limit_burst: 100,
+            cors_origins: Vec::new(),
+            log_content: false,
+            max_in_flight: 64,
+            keys_path,
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.no_auth && !self.bind.ip().is_loopback() {
+            return Err(Error::invalid(
+                "no_auth",
+                format!(
+                    "--no-auth is only allowed on a loopback address, not {}",
+                    self.bind
+                ),
+            ));
+        }
+        if self.max_body_bytes < 1024 {
+            return Err(Error::invalid("max_body_bytes", "must be at least 1024"));
+        }
+        if self.max_in_flight == 0 {
+            return Err(Error::invalid("max_in_flight", "must be at least 1"));
+        }
+        for o in &self.cors_origins {
+            if !(o.starts_with("http://") || o.starts_with("https://")) || o.ends_with('/') {
+                return Err(Error::invalid(
+                    "cors_origins",
+                    format!("{o:?} is not an origin like https://app.example.com"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The shape of `mnemo.toml`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub data_dir: Option<PathBuf>,
+    pub models_dir: Option<PathBuf>,
+    pub embedder: Option<String>,
+    pub threads: Option<usize>,
+    #[serde(default)]
+    pub server: ServerSection,
+    #[serde(default)]
+    pub llm: LlmSection,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    pub bind: Option<String>,
+    pub no_auth: Option<bool>,
+    pub max_body_bytes: Option<usize>,
+    pub rate_limit_per_minute: Option<u32>,
+    pub rate_limit_burst: Option<u32>,
+    pub cors_origins: Option<Vec<String>>,
+    pub log_content: Option<bool>,
+    pub max_in_flight: Option<usize>,
+    pub keys_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub gguf: Option<PathBuf>,
+    pub timeout_secs: Option<u64>,
+    pub additive_only: Option<bool>,
+}
+
+impl FileConfig {
+    pub fn parse(text: &str) -> Result<Self> {
+        toml::from_str(text).map_err(|e| Error::invalid("mnemo.toml", e.to_string()))
+    }
+
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::invalid("config", format!("{}: {e}", path.display())))?;
+        Self::parse(&text)
+    }
+
+    /// Each setting the file gives, as the `MNEMO_*` variable the flag parser reads.
+    pub fn env_defaults(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mut put = |k: &'static str, v: Option<String>| {
+            if let Some(v) = v {
+                out.push((k, v));
+            }
+        };
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        let s = &self.server;
+        let l = &self.llm;
+        put("MNEMO_DATA_DIR", path(&self.data_dir));
+        put("MNEMO_MODELS_DIR", path(&self.models_dir));
+        put("MNEMO_EMBEDDER", self.embedder.clone());
+        put("MNEMO_THREADS", self.threads.map(|v| v.to_string()));
+        put("MNEMO_BIND", s.bind.clone());
+        put("MNEMO_NO_AUTH", s.no_auth.map(|v| v.to_string()));
+        put("MNEMO_MAX_BODY_BYTES", s.max_body_bytes.map(|v| v.to_string()));
+        put("MNEMO_RATE_LIMIT_PER_MINUTE", s.rate_limit_per_minute.map(|v| v.to_string()));
+        put("MNEMO_RATE_LIMIT_BURST", s.rate_limit_burst.map(|v| v.to_string()));
+        put("MNEMO_CORS_ORIGINS", s.cors_origins.as_ref().map(|v| v.join(",")));
+        put("MNEMO_LOG_CONTENT", s.log_content.map(|v| v.to_string()));
+        put("MNEMO_MAX_IN_FLIGHT", s.max_in_flight.map(|v| v.to_string()));
+        put("MNEMO_KEYS_PATH", path(&s.keys_path));
+        put("MNEMO_LLM_BASE_URL", l.base_url.clone());
+        put("MNEMO_LLM_MODEL", l.model.clone());
+        put("MNEMO_LLM_API_KEY_ENV", l.api_key_env.clone());
+        put("MNEMO_LLM_GGUF", path(&l.gguf));
+        put("MNEMO_LLM_TIMEOUT_SECS", l.timeout_secs.map(|v| v.to_string()));
+        put("MNEMO_ADDITIVE_ONLY", l.additive_only.map(|v| v.to_string()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_file_parses_and_maps_every_key() {
+        let text = include_str!("../../../mnemo.example.toml");
+        let c = FileConfig::parse(text).unwrap();
+        assert_eq!(c.server.bind.as_deref(), Some("127.0.0.1:8750"));
+        assert_eq!(c.server.no_auth, Some(false));
+        // The example sets every key, so every variable is produced.
+        let env = c.env_defaults();
+        assert_eq!(env.len(), 19, "{env:?}");
+        assert!(env.contains(&("MNEMO_RATE_LIMIT_PER_MINUTE", "1200".to_string())));
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_are_refused() {
+        assert!(FileConfig::parse("[server]\nbindd = \"x\"").is_err());
+        assert!(FileConfig::parse("[server]\nmax_body_bytes = \"big\"").is_err());
+        assert!(FileConfig::parse("").unwrap() == FileConfig::default());
+    }
+
+    #[test]
+    fn no_auth_is_refused_off_loopback() {
+        let mut c = ServerConfig::new("0.0.0.0:8750".parse().unwrap(), "k.db".into());
+        c.no_auth = true;
+        assert!(c.validate().is_err());
+        c.bind = "127.0.0.1:8750".parse().unwrap();
+        assert!(c.validate().is_ok());
+        c.bind = "[::1]:8750".parse().unwrap();
+        assert!(c.validate().is_ok());
+        c.cors_origins = vec!["example.com".into()];
+        assert!(c.validate().is_err());
+    }
+}

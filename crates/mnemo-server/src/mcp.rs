@@ -1,0 +1,309 @@
+//! MCP: the memory tools over stdio (`mnemo mcp`) and streamable HTTP (`/mcp`), with the official
+//! Rust SDK (`rmcp`). Tools call the same [`Service`] as REST; their errors carry the JSON-RPC code
+//! of their kind (see [`crate::error`]) and the kind's name in `data`.
+//!
+//! Over HTTP the caller is the API key of each request (the auth layer runs before rmcp, so a
+//! request without a valid key never reaches a tool). Over stdio the caller is fixed when the
+//! process starts: the key given to `mnemo mcp`, or — with none — the local user, who can read the
+//! store file anyway.
+
+use crate::api::{AddBody, ListParams, MessageIn, SearchBody, UpdateBody};
+use crate::auth::{Principal, ScopeParts};
+use crate::error::ApiError;
+use crate::rest::AppState;
+use crate::service::Service;
+use axum::Router;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorCode, Implementation, ServerCapabilities, ServerConfig,
+};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn mcp_error(e: ApiError) -> McpError {
+    let (_, code) = e.kind.codes();
+    McpError::new(
+        ErrorCode(code),
+        e.message,
+        Some(json!({ "kind": e.kind.as_str(), "retryable": e.kind.retryable() })),
+    )
+}
+
+fn ok_json(v: impl Serialize) -> Result<CallToolResult, McpError> {
+    let text = serde_json::to_string(&v)
+        .map_err(|e| McpError::internal_error(format!("serialising the result: {e}"), None))?;
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+}
+
+/// The scope every tool takes; a bound API key fills in its own parts.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeArgs {
+    /// The user the memories belong to.
+    pub user_id: Option<String>,
+    /// The agent the memories belong to.
+    pub agent_id: Option<String>,
+    /// The run (session) the memories belong to.
+    pub run_id: Option<String>,
+}
+
+impl ScopeArgs {
+    fn parts(&self) -> ScopeParts {
+        ScopeParts::new(self.user_id.clone(), self.agent_id.clone(), self.run_id.clone())
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddArgs {
+    /// A plain text to remember (one user message). Give this or `messages`.
+    pub text: Option<String>,
+    /// A conversation: a list of {role, content, name?}; system messages are skipped.
+    pub messages: Option<Vec<McpMessage>>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// A JSON object of metadata.
+    pub metadata: Option<serde_json::Map<String, Value>>,
+    /// Extract facts with the server's chat model (its default when one is configured).
+    pub infer: Option<bool>,
+    /// A retry with the same key returns the first result and writes nothing.
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpMessage {
+    /// user, assistant, system or tool.
+    pub role: String,
+    pub content: String,
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for.
+    pub query: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// How many memories to return (default 10).
+    pub top_k: Option<usize>,
+    /// A filter over metadata and times, e.g. {"topic": "food"} or {"AND": [...]}.
+    pub filters: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// Page size (default 100, at most 1000).
+    pub limit: Option<usize>,
+    /// The next_cursor of the previous page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdArgs {
+    /// The memory's id (a UUID).
+    pub memory_id: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateArgs {
+    /// The memory's id (a UUID).
+    pub memory_id: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The new text (re-embedded).
+    pub text: Option<String>,
+    /// New metadata (a JSON object).
+    pub metadata: Option<serde_json::Map<String, Value>>,
+}
+
+/// The MCP server: the memory tools over one service.
+#[derive(Clone)]
+pub struct MemoryTools {
+    service: Arc<Service>,
+    /// The caller over stdio; `None` over HTTP, where each request carries its key.
+    fixed: Option<Principal>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl std::fmt::Debug for MemoryTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryTools").finish_non_exhaustive()
+    }
+}
+
+#[tool_router]
+impl MemoryTools {
+    pub fn new(service: Arc<Service>, fixed: Option<Principal>) -> Self {
+        Self {
+            service,
+            fixed,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The caller of this request: the HTTP request's key (set by the auth layer), or the fixed
+    /// stdio caller. Neither is a refusal, never a default.
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Principal, McpError> {
+        if let Some(p) = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>())
+        {
+            return Ok(p.clone());
+        }
+        self.fixed.clone().ok_or_else(|| {
+            mcp_error(ApiError::new(
+                crate::error::ApiKind::Unauthenticated,
+                "no API key on this request",
+            ))
+        })
+    }
+
+    #[tool(description = "Remember a text or a conversation for a user, agent or run. Returns the memories written, each with its id and event (ADD, UPDATE, DELETE).")]
+    async fn add_memory(&self, Parameters(a): Parameters<AddArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let body = AddBody {
+            messages: a.messages.map(|ms| {
+                ms.into_iter()
+                    .map(|m| MessageIn { role: m.role, content: m.content, name: m.name })
+                    .collect()
+            }),
+            text: a.text,
+            user_id: a.scope.user_id,
+            agent_id: a.scope.agent_id,
+            run_id: a.scope.run_id,
+            metadata: a.metadata.map(Value::Object),
+            infer: a.infer,
+            idempotency_key: a.idempotency_key,
+            ..AddBody::default()
+        };
+        let rid = uuid::Uuid::now_v7().to_string();
+        ok_json(self.service.add(&p, body, &rid).await.map_err(mcp_error)?)
+    }
+
+    #[tool(description = "Search a scope's memories (hybrid: meaning, keywords and named entities). Returns the best matches with their scores.")]
+    async fn search_memories(&self, Parameters(a): Parameters<SearchArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let body = SearchBody {
+            query: a.query,
+            user_id: a.scope.user_id,
+            agent_id: a.scope.agent_id,
+            run_id: a.scope.run_id,
+            top_k: a.top_k,
+            filters: a.filters.map(Value::Object),
+            ..SearchBody::default()
+        };
+        let out = self.service.search(&p, body).await.map_err(mcp_error)?;
+        ok_json(json!({ "results": out.results }))
+    }
+
+    #[tool(description = "List a scope's memories, newest first, a page at a time (pass next_cursor back as cursor).")]
+    async fn list_memories(&self, Parameters(a): Parameters<ListArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let params = ListParams {
+            user_id: a.scope.user_id,
+            agent_id: a.scope.agent_id,
+            run_id: a.scope.run_id,
+            limit: a.limit,
+            cursor: a.cursor,
+            ..ListParams::default()
+        };
+        ok_json(self.service.list(&p, params).await.map_err(mcp_error)?)
+    }
+
+    #[tool(description = "Get one memory by id.")]
+    async fn get_memory(&self, Parameters(a): Parameters<IdArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        ok_json(self.service.get(&p, &a.memory_id, &a.scope.parts(), false).await.map_err(mcp_error)?)
+    }
+
+    #[tool(description = "Change a memory's text and/or metadata; the change is kept in its history.")]
+    async fn update_memory(&self, Parameters(a): Parameters<UpdateArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let body = UpdateBody {
+            text: a.text,
+            metadata: a.metadata.map(Value::Object),
+            expires_at: None,
+        };
+        let rid = uuid::Uuid::now_v7().to_string();
+        ok_json(self.service.update(&p, &a.memory_id, &a.scope.parts(), body, &rid).await.map_err(mcp_error)?)
+    }
+
+    #[tool(description = "Delete one memory by id (kept for audit; gone from searches and lists).")]
+    async fn delete_memory(&self, Parameters(a): Parameters<IdArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let rid = uuid::Uuid::now_v7().to_string();
+        self.service.delete(&p, &a.memory_id, &a.scope.parts(), &rid).await.map_err(mcp_error)?;
+        ok_json(json!({ "deleted": a.memory_id }))
+    }
+
+    #[tool(description = "Delete every memory of a scope (a user, agent or run).")]
+    async fn delete_all_memories(&self, Parameters(a): Parameters<ScopeArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let rid = uuid::Uuid::now_v7().to_string();
+        let n = self.service.delete_all(&p, &a.parts(), &rid).await.map_err(mcp_error)?;
+        ok_json(json!({ "deleted": n }))
+    }
+
+    #[tool(description = "The history of a memory: every change, with old and new text and the reason, oldest first.")]
+    async fn memory_history(&self, Parameters(a): Parameters<IdArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let events = self.service.history(&p, &a.memory_id, &a.scope.parts()).await.map_err(mcp_error)?;
+        ok_json(json!({ "results": events }))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemoryTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mnemo", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "mnemo keeps scoped memories for agents. Name a user_id, agent_id or run_id on \
+                 every call (an API key bound to a scope fills in its own).",
+            )
+    }
+}
+
+/// `/mcp`: streamable HTTP, behind the same auth layer as the REST routes.
+pub fn http_routes(state: AppState) -> Router<AppState> {
+    let service = state.service.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(MemoryTools::new(service.clone(), None)),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    Router::new().nest_service("/mcp", mcp)
+}
+
+/// Serves the tools on stdin/stdout until the client closes them.
+pub async fn serve_stdio(service: Arc<Service>, caller: Principal) -> mnemo_core::Result<()> {
+    let running = MemoryTools::new(service, Some(caller))
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| mnemo_core::Error::Unavailable {
+            component: "mcp".into(),
+            reason: e.to_string(),
+        })?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| mnemo_core::Error::internal(format!("mcp stdio: {e}")))?;
+    Ok(())
+}

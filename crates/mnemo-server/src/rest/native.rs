@@ -1,0 +1,173 @@
+//! The native API under `/v1`: the whole library API, documented by the OpenAPI document that
+//! `utoipa` generates from these handlers' annotations (served at `/openapi.json`).
+
+use super::extract::{ApiJson, ApiQuery};
+use super::middleware::RequestId;
+use super::AppState;
+use crate::api::*;
+use crate::auth::{Principal, ScopeParts};
+use crate::error::{ApiError, ApiResult};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use mnemo_core::ExportRecord;
+use serde_json::json;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "mnemo",
+        description = "Scoped, searchable, auditable memory for LLM agents. Every route needs an \
+            API key (`Authorization: Bearer KEY`) bound to the scopes it may touch, unless the \
+            server runs with `--no-auth` on loopback.",
+    ),
+    components(schemas(ErrorDoc, ErrorDetailDoc)),
+    tags((name = "memories", description = "The memory API"), (name = "admin", description = "Store-wide operations (admin keys)"))
+)]
+struct ApiDoc;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(add, list, delete_all))
+        .routes(routes!(search))
+        .routes(routes!(batch_add, batch_update, batch_delete))
+        .routes(routes!(get_one, update, delete_one))
+        .routes(routes!(history))
+        .routes(routes!(reset))
+        .routes(routes!(export))
+        .routes(routes!(import))
+}
+
+type Caller = Extension<Principal>;
+type Rid = Extension<RequestId>;
+
+fn scope_of(q: &ScopeParams) -> ScopeParts {
+    ScopeParts::new(q.user_id.clone(), q.agent_id.clone(), q.run_id.clone())
+}
+
+/// Remember a text or a conversation.
+#[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = AddBody,
+    responses((status = 200, body = AddOutcomeDoc), (status = "4XX", body = ErrorDoc)))]
+async fn add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<AddBody>) -> ApiResult<Response> {
+    let out = s.service.add(&p, body, &rid.0).await?;
+    Ok(Json(out).into_response())
+}
+
+/// List a scope's memories, newest first, with cursor pagination.
+#[utoipa::path(get, path = "/v1/memories", tag = "memories", params(ListParams),
+    responses((status = 200, body = PageDoc), (status = "4XX", body = ErrorDoc)))]
+async fn list(State(s): State<AppState>, Extension(p): Caller, ApiQuery(q): ApiQuery<ListParams>) -> ApiResult<Response> {
+    Ok(Json(s.service.list(&p, q).await?).into_response())
+}
+
+/// Delete every memory of a scope (soft: kept for audit, gone from reads).
+#[utoipa::path(delete, path = "/v1/memories", tag = "memories", params(ScopeParams),
+    responses((status = 200, body = DeletedDoc), (status = "4XX", body = ErrorDoc)))]
+async fn delete_all(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
+    let n = s.service.delete_all(&p, &scope_of(&q), &rid.0).await?;
+    Ok(Json(json!({ "deleted": n })).into_response())
+}
+
+/// Hybrid search (dense + BM25 + entities) within a scope.
+#[utoipa::path(post, path = "/v1/memories/search", tag = "memories", request_body = SearchBody,
+    responses((status = 200, body = SearchDoc), (status = "4XX", body = ErrorDoc)))]
+async fn search(State(s): State<AppState>, Extension(p): Caller, ApiJson(body): ApiJson<SearchBody>) -> ApiResult<Response> {
+    Ok(Json(s.service.search(&p, body).await?).into_response())
+}
+
+/// Several adds at once (up to 1000); every scope is checked before anything is written.
+#[utoipa::path(post, path = "/v1/memories/batch", tag = "memories", request_body = BatchAddBody,
+    responses((status = 200, description = "One add outcome per item", body = Vec<AddOutcomeDoc>), (status = "4XX", body = ErrorDoc)))]
+async fn batch_add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<BatchAddBody>) -> ApiResult<Response> {
+    let out = s.service.add_batch(&p, body.items, &rid.0).await?;
+    Ok(Json(json!({ "results": out })).into_response())
+}
+
+/// Several updates at once.
+#[utoipa::path(put, path = "/v1/memories/batch", tag = "memories", request_body = BatchUpdateBody,
+    responses((status = 200, body = PageDoc), (status = "4XX", body = ErrorDoc)))]
+async fn batch_update(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<BatchUpdateBody>) -> ApiResult<Response> {
+    let out = s.service.update_batch(&p, body, &rid.0).await?;
+    Ok(Json(json!({ "results": out, "next_cursor": null })).into_response())
+}
+
+/// Several deletes at once.
+#[utoipa::path(delete, path = "/v1/memories/batch", tag = "memories", request_body = BatchDeleteBody,
+    responses((status = 200, body = DeletedDoc), (status = "4XX", body = ErrorDoc)))]
+async fn batch_delete(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<BatchDeleteBody>) -> ApiResult<Response> {
+    let n = s.service.delete_batch(&p, body, &rid.0).await?;
+    Ok(Json(json!({ "deleted": n })).into_response())
+}
+
+/// One memory by id (expired ones only with `include_expired`).
+#[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams),
+    responses((status = 200, body = MemoryDoc), (status = "4XX", body = ErrorDoc)))]
+async fn get_one(State(s): State<AppState>, Extension(p): Caller, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
+    Ok(Json(s.service.get(&p, &id, &scope_of(&q), q.include_expired).await?).into_response())
+}
+
+/// Change a memory's text (re-embedded), metadata or expiry; recorded in its history.
+#[utoipa::path(put, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams), request_body = UpdateBody,
+    responses((status = 200, body = MemoryDoc), (status = "4XX", body = ErrorDoc)))]
+async fn update(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>, ApiJson(body): ApiJson<UpdateBody>) -> ApiResult<Response> {
+    Ok(Json(s.service.update(&p, &id, &scope_of(&q), body, &rid.0).await?).into_response())
+}
+
+/// Delete one memory (soft: kept for audit and history).
+#[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams),
+    responses((status = 200, body = MessageDoc), (status = "4XX", body = ErrorDoc)))]
+async fn delete_one(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
+    s.service.delete(&p, &id, &scope_of(&q), &rid.0).await?;
+    Ok(Json(json!({ "message": "memory deleted" })).into_response())
+}
+
+/// A memory's history, through the memories it superseded, oldest first.
+#[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "memories", params(("id" = String, Path), ScopeParams),
+    responses((status = 200, body = HistoryListDoc), (status = "4XX", body = ErrorDoc)))]
+async fn history(State(s): State<AppState>, Extension(p): Caller, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
+    let events = s.service.history(&p, &id, &scope_of(&q)).await?;
+    Ok(Json(json!({ "results": events })).into_response())
+}
+
+/// Delete everything in the store (admin key; `{"confirm": "reset"}`).
+#[utoipa::path(post, path = "/v1/reset", tag = "admin", request_body = ResetBody,
+    responses((status = 200, body = MessageDoc), (status = "4XX", body = ErrorDoc)))]
+async fn reset(State(s): State<AppState>, Extension(p): Caller, ApiJson(body): ApiJson<ResetBody>) -> ApiResult<Response> {
+    s.service.reset(&p, &body.confirm).await?;
+    Ok(Json(json!({ "message": "store reset" })).into_response())
+}
+
+/// Every memory and message as JSON lines (admin key); `POST /v1/import` reads them back.
+#[utoipa::path(get, path = "/v1/export", tag = "admin",
+    responses((status = 200, description = "JSON lines, one record each", content_type = "application/x-ndjson"), (status = "4XX", body = ErrorDoc)))]
+async fn export(State(s): State<AppState>, Extension(p): Caller) -> ApiResult<Response> {
+    let records = s.service.export(&p).await?;
+    let mut out = String::new();
+    for r in &records {
+        out.push_str(&serde_json::to_string(r).map_err(|e| ApiError::from(mnemo_core::Error::internal(e.to_string())))?);
+        out.push('\n');
+    }
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], out).into_response())
+}
+
+/// Import JSON lines written by `/v1/export` or `mnemo export`, in one transaction (admin key).
+#[utoipa::path(post, path = "/v1/import", tag = "admin",
+    request_body(content = String, content_type = "application/x-ndjson"),
+    responses((status = 200, body = Object), (status = "4XX", body = ErrorDoc)))]
+async fn import(State(s): State<AppState>, Extension(p): Caller, body: Bytes) -> ApiResult<Response> {
+    let text = std::str::from_utf8(&body).map_err(|_| ApiError::invalid("the body is not UTF-8"))?;
+    let mut records = Vec::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let r: ExportRecord = serde_json::from_str(line)
+            .map_err(|e| ApiError::invalid(format!("line {}: {e}", n + 1)))?;
+        records.push(r);
+    }
+    let n = s.service.import(&p, records).await?;
+    Ok((StatusCode::OK, Json(json!({ "imported": n }))).into_response())
+}
+

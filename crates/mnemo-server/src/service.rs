@@ -1,0 +1,415 @@
+//! The one service layer behind REST (native and Mem0-compatible) and MCP. Every operation
+//! takes the caller's [`Principal`], resolves and checks the scope before any work is done,
+//! waits for a worker slot (the queue delay is measured), runs the library call and records
+//! its duration and model calls. Logs carry ids, counts and lengths; memory text only when
+//! content logging is switched on.
+
+use crate::api::*;
+use crate::auth::{Principal, ScopeParts};
+use crate::error::{ApiError, ApiResult};
+use crate::metrics::Metrics;
+use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, UpdateRequest};
+use mnemo_core::{
+    AddOutcome, DeleteMode, ExportRecord, Filter, HistoryEvent, InputMessage, MemoryId,
+    MemoryKind, Page, ReadOptions, Scope, SearchMode, SearchRequest, WriteContext,
+};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// Settings of the service layer.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Operations running at once; later ones queue (and the wait is measured).
+    pub max_in_flight: usize,
+    /// Write memory text and queries into the logs (off by default).
+    pub log_content: bool,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 64,
+            log_content: false,
+        }
+    }
+}
+
+/// The operations every surface calls.
+pub struct Service {
+    memory: Memory,
+    metrics: Arc<Metrics>,
+    gate: Semaphore,
+    log_content: bool,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").finish_non_exhaustive()
+    }
+}
+
+pub fn parse_id(raw: &str) -> ApiResult<MemoryId> {
+    Ok(MemoryId::parse(raw)?)
+}
+
+fn parse_kinds(raw: &[String]) -> ApiResult<Vec<MemoryKind>> {
+    raw.iter()
+        .map(|k| k.trim().parse::<MemoryKind>().map_err(ApiError::from))
+        .collect()
+}
+
+fn parse_messages(raw: Vec<MessageIn>) -> ApiResult<Vec<InputMessage>> {
+    raw.into_iter()
+        .map(|m| {
+            Ok(InputMessage {
+                role: m.role.parse()?,
+                content: m.content,
+                name: m.name,
+            })
+        })
+        .collect()
+}
+
+const MAX_BATCH: usize = 1000;
+
+impl Service {
+    pub fn new(memory: Memory, metrics: Arc<Metrics>, config: &ServiceConfig) -> Self {
+        Self {
+            memory,
+            metrics,
+            gate: Semaphore::new(config.max_in_flight.max(1)),
+            log_content: config.log_content,
+        }
+    }
+
+    pub fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    async fn run<T>(
+        &self,
+        op: &'static str,
+        p: &Principal,
+        f: impl Future<Output = ApiResult<T>>,
+    ) -> ApiResult<T> {
+        let queued = Instant::now();
+        let _slot = self
+            .gate
+            .acquire()
+            .await
+            .map_err(|_| ApiError::from(mnemo_core::Error::internal("worker gate closed")))?;
+        self.metrics
+            .queue_seconds
+            .observe(queued.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let out = f.await;
+        let secs = t.elapsed().as_secs_f64();
+        self.metrics.observe_op(op, out.is_ok(), secs);
+        match &out {
+            Ok(_) => tracing::debug!(op, key = %p.key_id, ms = secs * 1e3, "ok"),
+            Err(e) => {
+                tracing::info!(op, key = %p.key_id, kind = e.kind.as_str(), ms = secs * 1e3, "failed")
+            }
+        }
+        out
+    }
+
+    /// The scope for a by-id operation: the request's (or the key's) scope, or — for an admin
+    /// naming none — the memory's owner.
+    async fn scope_for_id(&self, p: &Principal, parts: &ScopeParts, id: MemoryId) -> ApiResult<Scope> {
+        match p.resolve(parts)? {
+            Some(s) => Ok(s),
+            None => Ok(self.memory.owner_of(id).await?),
+        }
+    }
+
+    fn add_request(&self, p: &Principal, body: AddBody, request_id: &str) -> ApiResult<AddRequest> {
+        let scope = p.require_scope(&ScopeParts::new(
+            body.user_id,
+            body.agent_id,
+            body.run_id,
+        ))?;
+        let input = match (body.messages, body.text) {
+            (Some(m), None) => AddInput::Messages(parse_messages(m)?),
+            (None, Some(t)) => AddInput::Text(t),
+            (Some(_), Some(_)) => return Err(ApiError::invalid("give `messages` or `text`, not both")),
+            (None, None) => return Err(ApiError::invalid("give `messages` (a conversation) or `text`")),
+        };
+        let memory_type = body
+            .memory_type
+            .as_deref()
+            .map(|k| k.parse::<MemoryKind>())
+            .transpose()?;
+        if self.log_content {
+            tracing::info!(request_id, input = ?input, "add content");
+        }
+        Ok(AddRequest {
+            scope,
+            input,
+            metadata: body.metadata,
+            expires_at: body.expires_at,
+            timestamp: body.timestamp,
+            idempotency_key: body.idempotency_key,
+            infer: body.infer,
+            memory_type,
+            instructions: body.instructions,
+            session_id: body.session_id,
+            request_id: Some(request_id.to_string()),
+        })
+    }
+
+    pub async fn add(&self, p: &Principal, body: AddBody, request_id: &str) -> ApiResult<AddOutcome> {
+        let req = self.add_request(p, body, request_id)?;
+        self.run("add", p, async {
+            let out = self.memory.add(req).await?;
+            self.metrics.observe_model(&out.usage);
+            tracing::info!(request_id, key = %p.key_id, results = out.results.len(), replayed = out.replayed, "add");
+            Ok(out)
+        })
+        .await
+    }
+
+    /// Several adds; every item's scope is checked before any is written.
+    pub async fn add_batch(&self, p: &Principal, items: Vec<AddBody>, request_id: &str) -> ApiResult<Vec<AddOutcome>> {
+        if items.is_empty() || items.len() > MAX_BATCH {
+            return Err(ApiError::invalid(format!("a batch holds 1 to {MAX_BATCH} items")));
+        }
+        let reqs = items
+            .into_iter()
+            .map(|b| self.add_request(p, b, request_id))
+            .collect::<ApiResult<Vec<_>>>()?;
+        self.run("add_batch", p, async {
+            let out = self.memory.add_many(reqs).await?;
+            for o in &out {
+                self.metrics.observe_model(&o.usage);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    pub async fn search(&self, p: &Principal, body: SearchBody) -> ApiResult<mnemo::SearchResponse> {
+        let scope = p.require_scope(&ScopeParts::new(body.user_id, body.agent_id, body.run_id))?;
+        let kinds = body.kinds.as_deref().map(parse_kinds).transpose()?;
+        let filter = match &body.filters {
+            Some(f) => Filter::from_json(f)?,
+            None => None,
+        };
+        let mode = match body.mode.as_deref() {
+            None | Some("hybrid") => SearchMode::Hybrid,
+            Some("dense") => SearchMode::Dense,
+            Some("lexical") => SearchMode::Lexical,
+            Some(other) => {
+                return Err(ApiError::invalid(format!(
+                    "mode {other:?} is not one of hybrid, dense, lexical"
+                )))
+            }
+        };
+        if self.log_content {
+            tracing::info!(query = %body.query, "search content");
+        }
+        let req = SearchRequest {
+            scope,
+            query: body.query,
+            top_k: body.top_k.unwrap_or(10),
+            threshold: body.threshold,
+            kinds,
+            filter,
+            read: ReadOptions {
+                include_expired: body.include_expired,
+                include_inactive: body.include_inactive,
+                ..ReadOptions::default()
+            },
+            mode,
+        };
+        self.run("search", p, async {
+            let out = self.memory.search(req).await?;
+            self.metrics.observe_model(&out.usage);
+            Ok(out)
+        })
+        .await
+    }
+
+    pub async fn get(&self, p: &Principal, id: &str, parts: &ScopeParts, include_expired: bool) -> ApiResult<mnemo::MemoryRecord> {
+        let id = parse_id(id)?;
+        self.run("get", p, async {
+            let scope = self.scope_for_id(p, parts, id).await?;
+            Ok(self
+                .memory
+                .get(GetRequest {
+                    scope,
+                    id,
+                    include_expired,
+                })
+                .await?)
+        })
+        .await
+    }
+
+    pub async fn list(&self, p: &Principal, params: ListParams) -> ApiResult<Page> {
+        let scope = p.require_scope(&ScopeParts::new(params.user_id, params.agent_id, params.run_id))?;
+        let kinds = params
+            .kinds
+            .as_deref()
+            .map(|k| parse_kinds(&k.split(',').map(str::to_string).collect::<Vec<_>>()))
+            .transpose()?;
+        let filters = params
+            .filters
+            .as_deref()
+            .map(|f| {
+                serde_json::from_str::<serde_json::Value>(f)
+                    .map_err(|e| ApiError::invalid(format!("filters is not JSON: {e}")))
+            })
+            .transpose()?;
+        let req = ListRequest {
+            scope,
+            kinds,
+            filters,
+            limit: params.limit.unwrap_or(100),
+            cursor: params.cursor,
+            include_expired: params.include_expired,
+        };
+        self.run("list", p, async { Ok(self.memory.list(req).await?) })
+            .await
+    }
+
+    pub async fn update(&self, p: &Principal, id: &str, parts: &ScopeParts, body: UpdateBody, request_id: &str) -> ApiResult<mnemo::MemoryRecord> {
+        let id = parse_id(id)?;
+        let req = UpdateRequest {
+            text: body.text,
+            metadata: body.metadata,
+            expires_at: body.expires_at,
+        };
+        self.run("update", p, async {
+            let scope = self.scope_for_id(p, parts, id).await?;
+            Ok(self.memory.update(scope, id, req, ctx(p, request_id)).await?)
+        })
+        .await
+    }
+
+    /// Several updates; ids are parsed and the scope checked before any is written. Each
+    /// update is its own transaction; the first failure stops the batch and is returned.
+    pub async fn update_batch(&self, p: &Principal, body: BatchUpdateBody, request_id: &str) -> ApiResult<Vec<mnemo::MemoryRecord>> {
+        if body.items.is_empty() || body.items.len() > MAX_BATCH {
+            return Err(ApiError::invalid(format!("a batch holds 1 to {MAX_BATCH} items")));
+        }
+        let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
+        p.resolve(&parts)?;
+        let items = body
+            .items
+            .into_iter()
+            .map(|i| Ok((parse_id(&i.memory_id)?, i)))
+            .collect::<ApiResult<Vec<_>>>()?;
+        self.run("update_batch", p, async {
+            let mut out = Vec::with_capacity(items.len());
+            for (id, item) in items {
+                let scope = self.scope_for_id(p, &parts, id).await?;
+                let req = UpdateRequest {
+                    text: item.text,
+                    metadata: item.metadata,
+                    expires_at: None,
+                };
+                out.push(self.memory.update(scope, id, req, ctx(p, request_id)).await?);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    pub async fn delete(&self, p: &Principal, id: &str, parts: &ScopeParts, request_id: &str) -> ApiResult<()> {
+        let id = parse_id(id)?;
+        self.run("delete", p, async {
+            let scope = self.scope_for_id(p, parts, id).await?;
+            Ok(self
+                .memory
+                .delete(scope, id, DeleteMode::Soft, ctx(p, request_id))
+                .await?)
+        })
+        .await
+    }
+
+    pub async fn delete_batch(&self, p: &Principal, body: BatchDeleteBody, request_id: &str) -> ApiResult<u64> {
+        if body.memory_ids.is_empty() || body.memory_ids.len() > MAX_BATCH {
+            return Err(ApiError::invalid(format!("a batch holds 1 to {MAX_BATCH} ids")));
+        }
+        let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
+        p.resolve(&parts)?;
+        let ids = body
+            .memory_ids
+            .iter()
+            .map(|i| parse_id(i))
+            .collect::<ApiResult<Vec<_>>>()?;
+        self.run("delete_batch", p, async {
+            for id in &ids {
+                let scope = self.scope_for_id(p, &parts, *id).await?;
+                self.memory
+                    .delete(scope, *id, DeleteMode::Soft, ctx(p, request_id))
+                    .await?;
+            }
+            Ok(ids.len() as u64)
+        })
+        .await
+    }
+
+    pub async fn delete_all(&self, p: &Principal, parts: &ScopeParts, request_id: &str) -> ApiResult<u64> {
+        let scope = p.require_scope(parts)?;
+        self.run("delete_all", p, async {
+            Ok(self
+                .memory
+                .delete_all(scope, DeleteMode::Soft, ctx(p, request_id))
+                .await?)
+        })
+        .await
+    }
+
+    pub async fn history(&self, p: &Principal, id: &str, parts: &ScopeParts) -> ApiResult<Vec<HistoryEvent>> {
+        let id = parse_id(id)?;
+        self.run("history", p, async {
+            let scope = self.scope_for_id(p, parts, id).await?;
+            Ok(self.memory.history(scope, id).await?)
+        })
+        .await
+    }
+
+    /// The scopes owning visible memories that this key may see, with their counts.
+    pub async fn owners(&self, p: &Principal) -> ApiResult<Vec<(Scope, u64)>> {
+        self.run("owners", p, async {
+            let all = self.memory.owners().await?;
+            Ok(all.into_iter().filter(|(s, _)| p.may_see(s)).collect())
+        })
+        .await
+    }
+
+    pub async fn reset(&self, p: &Principal, confirm: &str) -> ApiResult<()> {
+        p.require_admin("reset")?;
+        self.run("reset", p, async { Ok(self.memory.reset(confirm).await?) })
+            .await
+    }
+
+    pub async fn export(&self, p: &Principal) -> ApiResult<Vec<ExportRecord>> {
+        p.require_admin("export")?;
+        self.run("export", p, async { Ok(self.memory.export().await?) })
+            .await
+    }
+
+    pub async fn import(&self, p: &Principal, records: Vec<ExportRecord>) -> ApiResult<u64> {
+        p.require_admin("import")?;
+        self.run("import", p, async { Ok(self.memory.import_records(records).await?) })
+            .await
+    }
+}
+
+fn ctx(p: &Principal, request_id: &str) -> WriteContext {
+    WriteContext {
+        actor: Some(format!("api-key:{}", p.key_id)),
+        role: None,
+        reason: None,
+        request_id: Some(request_id.to_string()),
+    }
+}
