@@ -27,6 +27,10 @@ pub struct Cli {
     pub remote_embedder: RemoteEmbedderArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
+    /// A settings file (default: ./mnemo.toml when present). Flags and MNEMO_* variables win
+    /// over it; see mnemo.example.toml.
+    #[arg(long, env = "MNEMO_CONFIG")]
+    pub config: Option<PathBuf>,
     /// Threads for the embedder (default: all cores).
     #[arg(long, env = "MNEMO_THREADS")]
     pub threads: Option<usize>,
@@ -229,6 +233,20 @@ pub enum Command {
         #[arg(long, default_value_t = 256)]
         batch_size: usize,
     },
+    /// Serve the REST API (native /v1 and Mem0-compatible), MCP over HTTP (/mcp) and metrics.
+    Serve(Box<ServeArgs>),
+    /// Serve the MCP tools on stdin/stdout (for MCP clients that start mnemo themselves).
+    Mcp {
+        /// Act as this API key (its scope binding applies). Without one, the local user has the
+        /// same access as the other commands.
+        #[arg(long, env = "MNEMO_API_KEY", hide_env_values = true)]
+        api_key: Option<String>,
+    },
+    /// Create, list and revoke the server's API keys.
+    Keys {
+        #[command(subcommand)]
+        action: KeysAction,
+    },
     /// Install model files.
     Models {
         #[command(subcommand)]
@@ -387,4 +405,63 @@ fn parse_mode(s: &str) -> Result<mnemo::core::SearchMode, String> {
             "unknown mode {other:?}: use hybrid, dense or lexical"
         )),
     }
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "MNEMO_BIND", default_value = "127.0.0.1:8750")]
+    pub bind: std::net::SocketAddr,
+    /// Accept requests without an API key (refused on non-loopback addresses).
+    #[arg(long, env = "MNEMO_NO_AUTH")]
+    pub no_auth: bool,
+    /// Largest request body in bytes.
+    #[arg(long, env = "MNEMO_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+    /// Requests per minute per API key (0: unlimited).
+    #[arg(long, env = "MNEMO_RATE_LIMIT_PER_MINUTE", default_value_t = 1200)]
+    pub rate_limit_per_minute: u32,
+    /// Requests a key may send at once before the rate applies.
+    #[arg(long, env = "MNEMO_RATE_LIMIT_BURST", default_value_t = 100)]
+    pub rate_limit_burst: u32,
+    /// Browser origins allowed by CORS, comma-separated (default: none, CORS off).
+    #[arg(long, env = "MNEMO_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+    /// Write memory text and queries into the logs.
+    #[arg(long, env = "MNEMO_LOG_CONTENT")]
+    pub log_content: bool,
+    /// Operations running at once; more wait in a queue.
+    #[arg(long, env = "MNEMO_MAX_IN_FLIGHT", default_value_t = 64)]
+    pub max_in_flight: usize,
+    /// Where API keys are kept (default: <data dir>/keys.db).
+    #[arg(long, env = "MNEMO_KEYS_PATH")]
+    pub keys_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysAction {
+    /// Create a key bound to a scope (or an admin key); the secret is printed once.
+    Create {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// A key for every scope and the store-wide operations (reset, export, import).
+        #[arg(long)]
+        admin: bool,
+        /// A label to recognise the key by.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, env = "MNEMO_KEYS_PATH")]
+        keys_path: Option<PathBuf>,
+    },
+    /// List keys (never their secrets).
+    List {
+        #[arg(long, env = "MNEMO_KEYS_PATH")]
+        keys_path: Option<PathBuf>,
+    },
+    /// Revoke a key by id; it stops working on the next request.
+    Revoke {
+        id: String,
+        #[arg(long, env = "MNEMO_KEYS_PATH")]
+        keys_path: Option<PathBuf>,
+    },
 }

@@ -171,6 +171,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Eval {
             workload: crate::args::EvalWorkload::Correctness(args),
         } => return crate::eval::correctness(config_of(&cli)?, args.clone(), json).await,
+        Command::Serve(args) => return crate::serve::serve(&cli, args, json).await,
+        Command::Mcp { api_key } => return crate::serve::mcp(&cli, api_key).await,
+        Command::Keys { action } => return crate::serve::keys(&cli, action, json),
         Command::Reembed { batch_size } => {
             return crate::reembed::run(config_of(&cli)?, *batch_size, json).await
         }
@@ -456,7 +459,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Models { .. }
         | Command::Bench { .. }
         | Command::Eval { .. }
-        | Command::Reembed { .. } => {
+        | Command::Reembed { .. }
+        | Command::Serve(_)
+        | Command::Mcp { .. }
+        | Command::Keys { .. } => {
             unreachable!("handled before opening the store")
         }
     }

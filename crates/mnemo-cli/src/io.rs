@@ -18,9 +18,16 @@ pub fn exit_code(kind: ErrorKind) -> i32 {
 }
 
 pub fn report_error(err: &anyhow::Error, json: bool) -> i32 {
-    let (kind, code) = match err.downcast_ref::<Error>() {
-        Some(e) => (e.kind().as_str(), exit_code(e.kind())),
-        None => ("internal", 1),
+    let (kind, code) = match (
+        err.downcast_ref::<Error>(),
+        err.downcast_ref::<mnemo_server::ApiError>(),
+    ) {
+        (Some(e), _) => (e.kind().as_str(), exit_code(e.kind())),
+        (None, Some(e)) => match e.kind {
+            mnemo_server::ApiKind::Core(k) => (k.as_str(), exit_code(k)),
+            other => (other.as_str(), 2),
+        },
+        (None, None) => ("internal", 1),
     };
     if json {
         let body = serde_json::json!({"error": {"kind": kind, "message": format!("{err:#}")}});

@@ -7,10 +7,15 @@ mod commands;
 mod eval;
 mod io;
 mod reembed;
+mod serve;
 
 use clap::Parser;
 
 fn main() {
+    if let Err(err) = serve::apply_config_file() {
+        let json = std::env::args().any(|a| a == "--json");
+        std::process::exit(io::report_error(&err, json));
+    }
     let cli = args::Cli::parse();
     let json = cli.json;
     let runtime = tokio::runtime::Builder::new_multi_thread()

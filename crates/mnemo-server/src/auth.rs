@@ -122,7 +122,9 @@ impl Principal {
         if self.admin {
             Ok(())
         } else {
-            Err(ApiError::forbidden(format!("{what} needs an admin API key")))
+            Err(ApiError::forbidden(format!(
+                "{what} needs an admin API key"
+            )))
         }
     }
 }
@@ -321,7 +323,10 @@ impl KeyStore {
             .optional()
             .map_err(storage)?;
         row.ok_or_else(|| {
-            ApiError::new(ApiKind::Unauthenticated, "the API key is unknown or revoked")
+            ApiError::new(
+                ApiKind::Unauthenticated,
+                "the API key is unknown or revoked",
+            )
         })
     }
 }
@@ -339,15 +344,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("keys.db");
         let ks = KeyStore::open(&path).unwrap();
-        let k = ks.create(Some("app"), false, &parts(Some("alice"), None)).unwrap();
+        let k = ks
+            .create(Some("app"), false, &parts(Some("alice"), None))
+            .unwrap();
         let p = ks.authenticate(&k.key).unwrap();
         assert_eq!(p.user_id.as_deref(), Some("alice"));
         assert!(!p.admin);
         let raw = std::fs::read(&path).unwrap();
         let needle = k.key.as_bytes();
-        assert!(!raw.windows(needle.len()).any(|w| w == needle), "secret stored in clear");
+        assert!(
+            !raw.windows(needle.len()).any(|w| w == needle),
+            "secret stored in clear"
+        );
         ks.revoke(&k.info.id).unwrap();
-        assert_eq!(ks.authenticate(&k.key).unwrap_err().kind, ApiKind::Unauthenticated);
+        assert_eq!(
+            ks.authenticate(&k.key).unwrap_err().kind,
+            ApiKind::Unauthenticated
+        );
         assert!(ks.revoke(&k.info.id).is_err());
         assert!(ks.create(None, false, &ScopeParts::default()).is_err());
         assert!(ks.create(None, true, &parts(Some("a"), None)).is_err());

@@ -138,19 +138,40 @@ impl FileConfig {
         put("MNEMO_THREADS", self.threads.map(|v| v.to_string()));
         put("MNEMO_BIND", s.bind.clone());
         put("MNEMO_NO_AUTH", s.no_auth.map(|v| v.to_string()));
-        put("MNEMO_MAX_BODY_BYTES", s.max_body_bytes.map(|v| v.to_string()));
-        put("MNEMO_RATE_LIMIT_PER_MINUTE", s.rate_limit_per_minute.map(|v| v.to_string()));
-        put("MNEMO_RATE_LIMIT_BURST", s.rate_limit_burst.map(|v| v.to_string()));
-        put("MNEMO_CORS_ORIGINS", s.cors_origins.as_ref().map(|v| v.join(",")));
+        put(
+            "MNEMO_MAX_BODY_BYTES",
+            s.max_body_bytes.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_RATE_LIMIT_PER_MINUTE",
+            s.rate_limit_per_minute.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_RATE_LIMIT_BURST",
+            s.rate_limit_burst.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_CORS_ORIGINS",
+            s.cors_origins.as_ref().map(|v| v.join(",")),
+        );
         put("MNEMO_LOG_CONTENT", s.log_content.map(|v| v.to_string()));
-        put("MNEMO_MAX_IN_FLIGHT", s.max_in_flight.map(|v| v.to_string()));
+        put(
+            "MNEMO_MAX_IN_FLIGHT",
+            s.max_in_flight.map(|v| v.to_string()),
+        );
         put("MNEMO_KEYS_PATH", path(&s.keys_path));
         put("MNEMO_LLM_BASE_URL", l.base_url.clone());
         put("MNEMO_LLM_MODEL", l.model.clone());
         put("MNEMO_LLM_API_KEY_ENV", l.api_key_env.clone());
         put("MNEMO_LLM_GGUF", path(&l.gguf));
-        put("MNEMO_LLM_TIMEOUT_SECS", l.timeout_secs.map(|v| v.to_string()));
-        put("MNEMO_ADDITIVE_ONLY", l.additive_only.map(|v| v.to_string()));
+        put(
+            "MNEMO_LLM_TIMEOUT_SECS",
+            l.timeout_secs.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_ADDITIVE_ONLY",
+            l.additive_only.map(|v| v.to_string()),
+        );
         out
     }
 }
@@ -165,9 +186,10 @@ mod tests {
         let c = FileConfig::parse(text).unwrap();
         assert_eq!(c.server.bind.as_deref(), Some("127.0.0.1:8750"));
         assert_eq!(c.server.no_auth, Some(false));
-        // The example sets every key, so every variable is produced.
+        // The example sets every key but `llm.gguf` (it excludes `llm.base_url`).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 19, "{env:?}");
+        assert_eq!(env.len(), 18, "{env:?}");
+        assert!(!env.iter().any(|(k, _)| *k == "MNEMO_LLM_GGUF"));
         assert!(env.contains(&("MNEMO_RATE_LIMIT_PER_MINUTE", "1200".to_string())));
     }
 

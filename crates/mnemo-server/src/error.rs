@@ -96,6 +96,14 @@ impl ApiError {
     }
 }
 
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
 impl From<CoreError> for ApiError {
     fn from(e: CoreError) -> Self {
         let kind = e.kind();
@@ -189,7 +197,10 @@ mod tests {
         assert_eq!(names.len(), kinds.len());
         for k in kinds {
             let (status, code) = k.codes();
-            assert!(status.is_client_error() || status.is_server_error(), "{k:?}");
+            assert!(
+                status.is_client_error() || status.is_server_error(),
+                "{k:?}"
+            );
             assert!(code < 0, "{k:?}");
         }
     }

@@ -22,7 +22,9 @@ use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{
+    tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -56,7 +58,11 @@ pub struct ScopeArgs {
 
 impl ScopeArgs {
     fn parts(&self) -> ScopeParts {
-        ScopeParts::new(self.user_id.clone(), self.agent_id.clone(), self.run_id.clone())
+        ScopeParts::new(
+            self.user_id.clone(),
+            self.agent_id.clone(),
+            self.run_id.clone(),
+        )
     }
 }
 
@@ -175,13 +181,23 @@ impl MemoryTools {
         })
     }
 
-    #[tool(description = "Remember a text or a conversation for a user, agent or run. Returns the memories written, each with its id and event (ADD, UPDATE, DELETE).")]
-    async fn add_memory(&self, Parameters(a): Parameters<AddArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    #[tool(
+        description = "Remember a text or a conversation for a user, agent or run. Returns the memories written, each with its id and event (ADD, UPDATE, DELETE)."
+    )]
+    async fn add_memory(
+        &self,
+        Parameters(a): Parameters<AddArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let body = AddBody {
             messages: a.messages.map(|ms| {
                 ms.into_iter()
-                    .map(|m| MessageIn { role: m.role, content: m.content, name: m.name })
+                    .map(|m| MessageIn {
+                        role: m.role,
+                        content: m.content,
+                        name: m.name,
+                    })
                     .collect()
             }),
             text: a.text,
@@ -197,8 +213,14 @@ impl MemoryTools {
         ok_json(self.service.add(&p, body, &rid).await.map_err(mcp_error)?)
     }
 
-    #[tool(description = "Search a scope's memories (hybrid: meaning, keywords and named entities). Returns the best matches with their scores.")]
-    async fn search_memories(&self, Parameters(a): Parameters<SearchArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    #[tool(
+        description = "Search a scope's memories (hybrid: meaning, keywords and named entities). Returns the best matches with their scores."
+    )]
+    async fn search_memories(
+        &self,
+        Parameters(a): Parameters<SearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let body = SearchBody {
             query: a.query,
@@ -213,8 +235,14 @@ impl MemoryTools {
         ok_json(json!({ "results": out.results }))
     }
 
-    #[tool(description = "List a scope's memories, newest first, a page at a time (pass next_cursor back as cursor).")]
-    async fn list_memories(&self, Parameters(a): Parameters<ListArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    #[tool(
+        description = "List a scope's memories, newest first, a page at a time (pass next_cursor back as cursor)."
+    )]
+    async fn list_memories(
+        &self,
+        Parameters(a): Parameters<ListArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let params = ListParams {
             user_id: a.scope.user_id,
@@ -228,13 +256,28 @@ impl MemoryTools {
     }
 
     #[tool(description = "Get one memory by id.")]
-    async fn get_memory(&self, Parameters(a): Parameters<IdArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    async fn get_memory(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
-        ok_json(self.service.get(&p, &a.memory_id, &a.scope.parts(), false).await.map_err(mcp_error)?)
+        ok_json(
+            self.service
+                .get(&p, &a.memory_id, &a.scope.parts(), false)
+                .await
+                .map_err(mcp_error)?,
+        )
     }
 
-    #[tool(description = "Change a memory's text and/or metadata; the change is kept in its history.")]
-    async fn update_memory(&self, Parameters(a): Parameters<UpdateArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    #[tool(
+        description = "Change a memory's text and/or metadata; the change is kept in its history."
+    )]
+    async fn update_memory(
+        &self,
+        Parameters(a): Parameters<UpdateArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let body = UpdateBody {
             text: a.text,
@@ -242,29 +285,59 @@ impl MemoryTools {
             expires_at: None,
         };
         let rid = uuid::Uuid::now_v7().to_string();
-        ok_json(self.service.update(&p, &a.memory_id, &a.scope.parts(), body, &rid).await.map_err(mcp_error)?)
+        ok_json(
+            self.service
+                .update(&p, &a.memory_id, &a.scope.parts(), body, &rid)
+                .await
+                .map_err(mcp_error)?,
+        )
     }
 
     #[tool(description = "Delete one memory by id (kept for audit; gone from searches and lists).")]
-    async fn delete_memory(&self, Parameters(a): Parameters<IdArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    async fn delete_memory(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let rid = uuid::Uuid::now_v7().to_string();
-        self.service.delete(&p, &a.memory_id, &a.scope.parts(), &rid).await.map_err(mcp_error)?;
+        self.service
+            .delete(&p, &a.memory_id, &a.scope.parts(), &rid)
+            .await
+            .map_err(mcp_error)?;
         ok_json(json!({ "deleted": a.memory_id }))
     }
 
     #[tool(description = "Delete every memory of a scope (a user, agent or run).")]
-    async fn delete_all_memories(&self, Parameters(a): Parameters<ScopeArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    async fn delete_all_memories(
+        &self,
+        Parameters(a): Parameters<ScopeArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let rid = uuid::Uuid::now_v7().to_string();
-        let n = self.service.delete_all(&p, &a.parts(), &rid).await.map_err(mcp_error)?;
+        let n = self
+            .service
+            .delete_all(&p, &a.parts(), &rid)
+            .await
+            .map_err(mcp_error)?;
         ok_json(json!({ "deleted": n }))
     }
 
-    #[tool(description = "The history of a memory: every change, with old and new text and the reason, oldest first.")]
-    async fn memory_history(&self, Parameters(a): Parameters<IdArgs>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    #[tool(
+        description = "The history of a memory: every change, with old and new text and the reason, oldest first."
+    )]
+    async fn memory_history(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
-        let events = self.service.history(&p, &a.memory_id, &a.scope.parts()).await.map_err(mcp_error)?;
+        let events = self
+            .service
+            .history(&p, &a.memory_id, &a.scope.parts())
+            .await
+            .map_err(mcp_error)?;
         ok_json(json!({ "results": events }))
     }
 }

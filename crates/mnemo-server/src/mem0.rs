@@ -11,12 +11,15 @@
 //! SDK documents but mnemo does not implement are accepted and ignored (listed per body);
 //! anything else is an unknown field and refused.
 
-use crate::api::{AddBody, BatchDeleteBody, BatchUpdateBody, BatchUpdateItem, ListParams, MessageIn, SearchBody, UpdateBody};
+use crate::api::{
+    AddBody, BatchDeleteBody, BatchUpdateBody, BatchUpdateItem, ListParams, MessageIn, SearchBody,
+    UpdateBody,
+};
 use crate::auth::{Principal, ScopeParts};
 use crate::error::{ApiError, ApiResult};
 use crate::rest::extract::{ApiJson, ApiQuery};
-use crate::rest::RequestId;
 use crate::rest::AppState;
+use crate::rest::RequestId;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
@@ -31,25 +34,40 @@ pub fn routes() -> Router<AppState> {
         // Platform API (mem0ai MemoryClient).
         .route("/v1/ping/", get(ping))
         .route("/v3/memories/add/", post(add))
-        .route("/v1/memories/", post(add).get(list_query).delete(delete_all))
+        .route(
+            "/v1/memories/",
+            post(add).get(list_query).delete(delete_all),
+        )
         .route("/v1/memories/search/", post(search))
         .route("/v2/memories/search/", post(search))
         .route("/v3/memories/search/", post(search))
         .route("/v2/memories/", post(list))
         .route("/v3/memories/", post(list))
-        .route("/v1/memories/{id}/", get(get_one).put(update).delete(delete_one))
+        .route(
+            "/v1/memories/{id}/",
+            get(get_one).put(update).delete(delete_one),
+        )
         .route("/v1/memories/{id}/history/", get(history))
         .route("/v1/batch/", put(batch_update).delete(batch_delete))
         .route("/v1/entities/", get(entities))
-        .route("/v2/entities/{kind}/{name}/", axum::routing::delete(delete_entity))
+        .route(
+            "/v2/entities/{kind}/{name}/",
+            axum::routing::delete(delete_entity),
+        )
         // OSS server.
         .route("/memories", post(add).get(list_query).delete(delete_all))
-        .route("/memories/{id}", get(get_one).put(oss_update).delete(oss_delete_one))
+        .route(
+            "/memories/{id}",
+            get(get_one).put(oss_update).delete(oss_delete_one),
+        )
         .route("/memories/{id}/history", get(history))
         .route("/search", post(search))
         .route("/reset", post(oss_reset))
         .route("/entities", get(oss_entities))
-        .route("/entities/{kind}/{name}", axum::routing::delete(delete_entity))
+        .route(
+            "/entities/{kind}/{name}",
+            axum::routing::delete(delete_entity),
+        )
 }
 
 type Caller = Extension<Principal>;
@@ -101,7 +119,9 @@ fn split_filters(filters: Option<Value>, parts: &mut ScopeParts) -> ApiResult<Op
             )));
         }
         if slot.as_deref().is_some_and(|old| old != s) {
-            return Err(ApiError::invalid(format!("{k} is given twice with different values")));
+            return Err(ApiError::invalid(format!(
+                "{k} is given twice with different values"
+            )));
         }
         *slot = Some(s.to_string());
         Ok(true)
@@ -146,9 +166,9 @@ fn split_filters(filters: Option<Value>, parts: &mut ScopeParts) -> ApiResult<Op
 
 fn contains_scope_key(v: &Value) -> bool {
     match v {
-        Value::Object(o) => o
-            .iter()
-            .any(|(k, v)| matches!(k.as_str(), "user_id" | "agent_id" | "run_id") || contains_scope_key(v)),
+        Value::Object(o) => o.iter().any(|(k, v)| {
+            matches!(k.as_str(), "user_id" | "agent_id" | "run_id") || contains_scope_key(v)
+        }),
         Value::Array(a) => a.iter().any(contains_scope_key),
         _ => false,
     }
@@ -162,10 +182,17 @@ fn messages_of(v: Value) -> ApiResult<Vec<MessageIn>> {
             content: s,
             name: None,
         }]),
-        Value::Object(_) => Ok(vec![serde_json::from_value(v)
-            .map_err(|e| ApiError::invalid(format!("messages: {e}")))?]),
-        Value::Array(_) => serde_json::from_value(v).map_err(|e| ApiError::invalid(format!("messages: {e}"))),
-        _ => Err(ApiError::invalid("messages must be a list of {role, content}, a message or a string")),
+        Value::Object(_) => {
+            Ok(vec![serde_json::from_value(v).map_err(|e| {
+                ApiError::invalid(format!("messages: {e}"))
+            })?])
+        }
+        Value::Array(_) => {
+            serde_json::from_value(v).map_err(|e| ApiError::invalid(format!("messages: {e}")))
+        }
+        _ => Err(ApiError::invalid(
+            "messages must be a list of {role, content}, a message or a string",
+        )),
     }
 }
 
@@ -177,7 +204,9 @@ fn date_of(field: &str, v: &Value) -> ApiResult<Option<DateTime<Utc>>> {
                 return Ok(Some(t.with_timezone(&Utc)));
             }
             let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| {
-                ApiError::invalid(format!("{field}: {s:?} is not a date (YYYY-MM-DD) or RFC 3339 time"))
+                ApiError::invalid(format!(
+                    "{field}: {s:?} is not a date (YYYY-MM-DD) or RFC 3339 time"
+                ))
             })?;
             Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc()))
         }
@@ -235,13 +264,22 @@ struct Mem0Add {
     project_id: Option<Value>,
 }
 
-async fn add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(b): ApiJson<Mem0Add>) -> ApiResult<Response> {
+async fn add(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(b): ApiJson<Mem0Add>,
+) -> ApiResult<Response> {
     if b.app_id.as_ref().is_some_and(|v| !v.is_null()) {
-        return Err(ApiError::invalid("app_id scopes are not supported; use user_id, agent_id or run_id"));
+        return Err(ApiError::invalid(
+            "app_id scopes are not supported; use user_id, agent_id or run_id",
+        ));
     }
     let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
     if split_filters(b.filters, &mut parts)?.is_some() {
-        return Err(ApiError::invalid("an add's filters may only name user_id, agent_id, run_id"));
+        return Err(ApiError::invalid(
+            "an add's filters may only name user_id, agent_id, run_id",
+        ));
     }
     let memory_type = match b.memory_type.as_deref() {
         None => None,
@@ -250,7 +288,10 @@ async fn add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Ri
     };
     let timestamp = b
         .timestamp
-        .map(|t| DateTime::from_timestamp(t, 0).ok_or_else(|| ApiError::invalid("timestamp is out of range")))
+        .map(|t| {
+            DateTime::from_timestamp(t, 0)
+                .ok_or_else(|| ApiError::invalid("timestamp is out of range"))
+        })
         .transpose()?;
     let body = AddBody {
         messages: Some(messages_of(b.messages)?),
@@ -260,7 +301,12 @@ async fn add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Ri
         run_id: parts.run_id,
         metadata: b.metadata,
         infer: b.infer,
-        expires_at: b.expiration_date.as_ref().map(|v| date_of("expiration_date", v)).transpose()?.flatten(),
+        expires_at: b
+            .expiration_date
+            .as_ref()
+            .map(|v| date_of("expiration_date", v))
+            .transpose()?
+            .flatten(),
         timestamp,
         idempotency_key: None,
         memory_type,
@@ -309,7 +355,11 @@ struct Mem0Search {
     project_id: Option<Value>,
 }
 
-async fn search(State(s): State<AppState>, Extension(p): Caller, ApiJson(b): ApiJson<Mem0Search>) -> ApiResult<Response> {
+async fn search(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiJson(b): ApiJson<Mem0Search>,
+) -> ApiResult<Response> {
     let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
     let filters = split_filters(b.filters, &mut parts)?;
     let body = SearchBody {
@@ -373,7 +423,12 @@ struct PageQuery {
 }
 
 /// `POST /v2|v3/memories/`: a page of a scope's memories, `page` counted from 1.
-async fn list(State(s): State<AppState>, Extension(p): Caller, ApiQuery(q): ApiQuery<PageQuery>, body: axum::body::Bytes) -> ApiResult<Response> {
+async fn list(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiQuery(q): ApiQuery<PageQuery>,
+    body: axum::body::Bytes,
+) -> ApiResult<Response> {
     // The body is optional here (older SDKs send only query parameters).
     let b: Mem0List = if body.iter().all(u8::is_ascii_whitespace) {
         Mem0List::default()
@@ -385,8 +440,16 @@ async fn list(State(s): State<AppState>, Extension(p): Caller, ApiQuery(q): ApiQ
     let filters = split_filters(b.filters, &mut parts)?;
     let page = q.page.or(b.page).unwrap_or(1).max(1);
     let size = q.page_size.or(b.page_size).unwrap_or(100);
-    let (results, has_more, count) =
-        page_of(&s, &p, &parts, filters, b.show_expired.unwrap_or(false), page, size).await?;
+    let (results, has_more, count) = page_of(
+        &s,
+        &p,
+        &parts,
+        filters,
+        b.show_expired.unwrap_or(false),
+        page,
+        size,
+    )
+    .await?;
     Ok(Json(json!({
         "count": count,
         "next": has_more.then(|| format!("?page={}&page_size={size}", page + 1)),
@@ -397,7 +460,15 @@ async fn list(State(s): State<AppState>, Extension(p): Caller, ApiQuery(q): ApiQ
 }
 
 /// Walks cursor pages to the requested page and counts every match.
-async fn page_of(s: &AppState, p: &Principal, parts: &ScopeParts, filters: Option<Value>, include_expired: bool, page: usize, size: usize) -> ApiResult<(Vec<mnemo::MemoryRecord>, bool, u64)> {
+async fn page_of(
+    s: &AppState,
+    p: &Principal,
+    parts: &ScopeParts,
+    filters: Option<Value>,
+    include_expired: bool,
+    page: usize,
+    size: usize,
+) -> ApiResult<(Vec<mnemo::MemoryRecord>, bool, u64)> {
     if size == 0 || size > 1000 {
         return Err(ApiError::invalid("page_size must be between 1 and 1000"));
     }
@@ -456,7 +527,11 @@ struct Mem0ListQuery {
 }
 
 /// `GET /v1/memories/` (0.1.x SDKs) and `GET /memories` (OSS): `{"results": [...]}`.
-async fn list_query(State(s): State<AppState>, Extension(p): Caller, ApiQuery(q): ApiQuery<Mem0ListQuery>) -> ApiResult<Response> {
+async fn list_query(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiQuery(q): ApiQuery<Mem0ListQuery>,
+) -> ApiResult<Response> {
     let page = s
         .service
         .list(
@@ -493,11 +568,20 @@ struct ByIdQuery {
 
 impl ByIdQuery {
     fn parts(&self) -> ScopeParts {
-        ScopeParts::new(self.user_id.clone(), self.agent_id.clone(), self.run_id.clone())
+        ScopeParts::new(
+            self.user_id.clone(),
+            self.agent_id.clone(),
+            self.run_id.clone(),
+        )
     }
 }
 
-async fn get_one(State(s): State<AppState>, Extension(p): Caller, Path(id): Path<String>, ApiQuery(q): ApiQuery<ByIdQuery>) -> ApiResult<Response> {
+async fn get_one(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
     Ok(Json(s.service.get(&p, &id, &q.parts(), false).await?).into_response())
 }
 
@@ -528,27 +612,63 @@ fn update_body(b: Mem0Update) -> ApiResult<UpdateBody> {
     })
 }
 
-async fn update(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path(id): Path<String>, ApiQuery(q): ApiQuery<ByIdQuery>, ApiJson(b): ApiJson<Mem0Update>) -> ApiResult<Response> {
-    let m = s.service.update(&p, &id, &q.parts(), update_body(b)?, &rid.0).await?;
+async fn update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+    ApiJson(b): ApiJson<Mem0Update>,
+) -> ApiResult<Response> {
+    let m = s
+        .service
+        .update(&p, &id, &q.parts(), update_body(b)?, &rid.0)
+        .await?;
     Ok(Json(m).into_response())
 }
 
-async fn oss_update(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path(id): Path<String>, ApiQuery(q): ApiQuery<ByIdQuery>, ApiJson(b): ApiJson<Mem0Update>) -> ApiResult<Response> {
-    s.service.update(&p, &id, &q.parts(), update_body(b)?, &rid.0).await?;
+async fn oss_update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+    ApiJson(b): ApiJson<Mem0Update>,
+) -> ApiResult<Response> {
+    s.service
+        .update(&p, &id, &q.parts(), update_body(b)?, &rid.0)
+        .await?;
     Ok(Json(json!({ "message": "Memory updated successfully!" })).into_response())
 }
 
-async fn delete_one(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path(id): Path<String>, ApiQuery(q): ApiQuery<ByIdQuery>) -> ApiResult<Response> {
+async fn delete_one(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
     s.service.delete(&p, &id, &q.parts(), &rid.0).await?;
     Ok(Json(json!({ "message": "Memory deleted successfully!" })).into_response())
 }
 
-async fn oss_delete_one(state: State<AppState>, p: Caller, rid: Rid, id: Path<String>, q: ApiQuery<ByIdQuery>) -> ApiResult<Response> {
+async fn oss_delete_one(
+    state: State<AppState>,
+    p: Caller,
+    rid: Rid,
+    id: Path<String>,
+    q: ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
     delete_one(state, p, rid, id, q).await
 }
 
 /// History as a plain list, as Mem0 returns it.
-async fn history(State(s): State<AppState>, Extension(p): Caller, Path(id): Path<String>, ApiQuery(q): ApiQuery<ByIdQuery>) -> ApiResult<Response> {
+async fn history(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
     Ok(Json(s.service.history(&p, &id, &q.parts()).await?).into_response())
 }
 
@@ -589,15 +709,24 @@ fn loose_dict(raw: &str) -> ApiResult<Value> {
     Ok(Value::Object(map))
 }
 
-async fn delete_all(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiQuery(q): ApiQuery<DeleteAllQuery>) -> ApiResult<Response> {
+async fn delete_all(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiQuery(q): ApiQuery<DeleteAllQuery>,
+) -> ApiResult<Response> {
     let mut parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
     if let Some(raw) = q.filters.as_deref() {
         if split_filters(Some(loose_dict(raw)?), &mut parts)?.is_some() {
-            return Err(ApiError::invalid("delete_all's filters may only name user_id, agent_id, run_id"));
+            return Err(ApiError::invalid(
+                "delete_all's filters may only name user_id, agent_id, run_id",
+            ));
         }
     }
     if parts.is_empty() {
-        return Err(ApiError::invalid("At least one identifier (user_id, agent_id, run_id) is required."));
+        return Err(ApiError::invalid(
+            "At least one identifier (user_id, agent_id, run_id) is required.",
+        ));
     }
     let n = s.service.delete_all(&p, &parts, &rid.0).await?;
     Ok(Json(json!({ "message": "Memories deleted successfully!", "deleted": n })).into_response())
@@ -621,7 +750,12 @@ struct BatchItem {
     metadata: Option<Value>,
 }
 
-async fn batch_update(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(b): ApiJson<Mem0Batch>) -> ApiResult<Response> {
+async fn batch_update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(b): ApiJson<Mem0Batch>,
+) -> ApiResult<Response> {
     let items = b
         .memories
         .into_iter()
@@ -642,7 +776,12 @@ async fn batch_update(State(s): State<AppState>, Extension(p): Caller, Extension
     Ok(Json(json!({ "message": format!("Successfully updated {n} memories") })).into_response())
 }
 
-async fn batch_delete(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(b): ApiJson<Mem0Batch>) -> ApiResult<Response> {
+async fn batch_delete(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(b): ApiJson<Mem0Batch>,
+) -> ApiResult<Response> {
     let body = BatchDeleteBody {
         user_id: None,
         agent_id: None,
@@ -685,13 +824,20 @@ async fn oss_entities(State(s): State<AppState>, Extension(p): Caller) -> ApiRes
 }
 
 /// Deletes every memory of one user, agent or run.
-async fn delete_entity(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path((kind, name)): Path<(String, String)>) -> ApiResult<Response> {
+async fn delete_entity(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path((kind, name)): Path<(String, String)>,
+) -> ApiResult<Response> {
     let parts = match kind.as_str() {
         "user" => ScopeParts::new(Some(name), None, None),
         "agent" => ScopeParts::new(None, Some(name), None),
         "run" => ScopeParts::new(None, None, Some(name)),
         other => {
-            return Err(ApiError::invalid(format!("entity type {other:?} is not one of user, agent, run")))
+            return Err(ApiError::invalid(format!(
+                "entity type {other:?} is not one of user, agent, run"
+            )))
         }
     };
     let n = s.service.delete_all(&p, &parts, &rid.0).await?;
@@ -719,21 +865,33 @@ mod tests {
         assert_eq!(parts.agent_id.as_deref(), Some("bot"));
         assert_eq!(rest, Some(json!({"AND": [{"topic": "food"}]})));
         let mut parts = ScopeParts::default();
-        assert!(split_filters(Some(json!({"OR": [{"user_id": "a"}, {"user_id": "b"}]})), &mut parts).is_err());
+        assert!(split_filters(
+            Some(json!({"OR": [{"user_id": "a"}, {"user_id": "b"}]})),
+            &mut parts
+        )
+        .is_err());
         let mut parts = ScopeParts::new(Some("a".into()), None, None);
         assert!(split_filters(Some(json!({"user_id": "b"})), &mut parts).is_err());
     }
 
     #[test]
     fn python_dict_filters_parse() {
-        assert_eq!(loose_dict("{'user_id': 'alice'}").unwrap(), json!({"user_id": "alice"}));
-        assert_eq!(loose_dict("{\"run_id\": \"r\"}").unwrap(), json!({"run_id": "r"}));
+        assert_eq!(
+            loose_dict("{'user_id': 'alice'}").unwrap(),
+            json!({"user_id": "alice"})
+        );
+        assert_eq!(
+            loose_dict("{\"run_id\": \"r\"}").unwrap(),
+            json!({"run_id": "r"})
+        );
         assert!(loose_dict("user_id=alice").is_err());
     }
 
     #[test]
     fn expiration_dates_read_as_midnight_utc() {
-        let t = date_of("expiration_date", &json!("2030-01-02")).unwrap().unwrap();
+        let t = date_of("expiration_date", &json!("2030-01-02"))
+            .unwrap()
+            .unwrap();
         assert_eq!(t.to_rfc3339(), "2030-01-02T00:00:00+00:00");
         assert!(date_of("expiration_date", &json!("soon")).is_err());
         assert_eq!(date_of("expiration_date", &Value::Null).unwrap(), None);

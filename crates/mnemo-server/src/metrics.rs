@@ -62,10 +62,9 @@ impl Metrics {
             Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
                 seconds_histogram,
             );
-        let op_seconds =
-            Family::<OpLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                seconds_histogram,
-            );
+        let op_seconds = Family::<OpLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            seconds_histogram,
+        );
         let model_seconds =
             Family::<ModelLabels, Histogram, fn() -> Histogram>::new_with_constructor(
                 seconds_histogram,

@@ -31,9 +31,7 @@ impl RateLimiter {
             return Ok(());
         }
         let mut buckets = self.buckets.lock();
-        let (tokens, last) = buckets
-            .entry(key.to_string())
-            .or_insert((self.burst, now));
+        let (tokens, last) = buckets.entry(key.to_string()).or_insert((self.burst, now));
         let elapsed = now.saturating_duration_since(*last).as_secs_f64();
         *tokens = (*tokens + elapsed * self.rate).min(self.burst);
         *last = now;
@@ -58,7 +56,10 @@ mod tests {
             assert!(rl.check_at("a", t).is_ok());
         }
         let wait = rl.check_at("a", t).unwrap_err();
-        assert!(wait > Duration::ZERO && wait <= Duration::from_secs(1), "{wait:?}");
+        assert!(
+            wait > Duration::ZERO && wait <= Duration::from_secs(1),
+            "{wait:?}"
+        );
         assert!(rl.check_at("b", t).is_ok());
         assert!(rl.check_at("a", t + Duration::from_secs(1)).is_ok());
         assert!(RateLimiter::new(0, 1).check("x").is_ok());

@@ -52,9 +52,7 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
         None
     } else {
         Some(Arc::new(
-            KeyStore::open(&config.keys_path).map_err(|e| Error::Storage {
-                reason: e.message,
-            })?,
+            KeyStore::open(&config.keys_path).map_err(|e| Error::Storage { reason: e.message })?,
         ))
     };
     let metrics = Arc::new(Metrics::new());

@@ -10,8 +10,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::metrics::Metrics;
 use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, UpdateRequest};
 use mnemo_core::{
-    AddOutcome, DeleteMode, ExportRecord, Filter, HistoryEvent, InputMessage, MemoryId,
-    MemoryKind, Page, ReadOptions, Scope, SearchMode, SearchRequest, WriteContext,
+    AddOutcome, DeleteMode, ExportRecord, Filter, HistoryEvent, InputMessage, MemoryId, MemoryKind,
+    Page, ReadOptions, Scope, SearchMode, SearchRequest, WriteContext,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -122,7 +122,12 @@ impl Service {
 
     /// The scope for a by-id operation: the request's (or the key's) scope, or — for an admin
     /// naming none — the memory's owner.
-    async fn scope_for_id(&self, p: &Principal, parts: &ScopeParts, id: MemoryId) -> ApiResult<Scope> {
+    async fn scope_for_id(
+        &self,
+        p: &Principal,
+        parts: &ScopeParts,
+        id: MemoryId,
+    ) -> ApiResult<Scope> {
         match p.resolve(parts)? {
             Some(s) => Ok(s),
             None => Ok(self.memory.owner_of(id).await?),
@@ -130,16 +135,18 @@ impl Service {
     }
 
     fn add_request(&self, p: &Principal, body: AddBody, request_id: &str) -> ApiResult<AddRequest> {
-        let scope = p.require_scope(&ScopeParts::new(
-            body.user_id,
-            body.agent_id,
-            body.run_id,
-        ))?;
+        let scope = p.require_scope(&ScopeParts::new(body.user_id, body.agent_id, body.run_id))?;
         let input = match (body.messages, body.text) {
             (Some(m), None) => AddInput::Messages(parse_messages(m)?),
             (None, Some(t)) => AddInput::Text(t),
-            (Some(_), Some(_)) => return Err(ApiError::invalid("give `messages` or `text`, not both")),
-            (None, None) => return Err(ApiError::invalid("give `messages` (a conversation) or `text`")),
+            (Some(_), Some(_)) => {
+                return Err(ApiError::invalid("give `messages` or `text`, not both"))
+            }
+            (None, None) => {
+                return Err(ApiError::invalid(
+                    "give `messages` (a conversation) or `text`",
+                ))
+            }
         };
         let memory_type = body
             .memory_type
@@ -164,7 +171,12 @@ impl Service {
         })
     }
 
-    pub async fn add(&self, p: &Principal, body: AddBody, request_id: &str) -> ApiResult<AddOutcome> {
+    pub async fn add(
+        &self,
+        p: &Principal,
+        body: AddBody,
+        request_id: &str,
+    ) -> ApiResult<AddOutcome> {
         let req = self.add_request(p, body, request_id)?;
         self.run("add", p, async {
             let out = self.memory.add(req).await?;
@@ -176,9 +188,16 @@ impl Service {
     }
 
     /// Several adds; every item's scope is checked before any is written.
-    pub async fn add_batch(&self, p: &Principal, items: Vec<AddBody>, request_id: &str) -> ApiResult<Vec<AddOutcome>> {
+    pub async fn add_batch(
+        &self,
+        p: &Principal,
+        items: Vec<AddBody>,
+        request_id: &str,
+    ) -> ApiResult<Vec<AddOutcome>> {
         if items.is_empty() || items.len() > MAX_BATCH {
-            return Err(ApiError::invalid(format!("a batch holds 1 to {MAX_BATCH} items")));
+            return Err(ApiError::invalid(format!(
+                "a batch holds 1 to {MAX_BATCH} items"
+            )));
         }
         let reqs = items
             .into_iter()
@@ -194,7 +213,11 @@ impl Service {
         .await
     }
 
-    pub async fn search(&self, p: &Principal, body: SearchBody) -> ApiResult<mnemo::SearchResponse> {
+    pub async fn search(
+        &self,
+        p: &Principal,
+        body: SearchBody,
+    ) -> ApiResult<mnemo::SearchResponse> {
         let scope = p.require_scope(&ScopeParts::new(body.user_id, body.agent_id, body.run_id))?;
         let kinds = body.kinds.as_deref().map(parse_kinds).transpose()?;
         let filter = match &body.filters {
@@ -236,7 +259,13 @@ impl Service {
         .await
     }
 
-    pub async fn get(&self, p: &Principal, id: &str, parts: &ScopeParts, include_expired: bool) -> ApiResult<mnemo::MemoryRecord> {
+    pub async fn get(
+        &self,
+        p: &Principal,
+        id: &str,
+        parts: &ScopeParts,
+        include_expired: bool,
+    ) -> ApiResult<mnemo::MemoryRecord> {
         let id = parse_id(id)?;
         self.run("get", p, async {
             let scope = self.scope_for_id(p, parts, id).await?;
@@ -253,7 +282,11 @@ impl Service {
     }
 
     pub async fn list(&self, p: &Principal, params: ListParams) -> ApiResult<Page> {
-        let scope = p.require_scope(&ScopeParts::new(params.user_id, params.agent_id, params.run_id))?;
+        let scope = p.require_scope(&ScopeParts::new(
+            params.user_id,
+            params.agent_id,
+            params.run_id,
+        ))?;
         let kinds = params
             .kinds
             .as_deref()
@@ -279,7 +312,14 @@ impl Service {
             .await
     }
 
-    pub async fn update(&self, p: &Principal, id: &str, parts: &ScopeParts, body: UpdateBody, request_id: &str) -> ApiResult<mnemo::MemoryRecord> {
+    pub async fn update(
+        &self,
+        p: &Principal,
+        id: &str,
+        parts: &ScopeParts,
+        body: UpdateBody,
+        request_id: &str,
+    ) -> ApiResult<mnemo::MemoryRecord> {
         let id = parse_id(id)?;
         let req = UpdateRequest {
             text: body.text,
@@ -288,16 +328,26 @@ impl Service {
         };
         self.run("update", p, async {
             let scope = self.scope_for_id(p, parts, id).await?;
-            Ok(self.memory.update(scope, id, req, ctx(p, request_id)).await?)
+            Ok(self
+                .memory
+                .update(scope, id, req, ctx(p, request_id))
+                .await?)
         })
         .await
     }
 
     /// Several updates; ids are parsed and the scope checked before any is written. Each
     /// update is its own transaction; the first failure stops the batch and is returned.
-    pub async fn update_batch(&self, p: &Principal, body: BatchUpdateBody, request_id: &str) -> ApiResult<Vec<mnemo::MemoryRecord>> {
+    pub async fn update_batch(
+        &self,
+        p: &Principal,
+        body: BatchUpdateBody,
+        request_id: &str,
+    ) -> ApiResult<Vec<mnemo::MemoryRecord>> {
         if body.items.is_empty() || body.items.len() > MAX_BATCH {
-            return Err(ApiError::invalid(format!("a batch holds 1 to {MAX_BATCH} items")));
+            return Err(ApiError::invalid(format!(
+                "a batch holds 1 to {MAX_BATCH} items"
+            )));
         }
         let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
         p.resolve(&parts)?;
@@ -315,14 +365,24 @@ impl Service {
                     metadata: item.metadata,
                     expires_at: None,
                 };
-                out.push(self.memory.update(scope, id, req, ctx(p, request_id)).await?);
+                out.push(
+                    self.memory
+                        .update(scope, id, req, ctx(p, request_id))
+                        .await?,
+                );
             }
             Ok(out)
         })
         .await
     }
 
-    pub async fn delete(&self, p: &Principal, id: &str, parts: &ScopeParts, request_id: &str) -> ApiResult<()> {
+    pub async fn delete(
+        &self,
+        p: &Principal,
+        id: &str,
+        parts: &ScopeParts,
+        request_id: &str,
+    ) -> ApiResult<()> {
         let id = parse_id(id)?;
         self.run("delete", p, async {
             let scope = self.scope_for_id(p, parts, id).await?;
@@ -334,9 +394,16 @@ impl Service {
         .await
     }
 
-    pub async fn delete_batch(&self, p: &Principal, body: BatchDeleteBody, request_id: &str) -> ApiResult<u64> {
+    pub async fn delete_batch(
+        &self,
+        p: &Principal,
+        body: BatchDeleteBody,
+        request_id: &str,
+    ) -> ApiResult<u64> {
         if body.memory_ids.is_empty() || body.memory_ids.len() > MAX_BATCH {
-            return Err(ApiError::invalid(format!("a batch holds 1 to {MAX_BATCH} ids")));
+            return Err(ApiError::invalid(format!(
+                "a batch holds 1 to {MAX_BATCH} ids"
+            )));
         }
         let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
         p.resolve(&parts)?;
@@ -357,7 +424,12 @@ impl Service {
         .await
     }
 
-    pub async fn delete_all(&self, p: &Principal, parts: &ScopeParts, request_id: &str) -> ApiResult<u64> {
+    pub async fn delete_all(
+        &self,
+        p: &Principal,
+        parts: &ScopeParts,
+        request_id: &str,
+    ) -> ApiResult<u64> {
         let scope = p.require_scope(parts)?;
         self.run("delete_all", p, async {
             Ok(self
@@ -368,7 +440,12 @@ impl Service {
         .await
     }
 
-    pub async fn history(&self, p: &Principal, id: &str, parts: &ScopeParts) -> ApiResult<Vec<HistoryEvent>> {
+    pub async fn history(
+        &self,
+        p: &Principal,
+        id: &str,
+        parts: &ScopeParts,
+    ) -> ApiResult<Vec<HistoryEvent>> {
         let id = parse_id(id)?;
         self.run("history", p, async {
             let scope = self.scope_for_id(p, parts, id).await?;
@@ -400,8 +477,10 @@ impl Service {
 
     pub async fn import(&self, p: &Principal, records: Vec<ExportRecord>) -> ApiResult<u64> {
         p.require_admin("import")?;
-        self.run("import", p, async { Ok(self.memory.import_records(records).await?) })
-            .await
+        self.run("import", p, async {
+            Ok(self.memory.import_records(records).await?)
+        })
+        .await
     }
 }
 

@@ -147,7 +147,7 @@ impl SqliteStore {
             let mut p = Pred::default();
             predicate::visibility(&mut p, "m", &ReadOptions::default());
             let sql = format!(
-                "SELECT m.user_id, m.agent_id, m.run_id, COUNT(*) FROM memories m {}
+                "SELECT m.user_id, m.agent_id, m.run_id, COUNT(*) FROM memories m WHERE {}
                  GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
                 p.where_sql()
             );

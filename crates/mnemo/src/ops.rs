@@ -276,7 +276,14 @@ impl Memory {
                 "reset deletes every memory; pass the confirmation \"reset\"",
             ));
         }
-        self.with_store(|s| s.reset()).await
+        self.with_store(|s| s.reset()).await?;
+        // The reset store forgets its embedding model; a running engine keeps writing with the
+        // one it has, so bind it again.
+        if let Some(e) = self.inner.embedder.get().cloned() {
+            self.with_store(move |s| s.bind_embedder(e.model_id(), e.dimension()))
+                .await?;
+        }
+        Ok(())
     }
 
     /// Streams every memory and message as export records.

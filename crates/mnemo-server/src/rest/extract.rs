@@ -29,14 +29,19 @@ pub fn json_rejection(rej: JsonRejection) -> ApiError {
             ApiKind::UnsupportedMediaType,
             "send the body as JSON with `Content-Type: application/json`",
         ),
-        JsonRejection::JsonSyntaxError(e) => {
-            ApiError::invalid(format!("the body is not valid JSON: {}", inner(&e.body_text())))
-        }
-        JsonRejection::JsonDataError(e) => {
-            ApiError::invalid(format!("the body does not fit this route: {}", inner(&e.body_text())))
-        }
+        JsonRejection::JsonSyntaxError(e) => ApiError::invalid(format!(
+            "the body is not valid JSON: {}",
+            inner(&e.body_text())
+        )),
+        JsonRejection::JsonDataError(e) => ApiError::invalid(format!(
+            "the body does not fit this route: {}",
+            inner(&e.body_text())
+        )),
         JsonRejection::BytesRejection(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            ApiError::new(ApiKind::PayloadTooLarge, "the body exceeds the server's size limit")
+            ApiError::new(
+                ApiKind::PayloadTooLarge,
+                "the body exceeds the server's size limit",
+            )
         }
         other => ApiError::invalid(format!("the body could not be read: {}", other.body_text())),
     }
@@ -60,7 +65,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
             Err(QueryRejection::FailedToDeserializeQueryString(e)) => Err(ApiError::invalid(
                 format!("bad query parameters: {}", inner(&e.body_text())),
             )),
-            Err(e) => Err(ApiError::invalid(format!("bad query parameters: {}", e.body_text()))),
+            Err(e) => Err(ApiError::invalid(format!(
+                "bad query parameters: {}",
+                e.body_text()
+            ))),
         }
     }
 }

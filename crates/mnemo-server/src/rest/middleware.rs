@@ -37,7 +37,14 @@ pub async fn observe(State(state): State<AppState>, mut req: Request, next: Next
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(0);
     req.extensions_mut().insert(RequestId(id.clone()));
-    let span = tracing::info_span!("request", request_id = %id, %method, %route, body_len);
+    let span = tracing::info_span!(
+        "request",
+        request_id = %id,
+        %method,
+        %route,
+        body_len,
+        key = tracing::field::Empty
+    );
     let mut resp = next.run(req).instrument(span.clone()).await;
     let status = resp.status().as_u16();
     let secs = t.elapsed().as_secs_f64();
@@ -56,7 +63,10 @@ pub async fn observe(State(state): State<AppState>, mut req: Request, next: Next
 /// The API key of a request: `Authorization: Bearer KEY`, `Authorization: Token KEY` (Mem0's
 /// clients) or `X-API-Key: KEY`.
 fn key_of(headers: &HeaderMap) -> Option<String> {
-    if let Some(v) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+    if let Some(v) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
         let v = v.trim();
         for scheme in ["Bearer ", "Token ", "bearer ", "token "] {
             if let Some(k) = v.strip_prefix(scheme) {
@@ -118,8 +128,9 @@ pub async fn ready(State(state): State<AppState>) -> Response {
             format!("the store is not ready: {}", e.kind().as_str()),
         )
         .into_response(),
-        Err(_) => ApiError::from(mnemo_core::Error::internal("readiness probe panicked"))
-            .into_response(),
+        Err(_) => {
+            ApiError::from(mnemo_core::Error::internal("readiness probe panicked")).into_response()
+        }
     }
 }
 

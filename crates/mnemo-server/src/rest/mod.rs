@@ -68,7 +68,10 @@ pub fn router(state: AppState, http: &HttpConfig) -> Router {
             ApiError::new(ApiKind::RouteNotFound, "no such route; see /openapi.json")
         })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(ApiKind::MethodNotAllowed, "this route does not take that method")
+            ApiError::new(
+                ApiKind::MethodNotAllowed,
+                "this route does not take that method",
+            )
         })
         .layer(axum::extract::DefaultBodyLimit::max(http.max_body_bytes));
     if !http.cors_origins.is_empty() {

@@ -53,7 +53,12 @@ fn scope_of(q: &ScopeParams) -> ScopeParts {
 /// Remember a text or a conversation.
 #[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = AddBody,
     responses((status = 200, body = AddOutcomeDoc), (status = "4XX", body = ErrorDoc)))]
-async fn add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<AddBody>) -> ApiResult<Response> {
+async fn add(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(body): ApiJson<AddBody>,
+) -> ApiResult<Response> {
     let out = s.service.add(&p, body, &rid.0).await?;
     Ok(Json(out).into_response())
 }
@@ -61,14 +66,23 @@ async fn add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Ri
 /// List a scope's memories, newest first, with cursor pagination.
 #[utoipa::path(get, path = "/v1/memories", tag = "memories", params(ListParams),
     responses((status = 200, body = PageDoc), (status = "4XX", body = ErrorDoc)))]
-async fn list(State(s): State<AppState>, Extension(p): Caller, ApiQuery(q): ApiQuery<ListParams>) -> ApiResult<Response> {
+async fn list(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiQuery(q): ApiQuery<ListParams>,
+) -> ApiResult<Response> {
     Ok(Json(s.service.list(&p, q).await?).into_response())
 }
 
 /// Delete every memory of a scope (soft: kept for audit, gone from reads).
 #[utoipa::path(delete, path = "/v1/memories", tag = "memories", params(ScopeParams),
     responses((status = 200, body = DeletedDoc), (status = "4XX", body = ErrorDoc)))]
-async fn delete_all(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
+async fn delete_all(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiQuery(q): ApiQuery<ScopeParams>,
+) -> ApiResult<Response> {
     let n = s.service.delete_all(&p, &scope_of(&q), &rid.0).await?;
     Ok(Json(json!({ "deleted": n })).into_response())
 }
@@ -76,14 +90,23 @@ async fn delete_all(State(s): State<AppState>, Extension(p): Caller, Extension(r
 /// Hybrid search (dense + BM25 + entities) within a scope.
 #[utoipa::path(post, path = "/v1/memories/search", tag = "memories", request_body = SearchBody,
     responses((status = 200, body = SearchDoc), (status = "4XX", body = ErrorDoc)))]
-async fn search(State(s): State<AppState>, Extension(p): Caller, ApiJson(body): ApiJson<SearchBody>) -> ApiResult<Response> {
+async fn search(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiJson(body): ApiJson<SearchBody>,
+) -> ApiResult<Response> {
     Ok(Json(s.service.search(&p, body).await?).into_response())
 }
 
 /// Several adds at once (up to 1000); every scope is checked before anything is written.
 #[utoipa::path(post, path = "/v1/memories/batch", tag = "memories", request_body = BatchAddBody,
     responses((status = 200, description = "One add outcome per item", body = Vec<AddOutcomeDoc>), (status = "4XX", body = ErrorDoc)))]
-async fn batch_add(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<BatchAddBody>) -> ApiResult<Response> {
+async fn batch_add(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(body): ApiJson<BatchAddBody>,
+) -> ApiResult<Response> {
     let out = s.service.add_batch(&p, body.items, &rid.0).await?;
     Ok(Json(json!({ "results": out })).into_response())
 }
@@ -91,7 +114,12 @@ async fn batch_add(State(s): State<AppState>, Extension(p): Caller, Extension(ri
 /// Several updates at once.
 #[utoipa::path(put, path = "/v1/memories/batch", tag = "memories", request_body = BatchUpdateBody,
     responses((status = 200, body = PageDoc), (status = "4XX", body = ErrorDoc)))]
-async fn batch_update(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<BatchUpdateBody>) -> ApiResult<Response> {
+async fn batch_update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(body): ApiJson<BatchUpdateBody>,
+) -> ApiResult<Response> {
     let out = s.service.update_batch(&p, body, &rid.0).await?;
     Ok(Json(json!({ "results": out, "next_cursor": null })).into_response())
 }
@@ -99,7 +127,12 @@ async fn batch_update(State(s): State<AppState>, Extension(p): Caller, Extension
 /// Several deletes at once.
 #[utoipa::path(delete, path = "/v1/memories/batch", tag = "memories", request_body = BatchDeleteBody,
     responses((status = 200, body = DeletedDoc), (status = "4XX", body = ErrorDoc)))]
-async fn batch_delete(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, ApiJson(body): ApiJson<BatchDeleteBody>) -> ApiResult<Response> {
+async fn batch_delete(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(body): ApiJson<BatchDeleteBody>,
+) -> ApiResult<Response> {
     let n = s.service.delete_batch(&p, body, &rid.0).await?;
     Ok(Json(json!({ "deleted": n })).into_response())
 }
@@ -107,21 +140,49 @@ async fn batch_delete(State(s): State<AppState>, Extension(p): Caller, Extension
 /// One memory by id (expired ones only with `include_expired`).
 #[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams),
     responses((status = 200, body = MemoryDoc), (status = "4XX", body = ErrorDoc)))]
-async fn get_one(State(s): State<AppState>, Extension(p): Caller, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
-    Ok(Json(s.service.get(&p, &id, &scope_of(&q), q.include_expired).await?).into_response())
+async fn get_one(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ScopeParams>,
+) -> ApiResult<Response> {
+    Ok(Json(
+        s.service
+            .get(&p, &id, &scope_of(&q), q.include_expired)
+            .await?,
+    )
+    .into_response())
 }
 
 /// Change a memory's text (re-embedded), metadata or expiry; recorded in its history.
 #[utoipa::path(put, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams), request_body = UpdateBody,
     responses((status = 200, body = MemoryDoc), (status = "4XX", body = ErrorDoc)))]
-async fn update(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>, ApiJson(body): ApiJson<UpdateBody>) -> ApiResult<Response> {
-    Ok(Json(s.service.update(&p, &id, &scope_of(&q), body, &rid.0).await?).into_response())
+async fn update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ScopeParams>,
+    ApiJson(body): ApiJson<UpdateBody>,
+) -> ApiResult<Response> {
+    Ok(Json(
+        s.service
+            .update(&p, &id, &scope_of(&q), body, &rid.0)
+            .await?,
+    )
+    .into_response())
 }
 
 /// Delete one memory (soft: kept for audit and history).
 #[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams),
     responses((status = 200, body = MessageDoc), (status = "4XX", body = ErrorDoc)))]
-async fn delete_one(State(s): State<AppState>, Extension(p): Caller, Extension(rid): Rid, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
+async fn delete_one(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ScopeParams>,
+) -> ApiResult<Response> {
     s.service.delete(&p, &id, &scope_of(&q), &rid.0).await?;
     Ok(Json(json!({ "message": "memory deleted" })).into_response())
 }
@@ -129,7 +190,12 @@ async fn delete_one(State(s): State<AppState>, Extension(p): Caller, Extension(r
 /// A memory's history, through the memories it superseded, oldest first.
 #[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "memories", params(("id" = String, Path), ScopeParams),
     responses((status = 200, body = HistoryListDoc), (status = "4XX", body = ErrorDoc)))]
-async fn history(State(s): State<AppState>, Extension(p): Caller, Path(id): Path<String>, ApiQuery(q): ApiQuery<ScopeParams>) -> ApiResult<Response> {
+async fn history(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ScopeParams>,
+) -> ApiResult<Response> {
     let events = s.service.history(&p, &id, &scope_of(&q)).await?;
     Ok(Json(json!({ "results": events })).into_response())
 }
@@ -137,7 +203,11 @@ async fn history(State(s): State<AppState>, Extension(p): Caller, Path(id): Path
 /// Delete everything in the store (admin key; `{"confirm": "reset"}`).
 #[utoipa::path(post, path = "/v1/reset", tag = "admin", request_body = ResetBody,
     responses((status = 200, body = MessageDoc), (status = "4XX", body = ErrorDoc)))]
-async fn reset(State(s): State<AppState>, Extension(p): Caller, ApiJson(body): ApiJson<ResetBody>) -> ApiResult<Response> {
+async fn reset(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiJson(body): ApiJson<ResetBody>,
+) -> ApiResult<Response> {
     s.service.reset(&p, &body.confirm).await?;
     Ok(Json(json!({ "message": "store reset" })).into_response())
 }
@@ -149,7 +219,10 @@ async fn export(State(s): State<AppState>, Extension(p): Caller) -> ApiResult<Re
     let records = s.service.export(&p).await?;
     let mut out = String::new();
     for r in &records {
-        out.push_str(&serde_json::to_string(r).map_err(|e| ApiError::from(mnemo_core::Error::internal(e.to_string())))?);
+        out.push_str(
+            &serde_json::to_string(r)
+                .map_err(|e| ApiError::from(mnemo_core::Error::internal(e.to_string())))?,
+        );
         out.push('\n');
     }
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], out).into_response())
@@ -159,10 +232,21 @@ async fn export(State(s): State<AppState>, Extension(p): Caller) -> ApiResult<Re
 #[utoipa::path(post, path = "/v1/import", tag = "admin",
     request_body(content = String, content_type = "application/x-ndjson"),
     responses((status = 200, body = Object), (status = "4XX", body = ErrorDoc)))]
-async fn import(State(s): State<AppState>, Extension(p): Caller, body: Bytes) -> ApiResult<Response> {
-    let text = std::str::from_utf8(&body).map_err(|_| ApiError::invalid("the body is not UTF-8"))?;
+async fn import(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    body: Bytes,
+) -> ApiResult<Response> {
+    // Checked before the body is even parsed.
+    p.require_admin("import")?;
+    let text =
+        std::str::from_utf8(&body).map_err(|_| ApiError::invalid("the body is not UTF-8"))?;
     let mut records = Vec::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let r: ExportRecord = serde_json::from_str(line)
             .map_err(|e| ApiError::invalid(format!("line {}: {e}", n + 1)))?;
         records.push(r);
@@ -170,4 +254,3 @@ async fn import(State(s): State<AppState>, Extension(p): Caller, body: Bytes) ->
     let n = s.service.import(&p, records).await?;
     Ok((StatusCode::OK, Json(json!({ "imported": n }))).into_response())
 }
-

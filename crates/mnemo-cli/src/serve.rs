@@ -1,0 +1,187 @@
+//! `mnemo serve`, `mnemo mcp` and `mnemo keys`: the server surfaces and their API keys, plus
+//! the `mnemo.toml` settings file that feeds every command's flags.
+
+use crate::args::{Cli, KeysAction, ServeArgs};
+use crate::commands::config_of;
+use crate::io::print_json;
+use mnemo::Memory;
+use mnemo_server::{FileConfig, KeyStore, Principal, ScopeParts, ServerConfig};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Reads the settings file (`--config`, `MNEMO_CONFIG`, or `./mnemo.toml` when present) and
+/// offers its values as `MNEMO_*` environment defaults: variables already set, and flags, win.
+/// Runs before the flags are parsed and before any thread starts.
+pub fn apply_config_file() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let from_flag = args.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix("--config=").map(str::to_string).or_else(|| {
+            (a == "--config")
+                .then(|| args.get(i + 1).cloned())
+                .flatten()
+        })
+    });
+    let path = match from_flag.or_else(|| std::env::var("MNEMO_CONFIG").ok()) {
+        Some(p) => PathBuf::from(p),
+        None if Path::new("mnemo.toml").exists() => PathBuf::from("mnemo.toml"),
+        None => return Ok(()),
+    };
+    let file = FileConfig::load(&path)?;
+    for (key, value) in file.env_defaults() {
+        if std::env::var_os(key).is_none() {
+            std::env::set_var(key, value);
+        }
+    }
+    Ok(())
+}
+
+fn keys_path(cli: &Cli, explicit: &Option<PathBuf>) -> PathBuf {
+    explicit.clone().unwrap_or_else(|| {
+        cli.data_dir
+            .clone()
+            .unwrap_or_else(mnemo::default_data_dir)
+            .join("keys.db")
+    })
+}
+
+fn init_logs(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MNEMO_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Logs go to stderr: stdout is the MCP channel (stdio) or the --json output.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init();
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()> {
+    init_logs("info");
+    let config = ServerConfig {
+        bind: args.bind,
+        no_auth: args.no_auth,
+        max_body_bytes: args.max_body_bytes,
+        rate_limit_per_minute: args.rate_limit_per_minute,
+        rate_limit_burst: args.rate_limit_burst,
+        cors_origins: args.cors_origins.clone(),
+        log_content: args.log_content,
+        max_in_flight: args.max_in_flight,
+        keys_path: keys_path(cli, &args.keys_path),
+    };
+    config.validate()?;
+    let memory = Memory::open(config_of(cli)?).await?;
+    // Load the embedder now, so the first request does not pay for it and a missing model
+    // stops the start instead of failing requests.
+    memory.embedder().await?;
+    let server = mnemo_server::start(memory, &config, shutdown_signal()).await?;
+    let url = format!("http://{}", server.addr);
+    if json {
+        print_json(&serde_json::json!({ "listening": url, "auth": !config.no_auth }))?;
+    } else {
+        eprintln!(
+            "mnemo listening on {url} (auth {})",
+            if config.no_auth { "off" } else { "on" }
+        );
+    }
+    server.wait().await?;
+    eprintln!("mnemo stopped");
+    Ok(())
+}
+
+pub async fn mcp(cli: &Cli, api_key: &Option<String>) -> anyhow::Result<()> {
+    init_logs("warn");
+    let caller = match api_key {
+        Some(k) => KeyStore::open(&keys_path(cli, &None))?.authenticate(k)?,
+        None => Principal::anonymous_admin(),
+    };
+    let memory = Memory::open(config_of(cli)?).await?;
+    let mut config = ServerConfig::new("127.0.0.1:0".parse()?, keys_path(cli, &None));
+    config.no_auth = true;
+    let state = mnemo_server::server::build_state(memory, &config)?;
+    mnemo_server::mcp::serve_stdio(Arc::clone(&state.service), caller).await?;
+    Ok(())
+}
+
+pub fn keys(cli: &Cli, action: &KeysAction, json: bool) -> anyhow::Result<()> {
+    match action {
+        KeysAction::Create {
+            scope,
+            admin,
+            name,
+            keys_path: kp,
+        } => {
+            let store = KeyStore::open(&keys_path(cli, kp))?;
+            let bind = ScopeParts::new(
+                scope.user_id.clone(),
+                scope.agent_id.clone(),
+                scope.run_id.clone(),
+            );
+            let key = store.create(name.as_deref(), *admin, &bind)?;
+            if json {
+                print_json(&key)?;
+            } else {
+                println!("{}", key.key);
+                eprintln!(
+                    "created {} ({}); the key is shown only now",
+                    key.info.id,
+                    if key.info.admin { "admin" } else { "scoped" }
+                );
+            }
+        }
+        KeysAction::List { keys_path: kp } => {
+            let list = KeyStore::open(&keys_path(cli, kp))?.list()?;
+            if json {
+                print_json(&serde_json::json!({ "results": list }))?;
+            } else {
+                for k in list {
+                    let scope = if k.admin {
+                        "admin".to_string()
+                    } else {
+                        format!(
+                            "user={} agent={} run={}",
+                            k.user_id.as_deref().unwrap_or("*"),
+                            k.agent_id.as_deref().unwrap_or("*"),
+                            k.run_id.as_deref().unwrap_or("*")
+                        )
+                    };
+                    let state = if k.revoked_at.is_some() {
+                        "revoked"
+                    } else {
+                        "active"
+                    };
+                    println!("{}  {state}  {scope}  {}", k.id, k.name.unwrap_or_default());
+                }
+            }
+        }
+        KeysAction::Revoke { id, keys_path: kp } => {
+            KeyStore::open(&keys_path(cli, kp))?.revoke(id)?;
+            if json {
+                print_json(&serde_json::json!({ "revoked": id }))?;
+            } else {
+                println!("revoked {id}");
+            }
+        }
+    }
+    Ok(())
+}

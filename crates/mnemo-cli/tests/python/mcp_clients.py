@@ -1,0 +1,257 @@
+"""Drives mnemo's MCP server with the official MCP Python SDK (mcp 2.3.0) over both transports.
+
+usage: mcp_clients.py --bin MNEMO --stdio-data DIR --url URL --alice-key K --bob-key K
+
+  stdio: the client spawns `MNEMO --data-dir DIR mcp` itself (no key: the local admin), with
+         MNEMO_MODELS_DIR / MNEMO_THREADS / MNEMO_LOG passed on from this process's environment.
+  http:  streamable HTTP at URL/mcp with "Authorization: Bearer KEY"; ALICE_KEY is bound to user
+         alice, BOB_KEY to user bob.
+
+Every check is an assertion (a failure exits non-zero with a traceback on stderr). The last line
+on stdout is a JSON summary that the Rust test reads.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+
+import httpx2  # mcp 2.x talks HTTP through httpx2, not httpx
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+TOOLS = {
+    "add_memory",
+    "search_memories",
+    "list_memories",
+    "get_memory",
+    "update_memory",
+    "delete_memory",
+    "delete_all_memories",
+    "memory_history",
+}
+FORBIDDEN, NOT_FOUND = -32003, -32004
+STEP_TIMEOUT = 120  # seconds for one transport's whole run
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+async def call(s: ClientSession, tool: str, args: dict):
+    """Calls a tool that must succeed; returns its JSON result."""
+    res = await s.call_tool(tool, args)
+    text = res.content[0].text if res.content else ""
+    assert not res.is_error, f"{tool}({args}) failed: {text}"
+    out = json.loads(text)
+    log(f"{tool}: {text[:200]}")
+    return out
+
+
+async def refused(s: ClientSession, tool: str, args: dict, codes=(FORBIDDEN, NOT_FOUND)):
+    """Calls a tool that must fail with an MCPError of one of `codes`; returns a summary entry."""
+    try:
+        res = await s.call_tool(tool, args)
+    except MCPError as e:
+        assert e.code in codes, f"{tool}({args}): code {e.code} not in {codes}: {e.message}"
+        kind = e.data.get("kind") if isinstance(e.data, dict) else None
+        assert kind in ("forbidden", "not_found", "unauthorized"), f"{tool}: data {e.data!r}"
+        log(f"{tool} refused: {e.code} {kind} {e.message}")
+        return {"tool": tool, "code": e.code, "kind": kind}
+    text = res.content[0].text if res.content else ""
+    raise AssertionError(f"{tool}({args}) was not refused (is_error={res.is_error}): {text}")
+
+
+async def check_tools(s: ClientSession):
+    listed = (await s.list_tools()).tools
+    names = sorted(t.name for t in listed)
+    assert set(names) == TOOLS and len(names) == len(TOOLS), names
+    for t in listed:
+        assert isinstance(t.input_schema, dict), (t.name, t.input_schema)
+        assert t.input_schema.get("type") == "object", (t.name, t.input_schema)
+        assert t.description, t.name
+    props = {t.name: set(t.input_schema.get("properties", {})) for t in listed}
+    assert {"text", "user_id"} <= props["add_memory"], props["add_memory"]
+    assert {"query", "user_id"} <= props["search_memories"], props["search_memories"]
+    assert "memory_id" in props["get_memory"], props["get_memory"]
+    return names
+
+
+async def lifecycle(s: ClientSession, user: str) -> dict:
+    """The tools a client uses, on `user`'s scope: add, search, list, get, update, history,
+    delete (then get fails), delete_all. Returns the summary of this transport."""
+    init = await s.initialize()
+    assert init.server_info.name == "mnemo", init.server_info
+    names = await check_tools(s)
+
+    added = await call(s, "add_memory", {"text": "I moved to Lisbon last spring", "user_id": user})
+    assert len(added["results"]) == 1 and added["results"][0]["event"] == "ADD", added
+    mid = added["results"][0]["id"]
+    other = await call(s, "add_memory", {"text": "My favourite food is ramen", "user_id": user})
+    oid = other["results"][0]["id"]
+
+    found = await call(s, "search_memories", {"query": "where does the user live?", "user_id": user})
+    assert found["results"], found
+    assert found["results"][0]["id"] == mid, found["results"]
+    assert "Lisbon" in found["results"][0]["memory"]
+
+    listed = await call(s, "list_memories", {"user_id": user})
+    assert sorted(m["id"] for m in listed["results"]) == sorted([mid, oid]), listed
+
+    got = await call(s, "get_memory", {"memory_id": mid})
+    assert got["id"] == mid and got["memory"] == "I moved to Lisbon last spring", got
+    assert got["user_id"] == user, got
+
+    await call(s, "update_memory", {"memory_id": mid, "text": "I moved to Porto"})
+    got = await call(s, "get_memory", {"memory_id": mid, "user_id": user})
+    assert got["memory"] == "I moved to Porto", got
+    hist = await call(s, "memory_history", {"memory_id": mid})
+    events = [h["event"] for h in hist["results"]]
+    assert events == ["ADD", "UPDATE"], hist
+
+    return {
+        "server": init.server_info.name,
+        "protocol": init.protocol_version,
+        "tools": names,
+        "memory_id": mid,
+        "other_id": oid,
+        "history_events": events,
+    }
+
+
+async def finish(s: ClientSession, user: str, summary: dict) -> None:
+    mid, oid = summary["memory_id"], summary["other_id"]
+    deleted = await call(s, "delete_memory", {"memory_id": mid})
+    assert deleted == {"deleted": mid}, deleted
+    gone = await refused(s, "get_memory", {"memory_id": mid}, (NOT_FOUND,))
+    summary["get_after_delete"] = gone
+    listed = await call(s, "list_memories", {"user_id": user})
+    assert [m["id"] for m in listed["results"]] == [oid], listed
+    cleared = await call(s, "delete_all_memories", {"user_id": user})
+    assert cleared == {"deleted": 1}, cleared
+    listed = await call(s, "list_memories", {"user_id": user})
+    assert listed["results"] == [], listed
+    summary["left_after_delete_all"] = len(listed["results"])
+
+
+async def run_stdio(binary: str, data_dir: str) -> dict:
+    env = {k: os.environ[k] for k in ("MNEMO_MODELS_DIR", "MNEMO_THREADS", "MNEMO_LOG") if k in os.environ}
+    params = StdioServerParameters(command=binary, args=["--data-dir", data_dir, "mcp"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as s:
+            summary = await lifecycle(s, "alice")
+            await finish(s, "alice", summary)
+    return summary
+
+
+def http_client(key):
+    headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120))
+
+
+async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
+    mcp_url = url.rstrip("/") + "/mcp"
+    async with http_client(alice_key) as alice_http:
+        async with streamable_http_client(mcp_url, http_client=alice_http) as (ar, aw):
+            async with ClientSession(ar, aw) as alice:
+                summary = await lifecycle(alice, "alice")
+                mid = summary["memory_id"]
+
+                # bob, on his own session, against alice's memory and scope: each tool refused
+                async with http_client(bob_key) as bob_http:
+                    async with streamable_http_client(mcp_url, http_client=bob_http) as (br, bw):
+                        async with ClientSession(br, bw) as bob:
+                            await bob.initialize()
+                            assert sorted(t.name for t in (await bob.list_tools()).tools) == sorted(TOOLS)
+                            attempts = [
+                                ("add_memory", {"text": "bob was here", "user_id": "alice"}),
+                                ("search_memories", {"query": "Porto", "user_id": "alice"}),
+                                ("list_memories", {"user_id": "alice"}),
+                                ("get_memory", {"memory_id": mid}),
+                                ("get_memory", {"memory_id": mid, "user_id": "alice"}),
+                                ("update_memory", {"memory_id": mid, "text": "bob was here"}),
+                                ("update_memory", {"memory_id": mid, "user_id": "alice", "text": "bob was here"}),
+                                ("delete_memory", {"memory_id": mid}),
+                                ("delete_memory", {"memory_id": mid, "user_id": "alice"}),
+                                ("delete_all_memories", {"user_id": "alice"}),
+                                ("memory_history", {"memory_id": mid}),
+                                ("memory_history", {"memory_id": mid, "user_id": "alice"}),
+                            ]
+                            denied = [await refused(bob, tool, args) for tool, args in attempts]
+                            assert {d["tool"] for d in denied} == TOOLS
+                            # bob's own scope is empty and his search does not reach alice
+                            mine = await call(bob, "list_memories", {"user_id": "bob"})
+                            assert mine["results"] == [], mine
+                            hits = await call(bob, "search_memories", {"query": "Porto", "user_id": "bob"})
+                            assert hits["results"] == [], hits
+                summary["cross_tenant"] = denied
+
+                # alice's memory is untouched
+                got = await call(alice, "get_memory", {"memory_id": mid})
+                assert got["memory"] == "I moved to Porto", got
+                hist = await call(alice, "memory_history", {"memory_id": mid})
+                assert [h["event"] for h in hist["results"]] == ["ADD", "UPDATE"], hist
+                listed = await call(alice, "list_memories", {"user_id": "alice"})
+                assert len(listed["results"]) == 2, listed
+                summary["unchanged_after_cross_tenant"] = True
+
+                await finish(alice, "alice", summary)
+
+    # No key, or a wrong one: the session cannot even initialize.
+    rejected = {}
+    for name, key in (("no_key", None), ("wrong_key", "mnemo_not_a_real_key")):
+        rejected[name] = await initialize_fails(mcp_url, key)
+    summary["rejected"] = rejected
+    return summary
+
+
+async def initialize_fails(mcp_url: str, key) -> str:
+    """Opens a session with `key` (None: no Authorization header); initialize must fail.
+    Returns how it failed."""
+    outcome = None
+    try:
+        async with http_client(key) as http:
+            async with streamable_http_client(mcp_url, http_client=http) as (r, w):
+                async with ClientSession(r, w) as s:
+                    try:
+                        await asyncio.wait_for(s.initialize(), 30)
+                    except MCPError as e:
+                        outcome = f"MCPError {e.code}: {e.message}"
+                    except asyncio.TimeoutError:
+                        outcome = None  # hanging is not refusing: fails below
+                    else:
+                        raise AssertionError(f"initialize succeeded with key {key!r}")
+    except AssertionError:
+        raise
+    except BaseException as e:  # transport errors escape as (nested) exception groups
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        outcome = outcome or f"{type(e).__name__}: {e}"
+    assert outcome, f"initialize with key {key!r} neither failed nor succeeded"
+    log(f"initialize with key {key!r} refused: {outcome}")
+    return outcome
+
+
+async def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--stdio-data", required=True)
+    p.add_argument("--url", required=True)
+    p.add_argument("--alice-key", required=True)
+    p.add_argument("--bob-key", required=True)
+    a = p.parse_args()
+
+    out = {"sdk": "mcp"}
+    t0 = time.monotonic()
+    out["stdio"] = await asyncio.wait_for(run_stdio(a.bin, a.stdio_data), STEP_TIMEOUT)
+    out["stdio"]["seconds"] = round(time.monotonic() - t0, 2)
+    t1 = time.monotonic()
+    out["http"] = await asyncio.wait_for(run_http(a.url, a.alice_key, a.bob_key), STEP_TIMEOUT)
+    out["http"]["seconds"] = round(time.monotonic() - t1, 2)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,239 @@
+//! Bad input: malformed JSON, wrong types, unknown fields, oversized bodies, wrong media types,
+//! bad ids and unknown routes all get a 4xx that says what was wrong, and change nothing.
+
+use crate::TestServer;
+use serde_json::json;
+
+#[test]
+fn bad_bodies_are_refused_with_a_clear_message_and_change_nothing() {
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.max_body_bytes = 4096;
+    });
+    let k = s.user_key("alice");
+    let id = s.seed("alice", "Alice keeps bees");
+    let before = s.snapshot();
+    let big = "x".repeat(10_000);
+    let cases: Vec<(&str, String, Option<&str>, Vec<u8>, u16, &str, &str)> = vec![
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("application/json"),
+            b"{\"text\": \"unclosed".to_vec(),
+            400,
+            "invalid_input",
+            "not valid JSON",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("application/json"),
+            br#"{"text": 42}"#.to_vec(),
+            400,
+            "invalid_input",
+            "text",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("application/json"),
+            br#"{"text": "x", "colour": "red"}"#.to_vec(),
+            400,
+            "invalid_input",
+            "unknown field `colour`",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("application/json"),
+            br#"{"text": "x", "metadata": [1]}"#.to_vec(),
+            400,
+            "invalid_input",
+            "metadata",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("application/json"),
+            br#"{"text": "x", "agent_id": "a b"}"#.to_vec(),
+            400,
+            "invalid_input",
+            "agent_id",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("application/json"),
+            br#"{}"#.to_vec(),
+            400,
+            "invalid_input",
+            "messages",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("application/json"),
+            format!(r#"{{"text": "{big}"}}"#).into_bytes(),
+            413,
+            "payload_too_large",
+            "size limit",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some("text/plain"),
+            br#"{"text": "x"}"#.to_vec(),
+            415,
+            "unsupported_media_type",
+            "application/json",
+        ),
+        (
+            "POST",
+            "/v1/memories/search".into(),
+            Some("application/json"),
+            br#"{"query": "x", "top_k": "ten"}"#.to_vec(),
+            400,
+            "invalid_input",
+            "top_k",
+        ),
+        (
+            "POST",
+            "/v1/memories/search".into(),
+            Some("application/json"),
+            br#"{"query": "x", "filters": {"n": {"around": 3}}}"#.to_vec(),
+            400,
+            "invalid_input",
+            "around",
+        ),
+        (
+            "PUT",
+            format!("/v1/memories/{id}"),
+            Some("application/json"),
+            br#"{"text": ""}"#.to_vec(),
+            400,
+            "invalid_input",
+            "text",
+        ),
+        (
+            "PUT",
+            format!("/v1/memories/{id}"),
+            Some("application/json"),
+            br#"{"txt": "new"}"#.to_vec(),
+            400,
+            "invalid_input",
+            "unknown field `txt`",
+        ),
+        (
+            "GET",
+            "/v1/memories/not-a-uuid".into(),
+            None,
+            Vec::new(),
+            400,
+            "invalid_input",
+            "UUID",
+        ),
+        (
+            "GET",
+            "/v1/memories?limit=abc".into(),
+            None,
+            Vec::new(),
+            400,
+            "invalid_input",
+            "limit",
+        ),
+        (
+            "GET",
+            "/v1/memories?limit=5000".into(),
+            None,
+            Vec::new(),
+            400,
+            "invalid_input",
+            "limit",
+        ),
+        (
+            "GET",
+            "/v1/memories?sort=asc".into(),
+            None,
+            Vec::new(),
+            400,
+            "invalid_input",
+            "sort",
+        ),
+        (
+            "PATCH",
+            "/v1/memories".into(),
+            None,
+            Vec::new(),
+            405,
+            "method_not_allowed",
+            "method",
+        ),
+        (
+            "GET",
+            "/v1/nothing-here".into(),
+            None,
+            Vec::new(),
+            404,
+            "route_not_found",
+            "openapi",
+        ),
+        // Mem0-compatible routes are as strict about what they do not know.
+        (
+            "POST",
+            "/v3/memories/add/".into(),
+            Some("application/json"),
+            br#"{"messages": "hi", "colour": 1}"#.to_vec(),
+            400,
+            "invalid_input",
+            "unknown field `colour`",
+        ),
+        (
+            "POST",
+            "/v3/memories/search/".into(),
+            Some("application/json"),
+            br#"{"query": 5}"#.to_vec(),
+            400,
+            "invalid_input",
+            "query",
+        ),
+    ];
+    for (method, path, ct, body, status, kind, says) in cases {
+        let body = (!body.is_empty()).then_some(body);
+        let r = s.raw(method, &path, Some(&k), ct, body);
+        assert_eq!(r.status, status, "{method} {path}: {:?}", r.body);
+        assert_eq!(r.kind(), kind, "{method} {path}: {:?}", r.body);
+        let msg = r.body["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains(says),
+            "{method} {path}: message {msg:?} should mention {says:?}"
+        );
+        assert_eq!(r.body["detail"], msg, "Mem0 clients read `detail`");
+    }
+    assert_eq!(s.snapshot(), before, "a refused request changed the store");
+    s.stop();
+}
+
+#[test]
+fn internal_errors_do_not_leak_details() {
+    let s = TestServer::start();
+    let k = s.user_key("alice");
+    // A memory id that is well-formed but unknown is a plain not_found, with no SQL or paths.
+    let r = s.call(
+        "GET",
+        "/v1/memories/01a22cec-5566-75a4-ba16-0f2c04e0d7d4",
+        Some(&k),
+        None,
+    );
+    assert_eq!((r.status, r.kind()), (404, "not_found"));
+    let text = r.body.to_string();
+    for leak in ["SELECT", "sqlite", "/tmp", ".rs:"] {
+        assert!(!text.contains(leak), "{text}");
+    }
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&k),
+        Some(json!({"text": "ok"})),
+    );
+    assert_eq!(r.status, 200);
+    s.stop();
+}

@@ -1,0 +1,184 @@
+//! The server, driven over real HTTP on 127.0.0.1: a store in a temp dir, the deterministic
+//! hash embedder, API keys from the real key store. Each test starts its own server on port 0.
+
+mod input;
+mod rest;
+mod shutdown;
+mod tenancy;
+
+use mnemo::Memory;
+use mnemo_core::{Embedder, RankParams};
+use mnemo_server::{KeyStore, RunningServer, ScopeParts, ServerConfig};
+use mnemo_testkit::HashEmbedder;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct TestServer {
+    pub url: String,
+    pub admin: String,
+    pub keys: KeyStore,
+    agent: ureq::Agent,
+    server: Option<RunningServer>,
+    rt: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+}
+
+/// An embedder that takes its time, to hold requests in flight.
+pub struct SlowEmbedder(pub Duration);
+
+impl Embedder for SlowEmbedder {
+    fn model_id(&self) -> &str {
+        HashEmbedder::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        HashEmbedder::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+        std::thread::sleep(self.0);
+        HashEmbedder.embed(texts)
+    }
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn kind(&self) -> &str {
+        self.body["error"]["kind"].as_str().unwrap_or("")
+    }
+}
+
+impl TestServer {
+    pub fn start() -> Self {
+        Self::start_with(Arc::new(HashEmbedder), |_| {})
+    }
+
+    pub fn start_with(embedder: Arc<dyn Embedder>, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
+        let memory = Memory::from_parts(Arc::new(store), embedder, RankParams::default()).unwrap();
+        let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
+        tweak(&mut cfg);
+        let server = rt
+            .block_on(mnemo_server::start(memory, &cfg, std::future::pending()))
+            .unwrap();
+        let keys = KeyStore::open(&dir.path().join("keys.db")).unwrap();
+        let admin = keys
+            .create(Some("admin"), true, &ScopeParts::default())
+            .unwrap()
+            .key;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Self {
+            url: format!("http://{}", server.addr),
+            admin,
+            keys,
+            agent,
+            server: Some(server),
+            rt,
+            _dir: dir,
+        }
+    }
+
+    /// A key bound to one user.
+    pub fn user_key(&self, user: &str) -> String {
+        self.keys
+            .create(None, false, &ScopeParts::new(Some(user.into()), None, None))
+            .unwrap()
+            .key
+    }
+
+    pub fn call(&self, method: &str, path: &str, key: Option<&str>, body: Option<Value>) -> Reply {
+        let bytes = body.map(|b| b.to_string().into_bytes());
+        self.raw(method, path, key, Some("application/json"), bytes)
+    }
+
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        content_type: Option<&str>,
+        body: Option<Vec<u8>>,
+    ) -> Reply {
+        let url = format!("{}{}", self.url, path);
+        let mut req = ureq::http::Request::builder().method(method).uri(&url);
+        if let Some(k) = key {
+            req = req.header("Authorization", format!("Bearer {k}"));
+        }
+        if let (Some(ct), Some(_)) = (content_type, &body) {
+            req = req.header("Content-Type", ct);
+        }
+        let req = req.body(body.unwrap_or_default()).unwrap();
+        let mut resp = self.agent.run(req).expect("the server answers");
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_string()
+            .unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Reply {
+            status,
+            body,
+            headers,
+        }
+    }
+
+    /// Every record in the store (admin export), for before/after comparisons.
+    pub fn snapshot(&self) -> String {
+        let r = self.call("GET", "/v1/export", Some(&self.admin.clone()), None);
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.body.as_str().unwrap().to_string()
+    }
+
+    /// Adds a text for a user with the admin key; returns the memory id.
+    pub fn seed(&self, user: &str, text: &str) -> String {
+        let r = self.call(
+            "POST",
+            "/v1/memories",
+            Some(&self.admin.clone()),
+            Some(serde_json::json!({"text": text, "user_id": user})),
+        );
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.body["results"][0]["id"].as_str().unwrap().to_string()
+    }
+
+    pub fn stop(mut self) {
+        if let Some(s) = self.server.take() {
+            self.rt.block_on(s.shutdown()).unwrap();
+        }
+    }
+
+    pub fn shutdown_handle(&mut self) -> RunningServer {
+        self.server.take().unwrap()
+    }
+
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.rt
+    }
+}

@@ -1,0 +1,415 @@
+//! The native API end to end, the OpenAPI document, health, metrics, auth and limits.
+
+use crate::TestServer;
+use serde_json::json;
+
+#[test]
+fn the_whole_native_api_round_trips() {
+    let s = TestServer::start();
+    let k = s.user_key("alice");
+    let k = Some(k.as_str());
+    // add (text and messages), with metadata that must round-trip exactly
+    let r = s.call("POST", "/v1/memories", k, Some(json!({
+        "text": "Alice moved to Lisbon in May", "metadata": {"code": "0012", "n": 3, "tags": ["a"]},
+        "idempotency_key": "req-1"
+    })));
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let id = r.body["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(r.body["results"][0]["event"], "ADD");
+    // the same idempotency key replays and writes nothing
+    let again = s.call("POST", "/v1/memories", k, Some(json!({
+        "text": "Alice moved to Lisbon in May", "metadata": {"code": "0012", "n": 3, "tags": ["a"]},
+        "idempotency_key": "req-1"
+    })));
+    assert_eq!(again.body["replayed"], true);
+    assert_eq!(again.body["results"][0]["id"], id.as_str());
+    let r = s.call("POST", "/v1/memories", k, Some(json!({
+        "messages": [{"role": "system", "content": "be nice"}, {"role": "user", "content": "I play the cello"}],
+        "agent_id": "tutor"
+    })));
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        r.body["results"].as_array().unwrap().len(),
+        1,
+        "system messages are skipped"
+    );
+    // search: the key fills in user alice
+    let r = s.call(
+        "POST",
+        "/v1/memories/search",
+        k,
+        Some(json!({"query": "Lisbon", "top_k": 5})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let hits = r.body["results"].as_array().unwrap();
+    assert_eq!(hits[0]["id"], id.as_str());
+    assert!(hits[0]["scores"].is_object() && hits[0]["score"].is_number());
+    // get
+    let r = s.call("GET", &format!("/v1/memories/{id}"), k, None);
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.body["metadata"],
+        json!({"code": "0012", "n": 3, "tags": ["a"]})
+    );
+    assert_eq!(r.body["user_id"], "alice");
+    // list with cursors: page size 1 walks both memories exactly once
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let q = match &cursor {
+            Some(c) => format!("/v1/memories?limit=1&cursor={c}"),
+            None => "/v1/memories?limit=1".to_string(),
+        };
+        let r = s.call("GET", &q, k, None);
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        for m in r.body["results"].as_array().unwrap() {
+            seen.push(m["id"].as_str().unwrap().to_string());
+        }
+        match r.body["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 2);
+    // update, then history shows both events
+    let r = s.call(
+        "PUT",
+        &format!("/v1/memories/{id}"),
+        k,
+        Some(json!({"text": "Alice moved to Porto"})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["memory"], "Alice moved to Porto");
+    let r = s.call("GET", &format!("/v1/memories/{id}/history"), k, None);
+    let events: Vec<_> = r.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(events, ["ADD", "UPDATE"]);
+    // batch add, update, delete
+    let r = s.call(
+        "POST",
+        "/v1/memories/batch",
+        k,
+        Some(json!({"items": [{"text": "one"}, {"text": "two"}]})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let ids: Vec<String> = r.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["results"][0]["id"].as_str().unwrap().to_string())
+        .collect();
+    let r = s.call(
+        "PUT",
+        "/v1/memories/batch",
+        k,
+        Some(json!({"items": [{"memory_id": ids[0], "text": "uno"}]})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["results"][0]["memory"], "uno");
+    let r = s.call(
+        "DELETE",
+        "/v1/memories/batch",
+        k,
+        Some(json!({"memory_ids": ids})),
+    );
+    assert_eq!(r.body["deleted"], 2, "{:?}", r.body);
+    // delete one, then it is gone
+    let r = s.call("DELETE", &format!("/v1/memories/{id}"), k, None);
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        s.call("GET", &format!("/v1/memories/{id}"), k, None).status,
+        404
+    );
+    // delete-all for the scope leaves nothing listed
+    let r = s.call("DELETE", "/v1/memories?user_id=alice", k, None);
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["deleted"], 1);
+    let r = s.call("GET", "/v1/memories", k, None);
+    assert_eq!(r.body["results"].as_array().unwrap().len(), 0);
+    s.stop();
+}
+
+#[test]
+fn store_wide_operations_need_an_admin_key() {
+    let s = TestServer::start();
+    let k = s.user_key("alice");
+    s.seed("alice", "Alice likes tea");
+    for (m, p, b) in [
+        ("POST", "/v1/reset", Some(json!({"confirm": "reset"}))),
+        ("GET", "/v1/export", None),
+        ("POST", "/v1/import", Some(json!({}))),
+    ] {
+        let r = s.call(m, p, Some(&k), b);
+        assert_eq!(r.status, 403, "{m} {p}: {:?}", r.body);
+        assert_eq!(r.kind(), "forbidden");
+    }
+    // export → reset → import restores everything
+    let before = s.snapshot();
+    let admin = s.admin.clone();
+    let r = s.call(
+        "POST",
+        "/v1/reset",
+        Some(&admin),
+        Some(json!({"confirm": "yes"})),
+    );
+    assert_eq!(r.status, 400, "reset needs the exact confirmation");
+    let r = s.call(
+        "POST",
+        "/v1/reset",
+        Some(&admin),
+        Some(json!({"confirm": "reset"})),
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(s.snapshot(), "");
+    let r = s.raw(
+        "POST",
+        "/v1/import",
+        Some(&admin),
+        Some("application/x-ndjson"),
+        Some(before.clone().into_bytes()),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(s.snapshot(), before);
+    let r = s.call(
+        "POST",
+        "/v1/memories/search",
+        Some(&k),
+        Some(json!({"query": "tea"})),
+    );
+    assert_eq!(r.body["results"][0]["memory"], "Alice likes tea");
+    s.stop();
+}
+
+#[test]
+fn openapi_describes_every_route_and_the_documents_match_real_records() {
+    let s = TestServer::start();
+    let doc = s.call("GET", "/openapi.json", None, None);
+    assert_eq!(doc.status, 200);
+    let paths = doc.body["paths"].as_object().unwrap();
+    for (p, methods) in [
+        ("/v1/memories", &["get", "post", "delete"][..]),
+        ("/v1/memories/search", &["post"]),
+        ("/v1/memories/batch", &["post", "put", "delete"]),
+        ("/v1/memories/{id}", &["get", "put", "delete"]),
+        ("/v1/memories/{id}/history", &["get"]),
+        ("/v1/reset", &["post"]),
+        ("/v1/export", &["get"]),
+        ("/v1/import", &["post"]),
+    ] {
+        for m in methods {
+            assert!(
+                paths[p][m].is_object(),
+                "{m} {p} missing from the OpenAPI document"
+            );
+        }
+    }
+    // The documented memory fields are exactly the fields a real record has.
+    let id = s.seed("alice", "a record to compare");
+    let admin = s.admin.clone();
+    let rec = s
+        .call("GET", &format!("/v1/memories/{id}"), Some(&admin), None)
+        .body;
+    let schemas = &doc.body["components"]["schemas"];
+    let mut documented: Vec<_> = schemas["MemoryDoc"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let mut real: Vec<_> = rec.as_object().unwrap().keys().cloned().collect();
+    documented.sort();
+    real.sort();
+    assert_eq!(documented, real);
+    let hist = s
+        .call(
+            "GET",
+            &format!("/v1/memories/{id}/history"),
+            Some(&admin),
+            None,
+        )
+        .body;
+    let mut documented: Vec<_> = schemas["HistoryDoc"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let mut real: Vec<_> = hist["results"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    documented.sort();
+    real.sort();
+    assert_eq!(documented, real);
+    // The documented request fields are the ones the route accepts.
+    let add_fields = schemas["AddBody"]["properties"].as_object().unwrap();
+    assert!(add_fields.contains_key("idempotency_key") && add_fields.contains_key("messages"));
+    s.stop();
+}
+
+#[test]
+fn health_readiness_and_metrics() {
+    let s = TestServer::start();
+    assert_eq!(s.call("GET", "/healthz", None, None).status, 200);
+    assert_eq!(s.call("GET", "/readyz", None, None).status, 200);
+    let k = s.user_key("alice");
+    s.call(
+        "POST",
+        "/v1/memories",
+        Some(&k),
+        Some(json!({"text": "hello"})),
+    );
+    s.call(
+        "POST",
+        "/v1/memories/search",
+        Some(&k),
+        Some(json!({"query": "hello"})),
+    );
+    s.call(
+        "POST",
+        "/v1/memories/search",
+        None,
+        Some(json!({"query": "hello"})),
+    );
+    let m = s.call("GET", "/metrics", None, None);
+    let text = m.body.as_str().unwrap();
+    for needle in [
+        r#"mnemo_http_requests_total{method="POST",route="/v1/memories/search",status="200"} 1"#,
+        r#"mnemo_http_requests_total{method="POST",route="/v1/memories/search",status="401"} 1"#,
+        r#"mnemo_http_request_duration_seconds_count{method="POST",route="/v1/memories",status="200"} 1"#,
+        r#"mnemo_operation_duration_seconds_count{op="search",outcome="ok"} 1"#,
+        r#"mnemo_model_call_duration_seconds_count{purpose="embed",failed="false"}"#,
+        "mnemo_queue_delay_seconds_count",
+    ] {
+        assert!(text.contains(needle), "metrics lack {needle}:\n{text}");
+    }
+    // Request ids come back; a caller's own id is kept.
+    let r = s.call("GET", "/healthz", None, None);
+    assert!(r.header("x-request-id").is_some());
+    s.stop();
+}
+
+#[test]
+fn keys_are_required_revocable_and_rate_limited() {
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.rate_limit_per_minute = 60;
+        c.rate_limit_burst = 3;
+    });
+    let r = s.call("GET", "/v1/memories?user_id=alice", None, None);
+    assert_eq!((r.status, r.kind()), (401, "unauthenticated"));
+    let r = s.call(
+        "GET",
+        "/v1/memories?user_id=alice",
+        Some("mnemo_not_a_key"),
+        None,
+    );
+    assert_eq!((r.status, r.kind()), (401, "unauthenticated"));
+    // Mem0 clients send `Token KEY`; other clients `X-API-Key`.
+    let created = s
+        .keys
+        .create(
+            None,
+            false,
+            &mnemo_server::ScopeParts::new(Some("alice".into()), None, None),
+        )
+        .unwrap();
+    let r = s.raw("GET", "/v1/ping/", None, None, None);
+    assert_eq!(r.status, 401);
+    let url = format!("{}/v1/memories?user_id=alice", s.url);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let st = agent
+        .get(&url)
+        .header("X-API-Key", &created.key)
+        .call()
+        .unwrap()
+        .status()
+        .as_u16();
+    assert_eq!(st, 200);
+    let st = agent
+        .get(&url)
+        .header("Authorization", &format!("Token {}", created.key))
+        .call()
+        .unwrap()
+        .status()
+        .as_u16();
+    assert_eq!(st, 200);
+    // The burst of 3 is spent (two calls above, one here); the next is refused with Retry-After.
+    let r = s.call("GET", "/v1/memories", Some(&created.key), None);
+    assert_eq!(r.status, 200);
+    let r = s.call("GET", "/v1/memories", Some(&created.key), None);
+    assert_eq!((r.status, r.kind()), (429, "rate_limited"));
+    assert!(r.header("retry-after").is_some());
+    // Another key has its own bucket.
+    let other = s.user_key("bob");
+    assert_eq!(
+        s.call("GET", "/v1/memories", Some(&other), None).status,
+        200
+    );
+    // Revoked keys stop working at once.
+    s.keys.revoke(&created.info.id).unwrap();
+    let r = s.call("GET", "/v1/memories", Some(&created.key), None);
+    assert_eq!((r.status, r.kind()), (401, "unauthenticated"));
+    s.stop();
+}
+
+#[test]
+fn cors_is_off_unless_origins_are_configured() {
+    let s = TestServer::start();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = agent
+        .get(&format!("{}/healthz", s.url))
+        .header("Origin", "https://app.example.com")
+        .call()
+        .unwrap();
+    assert!(resp.headers().get("access-control-allow-origin").is_none());
+    s.stop();
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.cors_origins = vec!["https://app.example.com".into()];
+    });
+    let resp = agent
+        .get(&format!("{}/healthz", s.url))
+        .header("Origin", "https://app.example.com")
+        .call()
+        .unwrap();
+    assert_eq!(
+        resp.headers().get("access-control-allow-origin").unwrap(),
+        "https://app.example.com"
+    );
+    let resp = agent
+        .get(&format!("{}/healthz", s.url))
+        .header("Origin", "https://evil.example.com")
+        .call()
+        .unwrap();
+    assert!(resp.headers().get("access-control-allow-origin").is_none());
+    s.stop();
+}
+
+#[test]
+fn no_auth_serves_loopback_without_keys() {
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.no_auth = true
+    });
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        None,
+        Some(json!({"text": "open house", "user_id": "u"})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // Still fails closed on scope: no scope is an error, not "everything".
+    let r = s.call("GET", "/v1/memories", None, None);
+    assert_eq!((r.status, r.kind()), (400, "invalid_input"));
+    s.stop();
+}

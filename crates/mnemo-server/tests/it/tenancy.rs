@@ -1,0 +1,287 @@
+//! Cross-tenant probes: a key bound to bob never reads, lists, searches, updates or deletes
+//! anything of alice's — on every native, Mem0-platform and Mem0-OSS route, by naming alice's
+//! scope or by guessing her memory ids — and a refused probe changes nothing.
+
+use crate::TestServer;
+use serde_json::{json, Value};
+
+#[test]
+fn a_key_never_touches_another_users_memories_on_any_route() {
+    let s = TestServer::start();
+    let a = s.seed("alice", "Alice's door code is 4711");
+    s.seed("bob", "Bob likes chess");
+    let bob = s.user_key("bob");
+    let before = s.snapshot();
+    let random = "01a22cec-5566-75a4-ba16-0f2c04e0d7d4";
+    // (method, path, body, expected status)
+    let probes: Vec<(&str, String, Option<Value>, u16)> = vec![
+        // Native: naming alice's scope is refused before any work...
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some(json!({"text": "planted", "user_id": "alice"})),
+            403,
+        ),
+        ("GET", "/v1/memories?user_id=alice".into(), None, 403),
+        (
+            "POST",
+            "/v1/memories/search".into(),
+            Some(json!({"query": "door code", "user_id": "alice"})),
+            403,
+        ),
+        ("DELETE", "/v1/memories?user_id=alice".into(), None, 403),
+        ("GET", format!("/v1/memories/{a}?user_id=alice"), None, 403),
+        (
+            "PUT",
+            format!("/v1/memories/{a}?user_id=alice"),
+            Some(json!({"text": "x"})),
+            403,
+        ),
+        (
+            "DELETE",
+            format!("/v1/memories/{a}?user_id=alice"),
+            None,
+            403,
+        ),
+        (
+            "GET",
+            format!("/v1/memories/{a}/history?user_id=alice"),
+            None,
+            403,
+        ),
+        (
+            "POST",
+            "/v1/memories/batch".into(),
+            Some(json!({"items": [{"text": "ok"}, {"text": "planted", "user_id": "alice"}]})),
+            403,
+        ),
+        // ...and guessing her ids inside bob's own scope finds nothing.
+        ("GET", format!("/v1/memories/{a}"), None, 404),
+        (
+            "PUT",
+            format!("/v1/memories/{a}"),
+            Some(json!({"text": "x"})),
+            404,
+        ),
+        ("DELETE", format!("/v1/memories/{a}"), None, 404),
+        ("GET", format!("/v1/memories/{a}/history"), None, 404),
+        (
+            "PUT",
+            "/v1/memories/batch".into(),
+            Some(json!({"items": [{"memory_id": a, "text": "x"}]})),
+            404,
+        ),
+        (
+            "DELETE",
+            "/v1/memories/batch".into(),
+            Some(json!({"memory_ids": [a]})),
+            404,
+        ),
+        ("GET", "/v1/export".into(), None, 403),
+        (
+            "POST",
+            "/v1/reset".into(),
+            Some(json!({"confirm": "reset"})),
+            403,
+        ),
+        // Mem0 platform routes (the mem0ai SDK).
+        (
+            "POST",
+            "/v3/memories/add/".into(),
+            Some(json!({"messages": "planted", "user_id": "alice"})),
+            403,
+        ),
+        (
+            "POST",
+            "/v1/memories/".into(),
+            Some(json!({"messages": "planted", "user_id": "alice"})),
+            403,
+        ),
+        (
+            "POST",
+            "/v3/memories/search/".into(),
+            Some(json!({"query": "door", "filters": {"user_id": "alice"}})),
+            403,
+        ),
+        (
+            "POST",
+            "/v2/memories/search/".into(),
+            Some(json!({"query": "door", "filters": {"AND": [{"user_id": "alice"}]}})),
+            403,
+        ),
+        (
+            "POST",
+            "/v3/memories/".into(),
+            Some(json!({"filters": {"user_id": "alice"}})),
+            403,
+        ),
+        ("GET", "/v1/memories/?user_id=alice".into(), None, 403),
+        ("DELETE", "/v1/memories/?user_id=alice".into(), None, 403),
+        (
+            "DELETE",
+            "/v1/memories/?filters={'user_id': 'alice'}".replace(' ', "%20"),
+            None,
+            403,
+        ),
+        ("GET", format!("/v1/memories/{a}/"), None, 404),
+        (
+            "PUT",
+            format!("/v1/memories/{a}/"),
+            Some(json!({"text": "x"})),
+            404,
+        ),
+        ("DELETE", format!("/v1/memories/{a}/"), None, 404),
+        ("GET", format!("/v1/memories/{a}/history/"), None, 404),
+        (
+            "PUT",
+            "/v1/batch/".into(),
+            Some(json!({"memories": [{"memory_id": a, "text": "x"}]})),
+            404,
+        ),
+        (
+            "DELETE",
+            "/v1/batch/".into(),
+            Some(json!({"memories": [{"memory_id": a}]})),
+            404,
+        ),
+        ("DELETE", "/v2/entities/user/alice/".into(), None, 403),
+        // Mem0 OSS server routes.
+        (
+            "POST",
+            "/memories".into(),
+            Some(json!({"messages": [{"role": "user", "content": "planted"}], "user_id": "alice"})),
+            403,
+        ),
+        ("GET", "/memories?user_id=alice".into(), None, 403),
+        (
+            "POST",
+            "/search".into(),
+            Some(json!({"query": "door", "user_id": "alice"})),
+            403,
+        ),
+        ("DELETE", "/memories?user_id=alice".into(), None, 403),
+        ("GET", format!("/memories/{a}"), None, 404),
+        (
+            "PUT",
+            format!("/memories/{a}"),
+            Some(json!({"text": "x"})),
+            404,
+        ),
+        ("DELETE", format!("/memories/{a}"), None, 404),
+        ("GET", format!("/memories/{a}/history"), None, 404),
+        ("DELETE", "/entities/user/alice".into(), None, 403),
+        ("POST", "/reset".into(), None, 403),
+    ];
+    for (method, path, body, status) in &probes {
+        let r = s.call(method, path, Some(&bob), body.clone());
+        assert_eq!(r.status, *status, "{method} {path}: {:?}", r.body);
+        let text = r.body.to_string();
+        assert!(
+            !text.contains("door code"),
+            "{method} {path} leaked alice's text: {text}"
+        );
+    }
+    // A guessed id that exists and one that does not answer alike (no existence oracle).
+    let real = s.call("GET", &format!("/v1/memories/{a}"), Some(&bob), None);
+    let fake = s.call("GET", &format!("/v1/memories/{random}"), Some(&bob), None);
+    assert_eq!(real.status, fake.status);
+    assert_eq!(real.kind(), fake.kind());
+    // What bob can see: only his own memories, in lists, searches and entity listings.
+    for (method, path, body) in [
+        ("GET", "/v1/memories", None),
+        (
+            "POST",
+            "/v1/memories/search",
+            Some(json!({"query": "door code 4711"})),
+        ),
+        (
+            "POST",
+            "/v3/memories/search/",
+            Some(json!({"query": "door code 4711", "filters": {"user_id": "bob"}})),
+        ),
+        (
+            "POST",
+            "/v3/memories/",
+            Some(json!({"filters": {"user_id": "bob"}})),
+        ),
+        ("GET", "/v1/entities/", None),
+        ("GET", "/entities", None),
+    ] {
+        let r = s.call(method, path, Some(&bob), body);
+        assert_eq!(r.status, 200, "{method} {path}: {:?}", r.body);
+        let text = r.body.to_string();
+        assert!(
+            !text.contains("alice") && !text.contains("4711"),
+            "{method} {path}: {text}"
+        );
+        assert!(
+            text.contains("bob") || text.contains("chess"),
+            "{method} {path}: {text}"
+        );
+    }
+    assert_eq!(s.snapshot(), before, "a refused probe changed the store");
+    s.stop();
+}
+
+#[test]
+fn a_key_bound_to_user_and_agent_sees_only_that_pair() {
+    let s = TestServer::start();
+    let admin = s.admin.clone();
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&admin),
+        Some(json!({"text": "tutor note", "user_id": "alice", "agent_id": "tutor"})),
+    );
+    let tutor = r.body["results"][0]["id"].as_str().unwrap().to_string();
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&admin),
+        Some(json!({"text": "planner note", "user_id": "alice", "agent_id": "planner"})),
+    );
+    let planner = r.body["results"][0]["id"].as_str().unwrap().to_string();
+    let key = s
+        .keys
+        .create(
+            None,
+            false,
+            &mnemo_server::ScopeParts::new(Some("alice".into()), Some("planner".into()), None),
+        )
+        .unwrap()
+        .key;
+    assert_eq!(
+        s.call("GET", &format!("/v1/memories/{planner}"), Some(&key), None)
+            .status,
+        200
+    );
+    assert_eq!(
+        s.call("GET", &format!("/v1/memories/{tutor}"), Some(&key), None)
+            .status,
+        404
+    );
+    assert_eq!(
+        s.call("GET", "/v1/memories?agent_id=tutor", Some(&key), None)
+            .status,
+        403
+    );
+    let r = s.call("GET", "/v1/memories", Some(&key), None);
+    let listed: Vec<_> = r.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["memory"].clone())
+        .collect();
+    assert_eq!(listed, vec![json!("planner note")]);
+    // delete_all through this key removes only the pair's memories.
+    assert_eq!(
+        s.call("DELETE", "/v1/memories", Some(&key), None).body["deleted"],
+        1
+    );
+    assert_eq!(
+        s.call("GET", &format!("/v1/memories/{tutor}"), Some(&admin), None)
+            .status,
+        200
+    );
+    s.stop();
+}
