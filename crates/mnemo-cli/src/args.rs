@@ -272,6 +272,10 @@ pub enum Command {
         /// texts and model (the embed-only baseline then comes from the add sample alone).
         #[arg(long)]
         vector_cache: Option<PathBuf>,
+        /// Build the benchmark store in this directory and keep it (for `mnemo serve` load
+        /// runs); it must not exist yet. Default: a temporary directory, removed afterwards.
+        #[arg(long)]
+        store_dir: Option<PathBuf>,
     },
 }
 

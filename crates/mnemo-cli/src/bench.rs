@@ -125,6 +125,7 @@ pub struct Options {
     pub queries: usize,
     pub add_sample: usize,
     pub vector_cache: Option<std::path::PathBuf>,
+    pub store_dir: Option<std::path::PathBuf>,
 }
 
 /// Identifies the texts and model a cached set of vectors belongs to.
@@ -172,8 +173,23 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         return Err(Error::invalid("bench", "--memories and --queries must be positive").into());
     }
     let started = Instant::now();
-    let tmp = std::env::temp_dir().join(format!("mnemo-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = match &opts.store_dir {
+        Some(dir) if dir.exists() => {
+            return Err(Error::invalid(
+                "store_dir",
+                format!("{} exists; give a new directory", dir.display()),
+            )
+            .into())
+        }
+        Some(dir) => dir.clone(),
+        None => {
+            let tmp = std::env::temp_dir().join(format!("mnemo-bench-{}", std::process::id()));
+            if opts.store_dir.is_none() {
+                let _ = std::fs::remove_dir_all(&tmp);
+            }
+            tmp
+        }
+    };
     cfg.data_dir = tmp.clone();
     cfg.embedding_cache = 0; // measure the model, not the cache
     let memory = Memory::open(cfg).await?;
@@ -373,7 +389,9 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "wall_s": started.elapsed().as_secs_f64(),
     });
     drop(memory);
-    let _ = std::fs::remove_dir_all(&tmp);
+    if opts.store_dir.is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
     if json {
         println!("{report}");
     } else {

@@ -156,8 +156,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             queries,
             add_sample,
             vector_cache,
+            store_dir,
         } => {
             let opts = crate::bench::Options {
+                store_dir: store_dir.clone(),
                 n: *memories,
                 queries: *queries,
                 add_sample: *add_sample,

@@ -3,6 +3,7 @@
 //! installed by `mnemo models install`; `MNEMO_MODELS_DIR` points at them), except `reembed`,
 //! whose embedders are OpenAI-compatible stubs on 127.0.0.1.
 
+mod clients;
 mod crash;
 mod eval;
 mod forms;

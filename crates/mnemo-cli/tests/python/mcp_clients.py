@@ -207,7 +207,7 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
     return summary
 
 
-async def initialize_fails(mcp_url: str, key) -> str:
+async def initialize_fails(mcp_url: str, key) -> dict:
     """Opens a session with `key` (None: no Authorization header); initialize must fail.
     Returns how it failed."""
     outcome = None
@@ -230,8 +230,25 @@ async def initialize_fails(mcp_url: str, key) -> str:
             raise
         outcome = outcome or f"{type(e).__name__}: {e}"
     assert outcome, f"initialize with key {key!r} neither failed nor succeeded"
-    log(f"initialize with key {key!r} refused: {outcome}")
-    return outcome
+    # The SDK hides the HTTP status (-32603 for any error response): the raw POST shows it.
+    async with http_client(key) as http:
+        raw = await http.post(
+            mcp_url,
+            headers={"Accept": "application/json, text/event-stream"},
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            },
+        )
+    assert raw.status_code == 401, (raw.status_code, raw.text)
+    log(f"initialize with key {key!r} refused: {outcome}; raw POST: {raw.status_code}")
+    return {"error": outcome, "status": raw.status_code}
 
 
 async def main() -> None:

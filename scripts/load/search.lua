@@ -1,0 +1,17 @@
+-- wrk script: hybrid searches over the benchmark store, cycling through varied queries.
+local queries = {
+  "who started learning the cello", "trip to Lisbon", "rescue dog adoption",
+  "half marathon last weekend", "vegan diet", "pottery class in Osaka",
+  "novel about sailors", "tomatoes and basil", "chess club", "product design job",
+  "bicycle repair", "sunset painting at the beach", "Maya in Berlin", "Kenji at the gym",
+}
+local n = 0
+request = function()
+  n = n + 1
+  local q = queries[(n % #queries) + 1]
+  local body = string.format('{"query": "%s", "user_id": "bench-user", "top_k": 10}', q)
+  return wrk.format("POST", "/v1/memories/search", {
+    ["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer " .. os.getenv("MNEMO_BENCH_KEY"),
+  }, body)
+end
