@@ -357,10 +357,17 @@ impl ServerHandler for MemoryTools {
 /// `/mcp`: streamable HTTP, behind the same auth layer as the REST routes.
 pub fn http_routes(state: AppState) -> Router<AppState> {
     let service = state.service.clone();
+    // rmcp's Host check (loopback names only) guards key-less local servers against DNS
+    // rebinding; with API keys every request proves itself, and clients may use any host name.
+    let config = if state.keys.is_some() {
+        StreamableHttpServerConfig::default().disable_allowed_hosts()
+    } else {
+        StreamableHttpServerConfig::default()
+    };
     let mcp = StreamableHttpService::new(
         move || Ok(MemoryTools::new(service.clone(), None)),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        config,
     );
     Router::new().nest_service("/mcp", mcp)
 }

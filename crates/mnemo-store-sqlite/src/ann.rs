@@ -47,6 +47,7 @@ pub(crate) struct Ann {
     part_counts: HashMap<u32, usize>,
     /// The BM25 index over the same memories.
     pub lex: Lexical,
+    slots: SearchSlots,
 }
 
 fn new_index(dim: usize) -> Result<Index> {
@@ -84,8 +85,36 @@ pub(crate) fn db_generation(conn: &Connection) -> Result<i64> {
 }
 
 const INFO_SQL: &str =
-    "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at \
-     FROM memories m JOIN vectors v ON v.seq = m.seq";
+    "SELECT m.seq, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, \
+     COALESCE(m.index_text, m.text) FROM memories m JOIN vectors v ON v.seq = m.seq";
+
+/// Searches the graph may run at once. usearch keeps one search context per concurrent
+/// search and fails a search that finds none free, so contexts are reserved for this many and
+/// [`Ann::search`] waits for a free one beyond it.
+const SEARCH_CONTEXTS: usize = 32;
+
+/// A counting gate over the search contexts.
+#[derive(Default)]
+struct SearchSlots {
+    busy: parking_lot::Mutex<usize>,
+    freed: parking_lot::Condvar,
+}
+
+impl SearchSlots {
+    fn run<T>(&self, f: impl FnOnce() -> T) -> T {
+        {
+            let mut busy = self.busy.lock();
+            while *busy >= SEARCH_CONTEXTS {
+                self.freed.wait(&mut busy);
+            }
+            *busy += 1;
+        }
+        let out = f();
+        *self.busy.lock() -= 1;
+        self.freed.notify_one();
+        out
+    }
+}
 
 impl Ann {
     fn empty(dim: usize) -> Result<Self> {
@@ -100,6 +129,7 @@ impl Ann {
             names: HashMap::new(),
             part_counts: HashMap::new(),
             lex: Lexical::new(),
+            slots: SearchSlots::default(),
         })
     }
 
@@ -172,7 +202,9 @@ impl Ann {
     fn reserve_for(&self, extra: usize) -> Result<()> {
         let need = self.index.size() + extra;
         if need > self.index.capacity() {
-            self.index.reserve((need * 2).max(1024)).map_err(ann_err)?;
+            self.index
+                .reserve_capacity_and_threads((need * 2).max(1024), SEARCH_CONTEXTS)
+                .map_err(ann_err)?;
         }
         Ok(())
     }
@@ -213,7 +245,7 @@ impl Ann {
             .query_row("SELECT COUNT(*) FROM vectors", [], |r| r.get(0))
             .map_err(sql_err)?;
         ann.index
-            .reserve((count as usize).max(1024))
+            .reserve_capacity_and_threads((count as usize).max(1024), SEARCH_CONTEXTS)
             .map_err(ann_err)?;
         let mut stmt = tx
             .prepare(
@@ -249,7 +281,7 @@ impl Ann {
         Self::rebuild(conn, dim)
     }
 
-    fn load(conn: &Connection, db: &Path, dim: usize) -> Result<Option<Self>> {
+    pub(crate) fn load(conn: &Connection, db: &Path, dim: usize) -> Result<Option<Self>> {
         let (graph, meta) = sidecar_paths(db);
         let Ok(raw) = std::fs::read_to_string(&meta) else {
             return Ok(None);
@@ -278,6 +310,10 @@ impl Ann {
         if ann.index.dimensions() != dim {
             return Ok(None);
         }
+        // A loaded graph has room for exactly what it holds and default search contexts.
+        ann.index
+            .reserve_capacity_and_threads((ann.index.size() * 2).max(1024), SEARCH_CONTEXTS)
+            .map_err(ann_err)?;
         let mut stmt = conn.prepare(INFO_SQL).map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
         while let Some(row) = rows.next().map_err(sql_err)? {
@@ -407,11 +443,13 @@ impl Ann {
         if self.len() == 0 {
             return Ok(Vec::new());
         }
-        let m = match keep {
-            Some(keep) => self.index.filtered_search(vector, k, keep),
-            None => self.index.search(vector, k),
-        }
-        .map_err(ann_err)?;
+        let m = self
+            .slots
+            .run(|| match keep {
+                Some(keep) => self.index.filtered_search(vector, k, keep),
+                None => self.index.search(vector, k),
+            })
+            .map_err(ann_err)?;
         Ok(m.keys
             .iter()
             .zip(&m.distances)

@@ -63,6 +63,14 @@ pub mod testing {
         .collect()
     }
 
+    /// True when the saved vector index beside a closed store file loads as it is (no rebuild).
+    pub fn saved_index_loads(path: &Path) -> Result<bool> {
+        let conn = Connection::open(path).map_err(sql_err)?;
+        let dim = read_dimension(&conn)?
+            .ok_or_else(|| Error::internal("the store has no embedding model bound"))?;
+        Ok(crate::ann::Ann::load(&conn, path, dim)?.is_some())
+    }
+
     /// Sets the schema version of a closed store file.
     pub fn set_user_version(path: &Path, version: u32) -> Result<()> {
         let conn = Connection::open(path).map_err(sql_err)?;

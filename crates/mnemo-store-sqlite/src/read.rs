@@ -65,7 +65,9 @@ pub(crate) fn candidate_pred(q: &CandidateQuery<'_>) -> Result<Pred> {
     candidate_pred_with(q, false)
 }
 
-fn candidate_pred_with(q: &CandidateQuery<'_>, by_key: bool) -> Result<Pred> {
+/// `by_key`: the rows are reached through another table's index (keys, entity links), so the
+/// scope test must not tempt SQLite into scanning the whole scope instead.
+pub(crate) fn candidate_pred_with(q: &CandidateQuery<'_>, by_key: bool) -> Result<Pred> {
     let mut p = Pred::default();
     if by_key {
         predicate::scope_unindexed(&mut p, "m", q.scope);

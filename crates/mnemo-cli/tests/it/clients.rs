@@ -56,9 +56,9 @@ fn python() -> &'static Path {
 }
 
 /// A `mnemo serve` child on 127.0.0.1:0. Dropping it stops the server (SIGTERM, then SIGKILL).
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     stderr_log: PathBuf,
     // Held so the server's stdout stays open while it runs.
     _stdout: BufReader<ChildStdout>,
@@ -66,9 +66,23 @@ struct Server {
 
 impl Server {
     fn start(data: &Path) -> Server {
+        Self::start_with(data, &[], &[], &[])
+    }
+
+    /// Starts `mnemo [GLOBAL…] serve --bind 127.0.0.1:0 [SERVE…]` with extra environment.
+    pub(crate) fn start_with(
+        data: &Path,
+        global: &[&str],
+        serve: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
         let stderr_log = data.with_extension("serve.log");
-        let mut child = mnemo(data)
+        let mut cmd = mnemo(data);
+        cmd.args(global)
             .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(serve)
+            .envs(env.iter().copied());
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_log).unwrap())
@@ -107,12 +121,12 @@ impl Server {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
     }
 
     /// SIGTERM and wait up to `grace`; `Some(status)` when it exited by itself.
-    fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+    pub(crate) fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         if let Ok(Some(st)) = self.child.try_wait() {
             return Some(st);
         }
@@ -140,7 +154,7 @@ impl Drop for Server {
 }
 
 /// `mnemo keys create --user-id USER`: the key's secret.
-fn key_for(data: &Path, user: &str) -> String {
+pub(crate) fn key_for(data: &Path, user: &str) -> String {
     let v = run_ok(mnemo(data).args(["keys", "create", "--user-id", user]));
     let key = v["key"].as_str().expect("a key").to_string();
     assert!(key.starts_with("mnemo_"), "{v}");

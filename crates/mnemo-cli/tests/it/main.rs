@@ -9,6 +9,7 @@ mod eval;
 mod forms;
 mod infer;
 mod reembed;
+mod serve;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -117,3 +117,60 @@ fn large_scope_uses_the_graph_and_small_scopes_are_exact() {
         .all(|h| h.memory.user_id.as_deref() == Some("big")));
     assert!(hits.iter().any(|h| h.memory.text.starts_with("item 42 ")));
 }
+
+#[test]
+fn a_saved_index_is_reused_on_open_without_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store = open(&path);
+    let s = scope("rae");
+    put(store.as_ref(), &s, "rae keeps a logbook", json!({}));
+    store
+        .write(vec![batch(&s, "rae sails on sundays", json!({"k": 1}))])
+        .unwrap();
+    drop(store); // saves the graph
+    assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+    // And a write after reopening is caught up from the change log on the next load.
+    let store = open(&path);
+    put(store.as_ref(), &s, "rae bought a compass", json!({}));
+    std::mem::forget(store);
+    assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+}
+
+#[test]
+fn many_concurrent_graph_searches_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("mnemo.db"));
+    let big = scope("crowd");
+    let batches = (0..2500)
+        .map(|i| {
+            batch(
+                &big,
+                &format!("note {i} topic{} area{}", i % 29, i % 13),
+                json!({}),
+            )
+        })
+        .collect();
+    store.write(batches).unwrap();
+    // More searches at once than the machine has cores (the graph keeps a context per search).
+    let threads: Vec<_> = (0..48)
+        .map(|t| {
+            let store = store.clone();
+            let big = big.clone();
+            std::thread::spawn(move || {
+                for q in 0..10 {
+                    let hits = search(
+                        store.as_ref(),
+                        &big,
+                        &format!("topic{} area{}", (t + q) % 29, q % 13),
+                        ReadOptions::default(),
+                    );
+                    assert_eq!(hits.len(), 10);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("every search succeeds");
+    }
+}

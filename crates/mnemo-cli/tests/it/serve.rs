@@ -1,0 +1,130 @@
+//! `mnemo serve` settings as an operator meets them: flags > `MNEMO_*` environment >
+//! `mnemo.toml` > defaults, refused settings, and logs that carry no memory text unless
+//! content logging is switched on.
+
+use crate::clients::{key_for, Server};
+use crate::*;
+use std::time::Duration;
+
+/// POSTs an add whose body is `size` bytes long; returns the status.
+fn add_of_size(url: &str, key: &str, size: usize) -> u16 {
+    let text = "x".repeat(size.saturating_sub(40));
+    let body = serde_json::json!({ "text": text, "user_id": "alice" }).to_string();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    agent
+        .post(&format!("{url}/v1/memories"))
+        .header("Authorization", &format!("Bearer {key}"))
+        .header("Content-Type", "application/json")
+        .send(body.as_bytes())
+        .expect("the server answers")
+        .status()
+        .as_u16()
+}
+
+#[test]
+fn settings_come_from_flags_then_environment_then_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let key = key_for(&data, "alice");
+    let toml = dir.path().join("mnemo.toml");
+    std::fs::write(&toml, "[server]\nmax_body_bytes = 2048\n").unwrap();
+    let cfg = toml.to_str().unwrap();
+    // The file alone: 2 KiB bodies.
+    let s = Server::start_with(&data, &["--config", cfg], &[], &[]);
+    assert_eq!(add_of_size(&s.url, &key, 3000), 413);
+    assert_eq!(add_of_size(&s.url, &key, 1000), 200);
+    drop(s);
+    // The environment beats the file.
+    let s = Server::start_with(
+        &data,
+        &["--config", cfg],
+        &[],
+        &[("MNEMO_MAX_BODY_BYTES", "8192")],
+    );
+    assert_eq!(add_of_size(&s.url, &key, 3000), 200);
+    drop(s);
+    // A flag beats both.
+    let s = Server::start_with(
+        &data,
+        &["--config", cfg],
+        &["--max-body-bytes", "2048"],
+        &[("MNEMO_MAX_BODY_BYTES", "8192")],
+    );
+    assert_eq!(add_of_size(&s.url, &key, 3000), 413);
+    drop(s);
+}
+
+#[test]
+fn bad_settings_stop_the_start_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let toml = dir.path().join("mnemo.toml");
+    std::fs::write(&toml, "[server]\nmax_body_byte = 2048\n").unwrap();
+    let (out, err) = run_err(mnemo(&data).args(["--config", toml.to_str().unwrap(), "serve"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(err["error"]["kind"], "invalid_input");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_body_byte"),
+        "{err}"
+    );
+    // --no-auth is for loopback only.
+    let (_, err) = run_err(mnemo(&data).args(["serve", "--no-auth", "--bind", "0.0.0.0:0"]));
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("loopback"),
+        "{err}"
+    );
+}
+
+#[test]
+fn logs_carry_no_memory_text_unless_content_logging_is_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let key = key_for(&data, "alice");
+    let secret = "the vault combination is 90210";
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    for content in [false, true] {
+        let flags: &[&str] = if content { &["--log-content"] } else { &[] };
+        let mut s = Server::start_with(&data, &[], flags, &[("MNEMO_LOG", "debug")]);
+        for (path, body) in [
+            ("/v1/memories", serde_json::json!({ "text": secret })),
+            (
+                "/v1/memories/search",
+                serde_json::json!({ "query": secret }),
+            ),
+        ] {
+            let st = agent
+                .post(&format!("{}{path}", s.url))
+                .header("Authorization", &format!("Bearer {key}"))
+                .send_json(body)
+                .unwrap()
+                .status()
+                .as_u16();
+            assert_eq!(st, 200);
+        }
+        assert!(s
+            .terminate(Duration::from_secs(20))
+            .is_some_and(|st| st.success()));
+        let log = s.log();
+        assert!(
+            log.contains("request_id="),
+            "the log names requests:\n{log}"
+        );
+        assert_eq!(
+            log.contains("90210"),
+            content,
+            "content logging {content}:\n{log}"
+        );
+    }
+}
