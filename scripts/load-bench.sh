@@ -14,11 +14,16 @@ BIN=./target/release/mnemo
 export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 WORK="${MNEMO_LOAD_DIR:-/tmp/mnemo-load-$N}"
 STORE="$WORK/store"
+mkdir -p "$WORK"
 if [ ! -f "$STORE/mnemo.db" ]; then
-  mkdir -p "$WORK"
   echo "building a $N-memory store in $STORE" >&2
   "$BIN" --json bench --memories "$N" --add-sample 300 --queries 300 \
     --vector-cache "$WORK/vectors.bin" --store-dir "$STORE" > "$WORK/bench.json"
+else
+  # The in-process baseline of this run: the same memories, searched without HTTP.
+  echo "in-process baseline (mnemo bench, vectors from the cache)" >&2
+  "$BIN" --json bench --memories "$N" --add-sample 300 --queries 300 \
+    --vector-cache "$WORK/vectors.bin" > "$WORK/bench.json"
 fi
 cat "$WORK/bench.json"
 KEY=$("$BIN" --data-dir "$STORE" --json keys create --user-id bench-user --name load | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
