@@ -4,6 +4,17 @@
 use crate::TestServer;
 use serde_json::json;
 
+/// Method, path, content type, body, expected status, error kind, a word the message must say.
+type Case<'a> = (
+    &'a str,
+    String,
+    Option<&'a str>,
+    Vec<u8>,
+    u16,
+    &'a str,
+    &'a str,
+);
+
 #[test]
 fn bad_bodies_are_refused_with_a_clear_message_and_change_nothing() {
     let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
@@ -13,7 +24,7 @@ fn bad_bodies_are_refused_with_a_clear_message_and_change_nothing() {
     let id = s.seed("alice", "Alice keeps bees");
     let before = s.snapshot();
     let big = "x".repeat(10_000);
-    let cases: Vec<(&str, String, Option<&str>, Vec<u8>, u16, &str, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "POST",
             "/v1/memories".into(),
