@@ -134,6 +134,30 @@ impl Service {
         }
     }
 
+    /// The scope of every id of a batch, each checked to be visible through it, before any is
+    /// written: an unknown or foreign id fails the whole batch with nothing changed. (Each item
+    /// is then its own transaction; a storage failure midway can still leave a prefix applied.)
+    async fn visible_scopes(
+        &self,
+        p: &Principal,
+        parts: &ScopeParts,
+        ids: &[MemoryId],
+    ) -> ApiResult<Vec<Scope>> {
+        let mut scopes = Vec::with_capacity(ids.len());
+        for id in ids {
+            let scope = self.scope_for_id(p, parts, *id).await?;
+            self.memory
+                .get(GetRequest {
+                    scope: scope.clone(),
+                    id: *id,
+                    include_expired: true,
+                })
+                .await?;
+            scopes.push(scope);
+        }
+        Ok(scopes)
+    }
+
     fn add_request(&self, p: &Principal, body: AddBody, request_id: &str) -> ApiResult<AddRequest> {
         let scope = p.require_scope(&ScopeParts::new(body.user_id, body.agent_id, body.run_id))?;
         let input = match (body.messages, body.text) {
@@ -357,9 +381,10 @@ impl Service {
             .map(|i| Ok((parse_id(&i.memory_id)?, i)))
             .collect::<ApiResult<Vec<_>>>()?;
         self.run("update_batch", p, async {
+            let ids: Vec<MemoryId> = items.iter().map(|(id, _)| *id).collect();
+            let scopes = self.visible_scopes(p, &parts, &ids).await?;
             let mut out = Vec::with_capacity(items.len());
-            for (id, item) in items {
-                let scope = self.scope_for_id(p, &parts, id).await?;
+            for ((id, item), scope) in items.into_iter().zip(scopes) {
                 let req = UpdateRequest {
                     text: item.text,
                     metadata: item.metadata,
@@ -413,8 +438,8 @@ impl Service {
             .map(|i| parse_id(i))
             .collect::<ApiResult<Vec<_>>>()?;
         self.run("delete_batch", p, async {
-            for id in &ids {
-                let scope = self.scope_for_id(p, &parts, *id).await?;
+            let scopes = self.visible_scopes(p, &parts, &ids).await?;
+            for (id, scope) in ids.iter().zip(scopes) {
                 self.memory
                     .delete(scope, *id, DeleteMode::Soft, ctx(p, request_id))
                     .await?;

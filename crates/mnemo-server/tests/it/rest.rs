@@ -413,3 +413,30 @@ fn no_auth_serves_loopback_without_keys() {
     assert_eq!((r.status, r.kind()), (400, "invalid_input"));
     s.stop();
 }
+
+#[test]
+fn a_batch_with_one_unknown_id_changes_nothing() {
+    let s = TestServer::start();
+    let k = s.user_key("alice");
+    let mine = s.seed("alice", "Alice grows figs");
+    let theirs = s.seed("bob", "Bob grows plums");
+    let before = s.snapshot();
+    let r = s.call(
+        "DELETE",
+        "/v1/memories/batch",
+        Some(&k),
+        Some(json!({"memory_ids": [mine, theirs]})),
+    );
+    assert_eq!((r.status, r.kind()), (404, "not_found"), "{:?}", r.body);
+    let r = s.call(
+        "PUT",
+        "/v1/memories/batch",
+        Some(&k),
+        Some(json!({"items": [
+            {"memory_id": mine, "text": "Alice grows lemons"}, {"memory_id": theirs, "text": "x"}
+        ]})),
+    );
+    assert_eq!((r.status, r.kind()), (404, "not_found"), "{:?}", r.body);
+    assert_eq!(s.snapshot(), before);
+    s.stop();
+}
