@@ -128,3 +128,36 @@ fn logs_carry_no_memory_text_unless_content_logging_is_on() {
         );
     }
 }
+
+#[test]
+fn keys_are_listed_without_secrets_and_revoked_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let created =
+        run_ok(mnemo(&data).args(["keys", "create", "--user-id", "alice", "--name", "app"]));
+    let secret = created["key"].as_str().unwrap().to_string();
+    let id = created["id"].as_str().unwrap().to_string();
+    run_ok(mnemo(&data).args(["keys", "create", "--admin"]));
+    let (_, err) = run_err(mnemo(&data).args(["keys", "create"]));
+    assert_eq!(
+        err["error"]["kind"], "invalid_input",
+        "a key needs a scope or --admin"
+    );
+    let list = run_ok(mnemo(&data).args(["keys", "list"]));
+    let text = list.to_string();
+    assert!(!text.contains(&secret), "list shows a secret: {text}");
+    let keys = list["results"].as_array().unwrap();
+    assert_eq!(keys.len(), 2);
+    assert_eq!(keys[0]["user_id"], "alice");
+    assert_eq!(keys[0]["name"], "app");
+    assert_eq!(keys[1]["admin"], true);
+    // A revoked key no longer opens the MCP tools either.
+    run_ok(mnemo(&data).args(["keys", "revoke", &id]));
+    let list = run_ok(mnemo(&data).args(["keys", "list"]));
+    assert!(list["results"][0]["revoked_at"].is_string());
+    let (out, err) = run_err(mnemo(&data).args(["mcp", "--api-key", &secret]));
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(err["error"]["kind"], "unauthenticated", "{err}");
+    let (_, err) = run_err(mnemo(&data).args(["keys", "revoke", &id]));
+    assert_eq!(err["error"]["kind"], "not_found");
+}

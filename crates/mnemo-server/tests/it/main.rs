@@ -2,6 +2,7 @@
 //! hash embedder, API keys from the real key store. Each test starts its own server on port 0.
 
 mod input;
+mod mem0;
 mod rest;
 mod shutdown;
 mod tenancy;
