@@ -459,7 +459,9 @@ async fn list(
     .into_response())
 }
 
-/// Walks cursor pages to the requested page and counts every match.
+/// Walks cursor pages to the requested page, and one beyond to learn whether more follow.
+/// `count` is every match: without a filter it comes from the per-scope counts (one grouped
+/// query); with one, the remaining pages are walked.
 async fn page_of(
     s: &AppState,
     p: &Principal,
@@ -472,12 +474,15 @@ async fn page_of(
     if size == 0 || size > 1000 {
         return Err(ApiError::invalid("page_size must be between 1 and 1000"));
     }
+    let scope = p.require_scope(parts)?;
+    let counted_by_scope = filters.is_none() && !include_expired;
     let filters = filters.map(|f| f.to_string());
     let mut cursor = None;
     let mut seen = 0u64;
     let mut index = 0usize;
     let mut out = Vec::new();
     let mut has_more = false;
+    let mut reached_end = false;
     loop {
         let got = s
             .service
@@ -499,15 +504,32 @@ async fn page_of(
         seen += got.results.len() as u64;
         if index == page {
             out = got.results;
-        } else if index > page && !got.results.is_empty() {
-            has_more = true;
+        } else if index > page {
+            has_more |= !got.results.is_empty();
+            if counted_by_scope {
+                break;
+            }
         }
         match got.next_cursor {
             Some(c) => cursor = Some(c),
-            None => break,
+            None => {
+                reached_end = true;
+                break;
+            }
         }
     }
-    Ok((out, has_more, seen))
+    let count = if reached_end {
+        seen
+    } else {
+        s.service
+            .owners(p)
+            .await?
+            .into_iter()
+            .filter(|(owner, _)| scope.covers(owner))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    Ok((out, has_more, count))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -138,6 +138,19 @@ fn older_sdk_forms_and_pages() {
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 5);
+    // The first page of one stops early; its count comes from the scope's total.
+    let r = s.call(
+        "POST",
+        "/v3/memories/?page=1&page_size=1",
+        k,
+        Some(json!({"filters": {"user_id": "alice"}})),
+    );
+    assert_eq!(
+        (r.body["count"].clone(), r.body["next"].is_null()),
+        (json!(5), false),
+        "{:?}",
+        r.body
+    );
     // Metadata filters beside the scope ids.
     s.call(
         "POST",
