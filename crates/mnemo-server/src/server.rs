@@ -20,8 +20,14 @@ pub struct RunningServer {
     pub addr: SocketAddr,
     pub state: AppState,
     stop: Option<oneshot::Sender<()>>,
+    /// Fires when shutdown begins.
+    stopping: tokio::sync::watch::Receiver<bool>,
     task: JoinHandle<std::io::Result<()>>,
 }
+
+/// How long shutdown waits for open connections. Requests finish well within it; what can
+/// outlive it is a connection that never ends by itself (an MCP event stream a client keeps).
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl RunningServer {
     /// Stops accepting connections and waits for in-flight requests to finish.
@@ -32,9 +38,23 @@ impl RunningServer {
         self.wait().await
     }
 
-    /// Waits until the server stops.
-    pub async fn wait(self) -> Result<()> {
-        match self.task.await {
+    /// Waits until the server stops: every connection closed, or [`SHUTDOWN_GRACE`] after
+    /// shutdown began, whichever comes first.
+    pub async fn wait(mut self) -> Result<()> {
+        let mut stopping = self.stopping.clone();
+        let grace_over = async move {
+            let _ = stopping.wait_for(|s| *s).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        };
+        let joined = tokio::select! {
+            r = &mut self.task => r,
+            _ = grace_over => {
+                tracing::warn!("connections still open after the shutdown grace; closing them");
+                self.task.abort();
+                return Ok(());
+            }
+        };
+        match joined {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(Error::Unavailable {
                 component: "server".into(),
@@ -100,6 +120,7 @@ pub async fn start(
         reason: format!("listener address: {e}"),
     })?;
     let (stop, stopped) = oneshot::channel::<()>();
+    let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
@@ -108,6 +129,7 @@ pub async fn start(
                     _ = signal => {}
                 }
                 tracing::info!("shutting down: finishing in-flight requests");
+                let _ = stopping_tx.send(true);
             })
             .await
     });
@@ -116,6 +138,7 @@ pub async fn start(
         addr,
         state,
         stop: Some(stop),
+        stopping,
         task,
     })
 }
