@@ -1,0 +1,341 @@
+//! Mem0's read routes: search, lists (paged and by query), get and history by id, entities.
+
+use super::*;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Mem0Search {
+    query: String,
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+    filters: Option<Value>,
+    top_k: Option<usize>,
+    limit: Option<usize>,
+    threshold: Option<f32>,
+    show_expired: Option<bool>,
+    /// mnemo's search is always hybrid (keywords included).
+    #[allow(dead_code)]
+    keyword_search: Option<bool>,
+    #[allow(dead_code)]
+    rerank: Option<Value>,
+    #[allow(dead_code)]
+    fields: Option<Value>,
+    #[allow(dead_code)]
+    categories: Option<Value>,
+    #[allow(dead_code)]
+    reference_date: Option<Value>,
+    #[allow(dead_code)]
+    latest_only: Option<Value>,
+    #[allow(dead_code)]
+    metadata: Option<Value>,
+    #[allow(dead_code)]
+    explain: Option<Value>,
+    #[allow(dead_code)]
+    version: Option<Value>,
+    #[allow(dead_code)]
+    output_format: Option<Value>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+pub(super) async fn search(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiJson(b): ApiJson<Mem0Search>,
+) -> ApiResult<Response> {
+    let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
+    let filters = split_filters(b.filters, &mut parts)?;
+    let body = SearchBody {
+        query: b.query,
+        user_id: parts.user_id,
+        agent_id: parts.agent_id,
+        run_id: parts.run_id,
+        top_k: b.top_k.or(b.limit),
+        threshold: b.threshold,
+        kinds: None,
+        filters,
+        mode: None,
+        include_expired: b.show_expired.unwrap_or(false),
+        include_inactive: false,
+    };
+    let out = s.service.search(&p, body).await?;
+    Ok(Json(json!({ "results": out.results })).into_response())
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Mem0List {
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+    filters: Option<Value>,
+    show_expired: Option<bool>,
+    page: Option<usize>,
+    page_size: Option<usize>,
+    #[allow(dead_code)]
+    start_date: Option<Value>,
+    #[allow(dead_code)]
+    end_date: Option<Value>,
+    #[allow(dead_code)]
+    categories: Option<Value>,
+    #[allow(dead_code)]
+    latest_only: Option<Value>,
+    #[allow(dead_code)]
+    keys: Option<Value>,
+    #[allow(dead_code)]
+    fields: Option<Value>,
+    #[allow(dead_code)]
+    version: Option<Value>,
+    #[allow(dead_code)]
+    output_format: Option<Value>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PageQuery {
+    page: Option<usize>,
+    page_size: Option<usize>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+/// `POST /v2|v3/memories/`: a page of a scope's memories, `page` counted from 1.
+pub(super) async fn list(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiQuery(q): ApiQuery<PageQuery>,
+    body: axum::body::Bytes,
+) -> ApiResult<Response> {
+    // The body is optional here (older SDKs send only query parameters).
+    let b: Mem0List = if body.iter().all(u8::is_ascii_whitespace) {
+        Mem0List::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::invalid(format!("the body does not fit this route: {e}")))?
+    };
+    let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
+    let filters = split_filters(b.filters, &mut parts)?;
+    let page = q.page.or(b.page).unwrap_or(1).max(1);
+    let size = q.page_size.or(b.page_size).unwrap_or(100);
+    let (results, has_more, count) = page_of(
+        &s,
+        &p,
+        &parts,
+        filters,
+        b.show_expired.unwrap_or(false),
+        page,
+        size,
+    )
+    .await?;
+    Ok(Json(json!({
+        "count": count,
+        "next": has_more.then(|| format!("?page={}&page_size={size}", page + 1)),
+        "previous": (page > 1).then(|| format!("?page={}&page_size={size}", page - 1)),
+        "results": results,
+    }))
+    .into_response())
+}
+
+/// Walks cursor pages to the requested page, and one beyond to learn whether more follow.
+/// `count` is every match: without a filter it comes from the per-scope counts (one grouped
+/// query); with one, the remaining pages are walked.
+pub(super) async fn page_of(
+    s: &AppState,
+    p: &Principal,
+    parts: &ScopeParts,
+    filters: Option<Value>,
+    include_expired: bool,
+    page: usize,
+    size: usize,
+) -> ApiResult<(Vec<mnemo::MemoryRecord>, bool, u64)> {
+    if size == 0 || size > 1000 {
+        return Err(ApiError::invalid("page_size must be between 1 and 1000"));
+    }
+    let scope = p.require_scope(parts)?;
+    let counted_by_scope = filters.is_none() && !include_expired;
+    let filters = filters.map(|f| f.to_string());
+    let mut cursor = None;
+    let mut seen = 0u64;
+    let mut index = 0usize;
+    let mut out = Vec::new();
+    let mut has_more = false;
+    let mut reached_end = false;
+    loop {
+        let got = s
+            .service
+            .list(
+                p,
+                ListParams {
+                    user_id: parts.user_id.clone(),
+                    agent_id: parts.agent_id.clone(),
+                    run_id: parts.run_id.clone(),
+                    limit: Some(size),
+                    cursor: cursor.take(),
+                    kinds: None,
+                    filters: filters.clone(),
+                    include_expired,
+                },
+            )
+            .await?;
+        index += 1;
+        seen += got.results.len() as u64;
+        if index == page {
+            out = got.results;
+        } else if index > page {
+            has_more |= !got.results.is_empty();
+            if counted_by_scope {
+                break;
+            }
+        }
+        match got.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => {
+                reached_end = true;
+                break;
+            }
+        }
+    }
+    let count = if reached_end {
+        seen
+    } else {
+        s.service
+            .owners(p)
+            .await?
+            .into_iter()
+            .filter(|(owner, _)| scope.covers(owner))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    Ok((out, has_more, count))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Mem0ListQuery {
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+    /// The OSS server's page size.
+    top_k: Option<usize>,
+    limit: Option<usize>,
+    show_expired: Option<bool>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+/// `GET /v1/memories/` (0.1.x SDKs) and `GET /memories` (OSS): `{"results": [...]}`.
+pub(super) async fn list_query(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiQuery(q): ApiQuery<Mem0ListQuery>,
+) -> ApiResult<Response> {
+    let page = s
+        .service
+        .list(
+            &p,
+            ListParams {
+                user_id: q.user_id,
+                agent_id: q.agent_id,
+                run_id: q.run_id,
+                limit: Some(q.top_k.or(q.limit).unwrap_or(100)),
+                cursor: None,
+                kinds: None,
+                filters: None,
+                include_expired: q.show_expired.unwrap_or(false),
+            },
+        )
+        .await?;
+    Ok(Json(json!({ "results": page.results })).into_response())
+}
+
+/// Query parameters of the by-id routes (older SDKs add org and project ids).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ByIdQuery {
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+    #[allow(dead_code)]
+    delete_linked: Option<Value>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+impl ByIdQuery {
+    pub(super) fn parts(&self) -> ScopeParts {
+        ScopeParts::new(
+            self.user_id.clone(),
+            self.agent_id.clone(),
+            self.run_id.clone(),
+        )
+    }
+}
+
+pub(super) async fn get_one(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
+    Ok(Json(s.service.get(&p, &id, &q.parts(), false).await?).into_response())
+}
+
+/// History as a plain list, as Mem0 returns it.
+pub(super) async fn history(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
+    Ok(Json(s.service.history(&p, &id, &q.parts()).await?).into_response())
+}
+
+/// Users, agents and runs the caller may see, with their memory counts.
+pub(super) async fn entity_list(s: &AppState, p: &Principal) -> ApiResult<Vec<Value>> {
+    let owners = s.service.owners(p).await?;
+    let mut totals: BTreeMap<(&'static str, String), u64> = BTreeMap::new();
+    for (scope, n) in owners {
+        let parts = [
+            ("user", scope.user_id.map(|v| v.as_str().to_string())),
+            ("agent", scope.agent_id.map(|v| v.as_str().to_string())),
+            ("run", scope.run_id.map(|v| v.as_str().to_string())),
+        ];
+        for (kind, name) in parts {
+            if let Some(name) = name {
+                *totals.entry((kind, name)).or_default() += n;
+            }
+        }
+    }
+    Ok(totals
+        .into_iter()
+        .map(|((kind, name), n)| json!({ "id": name, "name": name, "type": kind, "total_memories": n }))
+        .collect())
+}
+
+pub(super) async fn entities(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+) -> ApiResult<Response> {
+    let list = entity_list(&s, &p).await?;
+    Ok(Json(json!({ "count": list.len(), "results": list })).into_response())
+}
+
+pub(super) async fn oss_entities(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+) -> ApiResult<Response> {
+    Ok(Json(entity_list(&s, &p).await?).into_response())
+}

@@ -1,0 +1,311 @@
+//! Mem0's write routes: add, update and delete by id, delete-all, batches, entity deletion,
+//! reset.
+
+use super::*;
+
+/// An add as Mem0's SDK (2.x, 1.x, 0.1.x) and OSS server send it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Mem0Add {
+    messages: Value,
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+    filters: Option<Value>,
+    metadata: Option<Value>,
+    infer: Option<bool>,
+    /// Unix seconds (platform) — back-dates the memory.
+    timestamp: Option<i64>,
+    /// `YYYY-MM-DD`.
+    expiration_date: Option<Value>,
+    custom_instructions: Option<String>,
+    /// The OSS server's name for custom instructions.
+    prompt: Option<String>,
+    /// `procedural_memory` (OSS) or `procedural`.
+    memory_type: Option<String>,
+    // Accepted and ignored: platform options mnemo has no counterpart for, and the ids older
+    // SDKs attach to every request.
+    #[allow(dead_code)]
+    app_id: Option<Value>,
+    #[allow(dead_code)]
+    custom_categories: Option<Value>,
+    #[allow(dead_code)]
+    agent_custom_instructions: Option<Value>,
+    #[allow(dead_code)]
+    structured_data_schema: Option<Value>,
+    #[allow(dead_code)]
+    includes: Option<Value>,
+    #[allow(dead_code)]
+    excludes: Option<Value>,
+    #[allow(dead_code)]
+    immutable: Option<Value>,
+    #[allow(dead_code)]
+    enable_graph: Option<Value>,
+    #[allow(dead_code)]
+    version: Option<Value>,
+    #[allow(dead_code)]
+    output_format: Option<Value>,
+    #[allow(dead_code)]
+    async_mode: Option<Value>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+pub(super) async fn add(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(b): ApiJson<Mem0Add>,
+) -> ApiResult<Response> {
+    if b.app_id.as_ref().is_some_and(|v| !v.is_null()) {
+        return Err(ApiError::invalid(
+            "app_id scopes are not supported; use user_id, agent_id or run_id",
+        ));
+    }
+    let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
+    if split_filters(b.filters, &mut parts)?.is_some() {
+        return Err(ApiError::invalid(
+            "an add's filters may only name user_id, agent_id, run_id",
+        ));
+    }
+    let memory_type = match b.memory_type.as_deref() {
+        None => None,
+        Some("procedural_memory") | Some("procedural") => Some("procedural".to_string()),
+        Some(other) => Some(other.to_string()),
+    };
+    let timestamp = b
+        .timestamp
+        .map(|t| {
+            DateTime::from_timestamp(t, 0)
+                .ok_or_else(|| ApiError::invalid("timestamp is out of range"))
+        })
+        .transpose()?;
+    let body = AddBody {
+        messages: Some(messages_of(b.messages)?),
+        text: None,
+        user_id: parts.user_id,
+        agent_id: parts.agent_id,
+        run_id: parts.run_id,
+        metadata: b.metadata,
+        infer: b.infer,
+        expires_at: b
+            .expiration_date
+            .as_ref()
+            .map(|v| date_of("expiration_date", v))
+            .transpose()?
+            .flatten(),
+        timestamp,
+        idempotency_key: None,
+        memory_type,
+        instructions: b.custom_instructions.or(b.prompt),
+        session_id: None,
+    };
+    Ok(Json(s.service.add(&p, body, &rid.0).await?).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Mem0Update {
+    text: Option<String>,
+    metadata: Option<Value>,
+    expiration_date: Option<Value>,
+    /// Unix seconds; mnemo keeps creation times, so it is accepted and ignored.
+    #[allow(dead_code)]
+    timestamp: Option<Value>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+pub(super) fn update_body(b: Mem0Update) -> ApiResult<UpdateBody> {
+    Ok(UpdateBody {
+        text: b.text,
+        metadata: b.metadata,
+        expires_at: b
+            .expiration_date
+            .as_ref()
+            .map(|v| date_of("expiration_date", v))
+            .transpose()?,
+    })
+}
+
+pub(super) async fn update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+    ApiJson(b): ApiJson<Mem0Update>,
+) -> ApiResult<Response> {
+    let m = s
+        .service
+        .update(&p, &id, &q.parts(), update_body(b)?, &rid.0)
+        .await?;
+    Ok(Json(m).into_response())
+}
+
+pub(super) async fn oss_update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+    ApiJson(b): ApiJson<Mem0Update>,
+) -> ApiResult<Response> {
+    s.service
+        .update(&p, &id, &q.parts(), update_body(b)?, &rid.0)
+        .await?;
+    Ok(Json(json!({ "message": "Memory updated successfully!" })).into_response())
+}
+
+pub(super) async fn delete_one(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiQuery(q): ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
+    s.service.delete(&p, &id, &q.parts(), &rid.0).await?;
+    Ok(Json(json!({ "message": "Memory deleted successfully!" })).into_response())
+}
+
+pub(super) async fn oss_delete_one(
+    state: State<AppState>,
+    p: Caller,
+    rid: Rid,
+    id: Path<String>,
+    q: ApiQuery<ByIdQuery>,
+) -> ApiResult<Response> {
+    delete_one(state, p, rid, id, q).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeleteAllQuery {
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+    /// JSON, or the Python dict repr that `delete_all(filters=…)` sends.
+    filters: Option<String>,
+    #[allow(dead_code)]
+    app_id: Option<Value>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+pub(super) async fn delete_all(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiQuery(q): ApiQuery<DeleteAllQuery>,
+) -> ApiResult<Response> {
+    let mut parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
+    if let Some(raw) = q.filters.as_deref() {
+        if split_filters(Some(loose_dict(raw)?), &mut parts)?.is_some() {
+            return Err(ApiError::invalid(
+                "delete_all's filters may only name user_id, agent_id, run_id",
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return Err(ApiError::invalid(
+            "At least one identifier (user_id, agent_id, run_id) is required.",
+        ));
+    }
+    let n = s.service.delete_all(&p, &parts, &rid.0).await?;
+    Ok(Json(json!({ "message": "Memories deleted successfully!", "deleted": n })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Mem0Batch {
+    memories: Vec<BatchItem>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BatchItem {
+    memory_id: String,
+    text: Option<String>,
+    metadata: Option<Value>,
+}
+
+pub(super) async fn batch_update(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(b): ApiJson<Mem0Batch>,
+) -> ApiResult<Response> {
+    let items = b
+        .memories
+        .into_iter()
+        .map(|i| BatchUpdateItem {
+            memory_id: i.memory_id,
+            text: i.text,
+            metadata: i.metadata,
+        })
+        .collect::<Vec<_>>();
+    let n = items.len();
+    let body = BatchUpdateBody {
+        user_id: None,
+        agent_id: None,
+        run_id: None,
+        items,
+    };
+    s.service.update_batch(&p, body, &rid.0).await?;
+    Ok(Json(json!({ "message": format!("Successfully updated {n} memories") })).into_response())
+}
+
+pub(super) async fn batch_delete(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(b): ApiJson<Mem0Batch>,
+) -> ApiResult<Response> {
+    let body = BatchDeleteBody {
+        user_id: None,
+        agent_id: None,
+        run_id: None,
+        memory_ids: b.memories.into_iter().map(|i| i.memory_id).collect(),
+    };
+    let n = s.service.delete_batch(&p, body, &rid.0).await?;
+    Ok(Json(json!({ "message": format!("Successfully deleted {n} memories") })).into_response())
+}
+
+/// Deletes every memory of one user, agent or run.
+pub(super) async fn delete_entity(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path((kind, name)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let parts = match kind.as_str() {
+        "user" => ScopeParts::new(Some(name), None, None),
+        "agent" => ScopeParts::new(None, Some(name), None),
+        "run" => ScopeParts::new(None, None, Some(name)),
+        other => {
+            return Err(ApiError::invalid(format!(
+                "entity type {other:?} is not one of user, agent, run"
+            )))
+        }
+    };
+    let n = s.service.delete_all(&p, &parts, &rid.0).await?;
+    Ok(Json(json!({ "message": "Entity deleted successfully!", "deleted": n })).into_response())
+}
+
+pub(super) async fn oss_reset(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+) -> ApiResult<Response> {
+    s.service.reset(&p, "reset").await?;
+    Ok(Json(json!({ "message": "All memories reset" })).into_response())
+}
