@@ -116,10 +116,12 @@ pub async fn mcp(cli: &Cli, api_key: &Option<String>) -> anyhow::Result<()> {
         None => Principal::anonymous_admin(),
     };
     let memory = Memory::open(config_of(cli)?).await?;
-    let mut config = ServerConfig::new("127.0.0.1:0".parse()?, keys_path(cli, &None));
-    config.no_auth = true;
-    let state = mnemo_server::server::build_state(memory, &config)?;
-    mnemo_server::mcp::serve_stdio(Arc::clone(&state.service), caller).await?;
+    let service = mnemo_server::Service::new(
+        memory,
+        Arc::new(mnemo_server::metrics::Metrics::new()),
+        &mnemo_server::ServiceConfig::default(),
+    );
+    mnemo_server::mcp::serve_stdio(Arc::new(service), caller).await?;
     Ok(())
 }
 

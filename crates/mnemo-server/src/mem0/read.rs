@@ -3,7 +3,6 @@
 use super::*;
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct Mem0Search {
     query: String,
     user_id: Option<String>,
@@ -14,38 +13,34 @@ pub(super) struct Mem0Search {
     limit: Option<usize>,
     threshold: Option<f32>,
     show_expired: Option<bool>,
-    /// mnemo's search is always hybrid (keywords included).
-    #[allow(dead_code)]
-    keyword_search: Option<bool>,
-    #[allow(dead_code)]
-    rerank: Option<Value>,
-    #[allow(dead_code)]
-    fields: Option<Value>,
-    #[allow(dead_code)]
-    categories: Option<Value>,
-    #[allow(dead_code)]
-    reference_date: Option<Value>,
-    #[allow(dead_code)]
-    latest_only: Option<Value>,
-    #[allow(dead_code)]
-    metadata: Option<Value>,
-    #[allow(dead_code)]
-    explain: Option<Value>,
-    #[allow(dead_code)]
-    version: Option<Value>,
-    #[allow(dead_code)]
-    output_format: Option<Value>,
-    #[allow(dead_code)]
-    org_id: Option<Value>,
-    #[allow(dead_code)]
-    project_id: Option<Value>,
+    /// Every other field; see [`IGNORED_SEARCH`].
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
+
+/// Options Mem0's clients send to this route that mnemo accepts without acting on.
+pub(super) const IGNORED_SEARCH: &[&str] = &[
+    // mnemo's search is always hybrid (keywords included).
+    "keyword_search",
+    "rerank",
+    "fields",
+    "categories",
+    "reference_date",
+    "latest_only",
+    "metadata",
+    "explain",
+    "version",
+    "output_format",
+    "org_id",
+    "project_id",
+];
 
 pub(super) async fn search(
     State(s): State<AppState>,
     Extension(p): Caller,
     ApiJson(b): ApiJson<Mem0Search>,
 ) -> ApiResult<Response> {
+    refuse_unknown(&b.rest, IGNORED_SEARCH)?;
     let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
     let filters = split_filters(b.filters, &mut parts)?;
     let body = SearchBody {
@@ -66,7 +61,6 @@ pub(super) async fn search(
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct Mem0List {
     user_id: Option<String>,
     agent_id: Option<String>,
@@ -75,27 +69,24 @@ pub(super) struct Mem0List {
     show_expired: Option<bool>,
     page: Option<usize>,
     page_size: Option<usize>,
-    #[allow(dead_code)]
-    start_date: Option<Value>,
-    #[allow(dead_code)]
-    end_date: Option<Value>,
-    #[allow(dead_code)]
-    categories: Option<Value>,
-    #[allow(dead_code)]
-    latest_only: Option<Value>,
-    #[allow(dead_code)]
-    keys: Option<Value>,
-    #[allow(dead_code)]
-    fields: Option<Value>,
-    #[allow(dead_code)]
-    version: Option<Value>,
-    #[allow(dead_code)]
-    output_format: Option<Value>,
-    #[allow(dead_code)]
-    org_id: Option<Value>,
-    #[allow(dead_code)]
-    project_id: Option<Value>,
+    /// Every other field; see [`IGNORED_LIST`].
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
+
+/// Options Mem0's clients send to this route that mnemo accepts without acting on.
+pub(super) const IGNORED_LIST: &[&str] = &[
+    "start_date",
+    "end_date",
+    "categories",
+    "latest_only",
+    "keys",
+    "fields",
+    "version",
+    "output_format",
+    "org_id",
+    "project_id",
+];
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -122,6 +113,7 @@ pub(super) async fn list(
         serde_json::from_slice(&body)
             .map_err(|e| ApiError::invalid(format!("the body does not fit this route: {e}")))?
     };
+    refuse_unknown(&b.rest, IGNORED_LIST)?;
     let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
     let filters = split_filters(b.filters, &mut parts)?;
     let page = q.page.or(b.page).unwrap_or(1).max(1);

@@ -132,6 +132,17 @@ pub(super) fn date_of(field: &str, v: &Value) -> ApiResult<Option<DateTime<Utc>>
 }
 
 /// Reads `{'user_id': 'alice'}` (a flat Python dict of strings) or JSON.
+/// Refuses a body field the route does not know: anything in `rest` (the fields a body struct
+/// did not name) that is not among the route's `ignored` Mem0 options.
+pub(super) fn refuse_unknown(rest: &Map<String, Value>, ignored: &[&str]) -> ApiResult<()> {
+    match rest.keys().find(|k| !ignored.contains(&k.as_str())) {
+        Some(k) => Err(ApiError::invalid(format!(
+            "the body does not fit this route: unknown field `{k}`"
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub(super) fn loose_dict(raw: &str) -> ApiResult<Value> {
     if let Ok(v) = serde_json::from_str::<Value>(raw) {
         return Ok(v);

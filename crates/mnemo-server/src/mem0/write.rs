@@ -5,7 +5,6 @@ use super::*;
 
 /// An add as Mem0's SDK (2.x, 1.x, 0.1.x) and OSS server send it.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct Mem0Add {
     messages: Value,
     user_id: Option<String>,
@@ -23,35 +22,27 @@ pub(super) struct Mem0Add {
     prompt: Option<String>,
     /// `procedural_memory` (OSS) or `procedural`.
     memory_type: Option<String>,
-    // Accepted and ignored: platform options mnemo has no counterpart for, and the ids older
-    // SDKs attach to every request.
-    #[allow(dead_code)]
     app_id: Option<Value>,
-    #[allow(dead_code)]
-    custom_categories: Option<Value>,
-    #[allow(dead_code)]
-    agent_custom_instructions: Option<Value>,
-    #[allow(dead_code)]
-    structured_data_schema: Option<Value>,
-    #[allow(dead_code)]
-    includes: Option<Value>,
-    #[allow(dead_code)]
-    excludes: Option<Value>,
-    #[allow(dead_code)]
-    immutable: Option<Value>,
-    #[allow(dead_code)]
-    enable_graph: Option<Value>,
-    #[allow(dead_code)]
-    version: Option<Value>,
-    #[allow(dead_code)]
-    output_format: Option<Value>,
-    #[allow(dead_code)]
-    async_mode: Option<Value>,
-    #[allow(dead_code)]
-    org_id: Option<Value>,
-    #[allow(dead_code)]
-    project_id: Option<Value>,
+    /// Every other field; see [`IGNORED_ADD`].
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
+
+/// Options Mem0's clients send to this route that mnemo accepts without acting on.
+pub(super) const IGNORED_ADD: &[&str] = &[
+    "custom_categories",
+    "agent_custom_instructions",
+    "structured_data_schema",
+    "includes",
+    "excludes",
+    "immutable",
+    "enable_graph",
+    "version",
+    "output_format",
+    "async_mode",
+    "org_id",
+    "project_id",
+];
 
 pub(super) async fn add(
     State(s): State<AppState>,
@@ -59,6 +50,7 @@ pub(super) async fn add(
     Extension(rid): Rid,
     ApiJson(b): ApiJson<Mem0Add>,
 ) -> ApiResult<Response> {
+    refuse_unknown(&b.rest, IGNORED_ADD)?;
     if b.app_id.as_ref().is_some_and(|v| !v.is_null()) {
         return Err(ApiError::invalid(
             "app_id scopes are not supported; use user_id, agent_id or run_id",
@@ -106,21 +98,25 @@ pub(super) async fn add(
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct Mem0Update {
     text: Option<String>,
     metadata: Option<Value>,
     expiration_date: Option<Value>,
-    /// Unix seconds; mnemo keeps creation times, so it is accepted and ignored.
-    #[allow(dead_code)]
-    timestamp: Option<Value>,
-    #[allow(dead_code)]
-    org_id: Option<Value>,
-    #[allow(dead_code)]
-    project_id: Option<Value>,
+    /// Every other field; see [`IGNORED_UPDATE`].
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
 
+/// Options Mem0's clients send to this route that mnemo accepts without acting on.
+pub(super) const IGNORED_UPDATE: &[&str] = &[
+    // Unix seconds; mnemo keeps creation times.
+    "timestamp",
+    "org_id",
+    "project_id",
+];
+
 pub(super) fn update_body(b: Mem0Update) -> ApiResult<UpdateBody> {
+    refuse_unknown(&b.rest, IGNORED_UPDATE)?;
     Ok(UpdateBody {
         text: b.text,
         metadata: b.metadata,
@@ -222,14 +218,15 @@ pub(super) async fn delete_all(
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct Mem0Batch {
     memories: Vec<BatchItem>,
-    #[allow(dead_code)]
-    org_id: Option<Value>,
-    #[allow(dead_code)]
-    project_id: Option<Value>,
+    /// Every other field; see [`IGNORED_BATCH`].
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
+
+/// Options Mem0's clients send to this route that mnemo accepts without acting on.
+pub(super) const IGNORED_BATCH: &[&str] = &["org_id", "project_id"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -245,6 +242,7 @@ pub(super) async fn batch_update(
     Extension(rid): Rid,
     ApiJson(b): ApiJson<Mem0Batch>,
 ) -> ApiResult<Response> {
+    refuse_unknown(&b.rest, IGNORED_BATCH)?;
     let items = b
         .memories
         .into_iter()
@@ -271,6 +269,7 @@ pub(super) async fn batch_delete(
     Extension(rid): Rid,
     ApiJson(b): ApiJson<Mem0Batch>,
 ) -> ApiResult<Response> {
+    refuse_unknown(&b.rest, IGNORED_BATCH)?;
     let body = BatchDeleteBody {
         user_id: None,
         agent_id: None,

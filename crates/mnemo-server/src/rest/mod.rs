@@ -43,7 +43,10 @@ pub struct HttpConfig {
 /// The whole application router.
 pub fn router(state: AppState, http: &HttpConfig) -> Router {
     let (native, openapi) = native::routes().split_for_parts();
-    let openapi = Arc::new(openapi);
+    // The document never changes while the server runs: serialise it once.
+    let openapi = axum::body::Bytes::from(
+        serde_json::to_vec(&openapi).expect("the OpenAPI document serialises"),
+    );
     let protected = native
         .merge(crate::mem0::routes())
         .merge(crate::mcp::http_routes(state.clone()))
@@ -59,7 +62,12 @@ pub fn router(state: AppState, http: &HttpConfig) -> Router {
             "/openapi.json",
             get(move || {
                 let doc = openapi.clone();
-                async move { axum::Json(doc.as_ref().clone()) }
+                async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        doc,
+                    )
+                }
             }),
         );
     let mut app = protected

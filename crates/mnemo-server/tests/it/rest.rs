@@ -292,6 +292,16 @@ fn health_readiness_and_metrics() {
     // Request ids come back; a caller's own id is kept.
     let r = s.call("GET", "/healthz", None, None);
     assert!(r.header("x-request-id").is_some());
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = agent
+        .get(&format!("{}/healthz", s.url))
+        .header("x-request-id", "trace-42")
+        .call()
+        .unwrap();
+    assert_eq!(resp.headers().get("x-request-id").unwrap(), "trace-42");
     s.stop();
 }
 
