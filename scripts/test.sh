@@ -4,7 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
+# One build with the workspace's feature set; the model install below uses the `mnemo` binary it
+# produces (a separate `cargo run -p mnemo-cli` would resolve features differently and compile
+# most dependencies a second time).
+cargo test --workspace --no-run
 if [ ! -f "$MNEMO_MODELS_DIR/minilm-int8/model.onnx" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
-  cargo run --quiet -p mnemo-cli -- models install
+  "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install
 fi
 cargo test --workspace --no-fail-fast
