@@ -276,6 +276,10 @@ pub enum Command {
         /// runs); it must not exist yet. Default: a temporary directory, removed afterwards.
         #[arg(long)]
         store_dir: Option<PathBuf>,
+        /// Reopen the store a previous run left in `--store-dir` (same `--memories` and
+        /// `--add-sample`) and measure search only; the bulk vectors come from `--vector-cache`.
+        #[arg(long, requires_all = ["store_dir", "vector_cache"])]
+        search_only: bool,
     },
 }
 

@@ -126,6 +126,7 @@ pub struct Options {
     pub add_sample: usize,
     pub vector_cache: Option<std::path::PathBuf>,
     pub store_dir: Option<std::path::PathBuf>,
+    pub search_only: bool,
 }
 
 /// Identifies the texts and model a cached set of vectors belongs to.
@@ -167,6 +168,89 @@ fn save_cache(path: &std::path::Path, key: &str, vectors: &[Vec<f32>]) -> std::i
     std::fs::write(path, out)
 }
 
+/// Embeds `texts` in batches of `batch`; returns the vectors and the rate per second.
+fn embed_timed(
+    embedder: &dyn mnemo_core::Embedder,
+    texts: &[String],
+    batch: usize,
+) -> anyhow::Result<(Vec<Vec<f32>>, f64)> {
+    let mut out = Vec::with_capacity(texts.len());
+    let t = Instant::now();
+    for chunk in texts.chunks(batch) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        out.extend(embedder.embed(&refs)?);
+    }
+    Ok((out, texts.len() as f64 / t.elapsed().as_secs_f64()))
+}
+
+/// Steps 2 and 3: the bulk memories written pre-embedded through `Store::write` (storage alone),
+/// then `m` fresh texts through the library's add path, each with the embedder alone on the same
+/// texts just before. Returns (storage-only rate, add rate, same-text embed-only rate, the
+/// sample's vectors).
+#[allow(clippy::too_many_arguments)]
+async fn fill(
+    memory: &Memory,
+    scope: &Scope,
+    texts: &[String],
+    vectors: &[Vec<f32>],
+    rng: &mut Rng,
+    m: usize,
+    batch: usize,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<(f64, f64, f64, Vec<Vec<f32>>)> {
+    let n = texts.len();
+    // 2. Storage alone: write the pre-embedded memories (one transaction per 256), with the
+    //    entity mentions the add path extracts, so the entity graph is as an add would leave it.
+    progress("writing pre-embedded memories (add without embedding)");
+    let store = memory.store().clone();
+    let t = Instant::now();
+    let base = chrono::Utc::now();
+    let mut iter = texts.iter().zip(vectors.iter()).enumerate().peekable();
+    while iter.peek().is_some() {
+        let mut batches = Vec::with_capacity(256);
+        for (i, (text, v)) in iter.by_ref().take(256) {
+            let at = base + chrono::Duration::milliseconds(i as i64);
+            let msg = Message::new(scope, Role::User, None, text.clone(), at);
+            let mut new = NewMemory::raw(&msg, scope, Metadata::new(), None, v.clone());
+            new.entities = mnemo_core::entity::extract_entities(text);
+            batches.push(WriteBatch {
+                scope: scope.clone(),
+                memories: vec![new],
+                messages: vec![msg],
+                changes: Vec::new(),
+                links: Vec::new(),
+                idempotency: None,
+                context: WriteContext::default(),
+            });
+        }
+        store.write(batches)?;
+    }
+    let add_no_embed_per_s = n as f64 / t.elapsed().as_secs_f64();
+
+    // 3. The full add path (embedding + storage) on fresh texts, and the embedder alone on the
+    //    same texts just before, so the storage overhead is a same-run, same-text ratio.
+    let sample: Vec<String> = (0..m).map(|i| sentence(rng, n + i)).collect();
+    progress("embedding the add sample (same-text baseline)");
+    let embedder = memory.embedder().await?;
+    let (sample_vectors, sample_embed_only_per_s) = embed_timed(embedder.as_ref(), &sample, batch)?;
+    progress("adding the sample through the library (add with embedding)");
+    let t = Instant::now();
+    for chunk in sample.chunks(batch) {
+        let reqs = chunk
+            .iter()
+            .map(|s| AddRequest::text(scope.clone(), s.clone()))
+            .collect();
+        memory.add_many(reqs).await?;
+    }
+    let add_per_s = m as f64 / t.elapsed().as_secs_f64();
+    Ok((
+        add_no_embed_per_s,
+        add_per_s,
+        sample_embed_only_per_s,
+        sample_vectors,
+    ))
+}
+
 pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Result<()> {
     let (n, queries, add_sample) = (opts.n, opts.queries, opts.add_sample);
     if n == 0 || queries == 0 {
@@ -174,7 +258,17 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     }
     let started = Instant::now();
     let tmp = match &opts.store_dir {
-        Some(dir) if dir.exists() => {
+        Some(dir) if opts.search_only && !dir.exists() => {
+            return Err(Error::invalid(
+                "store_dir",
+                format!(
+                    "{} does not exist; --search-only reopens a kept store",
+                    dir.display()
+                ),
+            )
+            .into())
+        }
+        Some(dir) if dir.exists() && !opts.search_only => {
             return Err(Error::invalid(
                 "store_dir",
                 format!("{} exists; give a new directory", dir.display()),
@@ -218,13 +312,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         }
         None => {
             progress("embedding every memory (embed-only baseline)");
-            let mut vectors = Vec::with_capacity(n);
-            let t = Instant::now();
-            for chunk in texts.chunks(batch) {
-                let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-                vectors.extend(embedder.embed(&refs)?);
-            }
-            let rate = n as f64 / t.elapsed().as_secs_f64();
+            let (vectors, rate) = embed_timed(embedder.as_ref(), &texts, batch)?;
             if let Some(p) = &opts.vector_cache {
                 save_cache(p, &key, &vectors)?;
             }
@@ -232,62 +320,33 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         }
     };
 
-    // 2. Storage alone: write the pre-embedded memories (one transaction per 256).
-    progress("writing pre-embedded memories (add without embedding)");
-    let t = Instant::now();
     let store = memory.store().clone();
-    let base = chrono::Utc::now();
-    let mut iter = texts.iter().zip(vectors.iter()).enumerate().peekable();
-    while iter.peek().is_some() {
-        let mut batches = Vec::with_capacity(256);
-        for (i, (text, v)) in iter.by_ref().take(256) {
-            let at = base + chrono::Duration::milliseconds(i as i64);
-            let msg = Message::new(&scope, Role::User, None, text.clone(), at);
-            batches.push(WriteBatch {
-                scope: scope.clone(),
-                memories: vec![NewMemory::raw(
-                    &msg,
-                    &scope,
-                    Metadata::new(),
-                    None,
-                    v.clone(),
-                )],
-                messages: vec![msg],
-                changes: Vec::new(),
-                links: Vec::new(),
-                idempotency: None,
-                context: WriteContext::default(),
-            });
-        }
-        store.write(batches)?;
-    }
-    let add_no_embed_per_s = n as f64 / t.elapsed().as_secs_f64();
-
-    // 3. The full add path (embedding + storage) on fresh texts, and the embedder alone on the
-    //    same texts just before, so the storage overhead is a same-run, same-text ratio.
     let m = add_sample.clamp(1, n.max(1));
-    let sample: Vec<String> = (0..m).map(|i| sentence(&mut rng, n + i)).collect();
-    progress("embedding the add sample (same-text baseline)");
-    let mut sample_vectors = Vec::with_capacity(m);
-    let t = Instant::now();
-    for chunk in sample.chunks(batch) {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        sample_vectors.extend(embedder.embed(&refs)?);
-    }
-    let sample_embed_only_per_s = m as f64 / t.elapsed().as_secs_f64();
-    progress("adding the sample through the library (add with embedding)");
-    let t = Instant::now();
-    for chunk in sample.chunks(batch) {
-        let reqs = chunk
-            .iter()
-            .map(|s| AddRequest::text(scope.clone(), s.clone()))
-            .collect();
-        memory.add_many(reqs).await?;
-    }
-    let add_per_s = m as f64 / t.elapsed().as_secs_f64();
+    let (add_no_embed_per_s, add_per_s, sample_embed_only_per_s) = if opts.search_only {
+        let have = store.stats()?.memories;
+        if have != (n + m) as u64 {
+            return Err(Error::invalid(
+                "store_dir",
+                format!(
+                    "the kept store holds {have} memories, not --memories + --add-sample = {}",
+                    n + m
+                ),
+            )
+            .into());
+        }
+        let sample: Vec<String> = (0..m).map(|i| sentence(&mut rng, n + i)).collect();
+        let (sample_vectors, rate) = embed_timed(embedder.as_ref(), &sample, batch)?;
+        vectors.extend(sample_vectors);
+        (None, None, rate)
+    } else {
+        let (no_embed, add, rate, sample_vectors) = fill(
+            &memory, &scope, &texts, &vectors, &mut rng, m, batch, &progress,
+        )
+        .await?;
+        vectors.extend(sample_vectors);
+        (Some(no_embed), Some(add), rate)
+    };
     let total = n + m;
-    // The sample was written after the bulk, in order: the exact baseline covers it too.
-    vectors.extend(sample_vectors);
 
     // 4. Search, with and without the query embedding, and the exact brute-force baseline.
     progress("searching");
@@ -372,7 +431,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "add_per_s": add_per_s,
         "add_sample": m,
         "sample_embed_only_per_s": sample_embed_only_per_s,
-        "storage_overhead": sample_embed_only_per_s / add_per_s - 1.0,
+        "storage_overhead": add_per_s.map(|a| sample_embed_only_per_s / a - 1.0),
         "add_no_embed_per_s": add_no_embed_per_s,
         "search_p50_ms": percentile(&with_embed, 0.5),
         "search_p95_ms": percentile(&with_embed, 0.95),

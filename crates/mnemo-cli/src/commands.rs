@@ -157,9 +157,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             add_sample,
             vector_cache,
             store_dir,
+            search_only,
         } => {
             let opts = crate::bench::Options {
                 store_dir: store_dir.clone(),
+                search_only: *search_only,
                 n: *memories,
                 queries: *queries,
                 add_sample: *add_sample,

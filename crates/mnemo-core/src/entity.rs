@@ -596,6 +596,36 @@ pub fn normalize_entity(name: &str) -> String {
     }
 }
 
+/// The names `entities_match` accepts without an edit: `normalized` itself and its plural or
+/// singular by a trailing `s`. A store can look these up by equality.
+pub fn exact_match_variants(normalized: &str) -> Vec<String> {
+    let mut out = vec![normalized.to_string()];
+    if normalized.is_empty() || normalized.chars().any(|c| c.is_ascii_digit()) {
+        return out;
+    }
+    if normalized.chars().count() >= 3 {
+        out.push(format!("{normalized}s"));
+    }
+    if let Some(single) = normalized.strip_suffix('s') {
+        if single.chars().count() >= 3 {
+            out.push(single.to_string());
+        }
+    }
+    out
+}
+
+/// The character lengths a name within `entities_match`'s edit distance of `normalized` can
+/// have, or `None` when only the exact variants can match (digits, or too short to allow an
+/// edit). A store scans this window for near matches and checks each with `entities_match`.
+pub fn near_match_lengths(normalized: &str) -> Option<(usize, usize)> {
+    let n = normalized.chars().count();
+    if n < 5 || normalized.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // The edit limit follows the shorter name: up to 2 when both have 10+ characters, 1 from 5.
+    Some((n.saturating_sub(2).max(5), n + 2))
+}
+
 /// Whether two normalised names are the same entity: equal, or differing by a trailing plural
 /// `s`, or within a small edit distance (1 when both have at least 5 characters, 2 when both
 /// have at least 10). Names containing a digit match only when equal, so `2022` never merges
@@ -834,6 +864,60 @@ mod tests {
         assert!(!entities_match("3 kids", "3 kid"));
         assert!(!entities_match("2023-05-07", "2023-05-08"));
         assert!(!entities_match("", "a"));
+    }
+
+    #[test]
+    fn every_match_is_an_exact_variant_or_inside_the_length_window() {
+        let names = [
+            "caroline",
+            "carolyne",
+            "carolin",
+            "carolines",
+            "dog",
+            "dogs",
+            "do",
+            "ann",
+            "anna",
+            "annas",
+            "melanie smith",
+            "melany smith",
+            "melanie smit",
+            "university of michigan",
+            "universty of michigen",
+            "univrsty of michigen",
+            "2022",
+            "2023",
+            "bus",
+            "bu",
+            "jose",
+            "josef",
+            "josefa",
+            "abcdefghij",
+            "abcdefghi",
+            "abcdefgh",
+            "abcdefghijkl",
+        ];
+        for a in names {
+            let variants = exact_match_variants(a);
+            let window = near_match_lengths(a);
+            for b in names {
+                if !entities_match(a, b) {
+                    continue;
+                }
+                let len = b.chars().count();
+                let reachable = variants.iter().any(|v| v == b)
+                    || window.is_some_and(|(lo, hi)| (lo..=hi).contains(&len));
+                assert!(reachable, "{a} matches {b} but a store would not find it");
+                // Only names that start alike are scanned.
+                if !variants.iter().any(|v| v == b) {
+                    assert_eq!(a.chars().next(), b.chars().next(), "{a} / {b}");
+                }
+            }
+        }
+        assert_eq!(exact_match_variants("2023"), ["2023"]);
+        assert_eq!(near_match_lengths("2023-05-07"), None);
+        assert_eq!(near_match_lengths("maya"), None);
+        assert_eq!(exact_match_variants("maya"), ["maya", "mayas"]);
     }
 
     #[test]

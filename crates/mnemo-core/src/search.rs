@@ -178,12 +178,6 @@ pub fn hybrid_search(
     } else {
         Vec::new()
     };
-    let by_entity = if entity_names.is_empty() {
-        Vec::new()
-    } else {
-        store.entity_candidates(&cq, &entity_names)?
-    };
-
     let mut pooled: HashMap<i64, Scores> = HashMap::with_capacity(dense.len() + lexical.len());
     for c in &dense {
         pooled.entry(c.key).or_default().dense = c.score;
@@ -202,6 +196,12 @@ pub fn hybrid_search(
             0.0
         };
     }
+    let by_entity = if entity_names.is_empty() {
+        Vec::new()
+    } else {
+        let keys: Vec<i64> = pooled.keys().copied().collect();
+        store.entity_candidates(&cq, &entity_names, &keys)?
+    };
     for c in &by_entity {
         let entry = pooled.entry(c.key).or_insert_with(|| {
             lexical_only.push(c.key);

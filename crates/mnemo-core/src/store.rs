@@ -197,17 +197,21 @@ pub struct IntegrityReport {
     /// Documents in the derived in-memory lexical index.
     pub lexical_index_entries: u64,
     pub messages: u64,
+    /// Entities whose kept link count differs from their links (0 when consistent).
+    pub entities_with_wrong_mentions: u64,
 }
 
 impl IntegrityReport {
     /// True when every indexed memory has exactly one lexical row and one vector, the derived
-    /// indexes hold every vector / document, and every memory has an ADD event.
+    /// indexes hold every vector / document, every memory has an ADD event and every entity's
+    /// link count is right.
     pub fn is_consistent(&self) -> bool {
         self.indexed_memories == self.lexical_rows
             && self.indexed_memories == self.vectors
             && self.ann_entries == self.vectors
             && self.lexical_index_entries == self.vectors
             && self.memories_without_add_history == 0
+            && self.entities_with_wrong_mentions == 0
     }
 }
 
@@ -298,13 +302,18 @@ pub trait Store: Send + Sync {
     /// Memories linked to an entity of the scope that equals or nearly matches one of `names`
     /// (normalised), best first. A candidate's score in [0, 1] is how informative the names it
     /// matched are: the sum over matched names of `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`
-    /// (N memories the scope indexes, df of the candidates linked to the entity) divided by
-    /// `ln(1 + N)`, capped at 1;
-    /// a name on most memories adds little, a rare one nearly 1.
+    /// (N memories the scope indexes, df the memories linked to the entity) divided by
+    /// `ln(1 + N)`, capped at 1; a name on most memories adds little, a rare one nearly 1.
+    ///
+    /// `pooled` are keys the other signals already found. A rare entity's memories are all
+    /// candidates (at most `query.limit` beyond the pool); an entity linked to more memories
+    /// than a backend cares to walk may score only the pooled keys, so the cost follows the
+    /// pool, not how common the name is.
     fn entity_candidates(
         &self,
         query: &CandidateQuery<'_>,
         names: &[String],
+        pooled: &[i64],
     ) -> Result<Vec<Candidate>>;
     /// The scope that owns a memory (any state). For admin callers that address a memory by id
     /// alone (the server's admin keys); it has no default because only the backend knows where

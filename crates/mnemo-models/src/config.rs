@@ -219,26 +219,38 @@ pub fn load_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
     })
 }
 
-/// Splits `texts` into chunks of `batch_size`, runs `f` on each and concatenates the results,
-/// checking that every chunk produced one vector per text.
+/// Splits `texts` into chunks of `batch_size`, runs `f` on each and returns the vectors in the
+/// order of `texts`, checking that every chunk produced one vector per text.
+///
+/// When there is more than one chunk, texts are grouped by length first (longest first, as
+/// sentence-transformers does): a batch is padded to its longest text, so mixing a long text
+/// with short ones makes the model compute over padding.
 pub(crate) fn embed_in_chunks(
     texts: &[&str],
     batch_size: usize,
     mut f: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<Vec<Vec<f32>>> {
-    let mut out = Vec::with_capacity(texts.len());
-    for chunk in texts.chunks(batch_size.max(1)) {
-        let vectors = f(chunk)?;
-        if vectors.len() != chunk.len() {
+    let batch_size = batch_size.max(1);
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    if texts.len() > batch_size {
+        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+    }
+    let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+    for chunk in order.chunks(batch_size) {
+        let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+        let vectors = f(&batch)?;
+        if vectors.len() != batch.len() {
             return Err(Error::Model {
                 reason: format!(
                     "model returned {} vectors for {} texts",
                     vectors.len(),
-                    chunk.len()
+                    batch.len()
                 ),
             });
         }
-        out.extend(vectors);
+        for (&i, v) in chunk.iter().zip(vectors) {
+            out[i] = v;
+        }
     }
     Ok(out)
 }
@@ -302,15 +314,21 @@ mod tests {
     }
 
     #[test]
-    fn chunks_preserve_order() {
-        let texts = ["a", "bb", "ccc", "dddd", "eeeee"];
+    fn chunks_group_by_length_and_preserve_order() {
+        let texts = ["a", "dddd", "ccc", "bb", "eeeee"];
+        let mut batches = Vec::new();
         let out = embed_in_chunks(&texts, 2, |c| {
+            batches.push(c.iter().map(|t| t.to_string()).collect::<Vec<_>>());
             Ok(c.iter().map(|t| vec![t.len() as f32]).collect())
         })
         .unwrap();
         assert_eq!(
             out,
-            vec![vec![1.0], vec![2.0], vec![3.0], vec![4.0], vec![5.0]]
+            vec![vec![1.0], vec![4.0], vec![3.0], vec![2.0], vec![5.0]]
+        );
+        assert_eq!(
+            batches,
+            [vec!["eeeee", "dddd"], vec!["ccc", "bb"], vec!["a"]]
         );
         assert!(embed_in_chunks(&texts, 2, |_| Ok(vec![])).is_err());
         assert!(embed_in_chunks(&[], 2, |_| unreachable!())

@@ -8,11 +8,58 @@
 use crate::codec::*;
 use crate::predicate::{self, Pred};
 use crate::SqliteStore;
-use mnemo_core::entity::{entities_match, EntityMention};
+use mnemo_core::entity::{self, entities_match, EntityMention};
 use mnemo_core::*;
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction};
 use std::collections::HashMap;
+
+/// Entities linked to at most this many memories (or four times the candidate limit, if larger)
+/// have all their memories enumerated as search candidates.
+const ENTITY_WALK_MIN: usize = 64;
+
+fn marks(n: usize) -> String {
+    vec!["?"; n].join(",")
+}
+
+/// How entity names are looked up for a scope: the scope predicate on `e`, and the index that
+/// leads with a fixed scope column and the name.
+struct EntityLookup {
+    pred: Pred,
+    index: &'static str,
+}
+
+impl EntityLookup {
+    /// Entities of exactly `scope` (where a write links its mentions): every scope column is
+    /// fixed, so `entities_by_scope_name` serves names and name ranges.
+    fn exact(scope: &Scope) -> Self {
+        let mut pred = Pred::default();
+        exact_scope(&mut pred, "e", scope);
+        Self {
+            pred,
+            index: "INDEXED BY entities_by_scope_name",
+        }
+    }
+
+    /// Entities of every exact scope `scope` covers (what a search sees): driven by the
+    /// `(part, name)` index of its first fixed part, the other parts checked per row.
+    fn covered(scope: &Scope) -> Self {
+        let mut pred = Pred::default();
+        predicate::scope_unindexed(&mut pred, "e", scope);
+        let (col, index, value) = if let Some(u) = &scope.user_id {
+            ("user_id", "INDEXED BY entities_by_user_name", u.as_str())
+        } else if let Some(a) = &scope.agent_id {
+            ("agent_id", "INDEXED BY entities_by_agent_name", a.as_str())
+        } else if let Some(r) = &scope.run_id {
+            ("run_id", "INDEXED BY entities_by_run_name", r.as_str())
+        } else {
+            // A scope names at least one part (`Scope::validate`); this is never reached.
+            return Self { pred, index: "" };
+        };
+        pred.push(&format!("e.{col} = ?"), [Sql::Text(value.into())]);
+        Self { pred, index }
+    }
+}
 
 fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
     for (col, v) in [
@@ -27,32 +74,76 @@ fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
     }
 }
 
-/// Ids and normalised names of the scope's entities that could match `normalized`: those with
-/// the same first character, read as an index range so the cost follows the neighbours, not
-/// the table. The near-match check itself is done in Rust.
-fn entity_neighbours(
+/// One of the scope's entities that could match a name: id, normalised name and how many
+/// memories it is linked to.
+struct Neighbour {
+    id: String,
+    normalized: String,
+    mentions: u64,
+}
+
+/// The scope's entities that match `normalized` (`entities_match`), found without walking the
+/// scope's entities: the exact variants by equality, then (unless `exact_is_enough` and one was
+/// found) names of the same first character within the edit-distance length window, an index
+/// range whose length filter is read from the index itself. Names with digits or under five
+/// characters have no window: a store with an entity per memory number stays one lookup a
+/// mention.
+fn matching_entities(
     conn: &Connection,
-    p: &Pred,
+    lookup: &EntityLookup,
     normalized: &str,
-) -> Result<Vec<(String, String)>> {
+    exact_is_enough: bool,
+) -> Result<Vec<Neighbour>> {
     let Some(first) = normalized.chars().next() else {
         return Ok(Vec::new());
     };
+    let p = &lookup.pred;
+    let read = |extra: &str, more: Vec<Sql>| -> Result<Vec<Neighbour>> {
+        let sql = format!(
+            "SELECT e.id, e.normalized, e.mentions FROM entities e {} WHERE {} AND {extra}",
+            lookup.index,
+            p.where_sql()
+        );
+        let mut params = p.params.clone();
+        params.extend(more);
+        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+        let rows = stmt
+            .query_map(params_from_iter(params.iter()), |r| {
+                Ok(Neighbour {
+                    id: r.get(0)?,
+                    normalized: r.get(1)?,
+                    mentions: r.get::<_, i64>(2)?.max(0) as u64,
+                })
+            })
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+    };
+    let variants = entity::exact_match_variants(normalized);
+    let mut found = read(
+        &format!("e.normalized IN ({})", marks(variants.len())),
+        variants.into_iter().map(Sql::Text).collect(),
+    )?;
+    let Some((shortest, longest)) = entity::near_match_lengths(normalized) else {
+        return Ok(found);
+    };
+    if exact_is_enough && !found.is_empty() {
+        return Ok(found);
+    }
     let next = char::from_u32(first as u32 + 1).unwrap_or(char::MAX);
-    let sql = format!(
-        "SELECT e.id, e.normalized FROM entities e WHERE {} AND e.normalized >= ? AND e.normalized < ?",
-        p.where_sql()
-    );
-    let mut params = p.params.clone();
-    params.push(Sql::Text(first.to_string()));
-    params.push(Sql::Text(next.to_string()));
-    let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-    let rows = stmt
-        .query_map(params_from_iter(params.iter()), |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .map_err(sql_err)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+    for n in read(
+        "e.normalized >= ? AND e.normalized < ? AND length(e.normalized) BETWEEN ? AND ?",
+        vec![
+            Sql::Text(first.to_string()),
+            Sql::Text(next.to_string()),
+            Sql::Integer(shortest as i64),
+            Sql::Integer(longest as i64),
+        ],
+    )? {
+        if entities_match(&n.normalized, normalized) && !found.iter().any(|f| f.id == n.id) {
+            found.push(n);
+        }
+    }
+    Ok(found)
 }
 
 /// Links a memory to the scope's entity for `mention`, creating the entity when no existing one
@@ -67,18 +158,12 @@ pub(crate) fn link_entity(
     if mention.normalized.is_empty() {
         return Ok(());
     }
-    let mut p = Pred::default();
-    exact_scope(&mut p, "e", scope);
-    let candidates = entity_neighbours(tx, &p, &mention.normalized)?;
+    let candidates = matching_entities(tx, &EntityLookup::exact(scope), &mention.normalized, true)?;
     let existing = candidates
         .iter()
-        .find(|(_, n)| *n == mention.normalized)
-        .or_else(|| {
-            candidates
-                .iter()
-                .find(|(_, n)| entities_match(n, &mention.normalized))
-        })
-        .map(|(id, _)| id.clone());
+        .find(|n| n.normalized == mention.normalized)
+        .or_else(|| candidates.first())
+        .map(|n| n.id.clone());
     let id = match existing {
         Some(id) => id,
         None => {
@@ -101,11 +186,19 @@ pub(crate) fn link_entity(
             id
         }
     };
-    tx.execute(
-        "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id) VALUES (?1, ?2)",
-        params![id, memory.to_string()],
-    )
-    .map_err(sql_err)?;
+    let linked = tx
+        .execute(
+            "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id) VALUES (?1, ?2)",
+            params![id, memory.to_string()],
+        )
+        .map_err(sql_err)?;
+    if linked > 0 {
+        tx.execute(
+            "UPDATE entities SET mentions = mentions + 1 WHERE id = ?1",
+            [&id],
+        )
+        .map_err(sql_err)?;
+    }
     Ok(())
 }
 
@@ -179,54 +272,86 @@ impl SqliteStore {
         &self,
         q: &CandidateQuery<'_>,
         names: &[String],
+        pooled: &[i64],
     ) -> Result<Vec<Candidate>> {
         q.scope.validate()?;
         if names.is_empty() {
             return Ok(Vec::new());
         }
         self.read(|conn| {
-            let mut ep = Pred::default();
-            predicate::scope(&mut ep, "e", q.scope);
-            // entity id → which query names it matched
-            let mut matched: HashMap<String, Vec<usize>> = HashMap::new();
+            let lookup = EntityLookup::covered(q.scope);
+            // entity id → (memories it is linked to, which query names it matched)
+            let mut matched: HashMap<String, (u64, Vec<usize>)> = HashMap::new();
             for (i, name) in names.iter().enumerate() {
-                for (id, n) in entity_neighbours(conn, &ep, name)? {
-                    if n == *name || entities_match(&n, name) {
-                        matched.entry(id).or_default().push(i);
-                    }
+                for n in matching_entities(conn, &lookup, name, false)? {
+                    matched.entry(n.id).or_insert((n.mentions, Vec::new())).1.push(i);
                 }
             }
             if matched.is_empty() {
                 return Ok(Vec::new());
             }
-            // Driven by the entity links: a scope index would scan every memory of the scope
-            // (measured 47 ms per search at 100,000 memories, against 0.1 ms this way).
-            let mut p = crate::read::candidate_pred_with(q, true)?;
-            let marks = vec!["?"; matched.len()].join(",");
-            p.push(
-                &format!("em.entity_id IN ({marks})"),
-                matched.keys().map(|k| Sql::Text(k.clone())),
-            );
-            let sql = format!(
-                "SELECT m.seq, em.entity_id FROM entity_memories em JOIN memories m ON m.id = em.memory_id WHERE {}",
-                p.where_sql()
-            );
-            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-            let rows = stmt
-                .query_map(params_from_iter(p.params.iter()), |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(sql_err)?;
-            let mut per_memory: HashMap<i64, Vec<String>> = HashMap::new();
-            let mut df: HashMap<String, f64> = HashMap::new();
-            for r in rows {
-                let (seq, entity) = r.map_err(sql_err)?;
-                *df.entry(entity.clone()).or_default() += 1.0;
-                per_memory.entry(seq).or_default().push(entity);
+            // A rare entity's memories are all candidates. A common one (a speaker on every
+            // other memory) is not walked: its links only score the keys the other signals
+            // pooled, so the cost follows the pool, not how often the name occurs.
+            let enumerate_max = (q.limit * 4).max(ENTITY_WALK_MIN) as u64;
+            let mut rare: Vec<&String> = Vec::new();
+            let mut common: Vec<&String> = Vec::new();
+            for (id, (mentions, _)) in &matched {
+                if *mentions <= enumerate_max {
+                    rare.push(id);
+                } else {
+                    common.push(id);
+                }
             }
-            // Informativeness of a name: BM25's idf over the scope's indexed memories (the
-            // vector index keeps that count, so no scan per search), so a name on every other
-            // memory (a speaker) counts little and a rare one a lot.
+            let mut per_memory: HashMap<i64, Vec<&String>> = HashMap::new();
+            let mut collect = |sql: &str, params: &[Sql]| -> Result<()> {
+                let mut stmt = conn.prepare_cached(sql).map_err(sql_err)?;
+                let rows = stmt
+                    .query_map(params_from_iter(params.iter()), |r| {
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+                    })
+                    .map_err(sql_err)?;
+                for r in rows {
+                    let (seq, entity) = r.map_err(sql_err)?;
+                    if let Some((id, _)) = matched.get_key_value(&entity) {
+                        per_memory.entry(seq).or_default().push(id);
+                    }
+                }
+                Ok(())
+            };
+            if !rare.is_empty() {
+                // Driven by the entity links: a scope index would scan every memory of the scope
+                // (measured 47 ms per search at 100,000 memories, against 0.1 ms this way).
+                let mut p = crate::read::candidate_pred_with(q, true)?;
+                p.push(
+                    &format!("em.entity_id IN ({})", marks(rare.len())),
+                    rare.iter().map(|k| Sql::Text((*k).clone())),
+                );
+                collect(
+                    &format!(
+                        "SELECT m.seq, em.entity_id FROM entity_memories em JOIN memories m ON m.id = em.memory_id WHERE {}",
+                        p.where_sql()
+                    ),
+                    &p.params,
+                )?;
+            }
+            if !common.is_empty() && !pooled.is_empty() {
+                // The pooled keys already passed the scope and filters on their own side. Driven
+                // from the keys (`CROSS JOIN` fixes the order): the planner would otherwise walk
+                // every link of the common entities, which is what this path avoids. All of a
+                // key's links are read and the matched ones kept.
+                collect(
+                    &format!(
+                        "SELECT m.seq, em.entity_id FROM memories m CROSS JOIN entity_memories em ON em.memory_id = m.id \
+                         WHERE m.seq IN ({})",
+                        marks(pooled.len()),
+                    ),
+                    &pooled.iter().map(|k| Sql::Integer(*k)).collect::<Vec<_>>(),
+                )?;
+            }
+            // Informativeness of a name: BM25's idf with the entity's link count as its document
+            // frequency and the scope's indexed memories (the vector index keeps that count) as
+            // N, so a name on every other memory counts little and a rare one a lot.
             self.sync_ann(conn)?;
             let total = self
                 .ann
@@ -234,7 +359,7 @@ impl SqliteStore {
                 .as_ref()
                 .and_then(|a| a.scope_ids(q.scope).map(|ids| a.scope_size(ids)))
                 .unwrap_or(0) as f64;
-            let total = total.max(df.values().copied().fold(0.0, f64::max));
+            let total = total.max(matched.values().map(|(m, _)| *m as f64).fold(0.0, f64::max));
             let idf = |d: f64| (1.0 + (total - d + 0.5) / (d + 0.5)).ln();
             let scale = (1.0 + total).ln().max(f64::MIN_POSITIVE);
             let mut out: Vec<Candidate> = per_memory
@@ -242,9 +367,10 @@ impl SqliteStore {
                 .map(|(key, entities)| {
                     // Per query name, the most informative entity of this memory that matched it.
                     let mut best = vec![0f64; names.len()];
-                    for e in &entities {
-                        let w = idf(df[e]);
-                        for &i in matched.get(e).into_iter().flatten() {
+                    for e in entities {
+                        let (mentions, which) = &matched[e];
+                        let w = idf(*mentions as f64);
+                        for &i in which {
                             best[i] = best[i].max(w);
                         }
                     }
@@ -255,7 +381,14 @@ impl SqliteStore {
                 })
                 .collect();
             out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.key.cmp(&a.key)));
-            out.truncate(q.limit);
+            // The pool's own keys are always kept; new candidates are capped at the limit.
+            let mut fresh = 0;
+            out.retain(|c| {
+                pooled.contains(&c.key) || {
+                    fresh += 1;
+                    fresh <= q.limit
+                }
+            });
             Ok(out)
         })
     }

@@ -336,8 +336,9 @@ impl Store for SqliteStore {
         &self,
         query: &CandidateQuery<'_>,
         names: &[String],
+        pooled: &[i64],
     ) -> Result<Vec<Candidate>> {
-        self.by_entities(query, names)
+        self.by_entities(query, names, pooled)
     }
     fn owner_of(&self, id: MemoryId) -> Result<Scope> {
         self.owner(id)

@@ -564,6 +564,10 @@ impl SqliteStore {
             ann_entries: self.ann.read().as_ref().map_or(0, |a| a.len() as u64),
             lexical_index_entries: self.ann.read().as_ref().map_or(0, |a| a.lex.docs()),
             messages: count("SELECT COUNT(*) FROM messages")?,
+            entities_with_wrong_mentions: count(
+                "SELECT COUNT(*) FROM entities e WHERE e.mentions <> \
+                 (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = e.id)",
+            )?,
         })
     }
 

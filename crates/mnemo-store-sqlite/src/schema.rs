@@ -123,6 +123,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX links_by_target ON links (to_id);
     CREATE INDEX entities_by_scope_name ON entities (user_id, agent_id, run_id, normalized);
     "#,
+    // v3: how many memories each entity is linked to, kept by the writes that link and unlink, so
+    // a search tells a name on thousands of memories from a rare one without counting its links;
+    // and names by each scope part, for searches whose scope covers several exact scopes (a
+    // user's entities across agents and runs) to find a name without walking the user's entities.
+    r#"
+    ALTER TABLE entities ADD COLUMN mentions INTEGER NOT NULL DEFAULT 0;
+    UPDATE entities SET mentions = (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = entities.id);
+    CREATE INDEX entities_by_user_name ON entities (user_id, normalized);
+    CREATE INDEX entities_by_agent_name ON entities (agent_id, normalized);
+    CREATE INDEX entities_by_run_name ON entities (run_id, normalized);
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -161,4 +172,35 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<u32> {
         tracing::info!(version = i + 1, "migrated store schema");
     }
     Ok(SCHEMA_VERSION)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_2_store_gains_entity_link_counts() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..2] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.execute_batch(
+            "INSERT INTO entities (id, user_id, name, normalized, entity_type, created_at) \
+               VALUES ('e1', 'u', 'Maya', 'maya', 'person', 0), ('e2', 'u', 'Oslo', 'oslo', 'place', 0);
+             INSERT INTO entity_memories VALUES ('e1', 'm1'), ('e1', 'm2'), ('e2', 'm2');",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        let mentions = |conn: &Connection, id: &str| -> i64 {
+            conn.query_row("SELECT mentions FROM entities WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        assert_eq!((mentions(&conn, "e1"), mentions(&conn, "e2")), (2, 1));
+        // Migrating again is a no-op.
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        assert_eq!(mentions(&conn, "e1"), 2);
+    }
 }

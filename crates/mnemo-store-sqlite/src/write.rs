@@ -605,6 +605,12 @@ impl SqliteStore {
                 )
                 .map_err(sql_err)?;
                 tx.execute(
+                    "UPDATE entities SET mentions = mentions - 1 WHERE id IN \
+                     (SELECT entity_id FROM entity_memories WHERE memory_id = ?1)",
+                    [m.id.to_string()],
+                )
+                .map_err(sql_err)?;
+                tx.execute(
                     "DELETE FROM entity_memories WHERE memory_id = ?1",
                     [m.id.to_string()],
                 )

@@ -969,7 +969,7 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
 
     let q = candidates(&s, all(false));
     let found = store
-        .entity_candidates(&q, &["caroline".into(), "lisbon".into()])
+        .entity_candidates(&q, &["caroline".into(), "lisbon".into()], &[])
         .unwrap();
     assert_eq!(found.len(), 2);
     // The memory matching both names comes first. With N = 4 memories, "caroline" (on 2) has
@@ -978,17 +978,80 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
     let expected = (2f32.ln() / 5f32.ln()).min(1.0);
     assert!((found[1].score - expected).abs() < 1e-4, "{found:?}");
     // A rare name carries more than a common one.
-    let rare = store.entity_candidates(&q, &["lisbon".into()]).unwrap();
-    let common = store.entity_candidates(&q, &["caroline".into()]).unwrap();
+    let rare = store
+        .entity_candidates(&q, &["lisbon".into()], &[])
+        .unwrap();
+    let common = store
+        .entity_candidates(&q, &["caroline".into()], &[])
+        .unwrap();
     assert!(rare[0].score > common[0].score, "{rare:?} {common:?}");
     let got = store.fetch(&q, &[found[0].key]).unwrap();
     assert_eq!(got[0].1.id, ids[1]);
     // Scoped: another user sees nothing.
     let other = scope("sam");
     assert!(store
-        .entity_candidates(&candidates(&other, all(false)), &["caroline".into()])
+        .entity_candidates(&candidates(&other, all(false)), &["caroline".into()], &[])
         .unwrap()
         .is_empty());
+}
+
+/// A name on many memories scores the keys the other signals pooled, whatever a backend walks;
+/// its weight follows the links that remain after hard deletes.
+pub fn common_entities_score_the_pooled_keys(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("una");
+    let mention = |name: &str, ty: &str| EntityMention {
+        name: name.into(),
+        normalized: normalize_entity(name),
+        entity_type: ty.into(),
+    };
+    let mut batches = Vec::new();
+    for i in 0..150 {
+        let mut b = batch(&s, &format!("Caroline wrote page marker{i}"), json!({}));
+        b.memories[0].entities = vec![mention("Caroline", "person")];
+        batches.push(b);
+    }
+    let mut postcard = batch(&s, "A postcard from Lisbon", json!({}));
+    postcard.memories[0].entities = vec![mention("Lisbon", "place")];
+    batches.push(postcard);
+    let ids: Vec<MemoryId> = batches.iter().map(|b| b.memories[0].id).collect();
+    store.write(batches).unwrap();
+    let mut q = candidates(&s, all(false));
+    q.limit = 10;
+    let key_of = |term: &str| store.lexical_candidates(&q, &[term.into()]).unwrap()[0].key;
+    let pooled = vec![key_of("marker7"), key_of("marker140")];
+    let weight = |n: f32, df: f32| (1.0 + (n - df + 0.5) / (df + 0.5)).ln() / (1.0 + n).ln();
+    let names = ["caroline".to_string(), "lisbon".to_string()];
+    let check = |found: &[Candidate], expected: f32| {
+        for k in &pooled {
+            let c = found
+                .iter()
+                .find(|c| c.key == *k)
+                .expect("a pooled key is scored");
+            assert!(
+                (c.score - expected).abs() < 1e-4,
+                "{} vs {expected}",
+                c.score
+            );
+        }
+        assert!(found.iter().filter(|c| !pooled.contains(&c.key)).count() <= q.limit);
+        // The rare name's memory is found without being pooled, and ranks first.
+        let best = store.fetch(&q, &[found[0].key]).unwrap();
+        assert_eq!(best[0].1.text, "A postcard from Lisbon");
+    };
+    check(
+        &store.entity_candidates(&q, &names, &pooled).unwrap(),
+        weight(151.0, 150.0),
+    );
+    // Hard-deleting 100 of Caroline's memories (not the pooled two) leaves her on 50 of 51.
+    let ctx = WriteContext::default();
+    for id in &ids[10..110] {
+        store.delete(&s, *id, DeleteMode::Hard, &ctx).unwrap();
+    }
+    check(
+        &store.entity_candidates(&q, &names, &pooled).unwrap(),
+        weight(51.0, 50.0),
+    );
 }
 
 pub fn duplicates_are_found_by_hash_in_the_exact_scope(h: &dyn Harness) {
