@@ -76,12 +76,10 @@ pub(crate) fn sidecar_paths(db: &Path) -> (PathBuf, PathBuf) {
 }
 
 pub(crate) fn db_generation(conn: &Connection) -> Result<i64> {
-    conn.query_row(
-        "SELECT COALESCE(MAX(generation), 0) FROM vector_changes",
-        [],
-        |r| r.get(0),
-    )
-    .map_err(sql_err)
+    // Cached: every search asks this before each candidate side.
+    conn.prepare_cached("SELECT COALESCE(MAX(generation), 0) FROM vector_changes")
+        .and_then(|mut st| st.query_row([], |r| r.get(0)))
+        .map_err(sql_err)
 }
 
 const INFO_SQL: &str =

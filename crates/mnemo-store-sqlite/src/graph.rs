@@ -151,7 +151,7 @@ fn matching_entities(
 pub(crate) fn link_entity(
     tx: &Transaction<'_>,
     scope: &Scope,
-    memory: MemoryId,
+    (memory, seq): (MemoryId, i64),
     mention: &EntityMention,
     at: i64,
 ) -> Result<()> {
@@ -188,8 +188,8 @@ pub(crate) fn link_entity(
     };
     let linked = tx
         .execute(
-            "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id) VALUES (?1, ?2)",
-            params![id, memory.to_string()],
+            "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id, memory_seq) VALUES (?1, ?2, ?3)",
+            params![id, memory.to_string(), seq],
         )
         .map_err(sql_err)?;
     if linked > 0 {
@@ -329,21 +329,19 @@ impl SqliteStore {
                 );
                 collect(
                     &format!(
-                        "SELECT m.seq, em.entity_id FROM entity_memories em JOIN memories m ON m.id = em.memory_id WHERE {}",
+                        "SELECT m.seq, em.entity_id FROM entity_memories em JOIN memories m ON m.seq = em.memory_seq WHERE {}",
                         p.where_sql()
                     ),
                     &p.params,
                 )?;
             }
             if !common.is_empty() && !pooled.is_empty() {
-                // The pooled keys already passed the scope and filters on their own side. Driven
-                // from the keys (`CROSS JOIN` fixes the order): the planner would otherwise walk
-                // every link of the common entities, which is what this path avoids. All of a
-                // key's links are read and the matched ones kept.
+                // The pooled keys already passed the scope and filters on their own side; all of
+                // a key's links are read from the key index and the matched ones kept.
                 collect(
                     &format!(
-                        "SELECT m.seq, em.entity_id FROM memories m CROSS JOIN entity_memories em ON em.memory_id = m.id \
-                         WHERE m.seq IN ({})",
+                        "SELECT memory_seq, entity_id FROM entity_memories INDEXED BY entity_memories_by_seq \
+                         WHERE memory_seq IN ({})",
                         marks(pooled.len()),
                     ),
                     &pooled.iter().map(|k| Sql::Integer(*k)).collect::<Vec<_>>(),

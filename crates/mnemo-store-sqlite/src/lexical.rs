@@ -136,70 +136,59 @@ impl Lexical {
         // Pooled accumulators, zeroed again after use, save clearing one float per document on
         // every query.
         let mut acc = self.scratch.lock().pop().unwrap_or_default();
+        if acc.len() < self.doc.len() {
+            acc.resize(self.doc.len(), 0.0);
+        }
         let mut touched: Vec<u32> = Vec::new();
-        let mut all: Vec<(u64, f32)> = {
-            if acc.len() < self.doc.len() {
-                acc.resize(self.doc.len(), 0.0);
+        for id in &ids {
+            let id = *id;
+            let df = self.df[id as usize] as f32;
+            if df == 0.0 {
+                continue;
             }
-            for id in &ids {
-                let id = *id;
-                let df = self.df[id as usize] as f32;
-                if df == 0.0 {
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(doc, v, tf) in &self.postings[id as usize] {
+                let d = doc as usize;
+                let (version, len) = self.doc[d];
+                if version != v {
                     continue;
                 }
-                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                for &(doc, v, tf) in &self.postings[id as usize] {
-                    let d = doc as usize;
-                    let (version, len) = self.doc[d];
-                    if version != v {
-                        continue;
-                    }
-                    let tf = f32::from(tf);
-                    let norm = K1 * (1.0 - B + B * len as f32 / avgdl);
-                    if acc[d] == 0.0 {
-                        touched.push(doc);
-                    }
-                    acc[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+                let tf = f32::from(tf);
+                let norm = K1 * (1.0 - B + B * len as f32 / avgdl);
+                if acc[d] == 0.0 {
+                    touched.push(doc);
                 }
+                acc[d] += idf * tf * (K1 + 1.0) / (tf + norm);
             }
-            touched
-                .iter()
-                .map(|&d| {
-                    let score = std::mem::take(&mut acc[d as usize]);
-                    (u64::from(d), score)
-                })
-                .collect()
-        };
+        }
+        // Selection while the accumulator is cleared: a bounded buffer, cut back to the best
+        // `limit` whenever it fills, whose cut-off score then turns most documents away with one
+        // comparison. `keep` (the caller's filter) runs only on documents that clear it.
+        let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let cap = limit.saturating_mul(4).max(16);
+        let mut best: Vec<(u64, f32)> = Vec::with_capacity(cap);
+        let mut floor = f32::NEG_INFINITY;
+        for &d in &touched {
+            let score = std::mem::take(&mut acc[d as usize]);
+            if score < floor || !keep(u64::from(d)) {
+                continue;
+            }
+            best.push((u64::from(d), score));
+            if best.len() == cap {
+                best.select_nth_unstable_by(limit - 1, cmp);
+                best.truncate(limit);
+                floor = best.iter().map(|h| h.1).fold(f32::INFINITY, f32::min);
+            }
+        }
         {
             let mut pool = self.scratch.lock();
             if pool.len() < 8 {
                 pool.push(acc);
             }
         }
-        let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        // Usually most of the best-scoring documents pass the filter: check only a head of them
-        // first, and fall back to filtering everything when too few pass.
-        let head = limit.saturating_mul(4);
-        if all.len() > head {
-            all.select_nth_unstable_by(head, cmp);
-            let mut hits: Vec<(u64, f32)> = all[..head]
-                .iter()
-                .copied()
-                .filter(|(d, _)| keep(*d))
-                .collect();
-            if hits.len() >= limit {
-                hits.sort_by(cmp);
-                hits.truncate(limit);
-                return hits;
-            }
-        }
-        let mut hits: Vec<(u64, f32)> = all.into_iter().filter(|(d, _)| keep(*d)).collect();
-        if hits.len() > limit {
-            hits.select_nth_unstable_by(limit, cmp);
-            hits.truncate(limit);
-        }
-        hits.sort_by(cmp);
-        hits
+        best.sort_by(cmp);
+        best.truncate(limit);
+        best
     }
 
     pub fn docs(&self) -> u64 {
@@ -230,5 +219,31 @@ mod tests {
         assert_eq!(lex.docs(), 2);
         let only3 = lex.search(&["maya".into()], 10, |k| k == 3);
         assert_eq!(only3, vec![(3, only3[0].1)]);
+    }
+
+    #[test]
+    fn the_bounded_selection_equals_a_full_ranking() {
+        let mut lex = Lexical::new();
+        for i in 0..3000u64 {
+            let text = format!(
+                "{} {} {}",
+                ["red", "blue", "green"][(i % 3) as usize],
+                ["fox", "dog"][(i % 2) as usize],
+                "word ".repeat((i % 7) as usize)
+            );
+            lex.put(i + 1, &text);
+        }
+        let terms = ["red".to_string(), "dog".into(), "word".into()];
+        let keep = |k: u64| k % 5 != 0;
+        // A limit above the number of matches never cuts the buffer: a full ranking.
+        let full = lex.search(&terms, 10_000, keep);
+        assert!(full.len() > 2000 && full.iter().all(|(k, _)| keep(*k)));
+        for limit in [1, 10, 30, 100] {
+            assert_eq!(
+                lex.search(&terms, limit, keep),
+                full[..limit],
+                "limit {limit}"
+            );
+        }
     }
 }

@@ -125,14 +125,19 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // v3: how many memories each entity is linked to, kept by the writes that link and unlink, so
     // a search tells a name on thousands of memories from a rare one without counting its links;
-    // and names by each scope part, for searches whose scope covers several exact scopes (a
-    // user's entities across agents and runs) to find a name without walking the user's entities.
+    // names by each scope part, for searches whose scope covers several exact scopes (a user's
+    // entities across agents and runs) to find a name without walking the user's entities; and
+    // each link's memory key, so a search reads the links of its candidate keys from one
+    // integer index instead of joining through memory ids.
     r#"
     ALTER TABLE entities ADD COLUMN mentions INTEGER NOT NULL DEFAULT 0;
     UPDATE entities SET mentions = (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = entities.id);
     CREATE INDEX entities_by_user_name ON entities (user_id, normalized);
     CREATE INDEX entities_by_agent_name ON entities (agent_id, normalized);
     CREATE INDEX entities_by_run_name ON entities (run_id, normalized);
+    ALTER TABLE entity_memories ADD COLUMN memory_seq INTEGER;
+    UPDATE entity_memories SET memory_seq = (SELECT m.seq FROM memories m WHERE m.id = entity_memories.memory_id);
+    CREATE INDEX entity_memories_by_seq ON entity_memories (memory_seq, entity_id);
     "#,
 ];
 
@@ -188,7 +193,9 @@ mod tests {
         conn.execute_batch(
             "INSERT INTO entities (id, user_id, name, normalized, entity_type, created_at) \
                VALUES ('e1', 'u', 'Maya', 'maya', 'person', 0), ('e2', 'u', 'Oslo', 'oslo', 'place', 0);
-             INSERT INTO entity_memories VALUES ('e1', 'm1'), ('e1', 'm2'), ('e2', 'm2');",
+             INSERT INTO entity_memories VALUES ('e1', 'm1'), ('e1', 'm2'), ('e2', 'm2');
+             INSERT INTO memories (id, user_id, kind, state, text, metadata, hash, created_at, updated_at) \
+               VALUES ('m1', 'u', 'raw', 'active', 'a', '{}', 'h1', 0, 0), ('m2', 'u', 'raw', 'active', 'b', '{}', 'h2', 0, 0);",
         )
         .unwrap();
         assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
@@ -199,6 +206,21 @@ mod tests {
             .unwrap()
         };
         assert_eq!((mentions(&conn, "e1"), mentions(&conn, "e2")), (2, 1));
+        let keyed: Vec<(String, i64)> = conn
+            .prepare(
+                "SELECT em.memory_id, em.memory_seq FROM entity_memories em \
+                 JOIN memories m ON m.seq = em.memory_seq AND m.id = em.memory_id ORDER BY 1, 2",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            keyed.len(),
+            3,
+            "every link carries its memory's key: {keyed:?}"
+        );
         // Migrating again is a no-op.
         assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
         assert_eq!(mentions(&conn, "e1"), 2);

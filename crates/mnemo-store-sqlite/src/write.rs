@@ -354,7 +354,7 @@ impl SqliteStore {
             }
             self.step("memory")?;
             let at = m.created_at.timestamp_millis();
-            insert_memory(
+            let seq = insert_memory(
                 tx,
                 m.id,
                 &m.scope,
@@ -386,7 +386,7 @@ impl SqliteStore {
             )?;
             for e in &m.entities {
                 self.step("entity")?;
-                crate::graph::link_entity(tx, &m.scope, m.id, e, at)?;
+                crate::graph::link_entity(tx, &m.scope, (m.id, seq), e, at)?;
             }
             let replaced = retired.iter().find(|(_, c)| c.by == Some(m.id));
             results.push(match replaced {
