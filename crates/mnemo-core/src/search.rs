@@ -154,18 +154,25 @@ pub fn hybrid_search(
         limit: pool,
     };
     let terms = crate::text::query_terms(&req.query);
-    // Sequential on purpose: running the lexical side on a second thread measured slower on
-    // two cores (thread start and cache contention outweigh the overlap; see BENCHMARKS.md).
-    let dense = if req.mode == SearchMode::Lexical {
-        Vec::new()
-    } else {
-        store.dense_candidates(&cq, vector)?
-    };
-    let lexical = if terms.is_empty() || req.mode == SearchMode::Dense {
-        Vec::new()
-    } else {
-        store.lexical_candidates(&cq, &terms)?
-    };
+    // The two sides run at once on rayon's pool (threads that stay up: a thread started per
+    // search cost more than the overlap won; see BENCHMARKS.md).
+    let (dense, lexical) = rayon::join(
+        || {
+            if req.mode == SearchMode::Lexical {
+                Ok(Vec::new())
+            } else {
+                store.dense_candidates(&cq, vector)
+            }
+        },
+        || {
+            if terms.is_empty() || req.mode == SearchMode::Dense {
+                Ok(Vec::new())
+            } else {
+                store.lexical_candidates(&cq, &terms)
+            }
+        },
+    );
+    let (dense, lexical) = (dense?, lexical?);
 
     let entity_names: Vec<String> = if req.mode == SearchMode::Hybrid && params.entity_weight > 0.0
     {

@@ -305,9 +305,9 @@ pub trait Store: Send + Sync {
     /// (N memories the scope indexes, df the memories linked to the entity) divided by
     /// `ln(1 + N)`, capped at 1; a name on most memories adds little, a rare one nearly 1.
     ///
-    /// `pooled` are keys the other signals already found. A rare entity's memories are all
-    /// candidates (at most `query.limit` beyond the pool); an entity linked to more memories
-    /// than a backend cares to walk may score only the pooled keys, so the cost follows the
+    /// At most `query.limit` candidates. `pooled` are keys the other signals already found: a
+    /// rare entity's memories are all considered, while an entity linked to more memories than
+    /// a backend cares to walk may be scored on the pooled keys only, so the cost follows the
     /// pool, not how common the name is.
     fn entity_candidates(
         &self,

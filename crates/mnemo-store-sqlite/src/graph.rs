@@ -379,14 +379,7 @@ impl SqliteStore {
                 })
                 .collect();
             out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.key.cmp(&a.key)));
-            // The pool's own keys are always kept; new candidates are capped at the limit.
-            let mut fresh = 0;
-            out.retain(|c| {
-                pooled.contains(&c.key) || {
-                    fresh += 1;
-                    fresh <= q.limit
-                }
-            });
+            out.truncate(q.limit);
             Ok(out)
         })
     }

@@ -146,6 +146,10 @@ pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 pub(crate) fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(Error::storage)?;
+    // Searches bind lists of keys and names whose length varies per query (`IN (?, ?, …)`), each
+    // length its own statement: with rusqlite's default of 16 cached statements they were
+    // prepared again on most searches (measured 10 % of a search at 10,000 memories).
+    conn.set_prepared_statement_cache_capacity(512);
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
