@@ -203,26 +203,40 @@ pub fn hybrid_search(
             0.0
         };
     }
+    // Lexical-only keys get their exact cosine first: the score without the entity signal
+    // decides which keys the entity side has to look at.
+    fill_dense(store, &mut pooled, &lexical_only, vector, req.mode)?;
     let by_entity = if entity_names.is_empty() {
         Vec::new()
     } else {
-        let keys: Vec<i64> = pooled.keys().copied().collect();
+        // The entity signal adds at most `entity_weight`, so a key scoring more than that below
+        // the top_k-th cannot reach the top_k with it: only the keys above that line are scored.
+        let base = |s: &Scores| {
+            params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm
+        };
+        let mut bases: Vec<f32> = pooled.values().map(base).collect();
+        let line = if req.top_k > 0 && bases.len() > req.top_k {
+            let (_, kth, _) = bases.select_nth_unstable_by(req.top_k - 1, |a, b| b.total_cmp(a));
+            *kth - params.entity_weight
+        } else {
+            f32::NEG_INFINITY
+        };
+        let keys: Vec<i64> = pooled
+            .iter()
+            .filter(|(_, s)| base(s) >= line)
+            .map(|(k, _)| *k)
+            .collect();
         store.entity_candidates(&cq, &entity_names, &keys)?
     };
+    let mut entity_only = Vec::new();
     for c in &by_entity {
         let entry = pooled.entry(c.key).or_insert_with(|| {
-            lexical_only.push(c.key);
+            entity_only.push(c.key);
             Scores::default()
         });
         entry.entity = c.score;
     }
-    if !lexical_only.is_empty() && req.mode == SearchMode::Hybrid {
-        for c in store.vector_scores(&lexical_only, vector)? {
-            if let Some(s) = pooled.get_mut(&c.key) {
-                s.dense = c.score;
-            }
-        }
-    }
+    fill_dense(store, &mut pooled, &entity_only, vector, req.mode)?;
     let mut ranked: Vec<(i64, f32, Scores)> = pooled
         .into_iter()
         .map(|(k, s)| {
@@ -253,4 +267,23 @@ pub fn hybrid_search(
             })
         })
         .collect())
+}
+
+/// Gives `keys` (pooled without a dense score) their exact cosine, in hybrid mode.
+fn fill_dense(
+    store: &dyn Store,
+    pooled: &mut HashMap<i64, Scores>,
+    keys: &[i64],
+    vector: &[f32],
+    mode: SearchMode,
+) -> Result<()> {
+    if keys.is_empty() || mode != SearchMode::Hybrid {
+        return Ok(());
+    }
+    for c in store.vector_scores(keys, vector)? {
+        if let Some(s) = pooled.get_mut(&c.key) {
+            s.dense = c.score;
+        }
+    }
+    Ok(())
 }
