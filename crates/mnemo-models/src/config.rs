@@ -228,17 +228,28 @@ pub fn load_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
 pub(crate) fn embed_in_chunks(
     texts: &[&str],
     batch_size: usize,
-    mut f: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>>,
+    f: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>> + Sync,
+) -> Result<Vec<Vec<f32>>> {
+    embed_in_chunks_on(texts, batch_size, 1, |_, chunk| f(chunk))
+}
+
+/// Like [`embed_in_chunks`], with the chunks shared out among `workers` threads: worker `w`
+/// runs `f(w, chunk)` on the chunks it takes, so each worker can own a model instance.
+pub(crate) fn embed_in_chunks_on(
+    texts: &[&str],
+    batch_size: usize,
+    workers: usize,
+    f: impl Fn(usize, &[&str]) -> Result<Vec<Vec<f32>>> + Sync,
 ) -> Result<Vec<Vec<f32>>> {
     let batch_size = batch_size.max(1);
     let mut order: Vec<usize> = (0..texts.len()).collect();
     if texts.len() > batch_size {
         order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
     }
-    let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-    for chunk in order.chunks(batch_size) {
-        let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-        let vectors = f(&batch)?;
+    let chunks: Vec<&[usize]> = order.chunks(batch_size).collect();
+    let run = |w: usize, c: &[usize]| -> Result<Vec<Vec<f32>>> {
+        let batch: Vec<&str> = c.iter().map(|&i| texts[i]).collect();
+        let vectors = f(w, &batch)?;
         if vectors.len() != batch.len() {
             return Err(Error::Model {
                 reason: format!(
@@ -248,9 +259,56 @@ pub(crate) fn embed_in_chunks(
                 ),
             });
         }
-        for (&i, v) in chunk.iter().zip(vectors) {
-            out[i] = v;
+        Ok(vectors)
+    };
+    let workers = workers.clamp(1, chunks.len().max(1));
+    let results: Vec<(usize, Result<Vec<Vec<f32>>>)> = if workers == 1 {
+        chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, run(0, c)))
+            .collect()
+    } else {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let (next, chunks, run) = (&next, &chunks, &run);
+                    s.spawn(move || {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(c) = chunks.get(i) else { break done };
+                            let r = run(w, c);
+                            let failed = r.is_err();
+                            done.push((i, r));
+                            if failed {
+                                // Let the other workers run out of chunks: the call fails.
+                                next.store(chunks.len(), std::sync::atomic::Ordering::Relaxed);
+                                break done;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    };
+    let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+    let mut filled = 0;
+    for (i, r) in results {
+        for (&t, v) in chunks[i].iter().zip(r?) {
+            out[t] = v;
+            filled += 1;
         }
+    }
+    if filled != texts.len() {
+        return Err(Error::internal(
+            "an embedding worker stopped without a result",
+        ));
     }
     Ok(out)
 }
@@ -316,12 +374,16 @@ mod tests {
     #[test]
     fn chunks_group_by_length_and_preserve_order() {
         let texts = ["a", "dddd", "ccc", "bb", "eeeee"];
-        let mut batches = Vec::new();
+        let batches = std::sync::Mutex::new(Vec::new());
         let out = embed_in_chunks(&texts, 2, |c| {
-            batches.push(c.iter().map(|t| t.to_string()).collect::<Vec<_>>());
+            batches
+                .lock()
+                .unwrap()
+                .push(c.iter().map(|t| t.to_string()).collect::<Vec<_>>());
             Ok(c.iter().map(|t| vec![t.len() as f32]).collect())
         })
         .unwrap();
+        let batches = batches.into_inner().unwrap();
         assert_eq!(
             out,
             vec![vec![1.0], vec![4.0], vec![3.0], vec![2.0], vec![5.0]]
@@ -331,6 +393,30 @@ mod tests {
             [vec!["eeeee", "dddd"], vec!["ccc", "bb"], vec!["a"]]
         );
         assert!(embed_in_chunks(&texts, 2, |_| Ok(vec![])).is_err());
+        // Shared out among workers: the same vectors in the same order, every worker used, and
+        // one failing chunk fails the call.
+        let texts: Vec<String> = (0..37).map(|i| "x".repeat(i % 11 + 1)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let used = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let par = embed_in_chunks_on(&refs, 4, 3, |w, c| {
+            used.lock().unwrap().insert(w);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            Ok(c.iter().map(|t| vec![t.len() as f32]).collect())
+        })
+        .unwrap();
+        let expected: Vec<Vec<f32>> = refs.iter().map(|t| vec![t.len() as f32]).collect();
+        assert_eq!(par, expected);
+        assert_eq!(used.into_inner().unwrap().len(), 3);
+        let err = embed_in_chunks_on(&refs, 4, 3, |_, c| {
+            if c.iter().any(|t| t.len() == 5) {
+                Err(Error::Model {
+                    reason: "boom".into(),
+                })
+            } else {
+                Ok(c.iter().map(|t| vec![t.len() as f32]).collect())
+            }
+        });
+        assert!(err.unwrap_err().to_string().contains("boom"));
         assert!(embed_in_chunks(&[], 2, |_| unreachable!())
             .unwrap()
             .is_empty());

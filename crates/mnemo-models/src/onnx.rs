@@ -4,7 +4,7 @@
 //! and a process can load it only once. The first successful load wins: later loads reuse that
 //! library and its environment, with a warning if they asked for a different file.
 
-use crate::config::{embed_in_chunks, EmbedderConfig};
+use crate::config::{embed_in_chunks, embed_in_chunks_on, EmbedderConfig};
 use crate::pooling::{mean_pool_normalized, PoolingInput};
 use crate::tokenize::{TextTokenizer, TokenBatch};
 use crate::{model_err, MAX_SEQ_LEN, MODEL_FAMILY};
@@ -49,9 +49,39 @@ fn runtime(library: &Path) -> Result<Environment> {
     Ok(env)
 }
 
+/// A session over `model` with `threads` intra-op threads, one inter-op thread and no spinning:
+/// spin-waiting worker threads fall apart when the CPU is shared with other work.
+fn build_session(env: &Environment, model: &Path, threads: usize) -> Result<Session> {
+    let opt =
+        |e: ort::Error<ort::session::builder::SessionBuilder>| model_err("ONNX session options", e);
+    Session::builder(env)
+        .map_err(|e| model_err("ONNX session builder", e))?
+        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .map_err(opt)?
+        .with_intra_threads(threads)
+        .map_err(opt)?
+        .with_inter_threads(1)
+        .map_err(opt)?
+        // Sets `session.intra_op.allow_spinning` = "0" (and the inter-op twin).
+        .with_intra_op_spinning(false)
+        .map_err(opt)?
+        .with_inter_op_spinning(false)
+        .map_err(opt)?
+        .commit_from_file(model)
+        .map_err(|e| model_err(&format!("cannot load ONNX model {}", model.display()), e))
+}
+
 /// Embeds with the int8 ONNX model through ONNX Runtime on the CPU.
 pub struct OnnxEmbedder {
+    /// `threads` intra-op threads: calls that fit one batch (a query, a small add).
     session: Mutex<Session>,
+    /// One single-threaded session per thread, made on the first call that spans several
+    /// batches: whole batches side by side keep every core busy without the intra-op threads'
+    /// barriers (measured ~7 % more sentences/s on 2 cores than one two-thread session).
+    workers: OnceLock<Vec<Mutex<Session>>>,
+    env: Environment,
+    model_path: PathBuf,
+    threads: usize,
     tokenizer: TextTokenizer,
     model_id: String,
     dimension: usize,
@@ -73,29 +103,7 @@ impl OnnxEmbedder {
         let tokenizer = TextTokenizer::from_file(&paths.tokenizer, MAX_SEQ_LEN)?;
         let env = runtime(&paths.effective_onnxruntime())?;
         let threads = cfg.effective_threads();
-        let opt = |e: ort::Error<ort::session::builder::SessionBuilder>| {
-            model_err("ONNX session options", e)
-        };
-        let session = Session::builder(&env)
-            .map_err(|e| model_err("ONNX session builder", e))?
-            .with_optimization_level(GraphOptimizationLevel::Level3)
-            .map_err(opt)?
-            .with_intra_threads(threads)
-            .map_err(opt)?
-            .with_inter_threads(1)
-            .map_err(opt)?
-            // Sets `session.intra_op.allow_spinning` = "0" (and the inter-op twin).
-            .with_intra_op_spinning(false)
-            .map_err(opt)?
-            .with_inter_op_spinning(false)
-            .map_err(opt)?
-            .commit_from_file(&paths.onnx_model)
-            .map_err(|e| {
-                model_err(
-                    &format!("cannot load ONNX model {}", paths.onnx_model.display()),
-                    e,
-                )
-            })?;
+        let session = build_session(&env, &paths.onnx_model, threads)?;
 
         let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for required in ["input_ids", "attention_mask"] {
@@ -123,6 +131,10 @@ impl OnnxEmbedder {
 
         let mut embedder = Self {
             session: Mutex::new(session),
+            workers: OnceLock::new(),
+            env,
+            model_path: paths.onnx_model.clone(),
+            threads,
             tokenizer,
             model_id: Self::MODEL_ID.to_string(),
             dimension: 0,
@@ -133,7 +145,10 @@ impl OnnxEmbedder {
         // Prefer the declared output width; if the export left it symbolic, measure it once.
         embedder.dimension = match declared_dim {
             Some(d) => usize::try_from(d).map_err(|e| model_err("bad output dimension", e))?,
-            None => embedder.embed_batch(&[""])?.first().map_or(0, Vec::len),
+            None => embedder
+                .embed_batch(&embedder.session, &[""])?
+                .first()
+                .map_or(0, Vec::len),
         };
         if embedder.dimension == 0 {
             return Err(Error::Model {
@@ -149,7 +164,18 @@ impl OnnxEmbedder {
         Ok(embedder)
     }
 
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    /// The single-threaded sessions, made once.
+    fn workers(&self) -> Result<&[Mutex<Session>]> {
+        if let Some(w) = self.workers.get() {
+            return Ok(w);
+        }
+        let made = (0..self.threads)
+            .map(|_| build_session(&self.env, &self.model_path, 1).map(Mutex::new))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.workers.get_or_init(|| made))
+    }
+
+    fn embed_batch(&self, session: &Mutex<Session>, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -174,8 +200,7 @@ impl OnnxEmbedder {
         if self.wants_token_types {
             inputs.push(("token_type_ids".to_string(), tensor(token_type_ids)?));
         }
-        let mut session = self
-            .session
+        let mut session = session
             .lock()
             .map_err(|_| Error::internal("ONNX session lock poisoned"))?;
         let outputs = session
@@ -218,6 +243,14 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        embed_in_chunks(texts, self.batch_size, |chunk| self.embed_batch(chunk))
+        if self.threads < 2 || texts.len() <= self.batch_size {
+            return embed_in_chunks(texts, self.batch_size, |chunk| {
+                self.embed_batch(&self.session, chunk)
+            });
+        }
+        let workers = self.workers()?;
+        embed_in_chunks_on(texts, self.batch_size, workers.len(), |w, chunk| {
+            self.embed_batch(&workers[w], chunk)
+        })
     }
 }
