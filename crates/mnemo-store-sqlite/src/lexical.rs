@@ -234,7 +234,7 @@ mod tests {
             lex.put(i + 1, &text);
         }
         let terms = ["red".to_string(), "dog".into(), "word".into()];
-        let keep = |k: u64| k % 5 != 0;
+        let keep = |k: u64| !k.is_multiple_of(5);
         // A limit above the number of matches never cuts the buffer: a full ranking.
         let full = lex.search(&terms, 10_000, keep);
         assert!(full.len() > 2000 && full.iter().all(|(k, _)| keep(*k)));
