@@ -938,14 +938,17 @@ pub fn supersession_retires_and_links(h: &dyn Harness) {
     assert_not_found(store.links(&scope("mallory"), new), "links are scoped");
 }
 
-pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
-    let store = h.fresh();
-    let s = scope("rita");
-    let mention = |name: &str, ty: &str| EntityMention {
+fn mention(name: &str, ty: &str) -> EntityMention {
+    EntityMention {
         name: name.into(),
         normalized: normalize_entity(name),
         entity_type: ty.into(),
-    };
+    }
+}
+
+pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("rita");
     let mut a = batch(&s, "Caroline went to the support group", json!({}));
     a.memories[0].entities = vec![mention("Caroline", "person")];
     let mut b = batch(&s, "Carolin painted in Lisbon", json!({}));
@@ -1000,11 +1003,6 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
 pub fn common_entities_score_the_pooled_keys(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("una");
-    let mention = |name: &str, ty: &str| EntityMention {
-        name: name.into(),
-        normalized: normalize_entity(name),
-        entity_type: ty.into(),
-    };
     let mut batches = Vec::new();
     for i in 0..150 {
         let mut b = batch(&s, &format!("Caroline wrote page marker{i}"), json!({}));
