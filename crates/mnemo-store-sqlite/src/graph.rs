@@ -6,7 +6,7 @@
 //! "Caroline" and "Carolin" become one node while "2023" and "2022" never do.
 
 use crate::codec::*;
-use crate::predicate::{self, Pred};
+use crate::predicate::{self, marks, Pred};
 use crate::SqliteStore;
 use mnemo_core::entity::{self, entities_match, EntityMention};
 use mnemo_core::*;
@@ -17,10 +17,6 @@ use std::collections::HashMap;
 /// Entities linked to at most this many memories (or four times the candidate limit, if larger)
 /// have all their memories enumerated as search candidates.
 const ENTITY_WALK_MIN: usize = 64;
-
-fn marks(n: usize) -> String {
-    vec!["?"; n].join(",")
-}
 
 /// How entity names are looked up for a scope: the scope predicate on `e`, and the index that
 /// leads with a fixed scope column and the name.
@@ -244,7 +240,7 @@ impl SqliteStore {
             let mut p = Pred::default();
             exact_scope(&mut p, "m", scope);
             p.push("m.state = 'active'", []);
-            let marks = vec!["?"; hashes.len()].join(",");
+            let marks = marks(hashes.len());
             p.push(
                 &format!("m.hash IN ({marks})"),
                 hashes.iter().map(|h| Sql::Text(h.clone())),

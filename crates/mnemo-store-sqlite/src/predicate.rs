@@ -37,6 +37,11 @@ impl Pred {
     }
 }
 
+/// `?, ?, …` for an `IN` list of `n` bound values.
+pub(crate) fn marks(n: usize) -> String {
+    vec!["?"; n].join(",")
+}
+
 pub(crate) fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
     t.timestamp_millis()
 }
@@ -89,7 +94,7 @@ pub(crate) fn visibility(p: &mut Pred, alias: &str, read: &ReadOptions) {
 
 pub(crate) fn kinds(p: &mut Pred, alias: &str, kinds: Option<&[MemoryKind]>) {
     if let Some(kinds) = kinds.filter(|k| !k.is_empty()) {
-        let marks = vec!["?"; kinds.len()].join(",");
+        let marks = marks(kinds.len());
         p.push(
             &format!("{alias}.kind IN ({marks})"),
             kinds.iter().map(|k| Sql::Text(k.as_str().into())),

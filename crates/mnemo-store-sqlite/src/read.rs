@@ -18,7 +18,7 @@ pub(crate) fn sources_of(
     if ids.is_empty() {
         return Ok(out);
     }
-    let marks = vec!["?"; ids.len()].join(",");
+    let marks = predicate::marks(ids.len());
     let sql = format!(
         "SELECT s.memory_id, s.message_id FROM memory_sources s LEFT JOIN messages g ON g.id = s.message_id \
          WHERE s.memory_id IN ({marks}) ORDER BY s.memory_id, g.seq"
@@ -439,7 +439,7 @@ impl SqliteStore {
         }
         self.read(|conn| {
             let mut p = candidate_pred_with(q, true)?;
-            let marks = vec!["?"; keys.len()].join(",");
+            let marks = predicate::marks(keys.len());
             p.push(
                 &format!("m.seq IN ({marks})"),
                 keys.iter().map(|k| Sql::Integer(*k)),
@@ -488,7 +488,7 @@ impl SqliteStore {
         self.read(|conn| {
             let mut p = Pred::default();
             predicate::scope_unindexed(&mut p, "g", scope);
-            let marks = vec!["?"; ids.len()].join(",");
+            let marks = predicate::marks(ids.len());
             p.push(
                 &format!("g.id IN ({marks})"),
                 ids.iter().map(|i| Sql::Text(i.to_string())),
