@@ -197,6 +197,19 @@ pub enum Command {
         hard: bool,
         id: String,
     },
+    /// Erase a memory for good: its text leaves the store's files (record, indexes, history,
+    /// neighbours' context, stored results); its id, times and an ERASE event remain.
+    Erase {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// Also erase the content of the messages it came from.
+        #[arg(long)]
+        sources: bool,
+        /// Why (kept in the ERASE event).
+        #[arg(long)]
+        reason: Option<String>,
+        id: String,
+    },
     /// Delete every memory of a scope.
     DeleteAll {
         #[command(flatten)]
@@ -444,6 +457,16 @@ pub struct ServeArgs {
     /// Where API keys are kept (default: <data dir>/keys.db).
     #[arg(long, env = "MNEMO_KEYS_PATH")]
     pub keys_path: Option<PathBuf>,
+    /// Let keys bound to an agent or run (no user) add to or change a user's memories.
+    #[arg(long, env = "MNEMO_ALLOW_AGENT_WRITES_FOR_USERS")]
+    pub allow_agent_writes_for_users: bool,
+    /// Seconds a client may take to send a request's headers (and a kept-alive connection may
+    /// idle) before it is disconnected.
+    #[arg(long, env = "MNEMO_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_read_timeout_secs: u64,
+    /// Seconds a client may take to send a whole request body (408 after that).
+    #[arg(long, env = "MNEMO_BODY_READ_TIMEOUT_SECS", default_value_t = 30)]
+    pub body_read_timeout_secs: u64,
 }
 
 #[derive(Debug, Subcommand)]

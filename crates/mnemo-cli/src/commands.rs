@@ -400,6 +400,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("deleted {id}");
             }
         }
+        Command::Erase {
+            scope,
+            sources,
+            reason,
+            id,
+        } => {
+            let ctx = WriteContext {
+                actor: Some("cli".into()),
+                reason,
+                ..WriteContext::default()
+            };
+            let report = memory
+                .erase(scope_of(&scope)?, id_of(&id)?, sources, ctx)
+                .await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                println!("erased {}", report.id);
+            }
+        }
         Command::DeleteAll { scope, hard } => {
             let mode = if hard {
                 DeleteMode::Hard

@@ -44,9 +44,55 @@ fn keys_path(cli: &Cli, explicit: &Option<PathBuf>) -> PathBuf {
     })
 }
 
-fn init_logs(default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MNEMO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+/// Libraries whose own debug and trace events carry request content: rmcp logs tool arguments,
+/// results and session ids, the HTTP stack logs headers. Without `--log-content` they are held
+/// at `warn` whatever `MNEMO_LOG` asks, so no level leaks a memory, a query or a session id.
+const CONTENT_BEARING_TARGETS: &[&str] = &[
+    "rmcp",
+    "hyper",
+    "hyper_util",
+    "h2",
+    "tower_http",
+    "axum",
+    "tower",
+    "ureq",
+];
+
+fn log_filter(
+    spec: Option<&str>,
+    default: &str,
+    log_content: bool,
+) -> tracing_subscriber::EnvFilter {
+    let held = |d: &str| {
+        let target = d.split(['=', '[']).next().unwrap_or("").trim();
+        CONTENT_BEARING_TARGETS
+            .iter()
+            .any(|t| target == *t || target.starts_with(&format!("{t}::")))
+    };
+    // A directive naming one of those targets (or a module inside one) is dropped, so a more
+    // specific `rmcp::transport=debug` cannot outrank the cap below.
+    let spec = spec.map(|s| {
+        s.split(',')
+            .filter(|d| log_content || !held(d))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    let mut filter = spec
+        .and_then(|s| tracing_subscriber::EnvFilter::try_new(s).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
+    if !log_content {
+        for target in CONTENT_BEARING_TARGETS {
+            if let Ok(d) = format!("{target}=warn").parse() {
+                filter = filter.add_directive(d);
+            }
+        }
+    }
+    filter
+}
+
+fn init_logs(default: &str, log_content: bool) {
+    let spec = std::env::var("MNEMO_LOG").ok();
+    let filter = log_filter(spec.as_deref(), default, log_content);
     // Logs go to stderr: stdout is the MCP channel (stdio) or the --json output.
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -77,7 +123,7 @@ async fn shutdown_signal() {
 }
 
 pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()> {
-    init_logs("info");
+    init_logs("info", args.log_content);
     let config = ServerConfig {
         bind: args.bind,
         no_auth: args.no_auth,
@@ -88,6 +134,9 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
         log_content: args.log_content,
         max_in_flight: args.max_in_flight,
         keys_path: keys_path(cli, &args.keys_path),
+        allow_agent_writes_for_users: args.allow_agent_writes_for_users,
+        header_read_timeout_secs: args.header_read_timeout_secs,
+        body_read_timeout_secs: args.body_read_timeout_secs,
     };
     config.validate()?;
     let memory = Memory::open(config_of(cli)?).await?;
@@ -110,7 +159,7 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
 }
 
 pub async fn mcp(cli: &Cli, api_key: &Option<String>) -> anyhow::Result<()> {
-    init_logs("warn");
+    init_logs("warn", false);
     let caller = match api_key {
         Some(k) => KeyStore::open(&keys_path(cli, &None))?.authenticate(k)?,
         None => Principal::anonymous_admin(),

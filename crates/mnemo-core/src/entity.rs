@@ -23,7 +23,9 @@
 //!   like an ordinary word: a gerund or adverb (`Painting`, `Honestly`), or a word the text also
 //!   uses in lower case.
 //!
-//! Results are deterministic, deduplicated by `normalized`, in order of first appearance.
+//! Results are deterministic, deduplicated by `normalized`, in order of first appearance. A
+//! mention longer than [`MAX_MENTION_CHARS`] is no name and is dropped; a text yields at most
+//! [`MAX_MENTIONS`] (each costs a store lookup). Extraction is linear in the text.
 //!
 //! [`normalize_entity`] and [`entities_match`] are the merge rules stores apply to mentions from
 //! any extractor, model or rules.
@@ -39,6 +41,11 @@ pub const NUMBER: &str = "number";
 pub const TITLE: &str = "title";
 /// A capitalised name that the rules cannot classify further.
 pub const NAME: &str = "name";
+
+/// The longest mention the rules extract, in characters (quoted titles stop at 80).
+pub const MAX_MENTION_CHARS: usize = 100;
+/// The most mentions the rules extract from one text, the first ones in the text.
+pub const MAX_MENTIONS: usize = 256;
 
 /// One entity named in a text: as written, normalised for matching, and its type (one of the
 /// constants of this module when it comes from [`extract_entities`]; models may use others).
@@ -256,22 +263,40 @@ fn titles(text: &str) -> Vec<(usize, usize, String)> {
     out
 }
 
+/// Words of a title are dropped; its opening quote stays as a barrier between neighbours. One
+/// walk over both lists (each in text order, titles disjoint); `work` counts its steps.
+fn outside_titles<'a>(
+    tokens: Vec<Token<'a>>,
+    spans: &[(usize, usize, String)],
+    work: &mut usize,
+) -> Vec<Token<'a>> {
+    let mut spans = spans.iter().peekable();
+    tokens
+        .into_iter()
+        .filter(|t| {
+            *work += 1;
+            // A title ending before this token ends before every later one too.
+            while spans.next_if(|(_, e, _)| *e <= t.start).is_some() {
+                *work += 1;
+            }
+            spans.peek().is_none_or(|(s, _, _)| t.start <= *s)
+        })
+        .collect()
+}
+
 /// Extracts the entities a text mentions, by the rules described in the module docs.
 pub fn extract_entities(text: &str) -> Vec<EntityMention> {
+    extract(text, &mut 0)
+}
+
+/// [`extract_entities`], counting in `work` the steps whose number could outgrow the text.
+fn extract(text: &str, work: &mut usize) -> Vec<EntityMention> {
     let title_spans = titles(text);
     let mut found: Vec<(usize, EntityMention)> = title_spans
         .iter()
         .map(|(start, _, t)| (*start, EntityMention::new(t.clone(), TITLE)))
         .collect();
-    // Words of a title are dropped; its opening quote stays as a barrier between neighbours.
-    let tokens: Vec<Token<'_>> = tokenize(text)
-        .into_iter()
-        .filter(|t| {
-            !title_spans
-                .iter()
-                .any(|(s, e, _)| t.start > *s && t.start < *e)
-        })
-        .collect();
+    let tokens = outside_titles(tokenize(text), &title_spans, work);
     let base_of = |t: &Token<'_>| split_word(t.text).0.to_lowercase();
     let mid_sentence_caps: HashSet<String> = tokens
         .iter()
@@ -307,7 +332,9 @@ pub fn extract_entities(text: &str) -> Vec<EntityMention> {
     found
         .into_iter()
         .map(|(_, m)| m)
+        .filter(|m| m.name.chars().nth(MAX_MENTION_CHARS).is_none())
         .filter(|m| !m.normalized.is_empty() && seen.insert(m.normalized.clone()))
+        .take(MAX_MENTIONS)
         .collect()
 }
 
@@ -648,27 +675,46 @@ pub fn entities_match(a_normalized: &str, b_normalized: &str) -> bool {
         n if n >= 5 => 1,
         _ => return false,
     };
-    la.abs_diff(lb) <= limit && levenshtein(a, b) <= limit
+    levenshtein_within(a, b, limit, &mut 0).is_some()
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
-        }
+/// The edit distance of `a` and `b` when it is at most `limit`, else `None`. Only the cells
+/// within `limit` of the diagonal are computed (and the walk stops once every one of a row
+/// exceeds `limit`), so the cost is (2·limit + 1) cells a character rather than the product of
+/// the lengths: names reach a store from any text. `cells` counts the cells computed.
+fn levenshtein_within(a: &str, b: &str, limit: usize, cells: &mut usize) -> Option<usize> {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
     }
-    row[b.len()]
+    // Any distance over `limit` is stored as `over`: cells outside the band read as that.
+    let over = limit + 1;
+    let mut prev: Vec<usize> = (0..=b.len()).map(|j| j.min(over)).collect();
+    let mut cur = vec![over; b.len() + 1];
+    for i in 1..=a.len() {
+        let (lo, hi) = (i.saturating_sub(limit).max(1), (i + limit).min(b.len()));
+        cur[lo - 1] = if lo == 1 { i.min(over) } else { over };
+        for j in lo..=hi {
+            *cells += 1;
+            let substitute = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = substitute.min(prev[j] + 1).min(cur[j - 1] + 1).min(over);
+        }
+        // The next row reads one cell past this band; it must not be a stale one.
+        if hi < b.len() {
+            cur[hi + 1] = over;
+        }
+        if lo <= hi && cur[lo..=hi].iter().all(|d| *d > limit) {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Some(prev[b.len()]).filter(|d| *d <= limit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn pairs(text: &str) -> Vec<(String, String)> {
         extract_entities(text)
@@ -928,5 +974,139 @@ mod tests {
             v,
             serde_json::json!({"name": "José", "normalized": "jose", "entity_type": "person"})
         );
+    }
+
+    /// One character of each Unicode general category but Cs (no `char` is a surrogate).
+    const CATEGORY_SAMPLES: [char; 29] = [
+        'A', 'y', 'ǅ', 'ʰ', '中', '\u{301}', '\u{903}', '\u{20DD}', '٣', 'Ⅻ', '½', '_', '-', '(',
+        ')', '«', '»', '!', '+', '$', '^', '©', ' ', '\u{2028}', '\u{2029}', '\u{0}', '\u{200B}',
+        '\u{E000}', '\u{378}',
+    ];
+
+    #[test]
+    fn the_samples_cover_every_general_category() {
+        use unicode_general_category::get_general_category as category;
+        let seen: HashSet<_> = CATEGORY_SAMPLES.iter().map(|c| category(*c)).collect();
+        assert_eq!(seen.len(), CATEGORY_SAMPLES.len());
+    }
+
+    /// Long runs of one unit (a letter of either case, a character of any category, punctuation,
+    /// a quoted title, a capitalised word, a date), several runs one after another.
+    fn pathological() -> impl Strategy<Value = String> {
+        let unit = prop_oneof![
+            (b'a'..=b'z').prop_map(|b| char::from(b).to_string()),
+            (b'A'..=b'Z').prop_map(|b| format!("{} ", char::from(b))),
+            proptest::sample::select(CATEGORY_SAMPLES.to_vec()).prop_map(String::from),
+            proptest::sample::select(vec![
+                ".", "\"", "“", "”", "'", "’", "-", ",", "$", "%", "*", "(", ":", "\n", "İ",
+            ])
+            .prop_map(String::from),
+            proptest::sample::select(vec![
+                "\"ab\" ",
+                "“Ab” ",
+                "Ab ",
+                "Ab of ",
+                "Ab's ",
+                "ay",
+                "yay ",
+                "7 May 2023, ",
+                "May 7 ",
+                "in 2022 ",
+                "$1,2",
+                "1-",
+                "12.5 km ",
+                "I. ",
+                "Y",
+            ])
+            .prop_map(String::from),
+            "[a-zA-Z0-9 .,\"'-]{1,12}",
+        ];
+        proptest::collection::vec((unit, 1usize..40_000), 1..4).prop_map(|runs| {
+            runs.into_iter()
+                .map(|(u, n)| u.repeat((n / u.chars().count()).max(1)))
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Work is counted, not timed: the title filter once compared every token with every
+        /// title (`"ab" ` × 20,000 cost 8·10⁸ steps for 10⁵ characters).
+        #[test]
+        fn extraction_work_is_linear_in_the_text(text in pathological()) {
+            let mut work = 0;
+            let found = extract(&text, &mut work);
+            let chars = text.chars().count();
+            prop_assert!(work <= 2 * chars, "{work} steps for {chars} characters");
+            prop_assert!(found.len() <= MAX_MENTIONS);
+            prop_assert!(found.iter().all(|m| m.name.chars().count() <= MAX_MENTION_CHARS));
+        }
+
+        #[test]
+        fn banded_distance_agrees_with_the_full_table(
+            a in "[abc]{0,12}",
+            b in "[abc]{0,12}",
+            limit in 0usize..4,
+        ) {
+            let full = full_levenshtein(&a, &b);
+            let got = levenshtein_within(&a, &b, limit, &mut 0);
+            prop_assert_eq!(got, Some(full).filter(|d| *d <= limit), "{} / {}", a, b);
+        }
+    }
+
+    fn full_levenshtein(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            let mut next = vec![i; b.len() + 1];
+            for j in 1..=b.len() {
+                next[j] = (row[j - 1] + usize::from(a[i - 1] != b[j - 1]))
+                    .min(row[j] + 1)
+                    .min(next[j - 1] + 1);
+            }
+            row = next;
+        }
+        row[b.len()]
+    }
+
+    #[test]
+    fn thousands_of_quoted_titles_cost_linear_work() {
+        let text = "\"ab\" ".repeat(20_000);
+        let mut work = 0;
+        let found = extract(&text, &mut work);
+        assert!(
+            work <= 2 * text.len(),
+            "{work} steps for {} characters",
+            text.len()
+        );
+        assert_eq!(found.len(), 1, "one title, deduplicated");
+    }
+
+    #[test]
+    fn runaway_names_and_numbers_are_not_mentions() {
+        let long_name = format!("Y{}", "y".repeat(100_000));
+        assert!(extract_entities(&format!("I met {long_name} and Caroline.")).len() == 1);
+        assert!(extract_entities(&"1".repeat(100_000)).is_empty());
+        let many: String = (0..1000).map(|i| format!("I met Zed{i} today. ")).collect();
+        assert_eq!(extract_entities(&many).len(), MAX_MENTIONS);
+    }
+
+    /// Two memories naming `Yyyy…` 100,000 characters long, one letter apart, made the store's
+    /// near-match check fill a 10¹⁰-cell table.
+    #[test]
+    fn near_match_cost_follows_the_band_not_the_lengths() {
+        let n = 100_000;
+        let a = "y".repeat(n);
+        let b = format!("{}z", "y".repeat(n - 1));
+        let mut cells = 0;
+        assert_eq!(levenshtein_within(&a, &b, 2, &mut cells), Some(1));
+        assert!(cells <= 5 * n, "{cells} cells for {n} characters");
+        assert!(entities_match(&a, &b));
+        let mut cells = 0;
+        let c = format!("zz{}", "y".repeat(n - 2));
+        assert_eq!(levenshtein_within(&a, &c, 1, &mut cells), None);
+        // A row with every cell over the limit ends the walk.
+        assert!(cells <= 3 * 3, "{cells}");
     }
 }

@@ -5,6 +5,15 @@
 //! each operator (ANDed). Operators: `eq ne in nin gt gte lt lte contains`. A field is a metadata
 //! key (optionally written `metadata.key`) or one of the time fields `created_at`, `updated_at`,
 //! compared as instants (RFC 3339 strings). Several keys in one object are ANDed.
+//!
+//! The scope ids `user_id`, `agent_id` and `run_id` are never fields: scope is set by explicit
+//! parameters only, and a filter naming one, at any depth, is refused.
+//!
+//! A filter's size is bounded so that every store can run it (SQLite, for one, refuses
+//! expressions deeper than 1,000 terms): at most [`MAX_FILTER_DEPTH`] levels of nesting,
+//! [`MAX_FILTER_KEYS`] keys in one object, [`MAX_FILTER_IN_LIST`] values in an `in`/`nin` list
+//! and [`MAX_FILTER_CONDITIONS`] comparisons in all, each value of an `in`/`nin` list counting
+//! as one.
 
 use crate::error::{Error, Result};
 use crate::memory::Timestamp;
@@ -70,7 +79,17 @@ impl Op {
     }
 }
 
-const MAX_DEPTH: usize = 16;
+/// The deepest nesting of filter objects below the top one.
+pub const MAX_FILTER_DEPTH: usize = 16;
+/// The most comparisons one filter may make; each value of an `in`/`nin` list is one.
+pub const MAX_FILTER_CONDITIONS: usize = 256;
+/// The most values in one `in`/`nin` list.
+pub const MAX_FILTER_IN_LIST: usize = 256;
+/// The most keys in one filter object.
+pub const MAX_FILTER_KEYS: usize = 64;
+
+/// Keys that name the scope; never metadata fields (see `memory::IDENTITY_KEYS`).
+const SCOPE_KEYS: [&str; 3] = ["user_id", "agent_id", "run_id"];
 
 impl Filter {
     /// Parses the JSON form. An empty object is "no filter" and yields `None`.
@@ -78,20 +97,130 @@ impl Filter {
         match value {
             Value::Null => Ok(None),
             Value::Object(map) if map.is_empty() => Ok(None),
-            other => parse(other, 0).map(Some),
+            other => parse(other, 0, &mut 0).map(Some),
+        }
+    }
+
+    /// Checks a filter built in code against the rules and bounds the parser enforces, so a
+    /// store can trust any filter it is given: no scope id as a field, set operators on lists
+    /// only and never on times, no empty AND/OR, at most [`MAX_FILTER_CONDITIONS`] comparisons,
+    /// and no deeper than a parsed filter can be.
+    pub fn validate(&self) -> Result<()> {
+        self.check(0, &mut 0)
+    }
+
+    fn check(&self, depth: usize, conditions: &mut usize) -> Result<()> {
+        // One JSON level parses into at most three tree levels (several keys: an AND; NOT over
+        // a list: a NOT of an OR), the last level included.
+        if depth > 3 * (MAX_FILTER_DEPTH + 1) {
+            return Err(Error::invalid(
+                "filters",
+                format!("nested too deeply (more than {MAX_FILTER_DEPTH} levels)"),
+            ));
+        }
+        match self {
+            Filter::And(parts) | Filter::Or(parts) => {
+                if parts.is_empty() {
+                    return Err(Error::invalid("filters", "an AND or OR list is empty"));
+                }
+                parts
+                    .iter()
+                    .try_for_each(|p| p.check(depth + 1, conditions))
+            }
+            Filter::Not(inner) => inner.check(depth + 1, conditions),
+            Filter::Meta { key, op, value } => {
+                check_key(key, key)?;
+                spend(conditions, cost(key, *op, value)?)
+            }
+            Filter::Time { op, .. } => {
+                if matches!(op, Op::In | Op::Nin | Op::Contains) {
+                    return Err(Error::invalid(
+                        "filters",
+                        "only eq ne gt gte lt lte apply to times",
+                    ));
+                }
+                spend(conditions, 1)
+            }
         }
     }
 }
 
-fn parse(value: &Value, depth: usize) -> Result<Filter> {
-    if depth > MAX_DEPTH {
-        return Err(Error::invalid("filters", "nested too deeply"));
+/// A field name: not empty, at most 128 characters, no control characters, not a scope id.
+fn check_key(raw_key: &str, key: &str) -> Result<()> {
+    if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            "filters",
+            format!("bad field name {raw_key:?}"),
+        ));
+    }
+    if SCOPE_KEYS.contains(&key) {
+        return Err(Error::invalid(
+            "filters",
+            format!(
+                "{key} names the scope, not a metadata field, and cannot appear in a filter (under OR or NOT it cannot define one); give it as the request's {key}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How many comparisons `op` on `value` makes: one, or one per value of an in/nin list (an
+/// empty list still counts one).
+fn cost(key: &str, op: Op, value: &Value) -> Result<usize> {
+    if !matches!(op, Op::In | Op::Nin) {
+        return Ok(1);
+    }
+    let items = value
+        .as_array()
+        .ok_or_else(|| Error::invalid("filters", format!("{key:?}: in/nin take a list")))?;
+    if items.len() > MAX_FILTER_IN_LIST {
+        return Err(Error::invalid(
+            "filters",
+            format!(
+                "{key:?}: an in/nin list has {} values; the limit is {MAX_FILTER_IN_LIST}",
+                items.len()
+            ),
+        ));
+    }
+    Ok(items.len().max(1))
+}
+
+/// Counts `n` more comparisons against [`MAX_FILTER_CONDITIONS`].
+fn spend(conditions: &mut usize, n: usize) -> Result<()> {
+    *conditions += n;
+    if *conditions > MAX_FILTER_CONDITIONS {
+        return Err(Error::invalid(
+            "filters",
+            format!(
+                "more than {MAX_FILTER_CONDITIONS} conditions \
+                 (each value of an in/nin list counts as one)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn parse(value: &Value, depth: usize, conditions: &mut usize) -> Result<Filter> {
+    if depth > MAX_FILTER_DEPTH {
+        return Err(Error::invalid(
+            "filters",
+            format!("nested too deeply (more than {MAX_FILTER_DEPTH} levels)"),
+        ));
     }
     let map = value
         .as_object()
         .ok_or_else(|| Error::invalid("filters", "each filter must be a JSON object"))?;
     if map.is_empty() {
         return Err(Error::invalid("filters", "empty filter object"));
+    }
+    if map.len() > MAX_FILTER_KEYS {
+        return Err(Error::invalid(
+            "filters",
+            format!(
+                "an object has {} keys; the limit is {MAX_FILTER_KEYS}",
+                map.len()
+            ),
+        ));
     }
     let mut parts = Vec::with_capacity(map.len());
     for (key, val) in map {
@@ -105,7 +234,7 @@ fn parse(value: &Value, depth: usize) -> Result<Filter> {
                 }
                 let subs = items
                     .iter()
-                    .map(|v| parse(v, depth + 1))
+                    .map(|v| parse(v, depth + 1, conditions))
                     .collect::<Result<Vec<_>>>()?;
                 parts.push(if key.eq_ignore_ascii_case("and") {
                     Filter::And(subs)
@@ -115,17 +244,21 @@ fn parse(value: &Value, depth: usize) -> Result<Filter> {
             }
             "not" => {
                 let inner = match val {
+                    // `NOT []` would be an empty OR, which no store can translate.
+                    Value::Array(items) if items.is_empty() => {
+                        return Err(Error::invalid("filters", format!("{key} list is empty")))
+                    }
                     Value::Array(items) => Filter::Or(
                         items
                             .iter()
-                            .map(|v| parse(v, depth + 1))
+                            .map(|v| parse(v, depth + 1, conditions))
                             .collect::<Result<Vec<_>>>()?,
                     ),
-                    v => parse(v, depth + 1)?,
+                    v => parse(v, depth + 1, conditions)?,
                 };
                 parts.push(Filter::Not(Box::new(inner)));
             }
-            _ => parts.push(parse_field(key, val)?),
+            _ => parts.push(parse_field(key, val, conditions)?),
         }
     }
     Ok(if parts.len() == 1 {
@@ -135,14 +268,9 @@ fn parse(value: &Value, depth: usize) -> Result<Filter> {
     })
 }
 
-fn parse_field(raw_key: &str, val: &Value) -> Result<Filter> {
+fn parse_field(raw_key: &str, val: &Value, conditions: &mut usize) -> Result<Filter> {
     let key = raw_key.strip_prefix("metadata.").unwrap_or(raw_key);
-    if key.is_empty() || key.chars().count() > 128 || key.chars().any(char::is_control) {
-        return Err(Error::invalid(
-            "filters",
-            format!("bad field name {raw_key:?}"),
-        ));
-    }
+    check_key(raw_key, key)?;
     let ops: Vec<(Op, &Value)> = match val {
         // An object value is always a set of operators; compare to an object with {"eq": {...}}.
         Value::Object(ops) => {
@@ -160,12 +288,7 @@ fn parse_field(raw_key: &str, val: &Value) -> Result<Filter> {
     };
     let mut out = Vec::with_capacity(ops.len());
     for (op, v) in ops {
-        if matches!(op, Op::In | Op::Nin) && !v.is_array() {
-            return Err(Error::invalid(
-                "filters",
-                format!("{key:?}: in/nin take a list"),
-            ));
-        }
+        spend(conditions, cost(key, op, v)?)?;
         let time_field = match key {
             "created_at" => Some(TimeField::CreatedAt),
             "updated_at" => Some(TimeField::UpdatedAt),
@@ -207,10 +330,12 @@ pub fn parse_time(field: &str, v: &Value) -> Result<Timestamp> {
     parse_rfc3339(field, s)
 }
 
+/// Parses an RFC 3339 instant whose year falls in [`crate::limits::TIMESTAMP_YEARS`].
 pub fn parse_rfc3339(field: &str, s: &str) -> Result<Timestamp> {
-    chrono::DateTime::parse_from_rfc3339(s.trim())
+    let t = chrono::DateTime::parse_from_rfc3339(s.trim())
         .map(|t| t.with_timezone(&chrono::Utc))
-        .map_err(|e| Error::invalid(field, format!("{s:?} is not an RFC 3339 timestamp: {e}")))
+        .map_err(|e| Error::invalid(field, format!("{s:?} is not an RFC 3339 timestamp: {e}")))?;
+    crate::limits::check_timestamp(field, t)
 }
 
 #[cfg(test)]
@@ -263,10 +388,131 @@ mod tests {
             json!([1]),
             json!({"created_at": {"gt": "yesterday"}}),
             json!({"": 1}),
+            json!({"NOT": []}),
         ] {
             let err = Filter::from_json(&bad).unwrap_err();
             assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{bad}");
         }
         assert_eq!(Filter::from_json(&json!({})).unwrap(), None);
+    }
+
+    fn refusal(f: &Value) -> String {
+        let err = Filter::from_json(f).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{f}");
+        err.to_string()
+    }
+
+    /// `{"OR": [{"k0": 0}, {"k1": 1}, …]}` with `n` terms.
+    fn or_of(n: usize) -> Value {
+        json!({"OR": (0..n).map(|i| json!({format!("k{i}"): i})).collect::<Vec<_>>()})
+    }
+
+    fn nested(levels: usize) -> Value {
+        (0..levels).fold(json!({"a": 1}), |f, _| json!({"NOT": f}))
+    }
+
+    #[test]
+    fn wide_filters_are_refused_naming_the_limit() {
+        // The probe's shapes: an `in` list of 994 strings, an OR of 1,001 terms, 5,000 keys.
+        let list: Vec<String> = (0..994).map(|i| format!("v{i}")).collect();
+        assert!(refusal(&json!({"tag": {"in": list}})).contains("limit is 256"));
+        assert!(refusal(&or_of(1001)).contains("more than 256 conditions"));
+        let keys: serde_json::Map<String, Value> =
+            (0..5000).map(|i| (format!("k{i}"), json!(i))).collect();
+        assert!(refusal(&Value::Object(keys)).contains("limit is 64"));
+        assert!(refusal(&nested(MAX_FILTER_DEPTH + 1)).contains("more than 16 levels"));
+        // In-list values count towards the conditions: two full lists are one too many.
+        let full: Vec<usize> = (0..MAX_FILTER_IN_LIST).collect();
+        assert!(refusal(&json!({"a": {"in": full}, "b": {"nin": [1]}})).contains("conditions"));
+    }
+
+    #[test]
+    fn filters_at_every_limit_parse() {
+        let full: Vec<usize> = (0..MAX_FILTER_IN_LIST).collect();
+        let keys: serde_json::Map<String, Value> = (0..MAX_FILTER_KEYS)
+            .map(|i| (format!("k{i}"), json!(i)))
+            .collect();
+        for f in [
+            json!({"tag": {"in": full}}),
+            or_of(MAX_FILTER_CONDITIONS),
+            Value::Object(keys),
+            nested(MAX_FILTER_DEPTH),
+        ] {
+            assert!(Filter::from_json(&f).unwrap().is_some(), "{f}");
+        }
+    }
+
+    #[test]
+    fn scope_ids_are_refused_at_any_depth() {
+        for f in [
+            json!({"user_id": "alice"}),
+            json!({"metadata.agent_id": "bot"}),
+            json!({"OR": [{"user_id": "a"}, {"user_id": "b"}]}),
+            // The probe's shape: OR inside a top-level AND was read as a metadata key.
+            json!({"AND": [{"topic": "x"}, {"OR": [{"run_id": "r1"}, {"topic": "y"}]}]}),
+            json!({"NOT": {"AND": [{"user_id": {"ne": "a"}}]}}),
+        ] {
+            assert!(refusal(&f).contains("names the scope"), "{f}");
+        }
+        // Other identity-looking names stay ordinary fields.
+        assert!(Filter::from_json(&json!({"user": "a", "actor_id": "b"})).is_ok());
+    }
+
+    #[test]
+    fn filters_built_in_code_are_checked_like_parsed_ones() {
+        let leaf = |i: usize| Filter::Meta {
+            key: format!("k{i}"),
+            op: Op::Eq,
+            value: json!(i),
+        };
+        let parsed = [
+            or_of(MAX_FILTER_CONDITIONS),
+            nested(MAX_FILTER_DEPTH),
+            json!({"AND": [{"a": 1, "b": {"gt": 1, "lt": 3}}, {"NOT": [{"c": 1}, {"d": {"in": [1, 2]}}]}]}),
+        ];
+        // The deepest tree a parse gives: every level an AND of a field and a NOT over a list.
+        let leaf_level = json!({"a": {"gt": 1, "lt": 2}, "b": 1});
+        let worst = (0..MAX_FILTER_DEPTH).fold(leaf_level, |f, _| json!({"x": 1, "NOT": [f]}));
+        for f in parsed.into_iter().chain([worst]) {
+            Filter::from_json(&f).unwrap().unwrap().validate().unwrap();
+        }
+        let wide = Filter::Or((0..=MAX_FILTER_CONDITIONS).map(leaf).collect());
+        let deep = (0..1000).fold(leaf(0), |f, _| Filter::Not(Box::new(f)));
+        let bad = [
+            wide,
+            deep,
+            Filter::Or(Vec::new()),
+            Filter::Meta {
+                key: "n".into(),
+                op: Op::In,
+                value: json!(3),
+            },
+            Filter::Meta {
+                key: "n".into(),
+                op: Op::Nin,
+                value: json!((0..=MAX_FILTER_IN_LIST).collect::<Vec<_>>()),
+            },
+            Filter::Meta {
+                key: "user_id".into(),
+                op: Op::Eq,
+                value: json!("a"),
+            },
+            Filter::Time {
+                field: TimeField::CreatedAt,
+                op: Op::Contains,
+                at: chrono::Utc::now(),
+            },
+        ];
+        for f in bad {
+            let err = f.validate().unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn time_filters_stay_in_four_digit_years() {
+        let f = json!({"created_at": {"gt": "0000-06-01T00:00:00Z"}});
+        assert!(refusal(&f).contains("out of range"));
+        assert!(Filter::from_json(&json!({"created_at": {"gt": "0001-01-01T00:00:00Z"}})).is_ok());
     }
 }

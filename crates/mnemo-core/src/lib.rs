@@ -3,7 +3,8 @@
 //!
 //! This crate does no I/O of its own: no async runtime, no network client, no database driver.
 //! Stores (`mnemo-store-*`) and providers (`mnemo-models`) implement its traits; the facade
-//! (`mnemo`) joins them. `search::hybrid_search` is the ranking every backend shares.
+//! (`mnemo`) joins them. `search::hybrid_search` is the ranking every backend shares; `limits`
+//! lists the bounds on what one request may carry.
 
 pub mod chat;
 pub mod embed;
@@ -11,6 +12,7 @@ pub mod entity;
 pub mod error;
 pub mod filter;
 pub mod jsonfix;
+pub mod limits;
 pub mod memory;
 pub mod pipeline;
 pub mod scope;

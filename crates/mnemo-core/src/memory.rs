@@ -110,7 +110,7 @@ string_enum!(
 );
 string_enum!(
     /// What happened to a memory in one history event.
-    HistoryKind { Add => "ADD", Update => "UPDATE", Delete => "DELETE", Supersede => "SUPERSEDE", Expire => "EXPIRE", Evolve => "EVOLVE", Merge => "MERGE" }
+    HistoryKind { Add => "ADD", Update => "UPDATE", Delete => "DELETE", Supersede => "SUPERSEDE", Expire => "EXPIRE", Evolve => "EVOLVE", Merge => "MERGE", Erase => "ERASE" }
 );
 string_enum!(
     LinkKind { Related => "related", Continues => "continues", Supersedes => "supersedes", DerivedFrom => "derived_from" }

@@ -14,8 +14,16 @@ fn validate_part(field: &str, raw: &str) -> Result<String> {
     if trimmed.chars().any(char::is_whitespace) {
         return Err(Error::invalid(field, "must not contain whitespace"));
     }
-    if trimmed.chars().any(char::is_control) {
-        return Err(Error::invalid(field, "must not contain control characters"));
+    // Format characters (bidi controls, zero-width joiners, the BOM) would let two ids that
+    // print alike name different tenants.
+    if trimmed
+        .chars()
+        .any(|c| c.is_control() || crate::text::is_format(c))
+    {
+        return Err(Error::invalid(
+            field,
+            "must not contain control or format characters (such as zero-width or bidi controls)",
+        ));
     }
     if trimmed.chars().count() > MAX_SCOPE_PART_LEN {
         return Err(Error::invalid(
@@ -132,6 +140,29 @@ mod tests {
         }
         assert!(UserId::new(&"x".repeat(128)).is_ok());
         assert!(UserId::new(&"x".repeat(129)).is_err());
+    }
+
+    #[test]
+    fn look_alike_ids_with_invisible_characters_are_refused() {
+        for bad in [
+            "ali\u{200B}ce",
+            "alice\u{200D}",
+            "\u{FEFF}alice",
+            "\u{202E}ecila",
+            "al\u{2066}ice\u{2069}",
+            "alice\u{E0041}",
+            "a\u{AD}lice",
+            "a\u{0}b",
+            "a\u{7F}b",
+        ] {
+            let err = UserId::new(bad).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{bad:?}");
+            assert!(
+                AgentId::new(bad).is_err() && RunId::new(bad).is_err(),
+                "{bad:?}"
+            );
+        }
+        assert!(UserId::new("alïce-2_ü.x@y").is_ok());
     }
 
     #[test]

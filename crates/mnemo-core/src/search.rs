@@ -72,9 +72,10 @@ impl SearchRequest {
 
     pub fn validate(&self) -> Result<()> {
         self.scope.validate()?;
-        if self.query.trim().is_empty() {
+        if !crate::text::has_visible_content(&self.query) {
             return Err(Error::invalid("query", "must not be empty"));
         }
+        crate::limits::check_chars("query", &self.query, crate::limits::MAX_QUERY_CHARS)?;
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return Err(Error::invalid(
                 "top_k",

@@ -168,6 +168,34 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
+/// What an erase removed (see [`Store::erase`]). Counts, never content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EraseReport {
+    pub id: MemoryId,
+    /// History events of the memory whose texts, metadata and reasons were removed, plus events
+    /// of other memories of the scope that quoted one of its texts.
+    pub history_scrubbed: u64,
+    /// Source messages whose content was removed (only when asked).
+    pub messages_erased: u64,
+    /// Other memories of the scope whose index text quoted it and was re-indexed without it.
+    pub neighbours_reindexed: u64,
+    /// Entities that named only this memory, removed.
+    pub entities_removed: u64,
+    /// Stored idempotency results that quoted it, scrubbed.
+    pub replays_scrubbed: u64,
+}
+
+/// Where a page of a listing starts, for callers that address pages by number (Mem0's
+/// `page`/`page_size`) rather than by cursor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPosition {
+    /// Every record the listing matches (its cursor and limit ignored).
+    pub total: u64,
+    /// The cursor that makes `list` start after the first `skip` matches; `None` when `skip` is
+    /// 0 (start at the beginning) or not less than `total` (there is no such page).
+    pub cursor: Option<String>,
+}
+
 /// Which records may be candidates for a search.
 #[derive(Debug, Clone, Copy)]
 pub struct CandidateQuery<'a> {
@@ -260,6 +288,13 @@ pub trait Store: Send + Sync {
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory>;
     fn list(&self, query: &ListQuery) -> Result<Page>;
+    /// How many records `query` matches and the cursor after the first `skip` of them, in
+    /// `list` order; `query.cursor` and `query.limit` are ignored. The default walks the listing
+    /// a page at a time (correct, and linear in the matches); a backend answers it with a count
+    /// and one positioned read instead.
+    fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
+        locate_by_walking(self, query, skip)
+    }
     fn update(
         &self,
         scope: &Scope,
@@ -274,6 +309,21 @@ pub trait Store: Send + Sync {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<()>;
+    /// Erases a memory of the scope in any state, in one transaction: its text, metadata, vector,
+    /// lexical entry and entity links; the texts, metadata and reasons of its history events
+    /// (and of other events of the scope that quote one of its texts); the lines quoting it in
+    /// other memories' index texts (re-indexed without them); the copies in stored idempotency
+    /// results; and, with `sources`, the content of the messages it came from. What remains is
+    /// its id, scope, kind, times and state (`deleted`), and an `ERASE` history event carrying
+    /// `ctx` (actor, reason, request id). When it returns, no page of the backend's files still
+    /// holds the erased text. Required: only the backend knows where its copies live.
+    fn erase(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        sources: bool,
+        ctx: &WriteContext,
+    ) -> Result<EraseReport>;
     /// Deletes every active memory in the scope; returns how many.
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64>;
     fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions)
@@ -340,4 +390,34 @@ pub trait Store: Send + Sync {
     fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64>;
     fn integrity(&self) -> Result<IntegrityReport>;
     fn stats(&self) -> Result<StoreStats>;
+}
+
+/// [`Store::locate`] from `list` alone: walks the listing a page at a time, stopping a page
+/// exactly at `skip` to keep its cursor. The trait's default, and the reference the contract
+/// tests hold a backend's own answer to.
+pub fn locate_by_walking<S: Store + ?Sized>(
+    store: &S,
+    query: &ListQuery,
+    skip: u64,
+) -> Result<ListPosition> {
+    const STEP: u64 = 1000;
+    let mut q = query.clone();
+    q.cursor = None;
+    let mut total = 0u64;
+    let mut cursor = None;
+    loop {
+        let left = skip.saturating_sub(total);
+        // STEP fits any usize.
+        q.limit = if left > 0 { left.min(STEP) } else { STEP } as usize;
+        let page = store.list(&q)?;
+        total += page.results.len() as u64;
+        if skip > 0 && total == skip {
+            cursor.clone_from(&page.next_cursor);
+        }
+        match page.next_cursor {
+            Some(c) => q.cursor = Some(c),
+            None => break,
+        }
+    }
+    Ok(ListPosition { total, cursor })
 }

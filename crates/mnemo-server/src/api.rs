@@ -281,6 +281,17 @@ pub struct DeletedDoc {
     pub deleted: u64,
 }
 
+/// What an erase removed: counts, never content.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EraseReportDoc {
+    pub id: String,
+    pub history_scrubbed: u64,
+    pub messages_erased: u64,
+    pub neighbours_reindexed: u64,
+    pub entities_removed: u64,
+    pub replays_scrubbed: u64,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MessageDoc {
     pub message: String,
@@ -300,4 +311,18 @@ pub struct ErrorDetailDoc {
     pub kind: String,
     pub message: String,
     pub retryable: bool,
+}
+
+/// `POST /v1/memories/{id}/erase`: what to erase besides the memory itself, and why.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseBody {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    /// Also erase the content of the messages the memory came from.
+    #[serde(default)]
+    pub sources: bool,
+    /// Why (kept in the tombstone history event; never the erased text).
+    pub reason: Option<String>,
 }

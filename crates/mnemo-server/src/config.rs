@@ -26,6 +26,13 @@ pub struct ServerConfig {
     pub max_in_flight: usize,
     /// Where API keys are kept (default: `keys.db` in the data directory).
     pub keys_path: PathBuf,
+    /// Let keys bound to no user (agent or run keys) add to and change memories of a user they
+    /// name. Off by default: such a write would appear in that user's own searches.
+    pub allow_agent_writes_for_users: bool,
+    /// How long a client may take to send a request's headers (also how long a kept-alive
+    /// connection may idle), and its whole body; slower clients are disconnected (408).
+    pub header_read_timeout_secs: u64,
+    pub body_read_timeout_secs: u64,
 }
 
 impl ServerConfig {
@@ -40,6 +47,9 @@ impl ServerConfig {
             log_content: false,
             max_in_flight: 64,
             keys_path,
+            allow_agent_writes_for_users: false,
+            header_read_timeout_secs: 10,
+            body_read_timeout_secs: 30,
         }
     }
 
@@ -55,6 +65,12 @@ impl ServerConfig {
         }
         if self.max_body_bytes < 1024 {
             return Err(Error::invalid("max_body_bytes", "must be at least 1024"));
+        }
+        if self.header_read_timeout_secs == 0 || self.body_read_timeout_secs == 0 {
+            return Err(Error::invalid(
+                "read_timeout",
+                "header and body read timeouts must be at least 1 second",
+            ));
         }
         if self.max_in_flight == 0 {
             return Err(Error::invalid("max_in_flight", "must be at least 1"));
@@ -97,6 +113,9 @@ pub struct ServerSection {
     pub log_content: Option<bool>,
     pub max_in_flight: Option<usize>,
     pub keys_path: Option<PathBuf>,
+    pub allow_agent_writes_for_users: Option<bool>,
+    pub header_read_timeout_secs: Option<u64>,
+    pub body_read_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -160,6 +179,18 @@ impl FileConfig {
             s.max_in_flight.map(|v| v.to_string()),
         );
         put("MNEMO_KEYS_PATH", path(&s.keys_path));
+        put(
+            "MNEMO_ALLOW_AGENT_WRITES_FOR_USERS",
+            s.allow_agent_writes_for_users.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_HEADER_READ_TIMEOUT_SECS",
+            s.header_read_timeout_secs.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_BODY_READ_TIMEOUT_SECS",
+            s.body_read_timeout_secs.map(|v| v.to_string()),
+        );
         put("MNEMO_LLM_BASE_URL", l.base_url.clone());
         put("MNEMO_LLM_MODEL", l.model.clone());
         put("MNEMO_LLM_API_KEY_ENV", l.api_key_env.clone());
@@ -188,7 +219,7 @@ mod tests {
         assert_eq!(c.server.no_auth, Some(false));
         // The example sets every key but `llm.gguf` (it excludes `llm.base_url`).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 18, "{env:?}");
+        assert_eq!(env.len(), 21, "{env:?}");
         assert!(!env.iter().any(|(k, _)| *k == "MNEMO_LLM_GGUF"));
         assert!(env.contains(&("MNEMO_RATE_LIMIT_PER_MINUTE", "1200".to_string())));
     }

@@ -2,7 +2,7 @@
 //! error codes. Bodies carry the kind, a message meant for the caller and whether a retry may
 //! succeed; internal errors are logged and answered with a generic message.
 
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use mnemo_core::{Error as CoreError, ErrorKind};
 use serde::Serialize;
@@ -18,6 +18,11 @@ pub enum ApiKind {
     Forbidden,
     PayloadTooLarge,
     UnsupportedMediaType,
+    /// The body did not arrive within the server's body read timeout.
+    RequestTimeout,
+    /// Without API keys, a `Host` that names neither loopback nor the server's own address: a
+    /// page served from another name (DNS rebinding) must not reach a key-less server.
+    HostNotAllowed,
     /// No such route.
     RouteNotFound,
     MethodNotAllowed,
@@ -31,6 +36,8 @@ impl ApiKind {
             ApiKind::Forbidden => "forbidden",
             ApiKind::PayloadTooLarge => "payload_too_large",
             ApiKind::UnsupportedMediaType => "unsupported_media_type",
+            ApiKind::RequestTimeout => "request_timeout",
+            ApiKind::HostNotAllowed => "host_not_allowed",
             ApiKind::RouteNotFound => "route_not_found",
             ApiKind::MethodNotAllowed => "method_not_allowed",
         }
@@ -52,6 +59,8 @@ impl ApiKind {
             ApiKind::Forbidden => (StatusCode::FORBIDDEN, -32003),
             ApiKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32013),
             ApiKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, -32015),
+            ApiKind::RequestTimeout => (StatusCode::REQUEST_TIMEOUT, -32008),
+            ApiKind::HostNotAllowed => (StatusCode::FORBIDDEN, -32003),
             ApiKind::RouteNotFound => (StatusCode::NOT_FOUND, -32601),
             ApiKind::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, -32601),
         }
@@ -152,6 +161,13 @@ impl IntoResponse for ApiError {
             resp.headers_mut()
                 .insert(axum::http::header::RETRY_AFTER, s.into());
         }
+        if self.kind == ApiKind::Unauthenticated {
+            // RFC 9110 §11.6.1: a 401 names the scheme that would succeed.
+            resp.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(r#"Bearer realm="mnemo""#),
+            );
+        }
         resp.extensions_mut().insert(self.kind);
         resp
     }
@@ -174,6 +190,20 @@ mod tests {
     }
 
     #[test]
+    fn only_401_names_the_auth_scheme() {
+        let r = ApiError::new(ApiKind::Unauthenticated, "no key").into_response();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            r.headers()[axum::http::header::WWW_AUTHENTICATE],
+            r#"Bearer realm="mnemo""#
+        );
+        let r = ApiError::forbidden("not yours").into_response();
+        assert!(!r
+            .headers()
+            .contains_key(axum::http::header::WWW_AUTHENTICATE));
+    }
+
+    #[test]
     fn every_kind_has_a_distinct_name_and_an_error_status() {
         let kinds = [
             ApiKind::Core(ErrorKind::InvalidInput),
@@ -188,6 +218,8 @@ mod tests {
             ApiKind::Forbidden,
             ApiKind::PayloadTooLarge,
             ApiKind::UnsupportedMediaType,
+            ApiKind::RequestTimeout,
+            ApiKind::HostNotAllowed,
             ApiKind::RouteNotFound,
             ApiKind::MethodNotAllowed,
         ];

@@ -1,5 +1,9 @@
 //! Starting and stopping the server: validate the config, open the key store, bind, serve until
 //! told to stop, then stop accepting and let in-flight requests (and their writes) finish.
+//!
+//! Connections are served with hyper's HTTP/1 builder rather than `axum::serve`, which offers
+//! no settings: a client that never finishes its headers is cut off after the header read
+//! timeout instead of holding a connection (and a task) forever.
 
 use crate::auth::KeyStore;
 use crate::config::ServerConfig;
@@ -7,12 +11,18 @@ use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::rest::{router, AppState, HttpConfig};
 use crate::service::{Service, ServiceConfig};
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use mnemo::Memory;
 use mnemo_core::{Error, Result};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, watch};
+use tokio::task::{JoinHandle, JoinSet};
 
 /// A server accepting requests; [`shutdown`](Self::shutdown) stops it gracefully.
 #[derive(Debug)]
@@ -22,7 +32,7 @@ pub struct RunningServer {
     stop: Option<oneshot::Sender<()>>,
     /// Fires when shutdown begins.
     stopping: tokio::sync::watch::Receiver<bool>,
-    task: JoinHandle<std::io::Result<()>>,
+    task: JoinHandle<()>,
 }
 
 /// How long shutdown waits for open connections. Requests finish well within it; what can
@@ -54,14 +64,7 @@ impl RunningServer {
                 return Ok(());
             }
         };
-        match joined {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(Error::Unavailable {
-                component: "server".into(),
-                reason: e.to_string(),
-            }),
-            Err(e) => Err(Error::internal(format!("server task: {e}"))),
-        }
+        joined.map_err(|e| Error::internal(format!("server task: {e}")))
     }
 }
 
@@ -82,6 +85,7 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
         &ServiceConfig {
             max_in_flight: config.max_in_flight,
             log_content: config.log_content,
+            allow_agent_writes_for_users: config.allow_agent_writes_for_users,
         },
     );
     Ok(AppState {
@@ -99,17 +103,27 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
 pub async fn start(
     memory: Memory,
     config: &ServerConfig,
-    signal: impl std::future::Future<Output = ()> + Send + 'static,
+    signal: impl Future<Output = ()> + Send + 'static,
 ) -> Result<RunningServer> {
+    start_with(memory, config, HttpConfig::new(config), signal).await
+}
+
+/// [`start`] with the HTTP settings given, the read timeouts included; `http.local_addr` is
+/// set here, to the address bound.
+pub async fn start_with(
+    memory: Memory,
+    config: &ServerConfig,
+    mut http: HttpConfig,
+    signal: impl Future<Output = ()> + Send + 'static,
+) -> Result<RunningServer> {
+    if http.header_read_timeout.is_zero() || http.body_read_timeout.is_zero() {
+        return Err(Error::invalid(
+            "http",
+            "the header and body read timeouts must be longer than zero",
+        ));
+    }
     let state = build_state(memory, config)?;
-    let app = router(
-        state.clone(),
-        &HttpConfig {
-            max_body_bytes: config.max_body_bytes,
-            cors_origins: config.cors_origins.clone(),
-        },
-    );
-    let listener = tokio::net::TcpListener::bind(config.bind)
+    let listener = TcpListener::bind(config.bind)
         .await
         .map_err(|e| Error::Unavailable {
             component: "server".into(),
@@ -119,20 +133,19 @@ pub async fn start(
         component: "server".into(),
         reason: format!("listener address: {e}"),
     })?;
+    http.local_addr = Some(addr);
+    let app = router(state.clone(), &http);
     let (stop, stopped) = oneshot::channel::<()>();
-    let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                tokio::select! {
-                    _ = stopped => {}
-                    _ = signal => {}
-                }
-                tracing::info!("shutting down: finishing in-flight requests");
-                let _ = stopping_tx.send(true);
-            })
-            .await
-    });
+    let (stopping_tx, stopping) = watch::channel(false);
+    let told_to_stop = async move {
+        tokio::select! {
+            _ = stopped => {}
+            _ = signal => {}
+        }
+        tracing::info!("shutting down: finishing in-flight requests");
+        let _ = stopping_tx.send(true);
+    };
+    let task = tokio::spawn(serve(listener, app, http.header_read_timeout, told_to_stop));
     tracing::info!(%addr, auth = !config.no_auth, "listening");
     Ok(RunningServer {
         addr,
@@ -141,4 +154,77 @@ pub async fn start(
         stopping,
         task,
     })
+}
+
+/// Accepts connections until `stop` resolves, then closes the listener, asks every connection
+/// to end after its current request and returns when all have. Aborting the task drops the
+/// connection set, and with it every connection still open.
+async fn serve(
+    listener: TcpListener,
+    app: Router,
+    header_read_timeout: Duration,
+    stop: impl Future<Output = ()>,
+) {
+    let (closing_tx, closing) = watch::channel(false);
+    let mut conns = JoinSet::new();
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => {
+                    conns.spawn(connection(tcp, app.clone(), header_read_timeout, closing.clone()));
+                }
+                // The peer gave up before we took the connection: nothing to do.
+                Err(e) if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionRefused
+                        | std::io::ErrorKind::ConnectionAborted
+                        | std::io::ErrorKind::ConnectionReset
+                ) => {}
+                // Out of file descriptors, most likely: connections that end will free some.
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot accept connections; retrying in 1 s");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let _ = closing_tx.send(true);
+    while conns.join_next().await.is_some() {}
+}
+
+/// One HTTP/1 connection (upgrades allowed), cut off when its headers do not arrive within
+/// `header_read_timeout`; told to finish its request and close once `closing` turns true.
+async fn connection(
+    tcp: TcpStream,
+    app: Router,
+    header_read_timeout: Duration,
+    mut closing: watch::Receiver<bool>,
+) {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout);
+    let conn = builder
+        .serve_connection(TokioIo::new(tcp), TowerToHyperService::new(app))
+        .with_upgrades();
+    let mut conn = std::pin::pin!(conn);
+    let mut draining = false;
+    loop {
+        tokio::select! {
+            done = conn.as_mut() => {
+                if let Err(e) = done {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+                return;
+            }
+            _ = closing.wait_for(|c| *c), if !draining => {
+                draining = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
 }

@@ -25,6 +25,8 @@ pub struct ServiceConfig {
     pub max_in_flight: usize,
     /// Write memory text and queries into the logs (off by default).
     pub log_content: bool,
+    /// Let keys bound to no user write into a user's memories (see [`Service::check_write`]).
+    pub allow_agent_writes_for_users: bool,
 }
 
 impl Default for ServiceConfig {
@@ -32,6 +34,7 @@ impl Default for ServiceConfig {
         Self {
             max_in_flight: 64,
             log_content: false,
+            allow_agent_writes_for_users: false,
         }
     }
 }
@@ -42,6 +45,7 @@ pub struct Service {
     metrics: Arc<Metrics>,
     gate: Semaphore,
     log_content: bool,
+    allow_agent_writes_for_users: bool,
 }
 
 impl std::fmt::Debug for Service {
@@ -81,6 +85,40 @@ impl Service {
             metrics,
             gate: Semaphore::new(config.max_in_flight.max(1)),
             log_content: config.log_content,
+            allow_agent_writes_for_users: config.allow_agent_writes_for_users,
+        }
+    }
+
+    /// The write rule for keys bound to no user. Reading across users through an agent's scope
+    /// is how agent-centric deployments work, but a key bound only to an agent (or a run) that
+    /// adds to or changes a user's memories plants text in that user's own searches. Such
+    /// writes need a key bound to that user, an admin key, or
+    /// `allow_agent_writes_for_users`. Deletes are not writes of content and stay allowed.
+    fn check_write(&self, p: &Principal, owner: &Scope) -> ApiResult<()> {
+        match &owner.user_id {
+            Some(user) if !p.admin && p.user_id.is_none() && !self.allow_agent_writes_for_users => {
+                Err(ApiError::forbidden(format!(
+                    "this API key is not bound to a user and may not add to or change the \
+                     memories of user {:?}; use a key bound to that user (or start the server \
+                     with --allow-agent-writes-for-users)",
+                    user.as_str()
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`check_write`](Self::check_write) for a memory named by id: its owner decides, not the
+    /// scope the request names (an agent's scope also reaches memories it shares with a user).
+    async fn check_write_id(&self, p: &Principal, id: MemoryId) -> ApiResult<()> {
+        if p.admin || p.user_id.is_some() || self.allow_agent_writes_for_users {
+            return Ok(());
+        }
+        match self.memory.owner_of(id).await {
+            Ok(owner) => self.check_write(p, &owner),
+            // Unknown ids fail later with the answer every unknown id gets.
+            Err(e) if e.kind() == mnemo_core::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -160,6 +198,7 @@ impl Service {
 
     fn add_request(&self, p: &Principal, body: AddBody, request_id: &str) -> ApiResult<AddRequest> {
         let scope = p.require_scope(&ScopeParts::new(body.user_id, body.agent_id, body.run_id))?;
+        self.check_write(p, &scope)?;
         let input = match (body.messages, body.text) {
             (Some(m), None) => AddInput::Messages(parse_messages(m)?),
             (None, Some(t)) => AddInput::Text(t),
@@ -305,7 +344,7 @@ impl Service {
         .await
     }
 
-    pub async fn list(&self, p: &Principal, params: ListParams) -> ApiResult<Page> {
+    fn list_request(p: &Principal, params: ListParams) -> ApiResult<ListRequest> {
         let scope = p.require_scope(&ScopeParts::new(
             params.user_id,
             params.agent_id,
@@ -324,16 +363,52 @@ impl Service {
                     .map_err(|e| ApiError::invalid(format!("filters is not JSON: {e}")))
             })
             .transpose()?;
-        let req = ListRequest {
+        Ok(ListRequest {
             scope,
             kinds,
             filters,
             limit: params.limit.unwrap_or(100),
             cursor: params.cursor,
             include_expired: params.include_expired,
-        };
+        })
+    }
+
+    pub async fn list(&self, p: &Principal, params: ListParams) -> ApiResult<Page> {
+        let req = Self::list_request(p, params)?;
         self.run("list", p, async { Ok(self.memory.list(req).await?) })
             .await
+    }
+
+    /// A numbered page (`page` from 1, `params.limit` per page) with the listing's total: one
+    /// count and one positioned read, however deep the page.
+    pub async fn list_numbered(
+        &self,
+        p: &Principal,
+        params: ListParams,
+        page: u64,
+    ) -> ApiResult<(Page, u64)> {
+        let size = params.limit.unwrap_or(100) as u64;
+        let skip = page.saturating_sub(1).saturating_mul(size);
+        let req = Self::list_request(p, params)?;
+        self.run("list", p, async {
+            let pos = self.memory.locate(req.clone(), skip).await?;
+            if skip >= pos.total {
+                let empty = Page {
+                    results: Vec::new(),
+                    next_cursor: None,
+                };
+                return Ok((empty, pos.total));
+            }
+            let page = self
+                .memory
+                .list(ListRequest {
+                    cursor: pos.cursor,
+                    ..req
+                })
+                .await?;
+            Ok((page, pos.total))
+        })
+        .await
     }
 
     pub async fn update(
@@ -351,6 +426,7 @@ impl Service {
             expires_at: body.expires_at,
         };
         self.run("update", p, async {
+            self.check_write_id(p, id).await?;
             let scope = self.scope_for_id(p, parts, id).await?;
             Ok(self
                 .memory
@@ -383,6 +459,9 @@ impl Service {
         self.run("update_batch", p, async {
             let ids: Vec<MemoryId> = items.iter().map(|(id, _)| *id).collect();
             let scopes = self.visible_scopes(p, &parts, &ids).await?;
+            for id in &ids {
+                self.check_write_id(p, *id).await?;
+            }
             let mut out = Vec::with_capacity(items.len());
             for ((id, item), scope) in items.into_iter().zip(scopes) {
                 let req = UpdateRequest {
@@ -415,6 +494,35 @@ impl Service {
                 .memory
                 .delete(scope, id, DeleteMode::Soft, ctx(p, request_id))
                 .await?)
+        })
+        .await
+    }
+
+    /// Erases a memory's content everywhere the store keeps it (see [`mnemo::Memory::erase`]).
+    /// `reason` goes into the tombstone event; it is the caller's and must not quote the text.
+    pub async fn erase(
+        &self,
+        p: &Principal,
+        id: &str,
+        parts: &ScopeParts,
+        body: EraseBody,
+        request_id: &str,
+    ) -> ApiResult<mnemo_core::EraseReport> {
+        let id = parse_id(id)?;
+        if body
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.chars().count() > 500)
+        {
+            return Err(ApiError::invalid("reason must be at most 500 characters"));
+        }
+        self.run("erase", p, async {
+            let scope = self.scope_for_id(p, parts, id).await?;
+            let mut ctx = ctx(p, request_id);
+            ctx.reason = body.reason;
+            let report = self.memory.erase(scope, id, body.sources, ctx).await?;
+            tracing::info!(request_id, key = %p.key_id, memory_id = %id, "erased");
+            Ok(report)
         })
         .await
     }

@@ -5,12 +5,23 @@
 //! of common words costs milliseconds at 100k memories, so queries go to this index instead:
 //! postings per stemmed term, scored term-at-a-time into a dense accumulator. It follows the
 //! same change log as the vector graph and is rebuilt from SQLite on open.
+//!
+//! Words reach the stemmer cut to `text::MAX_TOKEN_CHARS` (Porter2 is quadratic in a word's
+//! length on runs such as `yyyy…`), and a document keeps its first `text::MAX_INDEXED_TOKENS`
+//! words, so indexing, the rebuild on open and every query stay linear in their text.
 
+use mnemo_core::text::{words, MAX_INDEXED_TOKENS};
 use rust_stemmers::{Algorithm, Stemmer};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
+
+/// The words `analyze` hands to the stemmer: `text::words` (lower-cased, each cut to
+/// `MAX_TOKEN_CHARS`), the first `MAX_INDEXED_TOKENS` of them.
+fn stem_inputs(text: &str) -> impl Iterator<Item = String> + '_ {
+    words(text).take(MAX_INDEXED_TOKENS)
+}
 
 pub(crate) struct Lexical {
     stemmer: Stemmer,
@@ -47,9 +58,8 @@ impl Lexical {
 
     /// Lower-cased, stemmed word tokens (the same analysis for documents and queries).
     pub fn analyze(&self, text: &str) -> Vec<String> {
-        text.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(|w| self.stemmer.stem(&w.to_lowercase()).into_owned())
+        stem_inputs(text)
+            .map(|w| self.stemmer.stem(&w).into_owned())
             .collect()
     }
 
@@ -123,11 +133,12 @@ impl Lexical {
         }
         let n = self.docs as f32;
         let avgdl = (self.total_len as f32 / n).max(1.0);
-        let mut ids: Vec<u32> = Vec::new();
+        // A set beside the list: `Vec::contains` made a query of many distinct words quadratic.
+        let (mut ids, mut seen): (Vec<u32>, HashSet<u32>) = (Vec::new(), HashSet::new());
         for t in terms {
             for stem in self.analyze(t) {
                 if let Some(id) = self.terms.get(&stem) {
-                    if !ids.contains(id) {
+                    if seen.insert(*id) {
                         ids.push(*id);
                     }
                 }
@@ -199,6 +210,82 @@ impl Lexical {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mnemo_core::text::MAX_TOKEN_CHARS;
+    use proptest::prelude::*;
+
+    /// One character of each Unicode general category but Cs (no `char` is a surrogate), and a
+    /// letter whose lower case is two characters.
+    const CATEGORY_SAMPLES: [char; 30] = [
+        'A', 'y', 'ǅ', 'ʰ', '中', '\u{301}', '\u{903}', '\u{20DD}', '٣', 'Ⅻ', '½', '_', '-', '(',
+        ')', '«', '»', '!', '+', '$', '^', '©', ' ', '\u{2028}', '\u{2029}', '\u{0}', '\u{200B}',
+        '\u{E000}', '\u{378}', 'İ',
+    ];
+
+    /// Long runs of one unit (an ASCII letter of either case, a character of any category,
+    /// punctuation, a short mixed word), several runs one after another.
+    fn pathological() -> impl Strategy<Value = String> {
+        let unit = prop_oneof![
+            (b'a'..=b'z').prop_map(|b| char::from(b).to_string()),
+            (b'A'..=b'Z').prop_map(|b| char::from(b).to_string()),
+            proptest::sample::select(CATEGORY_SAMPLES.to_vec()).prop_map(String::from),
+            proptest::sample::select(vec![".", "'", "-", "!?", "\n", "ay", "yay", "ies", "Y y"])
+                .prop_map(String::from),
+            "[a-zA-Z0-9 .,'-]{1,12}",
+        ];
+        proptest::collection::vec((unit, 1usize..120_000), 1..4).prop_map(|runs| {
+            runs.into_iter()
+                .map(|(u, n)| u.repeat((n / u.chars().count()).max(1)))
+                .collect()
+        })
+    }
+
+    /// What stemming `text` may cost: Porter2's worst case is quadratic in a word's length
+    /// (`yyyy…` rewrites the word once per letter), so each word counts its length squared.
+    fn stemmer_work(text: &str) -> usize {
+        stem_inputs(text).map(|w| w.chars().count().pow(2)).sum()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The probe's `POST /v1/memories` with a megabyte of `y` took 41 s: one word, 10¹²
+        /// units of stemmer work. Work is counted, not timed.
+        #[test]
+        fn stemmer_work_is_linear_in_the_text(text in pathological()) {
+            let chars = text.chars().count();
+            // Lower-casing may double a word's characters (`İ`); cutting bounds each word.
+            let work = stemmer_work(&text);
+            prop_assert!(
+                work <= 2 * MAX_TOKEN_CHARS * chars,
+                "{} units of work for {} characters", work, chars
+            );
+            prop_assert!(stem_inputs(&text).count() <= MAX_INDEXED_TOKENS);
+        }
+    }
+
+    #[test]
+    fn a_run_of_y_costs_the_stemmer_linear_work_and_still_matches_itself() {
+        let run = "y".repeat(100_000);
+        assert!(
+            stemmer_work(&run) <= MAX_TOKEN_CHARS * run.len(),
+            "{}",
+            stemmer_work(&run)
+        );
+        let mut lex = Lexical::new();
+        lex.put(1, &format!("{} tail", run.to_uppercase()));
+        lex.put(2, "other words");
+        // The query is cut the same way, so the long word still finds its document.
+        let hits = lex.search(std::slice::from_ref(&run), 10, |_| true);
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1]);
+        let many: String = (0..MAX_INDEXED_TOKENS + 10)
+            .map(|i| format!("w{i} "))
+            .collect();
+        lex.put(3, &many);
+        assert!(lex
+            .search(&[format!("w{}", MAX_INDEXED_TOKENS + 5)], 10, |_| true)
+            .is_empty());
+        assert_eq!(lex.search(&["w7".into()], 10, |_| true)[0].0, 3);
+    }
 
     #[test]
     fn ranks_rare_terms_higher_and_forgets_removed_and_replaced_text() {

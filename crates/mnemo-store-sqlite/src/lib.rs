@@ -8,6 +8,7 @@
 
 mod ann;
 mod codec;
+mod erase;
 mod graph;
 mod lexical;
 mod predicate;
@@ -277,6 +278,9 @@ impl Store for SqliteStore {
     fn list(&self, query: &ListQuery) -> Result<Page> {
         self.list_memories(query)
     }
+    fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
+        self.locate_memories(query, skip)
+    }
     fn update(
         &self,
         scope: &Scope,
@@ -294,6 +298,15 @@ impl Store for SqliteStore {
         ctx: &WriteContext,
     ) -> Result<()> {
         self.delete_memory(scope, id, mode, ctx)
+    }
+    fn erase(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        sources: bool,
+        ctx: &WriteContext,
+    ) -> Result<EraseReport> {
+        self.erase_memory(scope, id, sources, ctx)
     }
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
         self.delete_scope(scope, mode, ctx)

@@ -102,7 +102,11 @@ pub(crate) fn kinds(p: &mut Pred, alias: &str, kinds: Option<&[MemoryKind]>) {
     }
 }
 
+/// A filter's SQL. Filters built in code are checked first: within the parser's bounds (see
+/// `mnemo_core::filter`) the expression stays inside SQLite's limits (expression depth 1,000,
+/// 32,766 bound values), which tests check at every bound.
 pub(crate) fn filter(p: &mut Pred, alias: &str, f: &Filter) -> Result<()> {
+    f.validate()?;
     let mut params = Vec::new();
     let sql = filter_sql(alias, f, &mut params)?;
     p.push(&sql, params);
@@ -225,7 +229,9 @@ fn meta_sql_raw(
         Op::Eq => eq_sql(alias, &path, value, params),
         Op::Ne => format!("(NOT {})", eq_sql(alias, &path, value, params)),
         Op::In | Op::Nin => {
-            let items = value.as_array().expect("parser checked in/nin take lists");
+            let items = value
+                .as_array()
+                .ok_or_else(|| Error::invalid("filters", format!("{key:?}: in/nin take a list")))?;
             let any = if items.is_empty() {
                 "0".to_string()
             } else {

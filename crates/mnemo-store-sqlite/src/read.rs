@@ -215,6 +215,48 @@ impl SqliteStore {
         })
     }
 
+    /// The count and the positioned cursor of [`Store::locate`]: one `COUNT` and one `OFFSET`
+    /// read over the listing's own index order, in one read transaction.
+    pub(crate) fn locate_memories(&self, q: &ListQuery, skip: u64) -> Result<ListPosition> {
+        q.scope.validate()?;
+        self.read(|conn| {
+            let cq = CandidateQuery {
+                scope: &q.scope,
+                kinds: q.kinds.as_deref(),
+                filter: q.filter.as_ref(),
+                read: q.read,
+                limit: 1,
+            };
+            let p = candidate_pred(&cq)?;
+            let tx = conn.unchecked_transaction().map_err(sql_err)?;
+            let total: i64 = tx
+                .prepare_cached(&format!(
+                    "SELECT COUNT(*) FROM memories m WHERE {}",
+                    p.where_sql()
+                ))
+                .and_then(|mut st| st.query_row(params_from_iter(p.params.iter()), |r| r.get(0)))
+                .map_err(sql_err)?;
+            let total = u64::try_from(total).unwrap_or(0);
+            let cursor = if skip == 0 || skip >= total {
+                None
+            } else {
+                let offset = i64::try_from(skip - 1).map_err(|_| Error::invalid("page", "too large"))?;
+                let seq: i64 = tx
+                    .prepare_cached(&format!(
+                        "SELECT m.seq FROM memories m WHERE {} ORDER BY m.seq LIMIT 1 OFFSET {offset}",
+                        p.where_sql()
+                    ))
+                    .and_then(|mut st| {
+                        st.query_row(params_from_iter(p.params.iter()), |r| r.get(0))
+                    })
+                    .map_err(sql_err)?;
+                Some(encode_cursor(seq))
+            };
+            tx.finish().map_err(sql_err)?;
+            Ok(ListPosition { total, cursor })
+        })
+    }
+
     pub(crate) fn history_of(
         &self,
         scope: &Scope,

@@ -9,7 +9,7 @@ use rusqlite::{
     params, params_from_iter, Connection, OptionalExtension, Transaction, TransactionBehavior,
 };
 
-fn scope_cols(s: &Scope) -> (Option<&str>, Option<&str>, Option<&str>) {
+pub(crate) fn scope_cols(s: &Scope) -> (Option<&str>, Option<&str>, Option<&str>) {
     (
         s.user_id.as_ref().map(|v| v.as_str()),
         s.agent_id.as_ref().map(|v| v.as_str()),
@@ -147,7 +147,7 @@ pub(crate) fn insert_memory(
 }
 
 /// Removes a memory from the lexical and vector indexes (the row itself stays).
-fn unindex(tx: &Transaction<'_>, seq: i64) -> Result<()> {
+pub(crate) fn unindex(tx: &Transaction<'_>, seq: i64) -> Result<()> {
     tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
         .map_err(sql_err)?;
     if tx

@@ -1121,3 +1121,210 @@ pub fn rebind_replaces_every_vector_and_keeps_the_rest(h: &dyn Harness) {
     assert_eq!(store.stats().unwrap().dimension, Some(32));
     assert!(store.integrity().unwrap().is_consistent());
 }
+
+/// Numbered pages (Mem0's `page`): `locate` counts what a listing matches — scope, filter and
+/// visibility applied as `list` applies them — and positions a cursor so that `list` starts
+/// right after the first `skip` matches, at any depth; past the end there is no cursor.
+pub fn numbered_pages_are_located_by_count_and_cursor(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("wren");
+    let other = scope("xavier");
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        ids.push(put(
+            store.as_ref(),
+            &s,
+            &format!("note {i}"),
+            json!({"even": i % 2 == 0}),
+        ));
+        put(store.as_ref(), &other, &format!("other {i}"), json!({}));
+    }
+    store
+        .delete(&s, ids[3], DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
+    let visible: Vec<MemoryId> = ids.iter().copied().filter(|id| *id != ids[3]).collect();
+    let query = |filter: Option<Filter>| ListQuery {
+        scope: s.clone(),
+        kinds: None,
+        filter,
+        limit: 5,
+        cursor: Some("ignored".into()),
+        read: all(false),
+    };
+    let q = query(None);
+    for skip in [0u64, 1, 5, 23, 24, 25, 1_000_000] {
+        let pos = store.locate(&q, skip).unwrap();
+        assert_eq!(pos.total, 24, "skip {skip}");
+        assert_eq!(pos, locate_by_walking(store.as_ref(), &q, skip).unwrap());
+        if skip == 0 || skip >= 24 {
+            assert_eq!(pos.cursor, None, "skip {skip}");
+            continue;
+        }
+        let page = store
+            .list(&ListQuery {
+                cursor: pos.cursor.clone(),
+                ..q.clone()
+            })
+            .unwrap();
+        let want: Vec<MemoryId> = visible
+            .iter()
+            .skip(skip as usize)
+            .take(5)
+            .copied()
+            .collect();
+        assert_eq!(
+            page.results.iter().map(|m| m.id).collect::<Vec<_>>(),
+            want,
+            "skip {skip}"
+        );
+    }
+    // A filter is counted as `list` applies it: 13 even notes (the deleted #3 was odd).
+    let fq = query(Filter::from_json(&json!({"even": true})).unwrap());
+    let pos = store.locate(&fq, 10).unwrap();
+    assert_eq!(pos.total, 13);
+    let page = store
+        .list(&ListQuery {
+            cursor: pos.cursor,
+            ..fq
+        })
+        .unwrap();
+    assert_eq!(
+        page.results.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![ids[20], ids[22], ids[24]]
+    );
+}
+
+/// Erasure: every copy of a memory's text goes — its row, lexical and dense entries, history,
+/// the context windows of its neighbours, a stored idempotent result, an entity only it named,
+/// and (when asked) its source message — in one call, leaving the id, times and an `ERASE`
+/// event with who and why. Another scope cannot erase it. (Whether the bytes are gone from the
+/// backend's files is each backend's own test.)
+pub fn erase_removes_every_copy_of_the_text(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("yara");
+    let secret = "passport QX7741 expires soon";
+    let other = "Yara flies to Quito on Friday";
+    let now = chrono::Utc::now();
+    let m1 = Message::new(&s, Role::User, None, secret.to_string(), now);
+    let m2 = Message::new(&s, Role::User, None, other.to_string(), now);
+    let mut a = NewMemory::raw(&m1, &s, Metadata::new(), None, HashEmbedder::vector(secret));
+    a.index_text = Some(format!("{secret}\n{other}"));
+    a.entities = vec![
+        EntityMention::new("QX7741", "code"),
+        EntityMention::new("Yara", "person"),
+    ];
+    let mut b = NewMemory::raw(&m2, &s, Metadata::new(), None, HashEmbedder::vector(other));
+    b.index_text = Some(format!("{other}\n{secret}"));
+    b.entities = vec![EntityMention::new("Yara", "person")];
+    let mut w = WriteBatch::new(s.clone(), vec![m1.clone(), m2.clone()], vec![a, b]);
+    w.idempotency = Some(Idempotency {
+        key: "k-erase".into(),
+        request_hash: "h1".into(),
+    });
+    let out = store.write(vec![w]).unwrap();
+    let (id, kept) = (out[0].results[0].id, out[0].results[1].id);
+    store
+        .update(
+            &s,
+            id,
+            MemoryPatch {
+                text: Some(format!("{secret}!")),
+                vector: Some(HashEmbedder::vector(secret)),
+                ..MemoryPatch::default()
+            },
+            &WriteContext::default(),
+        )
+        .unwrap();
+
+    let ctx = WriteContext {
+        actor: Some("dpo@example.com".into()),
+        reason: Some("erasure request #12".into()),
+        ..WriteContext::default()
+    };
+    assert_not_found(
+        store.erase(&scope("zed"), id, true, &ctx),
+        "another scope's erase",
+    );
+    let report = store.erase(&s, id, true, &ctx).unwrap();
+    assert_eq!(report.id, id);
+    assert_eq!(report.messages_erased, 1);
+    assert_eq!(report.neighbours_reindexed, 1);
+    assert_eq!(
+        report.entities_removed, 1,
+        "QX7741 named only the erased memory"
+    );
+    assert_eq!(report.replays_scrubbed, 1);
+
+    let inactive = ReadOptions {
+        include_inactive: true,
+        include_expired: true,
+        ..ReadOptions::default()
+    };
+    let m = store.get(&s, id, &inactive).unwrap();
+    assert_eq!((m.text.as_str(), m.state), ("", MemoryState::Deleted));
+    assert!(m.metadata.is_empty());
+    assert_not_found(
+        store.get(&s, id, &all(false)),
+        "an erased memory by default",
+    );
+    let events = store.history(&s, id, &inactive).unwrap();
+    let last = events.last().unwrap();
+    assert_eq!(last.event, HistoryKind::Erase);
+    assert_eq!(last.actor.as_deref(), Some("dpo@example.com"));
+    assert_eq!(last.reason.as_deref(), Some("erasure request #12"));
+    let leaks = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains("QX7741"));
+    assert!(
+        !events
+            .iter()
+            .any(|e| leaks(&e.old_memory) || leaks(&e.new_memory)),
+        "{events:?}"
+    );
+    // Neither index finds it, and its neighbour no longer matches its words.
+    let q = candidates(&s, inactive);
+    let lexical = store
+        .lexical_candidates(&q, &["qx7741".to_string()])
+        .unwrap();
+    assert!(lexical.is_empty(), "{lexical:?}");
+    let dense = store
+        .dense_candidates(&q, &HashEmbedder::vector(secret))
+        .unwrap();
+    let keys: Vec<i64> = dense.iter().map(|c| c.key).collect();
+    assert!(store
+        .fetch(&q, &keys)
+        .unwrap()
+        .iter()
+        .all(|(_, m)| m.id != id));
+    let still = store
+        .lexical_candidates(&q, &["quito".to_string()])
+        .unwrap();
+    assert_eq!(
+        still.len(),
+        1,
+        "the neighbour stays indexed by its own words"
+    );
+    let n = store.get(&s, kept, &all(false)).unwrap();
+    assert_eq!(n.text, other);
+    // The source message is blank; the neighbour's is untouched.
+    let msgs = store.messages_by_id(&s, &[m1.id, m2.id]).unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert!(
+        msgs.iter().all(|m| !m.content.contains("QX7741")),
+        "{msgs:?}"
+    );
+    assert!(msgs.iter().any(|m| m.content == other));
+    // The stored result of the add keeps ids and events, not the text.
+    let replay = store
+        .replay(
+            &s,
+            &Idempotency {
+                key: "k-erase".into(),
+                request_hash: "h1".into(),
+            },
+        )
+        .unwrap()
+        .expect("the outcome is still stored");
+    assert_eq!(replay.results[0].id, id);
+    assert!(!serde_json::to_string(&replay).unwrap().contains("QX7741"));
+    assert!(store.entities_of(&s, id).unwrap().is_empty());
+    assert!(store.integrity().unwrap().is_consistent());
+}

@@ -97,11 +97,17 @@ pub(crate) fn prepare(
         .map(|k| format!("metadata key {k:?} ignored: scope is set only by explicit parameters"))
         .collect();
     if let Some(exp) = req.expires_at {
+        limits::check_timestamp("expires_at", exp)?;
         if exp <= now {
             return Err(Error::invalid("expires_at", "is in the past"));
         }
     }
-    let at = req.timestamp.unwrap_or(now);
+    // Message times are `at` plus their index in milliseconds; the year bound keeps that sum
+    // far from the end of chrono's range.
+    let at = match req.timestamp {
+        Some(t) => limits::check_timestamp("timestamp", t)?,
+        None => now,
+    };
     let inputs: Vec<InputMessage> = match &req.input {
         AddInput::Text(t) => vec![InputMessage {
             role: Role::User,
@@ -113,17 +119,22 @@ pub(crate) fn prepare(
     if inputs.is_empty() {
         return Err(Error::invalid("messages", "must not be empty"));
     }
+    if inputs.len() > limits::MAX_MESSAGES_PER_ADD {
+        return Err(Error::invalid(
+            "messages",
+            format!(
+                "{} messages in one add; the limit is {} (split the conversation over several adds)",
+                inputs.len(),
+                limits::MAX_MESSAGES_PER_ADD
+            ),
+        ));
+    }
     let mut messages = Vec::new();
     for (i, m) in inputs.into_iter().enumerate() {
         if m.role == Role::System {
             continue;
         }
-        if m.content.trim().is_empty() {
-            return Err(Error::invalid(
-                format!("messages[{i}].content"),
-                "must not be empty",
-            ));
-        }
+        limits::check_text(&format!("messages[{i}].content"), &m.content)?;
         // Keep the order of a conversation even when all turns share one timestamp.
         let mut message = Message::new(
             &req.scope,

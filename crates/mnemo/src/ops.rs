@@ -123,19 +123,15 @@ impl Memory {
     }
 
     pub async fn list(&self, req: ListRequest) -> Result<Page> {
-        let filter = match &req.filters {
-            Some(f) => Filter::from_json(f)?,
-            None => None,
-        };
-        let q = ListQuery {
-            scope: req.scope,
-            kinds: req.kinds,
-            filter,
-            limit: req.limit,
-            cursor: req.cursor,
-            read: read_opts(req.include_expired),
-        };
+        let q = list_query(req)?;
         self.with_store(move |s| s.list(&q)).await
+    }
+
+    /// How many memories a listing holds and the cursor after its first `skip`, for callers
+    /// that address pages by number; `req.limit` and `req.cursor` are ignored.
+    pub async fn locate(&self, req: ListRequest, skip: u64) -> Result<ListPosition> {
+        let q = list_query(req)?;
+        self.with_store(move |s| s.locate(&q, skip)).await
     }
 
     /// Changes text and/or metadata; a new text is re-embedded. Identity keys in metadata are
@@ -199,6 +195,21 @@ impl Memory {
         ctx: WriteContext,
     ) -> Result<()> {
         self.with_store(move |s| s.delete(&scope, id, mode, &ctx))
+            .await
+    }
+
+    /// Erases a memory (any state): its text leaves every copy the store keeps — record,
+    /// indexes, history, neighbours' context windows, stored idempotent results — and, with
+    /// `sources`, the messages it came from. The id, scope, kind and times stay, with an `ERASE`
+    /// history event carrying `ctx` (actor, reason). See [`Store::erase`].
+    pub async fn erase(
+        &self,
+        scope: Scope,
+        id: MemoryId,
+        sources: bool,
+        ctx: WriteContext,
+    ) -> Result<EraseReport> {
+        self.with_store(move |s| s.erase(&scope, id, sources, &ctx))
             .await
     }
 
@@ -340,3 +351,18 @@ pub struct MemoryDetail {
 
 /// The stored memory record (named apart from the `Memory` engine).
 pub type MemoryRecord = mnemo_core::Memory;
+
+fn list_query(req: ListRequest) -> Result<ListQuery> {
+    let filter = match &req.filters {
+        Some(f) => Filter::from_json(f)?,
+        None => None,
+    };
+    Ok(ListQuery {
+        scope: req.scope,
+        kinds: req.kinds,
+        filter,
+        limit: req.limit,
+        cursor: req.cursor,
+        read: read_opts(req.include_expired),
+    })
+}

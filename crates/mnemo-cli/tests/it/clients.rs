@@ -125,6 +125,12 @@ impl Server {
         std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
     }
 
+    /// SIGKILL, as a crash would: no handler runs, nothing is flushed. Waits for the exit.
+    pub(crate) fn kill(&mut self) -> std::process::ExitStatus {
+        let _ = self.child.kill();
+        self.child.wait().expect("the killed server is reaped")
+    }
+
     /// SIGTERM and wait up to `grace`; `Some(status)` when it exited by itself.
     pub(crate) fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         if let Ok(Some(st)) = self.child.try_wait() {
@@ -156,6 +162,14 @@ impl Drop for Server {
 /// `mnemo keys create --user-id USER`: the key's secret.
 pub(crate) fn key_for(data: &Path, user: &str) -> String {
     let v = run_ok(mnemo(data).args(["keys", "create", "--user-id", user]));
+    let key = v["key"].as_str().expect("a key").to_string();
+    assert!(key.starts_with("mnemo_"), "{v}");
+    key
+}
+
+/// `mnemo keys create --admin`: the key's secret.
+pub(crate) fn key_for_admin(data: &Path) -> String {
+    let v = run_ok(mnemo(data).args(["keys", "create", "--admin"]));
     let key = v["key"].as_str().expect("a key").to_string();
     assert!(key.starts_with("mnemo_"), "{v}");
     key

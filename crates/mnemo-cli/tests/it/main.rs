@@ -1,7 +1,8 @@
-//! The `mnemo` binary, driven as a user would: the documented command forms, JSON errors, and a
-//! crash in the middle of an import. These use the real embedding model (see README: models are
-//! installed by `mnemo models install`; `MNEMO_MODELS_DIR` points at them), except `reembed`,
-//! whose embedders are OpenAI-compatible stubs on 127.0.0.1.
+//! The `mnemo` binary, driven as a user would: the documented command forms, JSON errors, and
+//! crashes (in the middle of an import, and of a server under concurrent adds). These use the
+//! real embedding model (see README: models are installed by `mnemo models install`;
+//! `MNEMO_MODELS_DIR` points at them), except `reembed`, whose embedders are OpenAI-compatible
+//! stubs on 127.0.0.1.
 
 mod clients;
 mod crash;
@@ -10,6 +11,7 @@ mod forms;
 mod infer;
 mod reembed;
 mod serve;
+mod server_crash;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -84,6 +84,52 @@ fn bad_settings_stop_the_start_with_a_clear_error() {
     );
 }
 
+/// Opens an MCP session over HTTP and calls `add_memory` with `text`; returns the session id.
+fn mcp_add(agent: &ureq::Agent, url: &str, key: &str, text: &str) -> String {
+    let post = |session: Option<&str>, body: serde_json::Value| {
+        let mut req = agent
+            .post(&format!("{url}/mcp"))
+            .header("Authorization", &format!("Bearer {key}"))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json");
+        if let Some(s) = session {
+            req = req
+                .header("Mcp-Session-Id", s)
+                .header("Mcp-Protocol-Version", "2025-06-18");
+        }
+        let mut resp = req
+            .send(body.to_string().as_bytes())
+            .expect("the server answers");
+        let status = resp.status().as_u16();
+        let id = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let text = resp.body_mut().read_to_string().unwrap_or_default();
+        assert!((200..300).contains(&status), "{status}: {text}");
+        (id, text)
+    };
+    let (id, _) = post(
+        None,
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "log-test", "version": "1"}}}),
+    );
+    let id = id.expect("initialize opens a session");
+    post(
+        Some(&id),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let (_, result) = post(
+        Some(&id),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "add_memory", "arguments": {"text": text}}}),
+    );
+    assert!(result.contains("\"ADD\""), "the tool added: {result}");
+    id
+}
+
 #[test]
 fn logs_carry_no_memory_text_unless_content_logging_is_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -113,6 +159,13 @@ fn logs_carry_no_memory_text_unless_content_logging_is_on() {
                 .as_u16();
             assert_eq!(st, 200);
         }
+        // The same text through MCP: rmcp's own debug events carry tool arguments and results.
+        let session = mcp_add(
+            &agent,
+            &s.url,
+            &key,
+            &format!("told over MCP ({content}): {secret}"),
+        );
         assert!(s
             .terminate(Duration::from_secs(20))
             .is_some_and(|st| st.success()));
@@ -126,6 +179,12 @@ fn logs_carry_no_memory_text_unless_content_logging_is_on() {
             content,
             "content logging {content}:\n{log}"
         );
+        if !content {
+            assert!(
+                !log.contains(&session),
+                "the MCP session id is not logged:\n{log}"
+            );
+        }
     }
 }
 

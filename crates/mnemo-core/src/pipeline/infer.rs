@@ -97,9 +97,12 @@ pub fn infer(
         .map(|m| m.content.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    let similar = if cfg.similar_memories > 0 {
+    // The new messages together may be longer than a query may be; their head finds the
+    // similar memories.
+    let query = crate::limits::truncate_chars(joined.trim_start(), crate::limits::MAX_QUERY_CHARS);
+    let similar = if cfg.similar_memories > 0 && crate::text::has_visible_content(query) {
         let v = log.embed(embedder, &[&joined])?.remove(0);
-        let mut req = SearchRequest::new(input.scope.clone(), joined.clone(), cfg.similar_memories);
+        let mut req = SearchRequest::new(input.scope.clone(), query, cfg.similar_memories);
         req.kinds = Some(vec![MemoryKind::Fact]);
         hybrid_search(store, &req, &v, rank)?
             .into_iter()

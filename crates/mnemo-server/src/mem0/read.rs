@@ -137,9 +137,8 @@ pub(super) async fn list(
     .into_response())
 }
 
-/// Walks cursor pages to the requested page, and one beyond to learn whether more follow.
-/// `count` is every match: without a filter it comes from the per-scope counts (one grouped
-/// query); with one, the remaining pages are walked.
+/// The requested page (from 1) and whether more follow, with the count of every match: one
+/// count and one positioned read in the store, however deep the page or wide the filter.
 pub(super) async fn page_of(
     s: &AppState,
     p: &Principal,
@@ -152,62 +151,26 @@ pub(super) async fn page_of(
     if size == 0 || size > 1000 {
         return Err(ApiError::invalid("page_size must be between 1 and 1000"));
     }
-    let scope = p.require_scope(parts)?;
-    let counted_by_scope = filters.is_none() && !include_expired;
-    let filters = filters.map(|f| f.to_string());
-    let mut cursor = None;
-    let mut seen = 0u64;
-    let mut index = 0usize;
-    let mut out = Vec::new();
-    let mut has_more = false;
-    let mut reached_end = false;
-    loop {
-        let got = s
-            .service
-            .list(
-                p,
-                ListParams {
-                    user_id: parts.user_id.clone(),
-                    agent_id: parts.agent_id.clone(),
-                    run_id: parts.run_id.clone(),
-                    limit: Some(size),
-                    cursor: cursor.take(),
-                    kinds: None,
-                    filters: filters.clone(),
-                    include_expired,
-                },
-            )
-            .await?;
-        index += 1;
-        seen += got.results.len() as u64;
-        if index == page {
-            out = got.results;
-        } else if index > page {
-            has_more |= !got.results.is_empty();
-            if counted_by_scope {
-                break;
-            }
-        }
-        match got.next_cursor {
-            Some(c) => cursor = Some(c),
-            None => {
-                reached_end = true;
-                break;
-            }
-        }
-    }
-    let count = if reached_end {
-        seen
-    } else {
-        s.service
-            .owners(p)
-            .await?
-            .into_iter()
-            .filter(|(owner, _)| scope.covers(owner))
-            .map(|(_, n)| n)
-            .sum()
-    };
-    Ok((out, has_more, count))
+    let page = page.max(1) as u64;
+    let (got, count) = s
+        .service
+        .list_numbered(
+            p,
+            ListParams {
+                user_id: parts.user_id.clone(),
+                agent_id: parts.agent_id.clone(),
+                run_id: parts.run_id.clone(),
+                limit: Some(size),
+                cursor: None,
+                kinds: None,
+                filters: filters.map(|f| f.to_string()),
+                include_expired,
+            },
+            page,
+        )
+        .await?;
+    let has_more = page.saturating_mul(size as u64) < count;
+    Ok((got.results, has_more, count))
 }
 
 #[derive(Debug, Default, Deserialize)]

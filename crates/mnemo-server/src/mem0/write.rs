@@ -157,14 +157,56 @@ pub(super) async fn oss_update(
     Ok(Json(json!({ "message": "Memory updated successfully!" })).into_response())
 }
 
+/// The query of `DELETE /v1/memories/{id}/` (and the OSS `/memories/{id}`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeleteOneQuery {
+    user_id: Option<String>,
+    agent_id: Option<String>,
+    run_id: Option<String>,
+    /// `true`: erase instead of delete — the text leaves the store's files (see
+    /// `POST /v1/memories/{id}/erase`). Mem0 itself has no such option.
+    erase: Option<bool>,
+    /// With `erase`: also erase the content of the memory's source messages.
+    erase_sources: Option<bool>,
+    /// Mem0's platform option to delete linked memories too; refused when `true` (mnemo does
+    /// not delete along links), accepted as `false`.
+    delete_linked: Option<bool>,
+    #[allow(dead_code)]
+    org_id: Option<Value>,
+    #[allow(dead_code)]
+    project_id: Option<Value>,
+}
+
 pub(super) async fn delete_one(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
     Path(id): Path<String>,
-    ApiQuery(q): ApiQuery<ByIdQuery>,
+    ApiQuery(q): ApiQuery<DeleteOneQuery>,
 ) -> ApiResult<Response> {
-    s.service.delete(&p, &id, &q.parts(), &rid.0).await?;
+    if q.delete_linked == Some(true) {
+        return Err(ApiError::invalid(
+            "delete_linked=true is not supported: mnemo deletes one memory at a time (links are \
+             kept for audit); delete the linked memories by id",
+        ));
+    }
+    let parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
+    if q.erase == Some(true) {
+        let body = crate::api::EraseBody {
+            sources: q.erase_sources.unwrap_or(false),
+            ..Default::default()
+        };
+        let report = s.service.erase(&p, &id, &parts, body, &rid.0).await?;
+        return Ok(
+            Json(json!({ "message": "Memory erased successfully!", "erased": report }))
+                .into_response(),
+        );
+    }
+    if q.erase_sources.is_some() {
+        return Err(ApiError::invalid("erase_sources needs erase=true"));
+    }
+    s.service.delete(&p, &id, &parts, &rid.0).await?;
     Ok(Json(json!({ "message": "Memory deleted successfully!" })).into_response())
 }
 
@@ -173,7 +215,7 @@ pub(super) async fn oss_delete_one(
     p: Caller,
     rid: Rid,
     id: Path<String>,
-    q: ApiQuery<ByIdQuery>,
+    q: ApiQuery<DeleteOneQuery>,
 ) -> ApiResult<Response> {
     delete_one(state, p, rid, id, q).await
 }

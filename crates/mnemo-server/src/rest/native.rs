@@ -38,6 +38,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(batch_add, batch_update, batch_delete))
         .routes(routes!(get_one, update, delete_one))
         .routes(routes!(history))
+        .routes(routes!(erase))
         .routes(routes!(reset))
         .routes(routes!(export))
         .routes(routes!(import))
@@ -63,7 +64,7 @@ async fn add(
     Ok(Json(out).into_response())
 }
 
-/// List a scope's memories, newest first, with cursor pagination.
+/// List a scope's memories, oldest first, with cursor pagination.
 #[utoipa::path(get, path = "/v1/memories", tag = "memories", params(ListParams),
     responses((status = 200, body = PageDoc), (status = "4XX", body = ErrorDoc)))]
 async fn list(
@@ -185,6 +186,26 @@ async fn delete_one(
 ) -> ApiResult<Response> {
     s.service.delete(&p, &id, &scope_of(&q), &rid.0).await?;
     Ok(Json(json!({ "message": "memory deleted" })).into_response())
+}
+
+/// Erase one memory: its text, metadata, vector, index entries and the texts of its history
+/// events are removed from the store's files (with `sources`, its source messages' content too);
+/// its id, scope, times and an `ERASE` event (who, when, why) remain.
+#[utoipa::path(post, path = "/v1/memories/{id}/erase", tag = "memories", params(("id" = String, Path)), request_body = EraseBody,
+    responses((status = 200, body = EraseReportDoc), (status = "4XX", body = ErrorDoc)))]
+async fn erase(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<EraseBody>,
+) -> ApiResult<Response> {
+    let parts = ScopeParts::new(
+        body.user_id.clone(),
+        body.agent_id.clone(),
+        body.run_id.clone(),
+    );
+    Ok(Json(s.service.erase(&p, &id, &parts, body, &rid.0).await?).into_response())
 }
 
 /// A memory's history, through the memories it superseded, oldest first.

@@ -1,7 +1,10 @@
 //! The server, driven over real HTTP on 127.0.0.1: a store in a temp dir, the deterministic
 //! hash embedder, API keys from the real key store. Each test starts its own server on port 0.
 
+mod erase;
+mod http_hardening;
 mod input;
+mod mcp;
 mod mem0;
 mod rest;
 mod shutdown;

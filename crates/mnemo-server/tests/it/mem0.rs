@@ -182,3 +182,63 @@ fn older_sdk_forms_and_pages() {
     assert_eq!(r.status, 400);
     s.stop();
 }
+
+/// How many `list` operations the service has run, from `/metrics`.
+fn list_ops(s: &TestServer) -> u64 {
+    let r = s.call("GET", "/metrics", None, None);
+    let text = r.body.as_str().unwrap_or_default().to_string();
+    text.lines()
+        .filter(|l| l.contains("operation_duration_seconds_count") && l.contains("op=\"list\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// The probe's `POST /v3/memories/?page=100000000&page_size=1` walked every page of the caller's
+/// memories (0.85 s for 8.5k; one `list` operation per page), and any filter made page 1 walk
+/// them all to count. Now a page of any depth is one count and one positioned read: one `list`
+/// operation, whatever the page number or filter.
+#[test]
+fn a_deep_mem0_page_is_one_positioned_read_not_a_walk() {
+    let s = TestServer::start();
+    let k = Some(s.admin.as_str());
+    for i in 0..30 {
+        let r = s.call(
+            "POST",
+            "/v1/memories",
+            k,
+            Some(json!({"text": format!("item {i}"), "user_id": "paula",
+                "metadata": {"odd": i % 2 == 1}})),
+        );
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+    let before = list_ops(&s);
+    let r = s.call(
+        "POST",
+        "/v3/memories/?page=100000000&page_size=1",
+        k,
+        Some(json!({"filters": {"AND": [{"user_id": "paula"}, {"odd": true}]}})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["count"], 15, "{:?}", r.body);
+    assert!(r.body["results"].as_array().unwrap().is_empty());
+    assert!(r.body["next"].is_null());
+    assert_eq!(list_ops(&s) - before, 1, "one list operation");
+    // A middle page under a filter holds exactly the right records.
+    let before = list_ops(&s);
+    let r = s.call(
+        "POST",
+        "/v3/memories/?page=3&page_size=4",
+        k,
+        Some(json!({"filters": {"AND": [{"user_id": "paula"}, {"odd": true}]}})),
+    );
+    let got: Vec<&str> = r.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["memory"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, ["item 17", "item 19", "item 21", "item 23"]);
+    assert_eq!(r.body["count"], 15);
+    assert!(!r.body["next"].is_null() && !r.body["previous"].is_null());
+    assert_eq!(list_ops(&s) - before, 1, "one list operation");
+}

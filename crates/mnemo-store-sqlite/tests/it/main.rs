@@ -1,5 +1,6 @@
 //! The shared store contract, run against the embedded SQLite store, plus SQLite-specific checks.
 
+mod limits;
 mod sqlite;
 
 use mnemo_core::Store;

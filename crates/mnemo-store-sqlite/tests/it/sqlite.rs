@@ -174,3 +174,76 @@ fn many_concurrent_graph_searches_all_succeed() {
         t.join().expect("every search succeeds");
     }
 }
+
+/// Every file of the store (the database and its write-ahead log) as one byte string.
+fn file_bytes(db: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for suffix in ["", "-wal"] {
+        let p = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        if let Ok(b) = std::fs::read(&p) {
+            out.extend(b);
+        }
+    }
+    out
+}
+
+fn holds(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Erasure reaches the bytes: after `erase` returns (its `wal_checkpoint(TRUNCATE)` included),
+/// neither the database file nor its WAL holds the erased text, a word of it as the lexical
+/// index stores it (lower case), or its metadata — while they did before, and while a memory
+/// that was only soft-deleted keeps its text for audit.
+#[test]
+fn an_erased_text_is_in_no_byte_of_the_store_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store = crate::open(&path);
+    let s = scope("quinn");
+    let secret = "Quinn keeps the spare key under the Zyxwvut stone";
+    for i in 0..50 {
+        put(
+            store.as_ref(),
+            &s,
+            &format!("filler note number {i} about the garden"),
+            json!({}),
+        );
+    }
+    let id = put(store.as_ref(), &s, secret, json!({"hint": "Plover-42"}));
+    store
+        .update(
+            &s,
+            id,
+            MemoryPatch {
+                text: Some(format!("{secret} (moved)")),
+                vector: Some(HashEmbedder::vector(secret)),
+                ..MemoryPatch::default()
+            },
+            &WriteContext::default(),
+        )
+        .unwrap();
+    let audit = put(
+        store.as_ref(),
+        &s,
+        "Quinn's old alarm code was Vtsrqp",
+        json!({}),
+    );
+    store
+        .delete(&s, audit, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
+    let before = file_bytes(&path);
+    for needle in ["Zyxwvut stone", "zyxwvut", "Plover-42", "Vtsrqp"] {
+        assert!(
+            holds(&before, needle),
+            "{needle} is stored before the erase"
+        );
+    }
+    store.erase(&s, id, true, &WriteContext::default()).unwrap();
+    let after = file_bytes(&path);
+    for needle in ["Zyxwvut stone", "zyxwvut", "Zyxwvut", "Plover-42"] {
+        assert!(!holds(&after, needle), "{needle} survived the erase");
+    }
+    assert!(holds(&after, "Vtsrqp"), "a soft delete keeps its text");
+    assert!(store.integrity().unwrap().is_consistent());
+}

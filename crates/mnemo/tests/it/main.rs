@@ -3,6 +3,7 @@
 use mnemo::core::*;
 
 mod infer;
+mod limits;
 use mnemo::{AddInput, AddRequest, Memory};
 use mnemo_testkit::HashEmbedder;
 use serde_json::json;

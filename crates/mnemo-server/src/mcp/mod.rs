@@ -10,9 +10,7 @@
 use crate::api::{AddBody, ListParams, MessageIn, SearchBody, UpdateBody};
 use crate::auth::{Principal, ScopeParts};
 use crate::error::ApiError;
-use crate::rest::AppState;
 use crate::service::Service;
-use axum::Router;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -20,14 +18,15 @@ use rmcp::model::{
 };
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{
     tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
+
+mod streamable;
+pub use streamable::{routes as http_routes, SessionOwners, MAX_MESSAGE_BYTES};
 
 fn mcp_error(e: ApiError) -> McpError {
     let (_, code) = e.kind.codes();
@@ -138,6 +137,19 @@ pub struct UpdateArgs {
     pub metadata: Option<serde_json::Map<String, Value>>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseArgs {
+    /// The memory's id (a UUID).
+    pub memory_id: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// Also erase the content of the messages the memory came from.
+    pub sources: Option<bool>,
+    /// Why (kept in the tombstone event; never the erased text).
+    pub reason: Option<String>,
+}
+
 /// The MCP server: the memory tools over one service.
 #[derive(Clone)]
 pub struct MemoryTools {
@@ -236,7 +248,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "List a scope's memories, newest first, a page at a time (pass next_cursor back as cursor)."
+        description = "List a scope's memories, oldest first, a page at a time (pass next_cursor back as cursor)."
     )]
     async fn list_memories(
         &self,
@@ -308,6 +320,29 @@ impl MemoryTools {
         ok_json(json!({ "deleted": a.memory_id }))
     }
 
+    #[tool(
+        description = "Erase one memory for good: its text, metadata and index entries and the texts of its history are removed from the store (optionally its source messages too); only its id, times and a tombstone event remain. Use delete_memory for an ordinary, auditable delete."
+    )]
+    async fn erase_memory(
+        &self,
+        Parameters(a): Parameters<EraseArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let rid = uuid::Uuid::now_v7().to_string();
+        let body = crate::api::EraseBody {
+            sources: a.sources.unwrap_or(false),
+            reason: a.reason,
+            ..Default::default()
+        };
+        ok_json(
+            self.service
+                .erase(&p, &a.memory_id, &a.scope.parts(), body, &rid)
+                .await
+                .map_err(mcp_error)?,
+        )
+    }
+
     #[tool(description = "Delete every memory of a scope (a user, agent or run).")]
     async fn delete_all_memories(
         &self,
@@ -352,24 +387,6 @@ impl ServerHandler for MemoryTools {
                  every call (an API key bound to a scope fills in its own).",
             )
     }
-}
-
-/// `/mcp`: streamable HTTP, behind the same auth layer as the REST routes.
-pub fn http_routes(state: AppState) -> Router<AppState> {
-    let service = state.service.clone();
-    // rmcp's Host check (loopback names only) guards key-less local servers against DNS
-    // rebinding; with API keys every request proves itself, and clients may use any host name.
-    let config = if state.keys.is_some() {
-        StreamableHttpServerConfig::default().disable_allowed_hosts()
-    } else {
-        StreamableHttpServerConfig::default()
-    };
-    let mcp = StreamableHttpService::new(
-        move || Ok(MemoryTools::new(service.clone(), None)),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    Router::new().nest_service("/mcp", mcp)
 }
 
 /// Serves the tools on stdin/stdout until the client closes them.

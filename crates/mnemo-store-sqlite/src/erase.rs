@@ -1,0 +1,308 @@
+//! Erasure: removing a memory's content from every place the file keeps a copy, for the
+//! deletions people ask for by law. A soft delete keeps the text for audit; an erase does not.
+//!
+//! Copies of a memory's text live in its row, its FTS5 entry, its history events (and the events
+//! of memories that superseded it or that it superseded), the index texts of its conversation
+//! neighbours (context windows), stored idempotency results, its entity names and — when it is
+//! a raw memory — the source messages. All of them are scrubbed in one IMMEDIATE transaction
+//! run with `secure_delete` on (freed and rewritten space is zeroed) and the FTS5 index's own
+//! `secure-delete` option (entries are removed, not shadowed by tombstones). Afterwards a
+//! `wal_checkpoint(TRUNCATE)` moves the new pages into the main file and empties the WAL, so
+//! neither file holds the text once `erase` returns.
+
+use crate::codec::*;
+use crate::predicate::{self, Pred};
+use crate::write::{history, log_change, scope_cols, unindex};
+use crate::SqliteStore;
+use mnemo_core::*;
+use rusqlite::{params, params_from_iter, OptionalExtension, Transaction, TransactionBehavior};
+
+/// Removes every line of `index` that quotes one of `texts`; `None` when nothing changes.
+fn without_quotes(index: &str, texts: &[String]) -> Option<String> {
+    let kept: Vec<&str> = index
+        .split('\n')
+        .filter(|line| !texts.iter().any(|t| line.contains(t.as_str())))
+        .collect();
+    let out = kept.join("\n");
+    (out.len() != index.len()).then_some(out)
+}
+
+impl SqliteStore {
+    pub(crate) fn erase_memory(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        sources: bool,
+        ctx: &WriteContext,
+    ) -> Result<EraseReport> {
+        scope.validate()?;
+        let mut conn = self.writer.lock();
+        conn.execute_batch("PRAGMA secure_delete = ON")
+            .map_err(sql_err)?;
+        let result = (|| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_err)?;
+            let report = erase_in(&tx, scope, id, sources, ctx)?;
+            tx.commit().map_err(sql_err)?;
+            Ok(report)
+        })();
+        let restored = conn.execute_batch("PRAGMA secure_delete = OFF");
+        let report = result?;
+        restored.map_err(sql_err)?;
+        self.sync_ann(&conn)?;
+        // Readers hold no transaction between calls, so the checkpoint can copy every frame.
+        let busy: i64 = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(sql_err)?;
+        if busy != 0 {
+            return Err(Error::Unavailable {
+                component: "store".into(),
+                reason: "the erase is committed, but a reader kept the write-ahead log from being \
+                         truncated; retry the erase to finish removing old copies"
+                    .into(),
+            });
+        }
+        Ok(report)
+    }
+}
+
+fn erase_in(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    id: MemoryId,
+    sources: bool,
+    ctx: &WriteContext,
+) -> Result<EraseReport> {
+    // Any state: a soft-deleted or superseded memory still holds its text.
+    let mut p = Pred::default();
+    p.push("m.id = ?", [rusqlite::types::Value::Text(id.to_string())]);
+    predicate::scope(&mut p, "m", scope);
+    let sql = format!(
+        "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
+        p.where_sql()
+    );
+    let (seq, m) = tx
+        .query_row(&sql, params_from_iter(p.params.iter()), memory_from_row)
+        .optional()
+        .map_err(sql_err)?
+        .ok_or_else(|| Error::not_found("memory", id))?;
+    let owner = m.scope();
+    let ids = id.to_string();
+
+    // Every text the memory ever had, from its row and its history.
+    let mut texts = vec![m.text.clone()];
+    {
+        let mut st = tx
+            .prepare("SELECT old_text, new_text FROM history WHERE memory_id = ?1")
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map([&ids], |r| {
+                Ok((
+                    r.get::<_, Option<String>>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                ))
+            })
+            .map_err(sql_err)?;
+        for row in rows {
+            let (a, b) = row.map_err(sql_err)?;
+            texts.extend(a.into_iter().chain(b));
+        }
+    }
+    texts.retain(|t| !t.trim().is_empty());
+    texts.sort();
+    texts.dedup();
+
+    tx.execute(
+        "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)",
+        [],
+    )
+    .map_err(sql_err)?;
+    unindex(tx, seq)?;
+    let now = chrono::Utc::now()
+        .timestamp_millis()
+        .max(m.updated_at.timestamp_millis());
+    tx.execute(
+        "UPDATE memories SET text = '', index_text = NULL, metadata = '{}', hash = '', \
+         state = 'deleted', updated_at = ?1, valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2",
+        params![now, seq],
+    )
+    .map_err(sql_err)?;
+
+    // History: this memory's events lose their content; other events of the owner's scope that
+    // quote one of its texts (supersession records) lose the quoting fields.
+    let mut history_scrubbed = tx
+        .execute(
+            "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
+             new_metadata = NULL, reason = NULL WHERE memory_id = ?1",
+            [&ids],
+        )
+        .map_err(sql_err)? as u64;
+    let (u, a, r) = scope_cols(&owner);
+    for t in &texts {
+        history_scrubbed += tx
+            .execute(
+                "UPDATE history SET \
+                   old_text = CASE WHEN instr(old_text, ?1) > 0 THEN NULL ELSE old_text END, \
+                   new_text = CASE WHEN instr(new_text, ?1) > 0 THEN NULL ELSE new_text END, \
+                   reason = CASE WHEN instr(reason, ?1) > 0 THEN NULL ELSE reason END \
+                 WHERE memory_id != ?2 AND user_id IS ?3 AND agent_id IS ?4 AND run_id IS ?5 \
+                   AND (instr(old_text, ?1) > 0 OR instr(new_text, ?1) > 0 OR instr(reason, ?1) > 0)",
+                params![t, ids, u, a, r],
+            )
+            .map_err(sql_err)? as u64;
+    }
+
+    // Neighbours whose context windows quote it: re-indexed without those lines. Their vectors
+    // are numbers, not text, and stay as embedded (`mnemo reembed` recomputes them).
+    let mut neighbours_reindexed = 0u64;
+    let quoting: Vec<(i64, String, String)> = {
+        let mut st = tx
+            .prepare(
+                "SELECT seq, text, index_text FROM memories \
+                 WHERE user_id IS ?1 AND agent_id IS ?2 AND run_id IS ?3 AND index_text IS NOT NULL",
+            )
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map(params![u, a, r], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
+    for (nseq, ntext, index) in quoting {
+        let Some(new_index) = without_quotes(&index, &texts) else {
+            continue;
+        };
+        let indexed = tx
+            .execute("DELETE FROM memories_fts WHERE rowid = ?1", [nseq])
+            .map_err(sql_err)?
+            > 0;
+        let body = if new_index.trim().is_empty() {
+            ntext
+        } else {
+            new_index.clone()
+        };
+        tx.execute(
+            "UPDATE memories SET index_text = ?1 WHERE seq = ?2",
+            params![(!new_index.trim().is_empty()).then_some(&new_index), nseq],
+        )
+        .map_err(sql_err)?;
+        if indexed {
+            tx.execute(
+                "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
+                params![nseq, body],
+            )
+            .map_err(sql_err)?;
+            log_change(tx, nseq, "put")?;
+        }
+        neighbours_reindexed += 1;
+    }
+
+    // Entities: unlinked; one that named only this memory goes, its name with it.
+    tx.execute(
+        "UPDATE entities SET mentions = mentions - 1 WHERE id IN \
+         (SELECT entity_id FROM entity_memories WHERE memory_id = ?1)",
+        [&ids],
+    )
+    .map_err(sql_err)?;
+    tx.execute("DELETE FROM entity_memories WHERE memory_id = ?1", [&ids])
+        .map_err(sql_err)?;
+    let entities_removed = tx
+        .execute("DELETE FROM entities WHERE mentions <= 0", [])
+        .map_err(sql_err)? as u64;
+
+    let messages_erased = if sources {
+        tx.execute(
+            "UPDATE messages SET content = '', name = NULL WHERE id IN \
+             (SELECT message_id FROM memory_sources WHERE memory_id = ?1)",
+            [&ids],
+        )
+        .map_err(sql_err)? as u64
+    } else {
+        0
+    };
+
+    let replays_scrubbed = scrub_replays(tx, id, &ids)?;
+
+    tx.execute(
+        "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 0)",
+        [],
+    )
+    .map_err(sql_err)?;
+    tx.execute(
+        "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')",
+        [],
+    )
+    .map_err(sql_err)?;
+    history(
+        tx,
+        id,
+        scope_cols(&owner),
+        HistoryKind::Erase,
+        (None, None),
+        (None, None),
+        ctx,
+        now,
+    )?;
+    Ok(EraseReport {
+        id,
+        history_scrubbed,
+        messages_erased,
+        neighbours_reindexed,
+        entities_removed,
+        replays_scrubbed,
+    })
+}
+
+/// Stored add results that name the memory keep their ids and events, not its text: a retry
+/// with the same key still gets the original answer, with the erased text left out.
+fn scrub_replays(tx: &Transaction<'_>, id: MemoryId, ids: &str) -> Result<u64> {
+    let rows: Vec<(String, String, String)> = {
+        let mut st = tx
+            .prepare("SELECT scope_key, key, outcome FROM idempotency WHERE instr(outcome, ?1) > 0")
+            .map_err(sql_err)?;
+        let it = st
+            .query_map([ids], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(sql_err)?;
+        it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
+    let mut n = 0;
+    for (scope_key, key, raw) in rows {
+        let mut outcome: AddOutcome = serde_json::from_str(&raw)
+            .map_err(|e| Error::internal(format!("stored idempotency result: {e}")))?;
+        for r in &mut outcome.results {
+            if r.id == id {
+                r.memory = String::new();
+                r.reason = None;
+            }
+            if r.previous_id == Some(id) {
+                r.previous_memory = None;
+            }
+        }
+        let text = serde_json::to_string(&outcome)
+            .map_err(|e| Error::internal(format!("idempotency result: {e}")))?;
+        n += tx
+            .execute(
+                "UPDATE idempotency SET outcome = ?1 WHERE scope_key = ?2 AND key = ?3",
+                params![text, scope_key, key],
+            )
+            .map_err(sql_err)? as u64;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_quotes;
+
+    #[test]
+    fn quoting_lines_are_dropped_and_others_kept() {
+        let texts = vec!["I live in Oslo".to_string()];
+        assert_eq!(
+            without_quotes("Ann: hi\nAnn: hi\nBo: I live in Oslo\nAnn: nice", &texts).as_deref(),
+            Some("Ann: hi\nAnn: hi\nAnn: nice")
+        );
+        assert_eq!(without_quotes("Ann: hi", &texts), None);
+    }
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Soak: one `mnemo serve` under a fixed mixed load (adds, searches, lists, gets from 4 client
+# threads at a fixed request rate) for SOAK_SECONDS (default 600). Prints per minute the request
+# count, errors, p50/p99 latency and the server's RSS; at the end the total errors (must be 0) and
+# the RSS growth from minute 2 to the last minute (must be at most 5%). Exits non-zero if either
+# fails. The driver is scripts/soak.py (Python 3, standard library only).
+#
+#   scripts/soak.sh                                   # 10 minutes, target/release/mnemo
+#   MNEMO_BIN=target/debug/mnemo SOAK_SECONDS=180 scripts/soak.sh
+#
+# Settings (environment): MNEMO_BIN (default target/release/mnemo, built with
+# `cargo build --release -p mnemo-cli` when missing), MNEMO_MODELS_DIR (default ./models),
+# SOAK_SECONDS (600), SOAK_THREADS (4), SOAK_RATE (requests per second in all, 20),
+# SOAK_PRELOAD (memories per thread before the clock starts, 1000), SOAK_SEED (7),
+# SOAK_MAX_GROWTH (percent, 5), SOAK_WARMUP_MINUTES (2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$root/models}"
+bin="${MNEMO_BIN:-${CARGO_TARGET_DIR:-target}/release/mnemo}"
+if [ ! -x "$bin" ]; then
+  if [ -n "${MNEMO_BIN:-}" ]; then
+    echo "MNEMO_BIN=$MNEMO_BIN is not an executable" >&2
+    exit 2
+  fi
+  echo "building $bin (cargo build --release -p mnemo-cli)" >&2
+  cargo build --release -p mnemo-cli
+fi
+if [ ! -f "$MNEMO_MODELS_DIR/minilm-int8/model.onnx" ]; then
+  "$bin" models install
+fi
+
+work="$(mktemp -d)"
+pid=""
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+data="$work/data"
+key="$("$bin" --data-dir "$data" --json keys create --admin | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')"
+# Rate limiting off: the load is fixed by the driver, and a 429 would count as an error.
+"$bin" --data-dir "$data" --json serve --bind 127.0.0.1:0 --rate-limit-per-minute 0 \
+  >"$work/serve.out" 2>"$work/serve.log" &
+pid=$!
+# The server's first stdout line says where it listens; wait for that line (or its exit).
+url=""
+while [ -z "$url" ]; do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "mnemo serve exited before listening; its log:" >&2
+    cat "$work/serve.log" >&2
+    exit 1
+  fi
+  url="$(python3 -c 'import json, sys
+line = open(sys.argv[1]).readline()
+print(json.loads(line)["listening"] if line.endswith("\n") else "")' "$work/serve.out")"
+  [ -n "$url" ] || sleep 0.2
+done
+
+echo "soak: $("$bin" --version 2>/dev/null || echo mnemo) ($bin), server pid $pid at $url"
+echo "soak: $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?') + working tree, $(date -u +%FT%TZ)"
+status=0
+python3 "$root/scripts/soak.py" --url "$url" --key "$key" --pid "$pid" \
+  --seconds "${SOAK_SECONDS:-600}" --threads "${SOAK_THREADS:-4}" --rate "${SOAK_RATE:-20}" \
+  --preload "${SOAK_PRELOAD:-1000}" --seed "${SOAK_SEED:-7}" \
+  --max-growth "${SOAK_MAX_GROWTH:-5}" --warmup-minutes "${SOAK_WARMUP_MINUTES:-2}" || status=$?
+if ! kill -0 "$pid" 2>/dev/null; then
+  echo "soak: the server died during the run; its log:"
+  tail -50 "$work/serve.log"
+  exit 1
+fi
+if grep -qE ' (ERROR|WARN) ' "$work/serve.log"; then
+  echo "soak: warnings or errors in the server log:"
+  grep -E ' (ERROR|WARN) ' "$work/serve.log" | head -20
+fi
+exit "$status"
