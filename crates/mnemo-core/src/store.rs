@@ -309,6 +309,22 @@ pub trait Store: Send + Sync {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<()>;
+    /// Several updates in one transaction, in order: all are applied or, on the first failure
+    /// (unknown or inactive id, a scope that does not own it, a bad patch), none. Required: a
+    /// default built on `update` could not undo the updates before a failure.
+    fn update_many(
+        &self,
+        items: Vec<(Scope, MemoryId, MemoryPatch)>,
+        ctx: &WriteContext,
+    ) -> Result<Vec<Memory>>;
+    /// Several deletes in one transaction, all or none; returns how many. Required for the same
+    /// reason as `update_many`.
+    fn delete_many(
+        &self,
+        items: &[(Scope, MemoryId)],
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<u64>;
     /// Erases a memory of the scope in any state, in one transaction: its text, metadata, vector,
     /// lexical entry and entity links; the texts, metadata and reasons of its history events
     /// (and of other events of the scope that quote one of its texts); the lines quoting it in

@@ -119,16 +119,25 @@ impl From<CoreError> for ApiError {
         let message = match kind {
             // Internal details (paths, SQL) stay in the log.
             ErrorKind::Internal => {
-                tracing::error!(error = %e, "internal error");
+                match &e {
+                    // A provider's error may quote what it was sent or answered: content.
+                    CoreError::Model { .. } => tracing::error!("model provider error"),
+                    _ => tracing::error!(error = %e, "internal error"),
+                }
                 "internal error; the server log has the details".to_string()
             }
             ErrorKind::Unavailable => {
-                tracing::warn!(error = %e, "dependency unavailable");
+                tracing::warn!(error_kind = kind.as_str(), "dependency unavailable");
                 e.to_string()
             }
             _ => e.to_string(),
         };
-        Self::new(ApiKind::Core(kind), message)
+        let mut out = Self::new(ApiKind::Core(kind), message);
+        if kind == ErrorKind::Unavailable {
+            // A busy store or a provider hiccup: a second later is a fair first retry.
+            out.retry_after = Some(1);
+        }
+        out
     }
 }
 
@@ -187,6 +196,18 @@ mod tests {
         .into();
         assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert!(!e.message.contains("/secret/path"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_busy_store_is_503_with_retry_after() {
+        let e: ApiError = CoreError::Unavailable {
+            component: "store".into(),
+            reason: "the database is busy".into(),
+        }
+        .into();
+        let r = e.into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()[axum::http::header::RETRY_AFTER], "1");
     }
 
     #[test]

@@ -172,9 +172,9 @@ impl Service {
         }
     }
 
-    /// The scope of every id of a batch, each checked to be visible through it, before any is
-    /// written: an unknown or foreign id fails the whole batch with nothing changed. (Each item
-    /// is then its own transaction; a storage failure midway can still leave a prefix applied.)
+    /// The scope of every id of a batch, each checked to be visible through it, before any
+    /// model work: an unknown or foreign id fails the whole batch with nothing changed. The
+    /// batch is then written in one transaction (all or none).
     async fn visible_scopes(
         &self,
         p: &Principal,
@@ -436,8 +436,8 @@ impl Service {
         .await
     }
 
-    /// Several updates; ids are parsed and the scope checked before any is written. Each
-    /// update is its own transaction; the first failure stops the batch and is returned.
+    /// Several updates in one transaction; ids are parsed and the scope checked first. A
+    /// repeated id is refused (its second update would silently win).
     pub async fn update_batch(
         &self,
         p: &Principal,
@@ -456,26 +456,34 @@ impl Service {
             .into_iter()
             .map(|i| Ok((parse_id(&i.memory_id)?, i)))
             .collect::<ApiResult<Vec<_>>>()?;
+        let mut seen = std::collections::HashSet::new();
+        if let Some((dup, _)) = items.iter().find(|(id, _)| !seen.insert(*id)) {
+            return Err(ApiError::invalid(format!(
+                "memory {dup} appears twice in one batch update"
+            )));
+        }
         self.run("update_batch", p, async {
             let ids: Vec<MemoryId> = items.iter().map(|(id, _)| *id).collect();
             let scopes = self.visible_scopes(p, &parts, &ids).await?;
             for id in &ids {
                 self.check_write_id(p, *id).await?;
             }
-            let mut out = Vec::with_capacity(items.len());
-            for ((id, item), scope) in items.into_iter().zip(scopes) {
-                let req = UpdateRequest {
-                    text: item.text,
-                    metadata: item.metadata,
-                    expires_at: None,
-                };
-                out.push(
-                    self.memory
-                        .update(scope, id, req, ctx(p, request_id))
-                        .await?,
-                );
-            }
-            Ok(out)
+            let batch = items
+                .into_iter()
+                .zip(scopes)
+                .map(|((id, item), scope)| {
+                    let req = UpdateRequest {
+                        text: item.text,
+                        metadata: item.metadata,
+                        expires_at: None,
+                    };
+                    (scope, id, req)
+                })
+                .collect();
+            Ok(self
+                .memory
+                .update_many(batch, ctx(p, request_id))
+                .await?)
         })
         .await
     }
@@ -540,19 +548,22 @@ impl Service {
         }
         let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
         p.resolve(&parts)?;
-        let ids = body
+        let mut ids = body
             .memory_ids
             .iter()
             .map(|i| parse_id(i))
             .collect::<ApiResult<Vec<_>>>()?;
+        // Deleting an id twice in one batch means deleting it once.
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|id| seen.insert(*id));
         self.run("delete_batch", p, async {
             let scopes = self.visible_scopes(p, &parts, &ids).await?;
-            for (id, scope) in ids.iter().zip(scopes) {
-                self.memory
-                    .delete(scope, *id, DeleteMode::Soft, ctx(p, request_id))
-                    .await?;
-            }
-            Ok(ids.len() as u64)
+            let batch: Vec<(Scope, MemoryId)> =
+                scopes.into_iter().zip(ids.iter().copied()).collect();
+            Ok(self
+                .memory
+                .delete_many(batch, DeleteMode::Soft, ctx(p, request_id))
+                .await?)
         })
         .await
     }

@@ -110,6 +110,16 @@ pub(crate) fn metadata_text(m: &Metadata) -> String {
     serde_json::to_string(m).expect("a JSON map always serialises")
 }
 
+/// A database error as the caller should see it: a busy or locked database (another process
+/// holds the write lock past the busy timeout) is `unavailable` and worth retrying; anything
+/// else is a storage failure.
 pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
-    Error::storage(e)
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    match e.sqlite_error_code() {
+        Some(DatabaseBusy | DatabaseLocked) => Error::Unavailable {
+            component: "store".into(),
+            reason: format!("the database is busy ({e}); retry shortly"),
+        },
+        _ => Error::storage(e),
+    }
 }

@@ -87,6 +87,10 @@ use parking_lot::{Mutex, RwLock};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 
+/// How long a write waits for another connection's write lock (see
+/// [`SqliteStore::set_busy_timeout`]).
+pub const WRITE_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The embedded SQLite store. Cheap to share behind an `Arc`; safe across threads and processes
 /// (other processes' writes are picked up through the change log).
 pub struct SqliteStore {
@@ -117,6 +121,9 @@ impl SqliteStore {
             })?;
         }
         let mut writer = Connection::open(path).map_err(sql_err)?;
+        // Another process (a CLI beside a server) may hold the write lock for a moment: wait
+        // for it rather than fail at once; past this, writes fail as `unavailable`.
+        writer.busy_timeout(WRITE_BUSY_TIMEOUT).map_err(sql_err)?;
         schema::configure(&writer)?;
         schema::migrate(&mut writer)?;
         let store = Self {
@@ -150,6 +157,12 @@ impl SqliteStore {
         conn.execute("VACUUM INTO ?1", [dest.to_string_lossy()])
             .map_err(sql_err)?;
         Ok(())
+    }
+
+    /// How long a write waits for another process's write lock before it fails as
+    /// `unavailable` (default [`WRITE_BUSY_TIMEOUT`]).
+    pub fn set_busy_timeout(&self, wait: std::time::Duration) -> Result<()> {
+        self.writer.lock().busy_timeout(wait).map_err(sql_err)
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -307,6 +320,21 @@ impl Store for SqliteStore {
         ctx: &WriteContext,
     ) -> Result<EraseReport> {
         self.erase_memory(scope, id, sources, ctx)
+    }
+    fn update_many(
+        &self,
+        items: Vec<(Scope, MemoryId, MemoryPatch)>,
+        ctx: &WriteContext,
+    ) -> Result<Vec<Memory>> {
+        self.update_memories(items, ctx)
+    }
+    fn delete_many(
+        &self,
+        items: &[(Scope, MemoryId)],
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<u64> {
+        self.delete_memories(items, mode, ctx)
     }
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
         self.delete_scope(scope, mode, ctx)

@@ -543,13 +543,41 @@ impl SqliteStore {
         patch: MemoryPatch,
         ctx: &WriteContext,
     ) -> Result<Memory> {
-        scope.validate()?;
-        if let Some(t) = &patch.text {
-            if t.trim().is_empty() {
-                return Err(Error::invalid("text", "must not be empty"));
+        self.update_memories(vec![(scope.clone(), id, patch)], ctx)?
+            .pop()
+            .ok_or_else(|| Error::internal("one update, one memory"))
+    }
+
+    /// Updates in one transaction, all or none.
+    pub(crate) fn update_memories(
+        &self,
+        items: Vec<(Scope, MemoryId, MemoryPatch)>,
+        ctx: &WriteContext,
+    ) -> Result<Vec<Memory>> {
+        for (scope, _, patch) in &items {
+            scope.validate()?;
+            if let Some(t) = &patch.text {
+                if t.trim().is_empty() {
+                    return Err(Error::invalid("text", "must not be empty"));
+                }
             }
         }
         self.write_tx(|tx| {
+            items
+                .iter()
+                .map(|(scope, id, patch)| Self::update_in(tx, scope, *id, patch, ctx))
+                .collect()
+        })
+    }
+
+    fn update_in(
+        tx: &Transaction<'_>,
+        scope: &Scope,
+        id: MemoryId,
+        patch: &MemoryPatch,
+        ctx: &WriteContext,
+    ) -> Result<Memory> {
+        {
             let (seq, old) = Self::locate(tx, scope, id)?;
             let now = chrono::Utc::now().timestamp_millis().max(old.updated_at.timestamp_millis());
             let text = patch.text.clone().unwrap_or_else(|| old.text.clone());
@@ -581,7 +609,7 @@ impl SqliteStore {
             let (_, mut m) = tx.query_row(&sql, params_from_iter(p.params.iter()), memory_from_row).map_err(sql_err)?;
             m.sources = crate::read::sources_of(tx, &[id])?.remove(&id).unwrap_or_default();
             Ok(m)
-        })
+        }
     }
 
     fn delete_one(
@@ -643,17 +671,27 @@ impl SqliteStore {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<()> {
-        scope.validate()?;
+        self.delete_memories(&[(scope.clone(), id)], mode, ctx)
+            .map(|_| ())
+    }
+
+    /// Deletes in one transaction, all or none.
+    pub(crate) fn delete_memories(
+        &self,
+        items: &[(Scope, MemoryId)],
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<u64> {
+        for (scope, _) in items {
+            scope.validate()?;
+        }
         self.write_tx(|tx| {
-            let (seq, m) = Self::locate(tx, scope, id)?;
-            Self::delete_one(
-                tx,
-                seq,
-                &m,
-                mode,
-                ctx,
-                chrono::Utc::now().timestamp_millis(),
-            )
+            let now = chrono::Utc::now().timestamp_millis();
+            for (scope, id) in items {
+                let (seq, m) = Self::locate(tx, scope, *id)?;
+                Self::delete_one(tx, seq, &m, mode, ctx, now)?;
+            }
+            Ok(items.len() as u64)
         })
     }
 

@@ -1328,3 +1328,69 @@ pub fn erase_removes_every_copy_of_the_text(h: &dyn Harness) {
     assert!(store.entities_of(&s, id).unwrap().is_empty());
     assert!(store.integrity().unwrap().is_consistent());
 }
+
+/// `update_many` and `delete_many` commit every item or none: a batch whose last item names a
+/// memory the scope does not own (or one already deleted) changes nothing, history included.
+pub fn batch_updates_and_deletes_are_all_or_nothing(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("vic");
+    let a = put(store.as_ref(), &s, "Vic likes tea", json!({}));
+    let b = put(store.as_ref(), &s, "Vic lives in Porto", json!({}));
+    let foreign = put(store.as_ref(), &scope("wes"), "Wes likes jazz", json!({}));
+    let patch = |t: &str| MemoryPatch {
+        text: Some(t.to_string()),
+        vector: Some(HashEmbedder::vector(t)),
+        ..MemoryPatch::default()
+    };
+    let ctx = WriteContext::default();
+    let before = (
+        store.history(&s, a, &all(false)).unwrap(),
+        store.get(&s, b, &all(false)).unwrap().text,
+    );
+    let err = store
+        .update_many(
+            vec![
+                (s.clone(), a, patch("Vic likes coffee")),
+                (s.clone(), b, patch("Vic lives in Braga")),
+                (s.clone(), foreign, patch("planted")),
+            ],
+            &ctx,
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert_eq!(store.get(&s, a, &all(false)).unwrap().text, "Vic likes tea");
+    assert_eq!(
+        (
+            store.history(&s, a, &all(false)).unwrap(),
+            store.get(&s, b, &all(false)).unwrap().text
+        ),
+        before
+    );
+    let err = store
+        .delete_many(&[(s.clone(), a), (s.clone(), foreign)], DeleteMode::Soft, &ctx)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    assert!(store.get(&s, a, &all(false)).is_ok(), "the first delete was undone");
+
+    let out = store
+        .update_many(
+            vec![
+                (s.clone(), a, patch("Vic likes coffee")),
+                (s.clone(), b, patch("Vic lives in Braga")),
+            ],
+            &ctx,
+        )
+        .unwrap();
+    assert_eq!(
+        out.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        ["Vic likes coffee", "Vic lives in Braga"]
+    );
+    assert_eq!(
+        store
+            .delete_many(&[(s.clone(), a), (s.clone(), b)], DeleteMode::Soft, &ctx)
+            .unwrap(),
+        2
+    );
+    assert!(list_all(store.as_ref(), &s, 10).is_empty());
+    assert!(store.integrity().unwrap().is_consistent());
+}

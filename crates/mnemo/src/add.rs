@@ -293,7 +293,8 @@ impl Memory {
                 Ok(o)
             });
             written.or_else(|e| {
-                tracing::warn!(error = %e, calls = ?log.calls, "inferred add failed; no memory written");
+                // The error's message may quote the model's answer: only its kind is logged.
+                tracing::warn!(error_kind = e.kind().as_str(), model_calls = log.calls.len(), "inferred add failed; no memory written");
                 if cfg.log_messages_on_failure {
                     let mut batch = WriteBatch::new(req.scope.clone(), messages, Vec::new());
                     batch.context = ctx;

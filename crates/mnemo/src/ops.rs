@@ -143,47 +143,96 @@ impl Memory {
         req: UpdateRequest,
         ctx: WriteContext,
     ) -> Result<MemoryRecord> {
-        scope.validate()?;
-        if req.text.is_none() && req.metadata.is_none() && req.expires_at.is_none() {
-            return Err(Error::invalid(
-                "update",
-                "give a new text, metadata or expiry",
-            ));
-        }
-        let metadata = match req.metadata {
-            None => None,
-            Some(serde_json::Value::Object(mut m)) => {
-                strip_identity_keys(&mut m);
-                Some(m)
-            }
-            Some(_) => return Err(Error::invalid("metadata", "must be a JSON object")),
-        };
-        if let Some(t) = &req.text {
-            if t.trim().is_empty() {
-                return Err(Error::invalid("text", "must not be empty"));
-            }
-        }
-        let vector = match &req.text {
-            Some(t) => {
-                Some(
-                    self.embed(vec![t.clone()])
-                        .await?
-                        .pop()
-                        .ok_or_else(|| Error::Model {
-                            reason: "the embedder returned no vector".into(),
-                        })?,
-                )
-            }
-            None => None,
-        };
-        let patch = MemoryPatch {
-            text: req.text,
-            index_text: None,
-            vector,
-            metadata,
-            expires_at: req.expires_at,
-        };
+        let mut patches = self.patches(vec![(scope, id, req)]).await?;
+        let (scope, id, patch) = patches
+            .pop()
+            .ok_or_else(|| Error::internal("one update, one patch"))?;
         self.with_store(move |s| s.update(&scope, id, patch, &ctx))
+            .await
+    }
+
+    /// Several updates in one transaction: every one is applied or none is (an unknown id, a
+    /// memory another scope owns or one that is no longer active fails the whole call). New texts
+    /// are embedded together first.
+    pub async fn update_many(
+        &self,
+        items: Vec<(Scope, MemoryId, UpdateRequest)>,
+        ctx: WriteContext,
+    ) -> Result<Vec<MemoryRecord>> {
+        let patches = self.patches(items).await?;
+        self.with_store(move |s| s.update_many(patches, &ctx)).await
+    }
+
+    /// Checked patches for updates, the new texts embedded in one batch.
+    async fn patches(
+        &self,
+        items: Vec<(Scope, MemoryId, UpdateRequest)>,
+    ) -> Result<Vec<(Scope, MemoryId, MemoryPatch)>> {
+        let mut texts = Vec::new();
+        let mut checked = Vec::with_capacity(items.len());
+        for (scope, id, req) in items {
+            scope.validate()?;
+            if req.text.is_none() && req.metadata.is_none() && req.expires_at.is_none() {
+                return Err(Error::invalid(
+                    "update",
+                    "give a new text, metadata or expiry",
+                ));
+            }
+            let metadata = match req.metadata {
+                None => None,
+                Some(serde_json::Value::Object(mut m)) => {
+                    strip_identity_keys(&mut m);
+                    Some(m)
+                }
+                Some(_) => return Err(Error::invalid("metadata", "must be a JSON object")),
+            };
+            if let Some(t) = &req.text {
+                if t.trim().is_empty() {
+                    return Err(Error::invalid("text", "must not be empty"));
+                }
+                texts.push(t.clone());
+            }
+            checked.push((scope, id, req.text, metadata, req.expires_at));
+        }
+        let wanted = texts.len();
+        let mut vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            self.embed(texts).await?
+        };
+        if vectors.len() != wanted {
+            return Err(Error::Model {
+                reason: format!(
+                    "the embedder returned {} vectors for {wanted} texts",
+                    vectors.len()
+                ),
+            });
+        }
+        vectors.reverse();
+        Ok(checked
+            .into_iter()
+            .map(|(scope, id, text, metadata, expires_at)| {
+                let vector = text.as_ref().and_then(|_| vectors.pop());
+                let patch = MemoryPatch {
+                    text,
+                    index_text: None,
+                    vector,
+                    metadata,
+                    expires_at,
+                };
+                (scope, id, patch)
+            })
+            .collect())
+    }
+
+    /// Deletes several memories in one transaction: all or none.
+    pub async fn delete_many(
+        &self,
+        items: Vec<(Scope, MemoryId)>,
+        mode: DeleteMode,
+        ctx: WriteContext,
+    ) -> Result<u64> {
+        self.with_store(move |s| s.delete_many(&items, mode, &ctx))
             .await
     }
 

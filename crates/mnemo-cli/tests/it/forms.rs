@@ -111,11 +111,18 @@ fn add_search_get_list_update_history_delete() {
     assert_eq!(deleted["deleted"], 1);
 }
 
+/// An export record of a memory that expired before the test began: restoring it is how a
+/// test gets an expired memory without waiting for the clock (an add refuses a past expiry, and
+/// the library reads the wall clock).
+const EXPIRED_COUPON: &str = r#"{"type":"memory","id":"01a2308d-d164-7305-b45e-a01819e97608","memory":"an expired coupon","kind":"raw","state":"active","user_id":"u","agent_id":null,"run_id":null,"metadata":{},"hash":"","created_at":"2020-01-01T00:00:00Z","updated_at":"2020-01-01T00:00:00Z","expires_at":"2020-01-02T00:00:00Z","valid_from":null,"valid_until":null,"actor":null,"role":"user","sources":[],"access_count":0,"last_accessed_at":null}"#;
+
 #[test]
 fn expiry_and_bad_input_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let soon = (chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339();
+    // A memory whose expiry is still ahead is seen by every read, with the expiry it was given.
+    let later = (chrono::Utc::now() + chrono::Duration::hours(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let added = run_ok(mnemo(d).args([
         "add",
         "--user-id",
@@ -123,23 +130,61 @@ fn expiry_and_bad_input_are_typed_errors() {
         "--infer",
         "false",
         "--expires-at",
-        &soon,
+        &later,
         "a short-lived coupon",
     ]));
-    let id = added["results"][0]["id"].as_str().unwrap().to_string();
-    assert_eq!(
-        run_ok(mnemo(d).args(["get", "--user-id", "u", &id]))["memory"],
-        "a short-lived coupon"
+    let live = added["results"][0]["id"].as_str().unwrap().to_string();
+    let got = run_ok(mnemo(d).args(["get", "--user-id", "u", &live]));
+    assert_eq!(got["memory"], "a short-lived coupon");
+    assert_eq!(got["expires_at"], later.as_str());
+    // An expiry already past is refused at the add.
+    let (_, err) = run_err(mnemo(d).args([
+        "add",
+        "--user-id",
+        "u",
+        "--infer",
+        "false",
+        "--expires-at",
+        "2020-01-02T00:00:00Z",
+        "too late",
+    ]));
+    assert_eq!(err["error"]["kind"], "invalid_input");
+    assert!(
+        err["error"]["message"].as_str().unwrap().contains("past"),
+        "{err}"
     );
-    std::thread::sleep(std::time::Duration::from_millis(2500));
-    let (_, err) = run_err(mnemo(d).args(["get", "--user-id", "u", &id]));
+    // A memory whose expiry has passed: hidden from get, list and search unless asked for.
+    let file = d.join("expired.jsonl");
+    std::fs::write(&file, format!("{EXPIRED_COUPON}\n")).unwrap();
+    run_ok(mnemo(d).arg("import").arg(&file));
+    let expired = "01a2308d-d164-7305-b45e-a01819e97608";
+    let (_, err) = run_err(mnemo(d).args(["get", "--user-id", "u", expired]));
     assert_eq!(err["error"]["kind"], "not_found");
-    let shown = run_ok(mnemo(d).args(["get", "--user-id", "u", "--include-expired", &id]));
-    assert_eq!(shown["memory"], "a short-lived coupon");
+    let shown = run_ok(mnemo(d).args(["get", "--user-id", "u", "--include-expired", expired]));
+    assert_eq!(shown["memory"], "an expired coupon");
+    let ids = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
     let listed = run_ok(mnemo(d).args(["list", "--user-id", "u"]));
-    assert!(listed["results"].as_array().unwrap().is_empty());
+    assert_eq!(ids(&listed), [live.clone()]);
     let found = run_ok(mnemo(d).args(["search", "--user-id", "u", "coupon"]));
-    assert!(found["results"].as_array().unwrap().is_empty());
+    assert_eq!(ids(&found), [live.clone()]);
+    let mut all = ids(&run_ok(mnemo(d).args([
+        "search",
+        "--user-id",
+        "u",
+        "--include-expired",
+        "coupon",
+    ])));
+    all.sort();
+    let mut both = vec![live.clone(), expired.to_string()];
+    both.sort();
+    assert_eq!(all, both);
 
     let (out, err) = run_err(mnemo(d).args(["add", "--user-id", "u", "--infer", "true", "hello"]));
     assert_eq!(err["error"]["kind"], "invalid_input");
@@ -201,7 +246,7 @@ fn expiry_and_bad_input_are_typed_errors() {
     assert_eq!(err["error"]["kind"], "invalid_input");
     // Nothing was written by the failed calls.
     let listed = run_ok(mnemo(d).args(["list", "--user-id", "u", "--include-expired"]));
-    assert_eq!(listed["results"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["results"].as_array().unwrap().len(), 2);
 }
 
 #[test]

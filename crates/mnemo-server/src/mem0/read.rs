@@ -13,6 +13,9 @@ pub(super) struct Mem0Search {
     limit: Option<usize>,
     threshold: Option<f32>,
     show_expired: Option<bool>,
+    /// Older SDKs' search filter: metadata key/value pairs, each must match.
+    metadata: Option<Value>,
+    categories: Option<Value>,
     /// Every other field; see [`IGNORED_SEARCH`].
     #[serde(flatten)]
     rest: Map<String, Value>,
@@ -24,10 +27,8 @@ pub(super) const IGNORED_SEARCH: &[&str] = &[
     "keyword_search",
     "rerank",
     "fields",
-    "categories",
     "reference_date",
     "latest_only",
-    "metadata",
     "explain",
     "version",
     "output_format",
@@ -41,8 +42,17 @@ pub(super) async fn search(
     ApiJson(b): ApiJson<Mem0Search>,
 ) -> ApiResult<Response> {
     refuse_unknown(&b.rest, IGNORED_SEARCH)?;
+    refuse_categories(&b.categories)?;
     let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
     let filters = split_filters(b.filters, &mut parts)?;
+    let metadata = match b.metadata {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) if m.is_empty() => None,
+        // Identity keys inside it are scope, as in `filters`.
+        Some(m @ Value::Object(_)) => split_filters(Some(m), &mut parts)?,
+        Some(_) => return Err(ApiError::invalid("metadata must be a JSON object")),
+    };
+    let filters = and_filters(filters, metadata.into_iter().collect());
     let body = SearchBody {
         query: b.query,
         user_id: parts.user_id,
@@ -69,6 +79,10 @@ pub(super) struct Mem0List {
     show_expired: Option<bool>,
     page: Option<usize>,
     page_size: Option<usize>,
+    /// Creation-time bounds: `YYYY-MM-DD` (an end date includes its day) or RFC 3339.
+    start_date: Option<Value>,
+    end_date: Option<Value>,
+    categories: Option<Value>,
     /// Every other field; see [`IGNORED_LIST`].
     #[serde(flatten)]
     rest: Map<String, Value>,
@@ -76,9 +90,6 @@ pub(super) struct Mem0List {
 
 /// Options Mem0's clients send to this route that mnemo accepts without acting on.
 pub(super) const IGNORED_LIST: &[&str] = &[
-    "start_date",
-    "end_date",
-    "categories",
     "latest_only",
     "keys",
     "fields",
@@ -114,8 +125,10 @@ pub(super) async fn list(
             .map_err(|e| ApiError::invalid(format!("the body does not fit this route: {e}")))?
     };
     refuse_unknown(&b.rest, IGNORED_LIST)?;
+    refuse_categories(&b.categories)?;
     let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
     let filters = split_filters(b.filters, &mut parts)?;
+    let filters = and_filters(filters, date_range(&b.start_date, &b.end_date)?);
     let page = q.page.or(b.page).unwrap_or(1).max(1);
     let size = q.page_size.or(b.page_size).unwrap_or(100);
     let (results, has_more, count) = page_of(
@@ -221,8 +234,6 @@ pub(super) struct ByIdQuery {
     user_id: Option<String>,
     agent_id: Option<String>,
     run_id: Option<String>,
-    #[allow(dead_code)]
-    delete_linked: Option<Value>,
     #[allow(dead_code)]
     org_id: Option<Value>,
     #[allow(dead_code)]

@@ -131,6 +131,49 @@ pub(super) fn date_of(field: &str, v: &Value) -> ApiResult<Option<DateTime<Utc>>
     }
 }
 
+/// `base AND each of extra` as one filter expression.
+pub(super) fn and_filters(base: Option<Value>, extra: Vec<Value>) -> Option<Value> {
+    let mut all: Vec<Value> = base.into_iter().chain(extra).collect();
+    match all.len() {
+        0 => None,
+        1 => all.pop(),
+        _ => Some(serde_json::json!({ "AND": all })),
+    }
+}
+
+/// Mem0's categories are labels its platform assigns; mnemo has none, so a category filter
+/// would match nothing or everything. Refused unless empty.
+pub(super) fn refuse_categories(v: &Option<Value>) -> ApiResult<()> {
+    match v {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Array(a)) if a.is_empty() => Ok(()),
+        Some(_) => Err(ApiError::invalid(
+            "categories are not supported: mnemo does not categorise memories; filter on \
+             metadata instead",
+        )),
+    }
+}
+
+/// `start_date`/`end_date` of a list as `created_at` bounds. A bare end date includes its day.
+pub(super) fn date_range(start: &Option<Value>, end: &Option<Value>) -> ApiResult<Vec<Value>> {
+    let mut out = Vec::new();
+    if let Some(t) = start.as_ref().map(|v| date_of("start_date", v)).transpose()?.flatten() {
+        out.push(serde_json::json!({ "created_at": { "gte": t.to_rfc3339() } }));
+    }
+    if let Some(v) = end {
+        if let Some(t) = date_of("end_date", v)? {
+            let day_only = v.as_str().is_some_and(|s| s.len() == 10);
+            let bound = if day_only {
+                serde_json::json!({ "lt": (t + chrono::Duration::days(1)).to_rfc3339() })
+            } else {
+                serde_json::json!({ "lte": t.to_rfc3339() })
+            };
+            out.push(serde_json::json!({ "created_at": bound }));
+        }
+    }
+    Ok(out)
+}
+
 /// Reads `{'user_id': 'alice'}` (a flat Python dict of strings) or JSON.
 /// Refuses a body field the route does not know: anything in `rest` (the fields a body struct
 /// did not name) that is not among the route's `ignored` Mem0 options.

@@ -23,6 +23,11 @@ pub(super) struct Mem0Add {
     /// `procedural_memory` (OSS) or `procedural`.
     memory_type: Option<String>,
     app_id: Option<Value>,
+    /// Topics the extraction should keep to / leave out (inferred adds only).
+    includes: Option<String>,
+    excludes: Option<String>,
+    /// Mem0: the memory may never be updated. Not supported: refused when `true`.
+    immutable: Option<bool>,
     /// Every other field; see [`IGNORED_ADD`].
     #[serde(flatten)]
     rest: Map<String, Value>,
@@ -33,9 +38,6 @@ pub(super) const IGNORED_ADD: &[&str] = &[
     "custom_categories",
     "agent_custom_instructions",
     "structured_data_schema",
-    "includes",
-    "excludes",
-    "immutable",
     "enable_graph",
     "version",
     "output_format",
@@ -56,22 +58,61 @@ pub(super) async fn add(
             "app_id scopes are not supported; use user_id, agent_id or run_id",
         ));
     }
+    if b.immutable == Some(true) {
+        return Err(ApiError::invalid(
+            "immutable=true is not supported: every mnemo memory can be updated (each change is \
+             kept in its history)",
+        ));
+    }
     let mut parts = ScopeParts::new(b.user_id, b.agent_id, b.run_id);
     if split_filters(b.filters, &mut parts)?.is_some() {
         return Err(ApiError::invalid(
             "an add's filters may only name user_id, agent_id, run_id",
         ));
     }
+    let scoping = [("includes", &b.includes), ("excludes", &b.excludes)];
+    let scoping: Vec<(&str, &str)> = scoping
+        .iter()
+        .filter_map(|(k, v)| v.as_deref().filter(|v| !v.trim().is_empty()).map(|v| (*k, v)))
+        .collect();
+    let infers = b.infer.unwrap_or(s.service.memory().chat().is_some());
+    if !scoping.is_empty() && !infers {
+        return Err(ApiError::invalid(format!(
+            "{} only apply to inferred adds (a chat model extracting facts); this add is raw",
+            scoping.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" and ")
+        )));
+    }
+    let mut instructions = b.custom_instructions.or(b.prompt);
+    for (k, v) in scoping {
+        let rule = match k {
+            "includes" => format!("Only keep facts about: {v}."),
+            _ => format!("Never keep facts about: {v}."),
+        };
+        instructions = Some(match instructions {
+            Some(i) => format!("{i}\n{rule}"),
+            None => rule,
+        });
+    }
     let memory_type = match b.memory_type.as_deref() {
         None => None,
         Some("procedural_memory") | Some("procedural") => Some("procedural".to_string()),
         Some(other) => Some(other.to_string()),
     };
+    // Unix seconds from 1970 to the end of year 9999 (RFC 3339's range); negative ones named
+    // years like -1199.
+    const LAST_SECOND: i64 = 253_402_300_799;
     let timestamp = b
         .timestamp
         .map(|t| {
-            DateTime::from_timestamp(t, 0)
-                .ok_or_else(|| ApiError::invalid("timestamp is out of range"))
+            (0..=LAST_SECOND)
+                .contains(&t)
+                .then(|| DateTime::from_timestamp(t, 0))
+                .flatten()
+                .ok_or_else(|| {
+                    ApiError::invalid(format!(
+                        "timestamp must be Unix seconds between 0 and {LAST_SECOND}"
+                    ))
+                })
         })
         .transpose()?;
     let body = AddBody {
@@ -91,7 +132,7 @@ pub(super) async fn add(
         timestamp,
         idempotency_key: None,
         memory_type,
-        instructions: b.custom_instructions.or(b.prompt),
+        instructions,
         session_id: None,
     };
     Ok(Json(s.service.add(&p, body, &rid.0).await?).into_response())
@@ -228,7 +269,7 @@ pub(super) struct DeleteAllQuery {
     run_id: Option<String>,
     /// JSON, or the Python dict repr that `delete_all(filters=…)` sends.
     filters: Option<String>,
-    #[allow(dead_code)]
+    /// Refused when given: mnemo has no app scopes (a delete-all must not silently widen).
     app_id: Option<Value>,
     #[allow(dead_code)]
     org_id: Option<Value>,
@@ -242,6 +283,11 @@ pub(super) async fn delete_all(
     Extension(rid): Rid,
     ApiQuery(q): ApiQuery<DeleteAllQuery>,
 ) -> ApiResult<Response> {
+    if q.app_id.as_ref().is_some_and(|v| !v.is_null()) {
+        return Err(ApiError::invalid(
+            "app_id scopes are not supported; use user_id, agent_id or run_id",
+        ));
+    }
     let mut parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
     if let Some(raw) = q.filters.as_deref() {
         if split_filters(Some(loose_dict(raw)?), &mut parts)?.is_some() {

@@ -51,6 +51,17 @@ fn scope_of(q: &ScopeParams) -> ScopeParts {
     ScopeParts::new(q.user_id.clone(), q.agent_id.clone(), q.run_id.clone())
 }
 
+/// The scope of a route that reads no expiry option: `include_expired` there would change
+/// nothing, so it is refused rather than silently ignored.
+fn scope_only(q: &ScopeParams, route: &str) -> ApiResult<ScopeParts> {
+    if q.include_expired {
+        return Err(ApiError::invalid(format!(
+            "include_expired does not apply to {route}"
+        )));
+    }
+    Ok(scope_of(q))
+}
+
 /// Remember a text or a conversation.
 #[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = AddBody,
     responses((status = 200, body = AddOutcomeDoc), (status = "4XX", body = ErrorDoc)))]
@@ -84,7 +95,7 @@ async fn delete_all(
     Extension(rid): Rid,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
-    let n = s.service.delete_all(&p, &scope_of(&q), &rid.0).await?;
+    let n = s.service.delete_all(&p, &scope_only(&q, "a delete of a scope (expired memories are deleted too)")?, &rid.0).await?;
     Ok(Json(json!({ "deleted": n })).into_response())
 }
 
@@ -168,7 +179,7 @@ async fn update(
 ) -> ApiResult<Response> {
     Ok(Json(
         s.service
-            .update(&p, &id, &scope_of(&q), body, &rid.0)
+            .update(&p, &id, &scope_only(&q, "updates")?, body, &rid.0)
             .await?,
     )
     .into_response())
@@ -184,7 +195,7 @@ async fn delete_one(
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
-    s.service.delete(&p, &id, &scope_of(&q), &rid.0).await?;
+    s.service.delete(&p, &id, &scope_only(&q, "deletes")?, &rid.0).await?;
     Ok(Json(json!({ "message": "memory deleted" })).into_response())
 }
 
@@ -217,7 +228,7 @@ async fn history(
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
-    let events = s.service.history(&p, &id, &scope_of(&q)).await?;
+    let events = s.service.history(&p, &id, &scope_only(&q, "history")?).await?;
     Ok(Json(json!({ "results": events })).into_response())
 }
 

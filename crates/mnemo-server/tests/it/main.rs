@@ -1,6 +1,7 @@
 //! The server, driven over real HTTP on 127.0.0.1: a store in a temp dir, the deterministic
 //! hash embedder, API keys from the real key store. Each test starts its own server on port 0.
 
+mod batches;
 mod erase;
 mod http_hardening;
 mod input;
@@ -15,7 +16,7 @@ use mnemo_core::{Embedder, RankParams};
 use mnemo_server::{KeyStore, RunningServer, ScopeParts, ServerConfig};
 use mnemo_testkit::HashEmbedder;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 pub struct TestServer {
@@ -28,10 +29,57 @@ pub struct TestServer {
     _dir: tempfile::TempDir,
 }
 
-/// An embedder that takes its time, to hold requests in flight.
-pub struct SlowEmbedder(pub Duration);
+/// An embedder that holds every call at a gate until the test opens it, and lets the test wait
+/// until a number of calls are held: a request stays in flight exactly as long as the test needs,
+/// without sleeping.
+#[derive(Default)]
+pub struct GatedEmbedder {
+    gate: Mutex<Gate>,
+    changed: Condvar,
+}
 
-impl Embedder for SlowEmbedder {
+#[derive(Default)]
+struct Gate {
+    held: usize,
+    open: bool,
+}
+
+impl GatedEmbedder {
+    /// Blocks until `n` calls wait at the gate. Panics if they have not after a minute: the
+    /// requests never reached the embedder (a guard against a hang, not a timing check).
+    pub fn wait_for_held(&self, n: usize) {
+        let gate = self.gate.lock().unwrap();
+        let (gate, waited) = self
+            .changed
+            .wait_timeout_while(gate, Duration::from_secs(60), |g| g.held < n)
+            .unwrap();
+        assert!(
+            !waited.timed_out(),
+            "{} of {n} embedder calls arrived",
+            gate.held
+        );
+    }
+
+    /// Lets every held call, and every later one, through.
+    pub fn open(&self) {
+        self.gate.lock().unwrap().open = true;
+        self.changed.notify_all();
+    }
+
+    /// Opens the gate when dropped, so a failing test does not leave a call held (the runtime
+    /// would wait for it forever on drop).
+    pub fn open_on_drop(self: &Arc<Self>) -> impl Drop {
+        struct OpenOnDrop(Arc<GatedEmbedder>);
+        impl Drop for OpenOnDrop {
+            fn drop(&mut self) {
+                self.0.open();
+            }
+        }
+        OpenOnDrop(self.clone())
+    }
+}
+
+impl Embedder for GatedEmbedder {
     fn model_id(&self) -> &str {
         HashEmbedder::MODEL_ID
     }
@@ -39,7 +87,12 @@ impl Embedder for SlowEmbedder {
         HashEmbedder::DIM
     }
     fn embed(&self, texts: &[&str]) -> mnemo_core::Result<Vec<Vec<f32>>> {
-        std::thread::sleep(self.0);
+        let mut gate = self.gate.lock().unwrap();
+        gate.held += 1;
+        self.changed.notify_all();
+        let mut gate = self.changed.wait_while(gate, |g| !g.open).unwrap();
+        gate.held -= 1;
+        drop(gate);
         HashEmbedder.embed(texts)
     }
 }

@@ -242,3 +242,107 @@ fn a_deep_mem0_page_is_one_positioned_read_not_a_walk() {
     assert!(!r.body["next"].is_null() && !r.body["previous"].is_null());
     assert_eq!(list_ops(&s) - before, 1, "one list operation");
 }
+
+/// Options Mem0 clients send that change results: each is honoured or refused with a 400 that
+/// names it. Before, all of these were accepted and dropped.
+#[test]
+fn mem0_options_that_change_results_are_honoured_or_refused() {
+    let s = TestServer::start();
+    let k = s.user_key("olga");
+    let k = Some(k.as_str());
+    for (text, ts, tag) in [
+        ("olga visited Lima", 1_704_844_800, "trip"), // 2024-01-10
+        ("olga visited Rome", 1_707_523_200, "trip"), // 2024-02-10
+        ("olga bought skis", 1_710_028_800, "shop"),  // 2024-03-10
+    ] {
+        let r = s.call(
+            "POST",
+            "/v1/memories/",
+            k,
+            Some(json!({"messages": [{"role": "user", "content": text}], "user_id": "olga",
+                "infer": false, "timestamp": ts, "metadata": {"tag": tag}})),
+        );
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+    // Older SDKs' `metadata` on search is a filter.
+    let r = s.call(
+        "POST",
+        "/v1/memories/search/",
+        k,
+        Some(json!({"query": "olga", "user_id": "olga", "metadata": {"tag": "shop"}})),
+    );
+    let hits: Vec<&str> = r.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["memory"].as_str().unwrap())
+        .collect();
+    assert_eq!(hits, ["olga bought skis"], "{:?}", r.body);
+    // start_date / end_date bound creation time; a bare end date includes its day.
+    let r = s.call(
+        "POST",
+        "/v3/memories/",
+        k,
+        Some(json!({"filters": {"user_id": "olga"}, "start_date": "2024-02-01",
+            "end_date": "2024-03-10"})),
+    );
+    let listed: Vec<&str> = r.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["memory"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        ["olga visited Rome", "olga bought skis"],
+        "{:?}",
+        r.body
+    );
+    assert_eq!(r.body["count"], 2);
+    // Refused, each naming its option.
+    let refusals = [
+        (
+            "POST",
+            "/v1/memories/",
+            Some(json!({"messages": "x", "user_id": "olga", "immutable": true})),
+            "immutable",
+        ),
+        (
+            "POST",
+            "/v1/memories/",
+            Some(json!({"messages": "x", "user_id": "olga", "infer": false,
+                "includes": "sports"})),
+            "includes",
+        ),
+        (
+            "POST",
+            "/v1/memories/",
+            Some(json!({"messages": "x", "user_id": "olga", "timestamp": -99_999_999_999i64})),
+            "timestamp",
+        ),
+        (
+            "POST",
+            "/v1/memories/search/",
+            Some(json!({"query": "x", "user_id": "olga", "categories": ["travel"]})),
+            "categories",
+        ),
+        ("DELETE", "/v1/memories/?user_id=olga&app_id=app1", None, "app_id"),
+        (
+            "DELETE",
+            "/v1/memories?user_id=olga&include_expired=true",
+            None,
+            "include_expired",
+        ),
+    ];
+    let before = s.snapshot();
+    for (method, path, body, option) in refusals {
+        let r = s.call(method, path, k, body);
+        assert_eq!(r.status, 400, "{path} {option}: {:?}", r.body);
+        assert!(
+            r.body.to_string().contains(option),
+            "{option}: {:?}",
+            r.body
+        );
+    }
+    assert_eq!(s.snapshot(), before, "a refused option changes nothing");
+}

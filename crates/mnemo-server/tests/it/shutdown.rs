@@ -1,14 +1,37 @@
 //! Graceful shutdown: a write in flight when the server is told to stop completes, is answered
 //! and is in the store; new connections are refused afterwards.
 
-use crate::{SlowEmbedder, TestServer};
+use crate::{GatedEmbedder, TestServer};
 use serde_json::json;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Waits until `addr` refuses connections: the server has closed its listener, which it does
+/// once it has begun to stop. Panics after a minute (a guard against a hang).
+fn wait_until_refused(addr: SocketAddr) {
+    let give_up = Instant::now() + Duration::from_secs(60);
+    loop {
+        match TcpStream::connect(addr) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return,
+            Err(e) => panic!("connecting to {addr}: {e}"),
+            Ok(_) => {
+                assert!(
+                    Instant::now() < give_up,
+                    "{addr} still accepts a minute after shutdown began"
+                );
+                std::thread::yield_now();
+            }
+        }
+    }
+}
 
 #[test]
 fn shutdown_finishes_in_flight_writes() {
-    let mut s = TestServer::start_with(Arc::new(SlowEmbedder(Duration::from_millis(800))), |_| {});
+    let gate = Arc::new(GatedEmbedder::default());
+    let mut s = TestServer::start_with(gate.clone(), |_| {});
+    // Declared after the server, so dropped first: a failure never leaves the write held.
+    let _release = gate.open_on_drop();
     let key = s.user_key("alice");
     let url = s.url.clone();
     let writer = {
@@ -30,13 +53,20 @@ fn shutdown_finishes_in_flight_writes() {
             )
         })
     };
-    // Let the request reach the (slow) embedder, then stop the server.
-    std::thread::sleep(Duration::from_millis(300));
+    // The write is in flight, held at the embedder, when the server is told to stop.
+    gate.wait_for_held(1);
     let server = s.shutdown_handle();
-    let state = server.state.clone();
-    s.runtime().block_on(server.shutdown()).unwrap();
+    let (addr, state) = (server.addr, server.state.clone());
+    let stopping = s.runtime().spawn(server.shutdown());
+    wait_until_refused(addr);
+    assert!(
+        !stopping.is_finished(),
+        "shutdown finished while a write was still in flight"
+    );
+    gate.open();
     let (status, body) = writer.join().unwrap();
     assert_eq!(status, 200, "{body}");
+    s.runtime().block_on(stopping).unwrap().unwrap();
     let id: serde_json::Value = serde_json::from_str(&body).unwrap();
     let id = mnemo_core::MemoryId::parse(id["results"][0]["id"].as_str().unwrap()).unwrap();
     // The write is in the store.
@@ -50,7 +80,7 @@ fn shutdown_finishes_in_flight_writes() {
         }))
         .unwrap();
     assert_eq!(got.text, "written during shutdown");
-    // And the listener is closed.
+    // And the listener stays closed.
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()

@@ -247,3 +247,26 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
     assert!(holds(&after, "Vtsrqp"), "a soft delete keeps its text");
     assert!(store.integrity().unwrap().is_consistent());
 }
+
+/// Another process holding the write lock past the busy timeout makes a write fail as
+/// `unavailable` (retryable: the server answers 503 with Retry-After), not as an internal error.
+#[test]
+fn a_locked_database_is_unavailable_not_internal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store = mnemo_store_sqlite::SqliteStore::open(&path).unwrap();
+    store
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .unwrap();
+    store
+        .set_busy_timeout(std::time::Duration::from_millis(50))
+        .unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let s = scope("ursula");
+    let err = store.write(vec![batch(&s, "a note", json!({}))]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert!(err.kind().is_retryable());
+    other.execute_batch("ROLLBACK").unwrap();
+    store.write(vec![batch(&s, "a note", json!({}))]).unwrap();
+}
