@@ -146,6 +146,9 @@ pub enum Command {
         /// Also search superseded memories (what used to be true).
         #[arg(long)]
         include_inactive: bool,
+        /// Search what was valid at this time (RFC 3339), superseded facts included.
+        #[arg(long)]
+        as_of: Option<String>,
         /// hybrid (default), dense or lexical.
         #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
         mode: mnemo::core::SearchMode,
@@ -176,6 +179,9 @@ pub enum Command {
         filters: Option<String>,
         #[arg(long)]
         include_expired: bool,
+        /// List what was valid at this time (RFC 3339), superseded facts included.
+        #[arg(long)]
+        as_of: Option<String>,
     },
     /// Change a memory's text and/or metadata.
     Update {

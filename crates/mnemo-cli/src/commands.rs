@@ -253,6 +253,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             filters,
             include_expired,
             include_inactive,
+            as_of,
             mode,
             query,
         } => {
@@ -270,6 +271,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 read: ReadOptions {
                     include_expired,
                     include_inactive,
+                    as_of: as_of.map(|t| parse_time_arg("as_of", &t)).transpose()?,
                     ..ReadOptions::default()
                 },
                 mode,
@@ -337,6 +339,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             kinds,
             filters,
             include_expired,
+            as_of,
         } => {
             let page = memory
                 .list(ListRequest {
@@ -346,6 +349,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     limit,
                     cursor,
                     include_expired,
+                    as_of: as_of.map(|t| parse_time_arg("as_of", &t)).transpose()?,
                 })
                 .await?;
             if json {

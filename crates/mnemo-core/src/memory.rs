@@ -178,8 +178,20 @@ impl Memory {
         .expect("stored scopes were validated on write")
     }
 
-    pub fn is_expired(&self, now: Timestamp) -> bool {
-        self.expires_at.is_some_and(|t| t <= now)
+    /// The fields the visibility rule reads (see [`crate::ReadOptions::admits`]).
+    pub fn validity(&self) -> crate::Validity {
+        crate::Validity {
+            active: self.state == MemoryState::Active,
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            valid_from: self.valid_from,
+            valid_until: self.valid_until,
+        }
+    }
+
+    /// Whether `read` sees this memory.
+    pub fn visible(&self, read: &crate::ReadOptions) -> bool {
+        read.admits(&self.validity())
     }
 }
 

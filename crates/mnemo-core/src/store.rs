@@ -14,7 +14,8 @@ use crate::memory::*;
 use crate::scope::Scope;
 use serde::{Deserialize, Serialize};
 
-/// Which records a read sees.
+/// Which records a read sees. [`ReadOptions::admits`] is the one statement of the rule; the
+/// stores' SQL predicates and index pre-filters implement it, and a test holds each to it.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadOptions {
     /// Also return memories whose `expires_at` has passed.
@@ -23,6 +24,11 @@ pub struct ReadOptions {
     pub include_inactive: bool,
     /// The instant expiry is judged against.
     pub now: Timestamp,
+    /// An as-of read: what was valid at this instant (`valid_from ≤ T < valid_until`, with
+    /// `valid_from` defaulting to the creation time), whatever its state now — a superseded fact
+    /// answers "where did she live in 2023". `include_inactive` does not apply; expiry (a
+    /// retention limit, judged at `now`) still does.
+    pub as_of: Option<Timestamp>,
 }
 
 impl Default for ReadOptions {
@@ -31,7 +37,37 @@ impl Default for ReadOptions {
             include_expired: false,
             include_inactive: false,
             now: chrono::Utc::now(),
+            as_of: None,
         }
+    }
+}
+
+/// The fields of a memory the visibility rule reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Validity {
+    pub active: bool,
+    pub created_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+    pub valid_from: Option<Timestamp>,
+    pub valid_until: Option<Timestamp>,
+}
+
+impl ReadOptions {
+    /// The visibility rule: whether a memory with `v` is seen by this read.
+    pub fn admits(&self, v: &Validity) -> bool {
+        let unexpired = self.include_expired || v.expires_at.is_none_or(|t| t > self.now);
+        let current = match self.as_of {
+            Some(t) => {
+                v.valid_from.unwrap_or(v.created_at) <= t && v.valid_until.is_none_or(|u| t < u)
+            }
+            None => self.include_inactive || v.active,
+        };
+        unexpired && current
+    }
+
+    /// Reads that see only active, unexpired memories at `now` (the default read).
+    pub fn is_default_view(&self) -> bool {
+        !self.include_expired && !self.include_inactive && self.as_of.is_none()
     }
 }
 

@@ -69,6 +69,8 @@ pub struct SearchBody {
     /// Also search superseded and deleted memories (what used to be true).
     #[serde(default)]
     pub include_inactive: bool,
+    /// What was valid at this instant (RFC 3339): superseded facts included, later ones not.
+    pub as_of: Option<DateTime<Utc>>,
 }
 
 /// Query parameters of `GET /v1/memories`.
@@ -89,6 +91,8 @@ pub struct ListParams {
     pub filters: Option<String>,
     #[serde(default)]
     pub include_expired: bool,
+    /// What was valid at this instant (RFC 3339): superseded facts included, later ones not.
+    pub as_of: Option<DateTime<Utc>>,
 }
 
 /// Scope parts in a query string (by-id routes, delete-all).

@@ -262,6 +262,18 @@ impl Service {
                 "a batch holds 1 to {MAX_BATCH} items"
             )));
         }
+        // Each add holds at most MAX_MESSAGES_PER_ADD messages; a batch as a whole holds no more
+        // than one add may, so one request's work stays bounded by the same figure.
+        let total: usize = items
+            .iter()
+            .map(|b| b.messages.as_ref().map_or(1, Vec::len))
+            .sum();
+        if total > mnemo_core::limits::MAX_MESSAGES_PER_ADD {
+            return Err(ApiError::invalid(format!(
+                "a batch holds at most {} messages in all (texts count as one); this one has {total}",
+                mnemo_core::limits::MAX_MESSAGES_PER_ADD
+            )));
+        }
         let reqs = items
             .into_iter()
             .map(|b| self.add_request(p, b, request_id))
@@ -310,6 +322,7 @@ impl Service {
             read: ReadOptions {
                 include_expired: body.include_expired,
                 include_inactive: body.include_inactive,
+                as_of: body.as_of,
                 ..ReadOptions::default()
             },
             mode,
@@ -370,6 +383,7 @@ impl Service {
             limit: params.limit.unwrap_or(100),
             cursor: params.cursor,
             include_expired: params.include_expired,
+            as_of: params.as_of,
         })
     }
 
@@ -480,10 +494,7 @@ impl Service {
                     (scope, id, req)
                 })
                 .collect();
-            Ok(self
-                .memory
-                .update_many(batch, ctx(p, request_id))
-                .await?)
+            Ok(self.memory.update_many(batch, ctx(p, request_id)).await?)
         })
         .await
     }

@@ -11,7 +11,7 @@
 
 use crate::codec::{blob_to_vector, sql_err};
 use crate::lexical::Lexical;
-use mnemo_core::{Candidate, Error, MemoryKind, MemoryState, Result};
+use mnemo_core::{Candidate, Error, MemoryKind, MemoryState, Result, Validity};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,21 @@ pub(crate) struct KeyInfo {
     pub kind: MemoryKind,
     pub active: bool,
     pub expires_at: i64,
+}
+
+impl KeyInfo {
+    /// What the visibility rule needs of a current-view read (no as-of: validity times are not
+    /// indexed, and `admits` does not read them without one).
+    pub fn validity(&self) -> Validity {
+        Validity {
+            active: self.active,
+            created_at: chrono::DateTime::<chrono::Utc>::MIN_UTC,
+            expires_at: (self.expires_at != i64::MAX)
+                .then(|| crate::codec::from_ms(self.expires_at)),
+            valid_from: None,
+            valid_until: None,
+        }
+    }
 }
 
 pub(crate) struct Ann {

@@ -124,7 +124,8 @@ fn erase_in(
         .max(m.updated_at.timestamp_millis());
     tx.execute(
         "UPDATE memories SET text = '', index_text = NULL, metadata = '{}', hash = '', \
-         state = 'deleted', updated_at = ?1, valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2",
+         state = 'deleted', updated_at = ?1, valid_from = COALESCE(valid_until, ?1), \
+         valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2",
         params![now, seq],
     )
     .map_err(sql_err)?;

@@ -239,7 +239,8 @@ impl SqliteStore {
         self.read(|conn| {
             let mut p = Pred::default();
             exact_scope(&mut p, "m", scope);
-            p.push("m.state = 'active'", []);
+            // What a read sees now: an expired copy must not make a restated fact a duplicate.
+            predicate::visibility(&mut p, "m", &ReadOptions::default());
             let marks = marks(hashes.len());
             p.push(
                 &format!("m.hash IN ({marks})"),

@@ -78,11 +78,20 @@ fn scope_with(p: &mut Pred, alias: &str, scope: &Scope, prefix: &str) {
     }
 }
 
-/// The expiry and state rule.
+/// [`ReadOptions::admits`] in SQL: the store's every read path goes through here.
 pub(crate) fn visibility(p: &mut Pred, alias: &str, read: &ReadOptions) {
-    // Hard-deleted rows are gone; superseded and soft-deleted ones are shown only on request.
-    if !read.include_inactive {
-        p.and(&format!("{alias}.state = 'active'"));
+    match read.as_of {
+        // Valid at T, whatever the state now (hard-deleted rows are gone).
+        Some(t) => p.push(
+            &format!(
+                "COALESCE({alias}.valid_from, {alias}.created_at) <= ? \
+                 AND ({alias}.valid_until IS NULL OR {alias}.valid_until > ?)"
+            ),
+            [Sql::Integer(ms(t)), Sql::Integer(ms(t))],
+        ),
+        // Superseded and soft-deleted rows are shown only on request.
+        None if !read.include_inactive => p.and(&format!("{alias}.state = 'active'")),
+        None => {}
     }
     if !read.include_expired {
         p.push(

@@ -339,8 +339,10 @@ impl SqliteStore {
             // `fetch` re-checks every hit in SQL anyway.
             return Prefilter::All;
         }
-        let now = q.read.now.timestamp_millis();
         let read = q.read;
+        // An as-of read needs validity times the index does not keep: its admitted keys come
+        // from SQL (`allowed`), which applies the whole rule.
+        let by_rule = read.as_of.is_none();
         Prefilter::Keep(move |key: u64| -> bool {
             let Some(info) = ann.info(key) else {
                 return false;
@@ -348,8 +350,7 @@ impl SqliteStore {
             (ids[0] == 0 || info.user == ids[0])
                 && (ids[1] == 0 || info.agent == ids[1])
                 && (ids[2] == 0 || info.run == ids[2])
-                && (read.include_inactive || info.active)
-                && (read.include_expired || info.expires_at > now)
+                && (!by_rule || read.admits(&info.validity()))
                 && kinds.is_none_or(|k| k.contains(&info.kind))
                 && allowed.as_ref().is_none_or(|s| s.contains(&(key as i64)))
         })
@@ -379,7 +380,7 @@ impl SqliteStore {
             // Few candidates (a small scope, a selective filter): score them exactly, since a
             // filtered graph search degrades there. A filter's key set is read once either way.
             let small = ann.scope_size(ids) <= EXACT_MAX;
-            let keys = if small || q.filter.is_some() {
+            let keys = if small || q.filter.is_some() || q.read.as_of.is_some() {
                 Some(Self::allowed_keys(conn, q)?)
             } else {
                 None
@@ -415,9 +416,10 @@ impl SqliteStore {
             let Some(ann) = guard.as_ref() else {
                 return Self::lexical_fts(conn, q, terms);
             };
-            let allowed = match q.filter {
-                Some(_) => Some(Self::allowed_keys(conn, q)?.into_iter().collect()),
-                None => None,
+            let allowed = if q.filter.is_some() || q.read.as_of.is_some() {
+                Some(Self::allowed_keys(conn, q)?.into_iter().collect())
+            } else {
+                None
             };
             let hits = match Self::prefilter(ann, q, allowed) {
                 Prefilter::Nothing => Vec::new(),

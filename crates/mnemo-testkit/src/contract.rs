@@ -1367,10 +1367,17 @@ pub fn batch_updates_and_deletes_are_all_or_nothing(h: &dyn Harness) {
         before
     );
     let err = store
-        .delete_many(&[(s.clone(), a), (s.clone(), foreign)], DeleteMode::Soft, &ctx)
+        .delete_many(
+            &[(s.clone(), a), (s.clone(), foreign)],
+            DeleteMode::Soft,
+            &ctx,
+        )
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
-    assert!(store.get(&s, a, &all(false)).is_ok(), "the first delete was undone");
+    assert!(
+        store.get(&s, a, &all(false)).is_ok(),
+        "the first delete was undone"
+    );
 
     let out = store
         .update_many(
@@ -1393,4 +1400,201 @@ pub fn batch_updates_and_deletes_are_all_or_nothing(h: &dyn Harness) {
     );
     assert!(list_all(store.as_ref(), &s, 10).is_empty());
     assert!(store.integrity().unwrap().is_consistent());
+}
+
+/// The visibility rule is written once (`ReadOptions::admits`); every read path of a backend
+/// must agree with it, for current-view, inactive, expired and as-of reads: `list`, `get`,
+/// `fetch` of search candidates and duplicate detection by hash.
+pub fn visibility_follows_the_one_rule_on_every_path(h: &dyn Harness) {
+    use chrono::Duration as D;
+    let store = h.fresh();
+    let s = scope("xena");
+    let t0 = chrono::Utc::now() - D::days(400);
+    let past = chrono::Utc::now() - D::hours(1);
+    // Lived in Oslo from t0, moved to Rome at t0+200d (Oslo superseded then).
+    let mut oslo = batch_at(&s, "Xena lives in Oslo", json!({}), t0, None);
+    oslo.memories[0].valid_from = Some(t0);
+    let oslo_id = oslo.memories[0].id;
+    store.write(vec![oslo]).unwrap();
+    let moved = t0 + D::days(200);
+    let mut rome = batch_at(&s, "Xena lives in Rome", json!({}), moved, None);
+    rome.memories[0].valid_from = Some(moved);
+    let rome_id = rome.memories[0].id;
+    rome.changes.push(Supersession {
+        old: oslo_id,
+        by: Some(rome_id),
+        state: MemoryState::Superseded,
+        valid_until: moved,
+        reason: None,
+    });
+    store.write(vec![rome]).unwrap();
+    let expired = {
+        let b = batch_at(&s, "Xena's coupon code", json!({}), t0, Some(past));
+        let id = b.memories[0].id;
+        store.write(vec![b]).unwrap();
+        id
+    };
+    let deleted = put(store.as_ref(), &s, "Xena's old phone", json!({}));
+    store
+        .delete(&s, deleted, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
+    let every = ReadOptions {
+        include_expired: true,
+        include_inactive: true,
+        ..ReadOptions::default()
+    };
+    let ids = [oslo_id, rome_id, expired, deleted];
+    let records: Vec<Memory> = ids
+        .iter()
+        .map(|id| store.get(&s, *id, &every).unwrap())
+        .collect();
+    let mut reads = Vec::new();
+    for include_expired in [false, true] {
+        for include_inactive in [false, true] {
+            for as_of in [
+                None,
+                Some(t0 + D::days(100)),
+                Some(t0 + D::days(300)),
+                Some(t0 - D::days(1)),
+            ] {
+                reads.push(ReadOptions {
+                    include_expired,
+                    include_inactive,
+                    as_of,
+                    ..ReadOptions::default()
+                });
+            }
+        }
+    }
+    for read in reads {
+        let want: Vec<MemoryId> = records
+            .iter()
+            .filter(|m| m.visible(&read))
+            .map(|m| m.id)
+            .collect();
+        let listed: Vec<MemoryId> = store
+            .list(&ListQuery {
+                scope: s.clone(),
+                kinds: None,
+                filter: None,
+                limit: 100,
+                cursor: None,
+                read,
+            })
+            .unwrap()
+            .results
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(listed, want, "list under {read:?}");
+        for m in &records {
+            assert_eq!(
+                store.get(&s, m.id, &read).is_ok(),
+                m.visible(&read),
+                "get {} under {read:?}",
+                m.text
+            );
+        }
+        let q = candidates(&s, read);
+        let mut fetched: Vec<MemoryId> = store
+            .lexical_candidates(&q, &["xena".to_string()])
+            .unwrap()
+            .iter()
+            .filter_map(|c| store.fetch(&q, &[c.key]).unwrap().pop().map(|(_, m)| m.id))
+            .collect();
+        fetched.sort();
+        let mut indexed: Vec<MemoryId> = want.iter().copied().filter(|id| *id != deleted).collect();
+        indexed.sort();
+        assert_eq!(fetched, indexed, "search candidates under {read:?}");
+    }
+    // As of day 100 Xena lived in Oslo; as of day 300, in Rome.
+    let at = |days| {
+        let read = ReadOptions {
+            as_of: Some(t0 + D::days(days)),
+            ..ReadOptions::default()
+        };
+        store
+            .list(&ListQuery {
+                scope: s.clone(),
+                kinds: None,
+                filter: None,
+                limit: 100,
+                cursor: None,
+                read,
+            })
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|m| m.text)
+            .filter(|t| t.contains("lives"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(at(100), ["Xena lives in Oslo"]);
+    assert_eq!(at(300), ["Xena lives in Rome"]);
+    // A restated fact whose identical copy has expired is not a duplicate.
+    let hash = content_hash("Xena's coupon code");
+    assert!(store.find_by_hash(&s, &[hash]).unwrap().is_empty());
+}
+
+/// A filter at each of the parser's bounds runs on the backend; one past a bound is refused as
+/// invalid input (never an internal error from the database).
+pub fn filters_at_every_bound_run(h: &dyn Harness) {
+    use mnemo_core::filter::{
+        Op, MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_IN_LIST, MAX_FILTER_KEYS,
+    };
+    let store = h.fresh();
+    let s = scope("wanda");
+    let hit = put(
+        store.as_ref(),
+        &s,
+        "wanda grows tomatoes",
+        json!({"tag": "v7", "tags": ["x7"], "n": 7}),
+    );
+    put(
+        store.as_ref(),
+        &s,
+        "wanda sells tomatoes",
+        json!({"tag": "zz", "tags": ["y"], "n": 8}),
+    );
+    let list = |f: &Filter| {
+        store
+            .list(&ListQuery {
+                scope: s.clone(),
+                kinds: None,
+                filter: Some(f.clone()),
+                limit: 100,
+                cursor: None,
+                read: ReadOptions::default(),
+            })
+            .map(|p| p.results.iter().map(|m| m.id).collect::<Vec<_>>())
+    };
+    let vals: Vec<String> = (0..MAX_FILTER_IN_LIST).map(|i| format!("v{i}")).collect();
+    let mut keys: serde_json::Map<String, serde_json::Value> = (0..MAX_FILTER_KEYS - 1)
+        .map(|i| (format!("k{i}"), json!({"ne": i})))
+        .collect();
+    keys.insert("n".into(), json!(7));
+    for f in [
+        json!({"tag": {"in": vals}}),
+        json!({"OR": (0..MAX_FILTER_CONDITIONS)
+            .map(|i| json!({"tags": {"contains": format!("x{i}")}}))
+            .collect::<Vec<_>>()}),
+        serde_json::Value::Object(keys),
+        (0..MAX_FILTER_DEPTH).fold(json!({"n": 7}), |f, _| json!({"NOT": f})),
+    ] {
+        assert_eq!(
+            list(&Filter::from_json(&f).unwrap().unwrap()).unwrap(),
+            vec![hit],
+            "{f}"
+        );
+    }
+    let wide = Filter::Or(
+        (0..1001)
+            .map(|i| Filter::Meta {
+                key: format!("k{i}"),
+                op: Op::Eq,
+                value: json!(i),
+            })
+            .collect(),
+    );
+    assert_eq!(list(&wide).unwrap_err().kind(), ErrorKind::InvalidInput);
 }

@@ -39,7 +39,8 @@ macro_rules! store_contract_tests {
             common_entities_score_the_pooled_keys,
             duplicates_are_found_by_hash_in_the_exact_scope, rebind_replaces_every_vector_and_keeps_the_rest,
             numbered_pages_are_located_by_count_and_cursor, erase_removes_every_copy_of_the_text,
-            batch_updates_and_deletes_are_all_or_nothing);
+            batch_updates_and_deletes_are_all_or_nothing, visibility_follows_the_one_rule_on_every_path,
+            filters_at_every_bound_run);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

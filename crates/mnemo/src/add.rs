@@ -166,7 +166,8 @@ impl Memory {
     /// outcome and writes nothing.
     pub async fn add(&self, req: AddRequest) -> Result<AddOutcome> {
         let mut out = self.add_many(vec![req]).await?;
-        Ok(out.pop().expect("one outcome per request"))
+        out.pop()
+            .ok_or_else(|| Error::internal("add_many returned no outcome"))
     }
 
     /// Whether an add runs a model pipeline; asking for one without a chat model is an error.
@@ -207,20 +208,64 @@ impl Memory {
         if !flags.iter().any(|f| *f) {
             return self.add_raw_many(reqs).await;
         }
-        let mut out = Vec::with_capacity(reqs.len());
-        for (req, infer) in reqs.into_iter().zip(flags) {
-            out.push(if infer {
-                self.add_inferred(req).await?
-            } else {
-                let mut o = self.add_raw_many(vec![req]).await?;
-                o.pop()
-                    .ok_or_else(|| Error::internal("no outcome for a raw add"))?
-            });
+        if reqs.len() == 1 {
+            let req = reqs
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::internal("one request"))?;
+            return Ok(vec![self.add_inferred(req).await?]);
         }
-        Ok(out)
+        // A batch: every model call first, then one transaction for all of it. Each inferred
+        // item is reconciled against the store as it was before the batch, not against the
+        // batch's other items; two items retiring the same memory fail the batch as a conflict.
+        let mut prepared = Vec::with_capacity(reqs.len());
+        for (req, infer) in reqs.into_iter().zip(flags) {
+            if infer {
+                prepared.push(self.prepare_inferred(req).await?.0);
+            } else {
+                let mut p = self.prepare_raw(vec![req]).await?;
+                prepared.push(
+                    p.pop()
+                        .ok_or_else(|| Error::internal("no preparation for a raw add"))?,
+                );
+            }
+        }
+        let store = self.store().clone();
+        run_blocking(move || write_prepared(store.as_ref(), prepared)).await
     }
 
     async fn add_inferred(&self, req: AddRequest) -> Result<AddOutcome> {
+        let (scope, request_id) = (req.scope.clone(), req.request_id.clone());
+        let messages = prepare(&req, chrono::Utc::now())?.0;
+        let log_on_failure = self.inner.infer.log_messages_on_failure;
+        let store = self.store().clone();
+        let written = match self.prepare_inferred(req).await {
+            Ok((prepared, _)) => {
+                let store = store.clone();
+                run_blocking(move || write_prepared(store.as_ref(), vec![prepared]))
+                    .await
+                    .and_then(|mut o| o.pop().ok_or_else(|| Error::internal("no outcome")))
+            }
+            Err(e) => Err(e),
+        };
+        written.or_else(|e| {
+            // The error's message may quote the model's answer: only its kind is logged.
+            tracing::warn!(
+                error_kind = e.kind().as_str(),
+                "inferred add failed; no memory written"
+            );
+            if log_on_failure && e.kind() != ErrorKind::InvalidInput {
+                let mut batch = WriteBatch::new(scope, messages, Vec::new());
+                batch.context.request_id = request_id;
+                store.write(vec![batch])?;
+            }
+            Err(e)
+        })
+    }
+
+    /// The model work of an inferred add: the write it plans (or the stored outcome of a
+    /// retry), and the messages it would append.
+    async fn prepare_inferred(&self, req: AddRequest) -> Result<(Prepared, Vec<Message>)> {
         let now = chrono::Utc::now();
         let (messages, metadata, warnings) = prepare(&req, now)?;
         let idem = req.idempotency_key.as_ref().map(|k| Idempotency {
@@ -230,7 +275,7 @@ impl Memory {
         if let Some(idem) = &idem {
             let (scope, idem) = (req.scope.clone(), idem.clone());
             if let Some(o) = self.with_store(move |s| s.replay(&scope, &idem)).await? {
-                return Ok(o);
+                return Ok((Prepared::Replayed(o), messages));
             }
         }
         let embedder = self.embedder().await?;
@@ -253,7 +298,7 @@ impl Memory {
                 expires_at: req.expires_at,
                 instructions: req.instructions.as_deref(),
             };
-            let planned = if req.memory_type == Some(MemoryKind::Procedural) {
+            let plan = if req.memory_type == Some(MemoryKind::Procedural) {
                 pipeline::procedural(embedder.as_ref(), chat.as_ref(), &cfg, &input, &mut log)
             } else {
                 pipeline::infer(
@@ -265,49 +310,41 @@ impl Memory {
                     &input,
                     &mut log,
                 )
-            };
+            }?;
             let ctx = WriteContext {
                 actor: None,
                 role: None,
                 reason: None,
                 request_id: req.request_id.clone(),
             };
-            let written = planned.and_then(|plan| {
-                let batch = WriteBatch {
-                    scope: req.scope.clone(),
-                    messages: messages.clone(),
-                    memories: plan.memories,
-                    changes: plan.changes,
-                    links: Vec::new(),
-                    idempotency: idem,
-                    context: ctx.clone(),
-                };
-                let mut o = store
-                    .write(vec![batch])?
-                    .pop()
-                    .ok_or_else(|| Error::internal("store returned no outcome"))?;
-                if !o.replayed {
-                    o.warnings = warnings.into_iter().chain(plan.warnings).collect();
-                    o.usage = std::mem::take(&mut log.calls);
-                }
-                Ok(o)
-            });
-            written.or_else(|e| {
-                // The error's message may quote the model's answer: only its kind is logged.
-                tracing::warn!(error_kind = e.kind().as_str(), model_calls = log.calls.len(), "inferred add failed; no memory written");
-                if cfg.log_messages_on_failure {
-                    let mut batch = WriteBatch::new(req.scope.clone(), messages, Vec::new());
-                    batch.context = ctx;
-                    store.write(vec![batch])?;
-                }
-                Err(e)
-            })
+            let batch = WriteBatch {
+                scope: req.scope.clone(),
+                messages: messages.clone(),
+                memories: plan.memories,
+                changes: plan.changes,
+                links: Vec::new(),
+                idempotency: idem,
+                context: ctx,
+            };
+            let prepared = Prepared::Write {
+                batch: Box::new(batch),
+                warnings: warnings.into_iter().chain(plan.warnings).collect(),
+                usage: std::mem::take(&mut log.calls),
+            };
+            Ok((prepared, messages))
         })
         .await
     }
 
     /// Raw adds embedded together (one model batch) and written in one transaction.
     async fn add_raw_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+        let prepared = self.prepare_raw(reqs).await?;
+        let store = self.store().clone();
+        run_blocking(move || write_prepared(store.as_ref(), prepared)).await
+    }
+
+    /// The writes of raw adds, their texts embedded in one model batch.
+    async fn prepare_raw(&self, reqs: Vec<AddRequest>) -> Result<Vec<Prepared>> {
         let now = chrono::Utc::now();
         let mut prepared = Vec::with_capacity(reqs.len());
         for req in &reqs {
@@ -353,7 +390,8 @@ impl Memory {
             .flat_map(|(t, _)| t.iter().map(|t| t.embed.clone()))
             .collect();
         let mut embed_call = None;
-        let mut vectors = if texts.is_empty() {
+        let wanted = texts.len();
+        let vectors = if texts.is_empty() {
             Vec::new()
         } else {
             let started = std::time::Instant::now();
@@ -367,24 +405,35 @@ impl Memory {
                 failed: false,
             });
             v
+        };
+        // A custom embedder that answers with the wrong number of vectors is a provider
+        // failure, not a reason to pair texts with the wrong vectors (or to panic).
+        if vectors.len() != wanted {
+            return Err(Error::Model {
+                reason: format!(
+                    "the embedder returned {} vectors for {wanted} texts",
+                    vectors.len()
+                ),
+            });
         }
-        .into_iter();
-        let mut batches = Vec::new();
+        let mut vectors = vectors.into_iter();
+        let mut out = Vec::with_capacity(reqs.len());
         for (((req, ((messages, metadata, warnings), idem)), replay), index) in reqs
             .into_iter()
             .zip(prepared)
             .zip(&replays)
             .zip(index_texts)
         {
-            if replay.is_some() {
-                batches.push(None);
+            if let Some(r) = replay {
+                out.push(Prepared::Replayed(r.clone()));
                 continue;
             }
             let memories = messages
                 .iter()
                 .zip(index)
                 .map(|(m, index)| {
-                    let vector = vectors.next().expect("one vector per message");
+                    // Counted above: one vector per text.
+                    let vector = vectors.next().unwrap_or_default();
                     let mut memory =
                         NewMemory::raw(m, &req.scope, metadata.clone(), req.expires_at, vector);
                     memory.index_text = Some(index.index).filter(|t| *t != m.content);
@@ -398,8 +447,8 @@ impl Memory {
                 reason: None,
                 request_id: req.request_id.clone(),
             };
-            batches.push(Some((
-                WriteBatch {
+            out.push(Prepared::Write {
+                batch: Box::new(WriteBatch {
                     scope: req.scope,
                     messages,
                     memories,
@@ -407,46 +456,67 @@ impl Memory {
                     links: Vec::new(),
                     idempotency: idem,
                     context: ctx,
-                },
+                }),
                 warnings,
-            )));
+                // One embedding call serves every request of the batch.
+                usage: embed_call.clone().into_iter().collect(),
+            });
         }
-        let store = self.store().clone();
-        run_blocking(move || {
-            let (to_write, warnings): (Vec<WriteBatch>, Vec<Vec<String>>) =
-                batches.iter().flatten().cloned().unzip();
-            let mut written = if to_write.is_empty() {
-                Vec::new()
-            } else {
-                store.write(to_write)?
-            }
-            .into_iter();
-            let mut warnings = warnings.into_iter();
-            let mut out = Vec::with_capacity(batches.len());
-            for (batch, replay) in batches.into_iter().zip(replays) {
-                match (batch, replay) {
-                    (_, Some(r)) => out.push(r),
-                    (Some(_), None) => {
-                        let mut o = written
-                            .next()
-                            .ok_or_else(|| Error::internal("store returned too few outcomes"))?;
-                        let w = warnings.next().unwrap_or_default();
-                        if !o.replayed {
-                            o.warnings = w;
-                            // One embedding call serves every request of the batch.
-                            o.usage.extend(embed_call.clone());
-                        }
-                        out.push(o);
-                    }
-                    (None, None) => {
-                        return Err(Error::internal("request neither replayed nor written"))
-                    }
-                }
-            }
-            Ok(out)
-        })
-        .await
+        Ok(out)
     }
+}
+
+/// One request's write, ready to commit, or the stored outcome of a retry.
+enum Prepared {
+    Replayed(AddOutcome),
+    Write {
+        batch: Box<WriteBatch>,
+        warnings: Vec<String>,
+        usage: Vec<ModelCall>,
+    },
+}
+
+/// Commits every prepared write in one transaction and returns one outcome per preparation, in
+/// order.
+fn write_prepared(store: &dyn Store, prepared: Vec<Prepared>) -> Result<Vec<AddOutcome>> {
+    let mut to_write = Vec::new();
+    // Per preparation: its outcome already, or what to attach to the next written one.
+    let mut slots = Vec::with_capacity(prepared.len());
+    for p in prepared {
+        match p {
+            Prepared::Replayed(o) => slots.push(Ok(o)),
+            Prepared::Write {
+                batch,
+                warnings,
+                usage,
+            } => {
+                to_write.push(*batch);
+                slots.push(Err((warnings, usage)));
+            }
+        }
+    }
+    let mut written = if to_write.is_empty() {
+        Vec::new()
+    } else {
+        store.write(to_write)?
+    }
+    .into_iter();
+    slots
+        .into_iter()
+        .map(|slot| match slot {
+            Ok(o) => Ok(o),
+            Err((warnings, usage)) => {
+                let mut o = written
+                    .next()
+                    .ok_or_else(|| Error::internal("store returned too few outcomes"))?;
+                if !o.replayed {
+                    o.warnings = warnings;
+                    o.usage = usage;
+                }
+                Ok(o)
+            }
+        })
+        .collect()
 }
 
 /// What one raw memory is indexed and embedded with.

@@ -31,6 +31,8 @@ pub struct ListRequest {
     pub limit: usize,
     pub cursor: Option<String>,
     pub include_expired: bool,
+    /// List what was valid at this instant (see [`ReadOptions::as_of`]).
+    pub as_of: Option<Timestamp>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -187,10 +189,11 @@ impl Memory {
                 Some(_) => return Err(Error::invalid("metadata", "must be a JSON object")),
             };
             if let Some(t) = &req.text {
-                if t.trim().is_empty() {
-                    return Err(Error::invalid("text", "must not be empty"));
-                }
+                mnemo_core::limits::check_text("text", t)?;
                 texts.push(t.clone());
+            }
+            if let Some(Some(t)) = req.expires_at {
+                mnemo_core::limits::check_timestamp("expires_at", t)?;
             }
             checked.push((scope, id, req.text, metadata, req.expires_at));
         }
@@ -276,8 +279,14 @@ impl Memory {
     /// oldest event first. Each event names the memory it belongs to.
     pub async fn history(&self, scope: Scope, id: MemoryId) -> Result<Vec<HistoryEvent>> {
         self.with_store(move |s| {
-            let read = ReadOptions::default();
-            let mut events = s.history(&scope, id, &read)?;
+            let mut events = s.history(&scope, id, &ReadOptions::default())?;
+            // The memory itself follows the default read; the ones it superseded are part of its
+            // story in any state, expired included (they are only reached through it).
+            let read = ReadOptions {
+                include_expired: true,
+                include_inactive: true,
+                ..ReadOptions::default()
+            };
             let mut seen = vec![id];
             let mut frontier = vec![id];
             while let Some(current) = frontier.pop() {
@@ -412,6 +421,9 @@ fn list_query(req: ListRequest) -> Result<ListQuery> {
         filter,
         limit: req.limit,
         cursor: req.cursor,
-        read: read_opts(req.include_expired),
+        read: ReadOptions {
+            as_of: req.as_of,
+            ..read_opts(req.include_expired)
+        },
     })
 }

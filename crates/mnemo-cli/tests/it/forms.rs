@@ -171,9 +171,9 @@ fn expiry_and_bad_input_are_typed_errors() {
             .collect()
     };
     let listed = run_ok(mnemo(d).args(["list", "--user-id", "u"]));
-    assert_eq!(ids(&listed), [live.clone()]);
+    assert_eq!(ids(&listed), [live.as_str()]);
     let found = run_ok(mnemo(d).args(["search", "--user-id", "u", "coupon"]));
-    assert_eq!(ids(&found), [live.clone()]);
+    assert_eq!(ids(&found), [live.as_str()]);
     let mut all = ids(&run_ok(mnemo(d).args([
         "search",
         "--user-id",

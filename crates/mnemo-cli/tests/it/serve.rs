@@ -6,7 +6,10 @@ use crate::clients::{key_for, Server};
 use crate::*;
 use std::time::Duration;
 
-/// POSTs an add whose body is `size` bytes long; returns the status.
+/// POSTs an add whose body is `size` bytes long; returns the status. The body waits for the
+/// server's `100 Continue`: a body over the limit is refused from its declared length, and a
+/// client still uploading when the server answers and closes would see a broken pipe or a reset
+/// instead of the 413.
 fn add_of_size(url: &str, key: &str, size: usize) -> u16 {
     let text = "x".repeat(size.saturating_sub(40));
     let body = serde_json::json!({ "text": text, "user_id": "alice" }).to_string();
@@ -18,6 +21,7 @@ fn add_of_size(url: &str, key: &str, size: usize) -> u16 {
         .post(&format!("{url}/v1/memories"))
         .header("Authorization", &format!("Bearer {key}"))
         .header("Content-Type", "application/json")
+        .header("Expect", "100-continue")
         .send(body.as_bytes())
         .expect("the server answers")
         .status()

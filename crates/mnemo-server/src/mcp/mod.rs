@@ -37,6 +37,11 @@ fn mcp_error(e: ApiError) -> McpError {
     )
 }
 
+fn as_of(raw: Option<&str>) -> Result<Option<chrono::DateTime<chrono::Utc>>, McpError> {
+    raw.map(|t| mnemo_core::filter::parse_rfc3339("as_of", t).map_err(|e| mcp_error(e.into())))
+        .transpose()
+}
+
 fn ok_json(v: impl Serialize) -> Result<CallToolResult, McpError> {
     let text = serde_json::to_string(&v)
         .map_err(|e| McpError::internal_error(format!("serialising the result: {e}"), None))?;
@@ -102,6 +107,8 @@ pub struct SearchArgs {
     pub top_k: Option<usize>,
     /// A filter over metadata and times, e.g. {"topic": "food"} or {"AND": [...]}.
     pub filters: Option<serde_json::Map<String, Value>>,
+    /// Search what was valid at this time (RFC 3339), superseded facts included.
+    pub as_of: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -113,6 +120,8 @@ pub struct ListArgs {
     pub limit: Option<usize>,
     /// The next_cursor of the previous page.
     pub cursor: Option<String>,
+    /// List what was valid at this time (RFC 3339), superseded facts included.
+    pub as_of: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -241,6 +250,7 @@ impl MemoryTools {
             run_id: a.scope.run_id,
             top_k: a.top_k,
             filters: a.filters.map(Value::Object),
+            as_of: as_of(a.as_of.as_deref())?,
             ..SearchBody::default()
         };
         let out = self.service.search(&p, body).await.map_err(mcp_error)?;
@@ -262,6 +272,7 @@ impl MemoryTools {
             run_id: a.scope.run_id,
             limit: a.limit,
             cursor: a.cursor,
+            as_of: as_of(a.as_of.as_deref())?,
             ..ListParams::default()
         };
         ok_json(self.service.list(&p, params).await.map_err(mcp_error)?)

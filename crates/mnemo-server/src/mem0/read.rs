@@ -65,6 +65,7 @@ pub(super) async fn search(
         mode: None,
         include_expired: b.show_expired.unwrap_or(false),
         include_inactive: false,
+        as_of: None,
     };
     let out = s.service.search(&p, body).await?;
     Ok(Json(json!({ "results": out.results })).into_response())
@@ -178,6 +179,7 @@ pub(super) async fn page_of(
                 kinds: None,
                 filters: filters.map(|f| f.to_string()),
                 include_expired,
+                as_of: None,
             },
             page,
         )
@@ -221,6 +223,7 @@ pub(super) async fn list_query(
                 kinds: None,
                 filters: None,
                 include_expired: q.show_expired.unwrap_or(false),
+                as_of: None,
             },
         )
         .await?;

@@ -726,3 +726,32 @@ async fn a_provider_that_never_answers_times_out_into_a_retryable_error() {
     assert_eq!(store.messages(&alice(), None, 5).unwrap().len(), 1);
     assert_eq!(held.lock().unwrap().len(), 2, "first attempt and one retry");
 }
+
+/// A batch of inferred adds is one transaction. Before, each item committed on its own, so a
+/// second item whose model output was unusable left the first item's facts written.
+#[tokio::test]
+async fn a_batch_of_inferred_adds_commits_all_or_nothing() {
+    let e = env();
+    e.steps.facts(&["Alice lives in Oslo"]);
+    e.steps
+        .text("extract", "I'm sorry, I can't help with that.");
+    let err =
+        e.m.add_many(vec![said("I live in Oslo"), said("I like tea")])
+            .await
+            .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ModelOutput);
+    assert!(
+        all(&e.store, &alice()).is_empty(),
+        "the first item was not written"
+    );
+    e.steps.facts(&["Alice lives in Oslo"]);
+    e.steps.facts(&["Alice likes tea"]);
+    let out =
+        e.m.add_many(vec![said("I live in Oslo"), said("I like tea")])
+            .await
+            .unwrap();
+    assert_eq!(out.len(), 2);
+    let mut now = active(&e.store, &alice());
+    now.sort();
+    assert_eq!(now, ["Alice likes tea", "Alice lives in Oslo"]);
+}

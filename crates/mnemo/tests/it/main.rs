@@ -4,6 +4,7 @@ use mnemo::core::*;
 
 mod infer;
 mod limits;
+mod visibility;
 use mnemo::{AddInput, AddRequest, Memory};
 use mnemo_testkit::HashEmbedder;
 use serde_json::json;

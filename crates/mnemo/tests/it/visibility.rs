@@ -1,0 +1,110 @@
+//! The facade's reads follow the one visibility rule: lineage through expired ancestors, and
+//! as-of lists and searches.
+
+use mnemo::core::*;
+use mnemo::{ListRequest, Memory};
+use mnemo_testkit::{batch_at, HashEmbedder};
+use serde_json::json;
+use std::sync::Arc;
+
+fn engine() -> (Memory, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
+    let m = Memory::from_parts(
+        Arc::new(store),
+        Arc::new(HashEmbedder),
+        RankParams::default(),
+    )
+    .unwrap();
+    (m, dir)
+}
+
+/// Before: `history` of a memory walked to the memory it superseded with the default read, so
+/// once that ancestor's retention had passed the whole call failed with not found.
+#[tokio::test]
+async fn history_walks_through_an_expired_ancestor() {
+    let (m, dir) = engine();
+    let s = Scope::user("yuri").unwrap();
+    let long_ago = chrono::Utc::now() - chrono::Duration::days(30);
+    let old = batch_at(&s, "Yuri works at Acme", json!({}), long_ago, None);
+    let old_id = old.memories[0].id;
+    let mut new = batch_at(&s, "Yuri works at Globex", json!({}), long_ago, None);
+    let new_id = new.memories[0].id;
+    new.changes.push(Supersession {
+        old: old_id,
+        by: Some(new_id),
+        state: MemoryState::Superseded,
+        valid_until: long_ago + chrono::Duration::days(1),
+        reason: Some("changed jobs".into()),
+    });
+    m.store().write(vec![old]).unwrap();
+    m.store().write(vec![new]).unwrap();
+    // Time passes: the superseded ancestor's retention runs out (its row, as an hour-old expiry
+    // would leave it; no test waits for a clock).
+    let past = (chrono::Utc::now() - chrono::Duration::hours(1)).timestamp_millis();
+    rusqlite::Connection::open(dir.path().join("mnemo.db"))
+        .unwrap()
+        .execute(
+            "UPDATE memories SET expires_at = ?1 WHERE id = ?2",
+            rusqlite::params![past, old_id.to_string()],
+        )
+        .unwrap();
+    let events = m.history(s.clone(), new_id).await.unwrap();
+    assert!(
+        events.iter().any(|e| e.memory_id == old_id),
+        "the ancestor's events are part of the lineage: {events:?}"
+    );
+}
+
+#[tokio::test]
+async fn as_of_reads_answer_where_someone_lived_then() {
+    let (m, _dir) = engine();
+    let s = Scope::user("zoe").unwrap();
+    let t0 = chrono::Utc::now() - chrono::Duration::days(700);
+    let mut oslo = batch_at(&s, "Zoe lives in Oslo", json!({}), t0, None);
+    oslo.memories[0].valid_from = Some(t0);
+    let oslo_id = oslo.memories[0].id;
+    let moved = t0 + chrono::Duration::days(365);
+    let mut rome = batch_at(&s, "Zoe lives in Rome", json!({}), moved, None);
+    rome.memories[0].valid_from = Some(moved);
+    rome.changes.push(Supersession {
+        old: oslo_id,
+        by: Some(rome.memories[0].id),
+        state: MemoryState::Superseded,
+        valid_until: moved,
+        reason: None,
+    });
+    m.store().write(vec![oslo]).unwrap();
+    m.store().write(vec![rome]).unwrap();
+    let then = t0 + chrono::Duration::days(100);
+    let req = SearchRequest {
+        read: ReadOptions {
+            as_of: Some(then),
+            ..ReadOptions::default()
+        },
+        ..SearchRequest::new(s.clone(), "where does Zoe live", 5)
+    };
+    let hits = m.search(req).await.unwrap().results;
+    let texts: Vec<&str> = hits.iter().map(|h| h.memory.text.as_str()).collect();
+    assert_eq!(texts, ["Zoe lives in Oslo"]);
+    let now = m
+        .search(SearchRequest::new(s.clone(), "where does Zoe live", 5))
+        .await
+        .unwrap()
+        .results;
+    assert_eq!(now[0].memory.text, "Zoe lives in Rome");
+    let listed = m
+        .list(ListRequest {
+            scope: s,
+            kinds: None,
+            filters: None,
+            limit: 10,
+            cursor: None,
+            include_expired: false,
+            as_of: Some(then),
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.results.len(), 1);
+    assert_eq!(listed.results[0].text, "Zoe lives in Oslo");
+}
