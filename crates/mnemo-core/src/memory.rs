@@ -143,7 +143,12 @@ pub fn content_hash(text: &str) -> String {
 }
 
 /// A retained item, as stored and as returned.
+///
+/// Deserialising one (an import line) checks and normalises its scope like
+/// [`Scope::from_parts`], so a record read from outside cannot carry a scope no write path would
+/// accept; the JSON form is otherwise the derived one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Memory {
     pub id: MemoryId,
     #[serde(rename = "memory")]
@@ -169,13 +174,14 @@ pub struct Memory {
 }
 
 impl Memory {
-    pub fn scope(&self) -> Scope {
+    /// The owner. An error only for a record built in code with a scope no write path accepts
+    /// (the fields are public); stored and deserialised records always have a valid one.
+    pub fn scope(&self) -> Result<Scope> {
         Scope::from_parts(
             self.user_id.as_deref(),
             self.agent_id.as_deref(),
             self.run_id.as_deref(),
         )
-        .expect("stored scopes were validated on write")
     }
 
     /// The fields the visibility rule reads (see [`crate::ReadOptions::admits`]).
@@ -249,7 +255,10 @@ impl NewMemory {
 }
 
 /// One raw turn. Messages are append-only.
+///
+/// Deserialising one checks and normalises its scope, as for [`Memory`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Message {
     pub id: MessageId,
     pub user_id: Option<String>,
@@ -263,6 +272,15 @@ pub struct Message {
 }
 
 impl Message {
+    /// The owner; an error only for a message built in code with an invalid scope.
+    pub fn scope(&self) -> Result<Scope> {
+        Scope::from_parts(
+            self.user_id.as_deref(),
+            self.agent_id.as_deref(),
+            self.run_id.as_deref(),
+        )
+    }
+
     /// A new message owned by `scope`.
     pub fn new(
         scope: &Scope,
@@ -282,6 +300,46 @@ impl Message {
             content,
             created_at,
         }
+    }
+}
+
+/// The parts of a valid scope as the optional strings records store.
+fn scope_columns(scope: Scope) -> [Option<String>; 3] {
+    [
+        scope.user_id.map(|v| v.to_string()),
+        scope.agent_id.map(|v| v.to_string()),
+        scope.run_id.map(|v| v.to_string()),
+    ]
+}
+
+// The derived (remote = "Self") forms do the field work; these add the scope check.
+impl Serialize for Memory {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        Memory::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Memory {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let mut m = Memory::deserialize(d)?;
+        let scope = m.scope().map_err(serde::de::Error::custom)?;
+        [m.user_id, m.agent_id, m.run_id] = scope_columns(scope);
+        Ok(m)
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        Message::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let mut m = Message::deserialize(d)?;
+        let scope = m.scope().map_err(serde::de::Error::custom)?;
+        [m.user_id, m.agent_id, m.run_id] = scope_columns(scope);
+        Ok(m)
     }
 }
 

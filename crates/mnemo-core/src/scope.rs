@@ -72,11 +72,29 @@ scope_part!(RunId, "run_id");
 /// Who a memory belongs to. At least one part is set. As a query, a scope matches every record
 /// whose parts equal each part the scope sets (a `user_id`-only scope sees all of that user's
 /// agents and runs); parts the scope leaves unset are not constrained.
+///
+/// Deserialising checks each part and refuses a scope with none, like [`Scope::from_parts`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Scope {
     pub user_id: Option<UserId>,
     pub agent_id: Option<AgentId>,
     pub run_id: Option<RunId>,
+}
+
+// The derived (remote = "Self") forms do the field work; deserialising adds the emptiness check.
+impl Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Scope::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let scope = Scope::deserialize(d)?;
+        scope.validate().map_err(serde::de::Error::custom)?;
+        Ok(scope)
+    }
 }
 
 impl Scope {

@@ -87,6 +87,10 @@ impl SearchRequest {
                 return Err(Error::invalid("threshold", "must be a finite number"));
             }
         }
+        // A filter built in code (not parsed) gets the parser's checks here, before any store.
+        if let Some(f) = &self.filter {
+            f.validate()?;
+        }
         Ok(())
     }
 }

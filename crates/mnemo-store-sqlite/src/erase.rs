@@ -87,7 +87,7 @@ fn erase_in(
         .optional()
         .map_err(sql_err)?
         .ok_or_else(|| Error::not_found("memory", id))?;
-    let owner = m.scope();
+    let owner = m.scope()?;
     let ids = id.to_string();
 
     // Every text the memory ever had, from its row and its history.

@@ -100,6 +100,8 @@ pub struct SqliteStore {
     ann: RwLock<Option<Ann>>,
     /// Test hook: the write step that fails (see `testing::fail_at`).
     fail_at: Mutex<Option<String>>,
+    /// The store's secret for list cursors (see `read::Cursors`).
+    cursors: read::Cursors,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -126,12 +128,14 @@ impl SqliteStore {
         writer.busy_timeout(WRITE_BUSY_TIMEOUT).map_err(sql_err)?;
         schema::configure(&writer)?;
         schema::migrate(&mut writer)?;
+        let cursors = read::Cursors::load(&writer)?;
         let store = Self {
             path: Some(path.to_path_buf()),
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             ann: RwLock::new(None),
             fail_at: Mutex::new(None),
+            cursors,
         };
         store.load_ann()?;
         Ok(store)
@@ -141,12 +145,14 @@ impl SqliteStore {
     pub fn open_in_memory() -> Result<Self> {
         let mut writer = Connection::open_in_memory().map_err(sql_err)?;
         schema::migrate(&mut writer)?;
+        let cursors = read::Cursors::load(&writer)?;
         Ok(Self {
             path: None,
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             ann: RwLock::new(None),
             fail_at: Mutex::new(None),
+            cursors,
         })
     }
 

@@ -510,7 +510,7 @@ impl SqliteStore {
         history(
             tx,
             c.old,
-            scope_cols(&old.scope()),
+            scope_cols(&old.scope()?),
             event,
             (Some(&old.text), Some(&old.metadata)),
             (successor, None),
@@ -579,10 +579,18 @@ impl SqliteStore {
     ) -> Result<Memory> {
         {
             let (seq, old) = Self::locate(tx, scope, id)?;
-            let now = chrono::Utc::now().timestamp_millis().max(old.updated_at.timestamp_millis());
+            let now = chrono::Utc::now()
+                .timestamp_millis()
+                .max(old.updated_at.timestamp_millis());
             let text = patch.text.clone().unwrap_or_else(|| old.text.clone());
-            let metadata = patch.metadata.clone().unwrap_or_else(|| old.metadata.clone());
-            let expires = match patch.expires_at { Some(e) => opt_ms(e), None => opt_ms(old.expires_at) };
+            let metadata = patch
+                .metadata
+                .clone()
+                .unwrap_or_else(|| old.metadata.clone());
+            let expires = match patch.expires_at {
+                Some(e) => opt_ms(e),
+                None => opt_ms(old.expires_at),
+            };
             let text_changed = text != old.text || patch.index_text.is_some();
             tx.execute(
                 "UPDATE memories SET text = ?1, metadata = ?2, hash = ?3, updated_at = ?4, expires_at = ?5, \
@@ -592,22 +600,48 @@ impl SqliteStore {
             .map_err(sql_err)?;
             if text_changed {
                 let dim = Self::dimension_of(tx)?;
-                let v = patch.vector.as_deref().ok_or_else(|| Error::invalid("vector", "a changed text needs its new vector"))?;
+                let v = patch.vector.as_deref().ok_or_else(|| {
+                    Error::invalid("vector", "a changed text needs its new vector")
+                })?;
                 check_vector(v, dim)?;
-                tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq]).map_err(sql_err)?;
-                tx.execute("INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)", params![seq, patch.index_text.as_deref().unwrap_or(&text)])
+                tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
                     .map_err(sql_err)?;
-                tx.execute("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq]).map_err(sql_err)?;
+                tx.execute(
+                    "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
+                    params![seq, patch.index_text.as_deref().unwrap_or(&text)],
+                )
+                .map_err(sql_err)?;
+                tx.execute(
+                    "UPDATE vectors SET data = ?1 WHERE seq = ?2",
+                    params![vector_to_blob(v), seq],
+                )
+                .map_err(sql_err)?;
             }
             // State or expiry seen by the index pre-filter may have changed too.
             log_change(tx, seq, "put")?;
-            let owner = old.scope();
-            history(tx, id, scope_cols(&owner), HistoryKind::Update, (Some(&old.text), Some(&old.metadata)), (Some(&text), Some(&metadata)), ctx, now)?;
+            let owner = old.scope()?;
+            history(
+                tx,
+                id,
+                scope_cols(&owner),
+                HistoryKind::Update,
+                (Some(&old.text), Some(&old.metadata)),
+                (Some(&text), Some(&metadata)),
+                ctx,
+                now,
+            )?;
             let mut p = Pred::default();
             p.push("m.seq = ?", [rusqlite::types::Value::Integer(seq)]);
-            let sql = format!("SELECT {MEMORY_COLS} FROM memories m WHERE {}", p.where_sql());
-            let (_, mut m) = tx.query_row(&sql, params_from_iter(p.params.iter()), memory_from_row).map_err(sql_err)?;
-            m.sources = crate::read::sources_of(tx, &[id])?.remove(&id).unwrap_or_default();
+            let sql = format!(
+                "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
+                p.where_sql()
+            );
+            let (_, mut m) = tx
+                .query_row(&sql, params_from_iter(p.params.iter()), memory_from_row)
+                .map_err(sql_err)?;
+            m.sources = crate::read::sources_of(tx, &[id])?
+                .remove(&id)
+                .unwrap_or_default();
             Ok(m)
         }
     }
@@ -655,7 +689,7 @@ impl SqliteStore {
         history(
             tx,
             m.id,
-            scope_cols(&m.scope()),
+            scope_cols(&m.scope()?),
             HistoryKind::Delete,
             (Some(&m.text), Some(&m.metadata)),
             (None, None),
@@ -781,7 +815,7 @@ impl SqliteStore {
                         if exists {
                             continue;
                         }
-                        let scope = m.scope();
+                        let scope = m.scope()?;
                         if m.state != MemoryState::Deleted {
                             let v = vector.as_deref().ok_or_else(|| {
                                 Error::invalid("vector", "missing for an imported memory")

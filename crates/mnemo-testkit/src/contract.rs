@@ -1598,3 +1598,41 @@ pub fn filters_at_every_bound_run(h: &dyn Harness) {
     );
     assert_eq!(list(&wide).unwrap_err().kind(), ErrorKind::InvalidInput);
 }
+
+/// A list cursor is good only for the scope that got it (another scope's, or a changed one, is
+/// invalid input, not a way to read from elsewhere), and stays good across a reopen.
+pub fn cursors_are_bound_to_their_scope_and_survive_reopen(h: &dyn Harness) {
+    let store = h.fresh();
+    let (a, b) = (scope("abe"), scope("bea"));
+    for i in 0..3 {
+        put(store.as_ref(), &a, &format!("abe note {i}"), json!({}));
+        put(store.as_ref(), &b, &format!("bea note {i}"), json!({}));
+    }
+    let page = |store: &dyn Store, s: &Scope, cursor: Option<String>| {
+        store.list(&ListQuery {
+            scope: s.clone(),
+            kinds: None,
+            filter: None,
+            limit: 1,
+            cursor,
+            read: all(false),
+        })
+    };
+    let first = page(store.as_ref(), &a, None).unwrap();
+    let c = first.next_cursor.clone().expect("more pages");
+    let err = page(store.as_ref(), &b, Some(c.clone())).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    let mut tampered = c.clone().into_bytes();
+    let last = tampered.len() - 1;
+    tampered[last] = if tampered[last] == b'0' { b'1' } else { b'0' };
+    let err = page(
+        store.as_ref(),
+        &a,
+        Some(String::from_utf8(tampered).unwrap()),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    let store = h.reopen(store);
+    let second = page(store.as_ref(), &a, Some(c)).unwrap();
+    assert_eq!(second.results[0].text, "abe note 1");
+}

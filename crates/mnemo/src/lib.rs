@@ -153,12 +153,24 @@ impl Memory {
         .await
     }
 
-    /// Embeds texts on the blocking pool.
+    /// Embeds texts on the blocking pool: exactly one vector per text, in order, or an error
+    /// (a custom embedder answering with another count is a model error, never a panic or a
+    /// text paired with the wrong vector).
     pub async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
         let e = self.embedder().await?;
         run_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            e.embed(&refs)
+            let vectors = e.embed(&refs)?;
+            if vectors.len() != refs.len() {
+                return Err(Error::Model {
+                    reason: format!(
+                        "the embedder returned {} vectors for {} texts",
+                        vectors.len(),
+                        refs.len()
+                    ),
+                });
+            }
+            Ok(vectors)
         })
         .await
     }

@@ -100,10 +100,23 @@ impl CallLog {
         out
     }
 
-    /// Runs an embedding call and records its time.
+    /// Runs an embedding call and records its time. An answer with a vector count other than
+    /// one per text is a model error, so callers may index and zip the vectors freely.
     pub fn embed(&mut self, embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let started = Instant::now();
-        let out = embedder.embed(texts);
+        let out = embedder.embed(texts).and_then(|v| {
+            if v.len() == texts.len() {
+                Ok(v)
+            } else {
+                Err(Error::Model {
+                    reason: format!(
+                        "the embedder returned {} vectors for {} texts",
+                        v.len(),
+                        texts.len()
+                    ),
+                })
+            }
+        });
         self.calls.push(ModelCall {
             purpose: "embed".into(),
             model: embedder.model_id().into(),
