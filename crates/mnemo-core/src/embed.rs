@@ -112,10 +112,10 @@ impl Embedder for CachedEmbedder {
                 }
             }
         }
-        Ok(out
-            .into_iter()
-            .map(|v| v.expect("every slot filled"))
-            .collect())
+        // Every slot is filled: a cached vector, or one of exactly `batch.len()` new ones.
+        out.into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| crate::Error::internal("an embedding slot was left empty"))
     }
 }
 

@@ -261,11 +261,7 @@ fn parse(value: &Value, depth: usize, conditions: &mut usize) -> Result<Filter> 
             _ => parts.push(parse_field(key, val, conditions)?),
         }
     }
-    Ok(if parts.len() == 1 {
-        parts.pop().expect("one part")
-    } else {
-        Filter::And(parts)
-    })
+    Ok(and_of(parts))
 }
 
 fn parse_field(raw_key: &str, val: &Value, conditions: &mut usize) -> Result<Filter> {
@@ -315,11 +311,15 @@ fn parse_field(raw_key: &str, val: &Value, conditions: &mut usize) -> Result<Fil
             },
         });
     }
-    Ok(if out.len() == 1 {
-        out.pop().expect("one")
-    } else {
-        Filter::And(out)
-    })
+    Ok(and_of(out))
+}
+
+/// The conjunction of `parts`: a single part stands alone rather than as an AND of one.
+fn and_of(mut parts: Vec<Filter>) -> Filter {
+    match parts.len() {
+        1 => parts.pop().unwrap_or(Filter::And(Vec::new())),
+        _ => Filter::And(parts),
+    }
 }
 
 /// Parses an RFC 3339 instant, as used by filters and expiry parameters.

@@ -93,7 +93,11 @@ impl OpenAiEmbedder {
             prompt_tokens: AtomicU64::new(0),
         };
         let probe = this.request(&[PROBE_TEXT])?;
-        let dim = probe[0].len();
+        // `request` checks one non-empty vector per input; should that ever change, an empty
+        // answer is an error here, not a panic.
+        let dim = probe.first().map(Vec::len).ok_or_else(|| Error::Model {
+            reason: "the endpoint returned no vector for the probe text".into(),
+        })?;
         if let Some(expected) = this.cfg.dimension {
             if expected != dim {
                 return Err(Error::invalid(

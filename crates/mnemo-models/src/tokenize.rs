@@ -73,6 +73,7 @@ impl TextTokenizer {
                 .iter()
                 .zip(enc.get_attention_mask())
                 .zip(enc.get_type_ids());
+            // In bounds: `t` < this row's length <= `seq_len`, the longest row.
             for (t, ((id, mask), ty)) in fields.enumerate() {
                 batch.input_ids[base + t] = i64::from(*id);
                 batch.attention_mask[base + t] = i64::from(*mask);
