@@ -350,6 +350,7 @@ fn mcp_python_client_over_stdio_and_http() {
         "add_memory",
         "delete_all_memories",
         "delete_memory",
+        "erase_memory",
         "get_memory",
         "list_memories",
         "memory_history",
@@ -373,7 +374,7 @@ fn mcp_python_client_over_stdio_and_http() {
     assert!(stdio_data.join("mnemo.db").exists());
     assert_ne!(s["stdio"]["memory_id"], s["http"]["memory_id"]);
 
-    // Over HTTP, bob's key could use none of the 8 tools on alice's memory or scope.
+    // Over HTTP, bob's key could use none of the 9 tools on alice's memory or scope.
     let http = &s["http"];
     let denied = http["cross_tenant"].as_array().unwrap();
     let mut denied_tools: Vec<&str> = denied.iter().map(|d| d["tool"].as_str().unwrap()).collect();

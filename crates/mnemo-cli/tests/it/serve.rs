@@ -130,7 +130,7 @@ fn mcp_add(agent: &ureq::Agent, url: &str, key: &str, text: &str) -> String {
         serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "add_memory", "arguments": {"text": text}}}),
     );
-    assert!(result.contains("\"ADD\""), "the tool added: {result}");
+    assert!(result.contains("ADD"), "the tool added: {result}");
     id
 }
 

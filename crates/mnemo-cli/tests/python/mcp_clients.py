@@ -29,6 +29,7 @@ TOOLS = {
     "get_memory",
     "update_memory",
     "delete_memory",
+    "erase_memory",
     "delete_all_memories",
     "memory_history",
 }
@@ -175,6 +176,8 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                                 ("update_memory", {"memory_id": mid, "user_id": "alice", "text": "bob was here"}),
                                 ("delete_memory", {"memory_id": mid}),
                                 ("delete_memory", {"memory_id": mid, "user_id": "alice"}),
+                                ("erase_memory", {"memory_id": mid}),
+                                ("erase_memory", {"memory_id": mid, "user_id": "alice"}),
                                 ("delete_all_memories", {"user_id": "alice"}),
                                 ("memory_history", {"memory_id": mid}),
                                 ("memory_history", {"memory_id": mid, "user_id": "alice"}),
