@@ -473,6 +473,9 @@ pub struct ServeArgs {
     /// Seconds a client may take to send a whole request body (408 after that).
     #[arg(long, env = "MNEMO_BODY_READ_TIMEOUT_SECS", default_value_t = 30)]
     pub body_read_timeout_secs: u64,
+    /// Messages one add may carry (and a batch of adds in all); 1 to 1000.
+    #[arg(long, env = "MNEMO_MAX_MESSAGES_PER_ADD", default_value_t = 1000)]
+    pub max_messages_per_add: usize,
 }
 
 #[derive(Debug, Subcommand)]

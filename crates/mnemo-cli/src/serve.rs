@@ -137,6 +137,7 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
         allow_agent_writes_for_users: args.allow_agent_writes_for_users,
         header_read_timeout_secs: args.header_read_timeout_secs,
         body_read_timeout_secs: args.body_read_timeout_secs,
+        max_messages_per_add: args.max_messages_per_add,
     };
     config.validate()?;
     let memory = Memory::open(config_of(cli)?).await?;

@@ -33,6 +33,9 @@ pub struct ServerConfig {
     /// connection may idle), and its whole body; slower clients are disconnected (408).
     pub header_read_timeout_secs: u64,
     pub body_read_timeout_secs: u64,
+    /// Messages one add may carry (and a batch of adds in all); at most the library's
+    /// `MAX_MESSAGES_PER_ADD`, which is also the default.
+    pub max_messages_per_add: usize,
 }
 
 impl ServerConfig {
@@ -50,6 +53,7 @@ impl ServerConfig {
             allow_agent_writes_for_users: false,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 30,
+            max_messages_per_add: mnemo_core::limits::MAX_MESSAGES_PER_ADD,
         }
     }
 
@@ -70,6 +74,13 @@ impl ServerConfig {
             return Err(Error::invalid(
                 "read_timeout",
                 "header and body read timeouts must be at least 1 second",
+            ));
+        }
+        let cap = mnemo_core::limits::MAX_MESSAGES_PER_ADD;
+        if self.max_messages_per_add == 0 || self.max_messages_per_add > cap {
+            return Err(Error::invalid(
+                "max_messages_per_add",
+                format!("must be between 1 and {cap}"),
             ));
         }
         if self.max_in_flight == 0 {
@@ -116,6 +127,7 @@ pub struct ServerSection {
     pub allow_agent_writes_for_users: Option<bool>,
     pub header_read_timeout_secs: Option<u64>,
     pub body_read_timeout_secs: Option<u64>,
+    pub max_messages_per_add: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -191,6 +203,10 @@ impl FileConfig {
             "MNEMO_BODY_READ_TIMEOUT_SECS",
             s.body_read_timeout_secs.map(|v| v.to_string()),
         );
+        put(
+            "MNEMO_MAX_MESSAGES_PER_ADD",
+            s.max_messages_per_add.map(|v| v.to_string()),
+        );
         put("MNEMO_LLM_BASE_URL", l.base_url.clone());
         put("MNEMO_LLM_MODEL", l.model.clone());
         put("MNEMO_LLM_API_KEY_ENV", l.api_key_env.clone());
@@ -219,7 +235,7 @@ mod tests {
         assert_eq!(c.server.no_auth, Some(false));
         // The example sets every key but `llm.gguf` (it excludes `llm.base_url`).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 21, "{env:?}");
+        assert_eq!(env.len(), 22, "{env:?}");
         assert!(!env.iter().any(|(k, _)| *k == "MNEMO_LLM_GGUF"));
         assert!(env.contains(&("MNEMO_RATE_LIMIT_PER_MINUTE", "1200".to_string())));
     }

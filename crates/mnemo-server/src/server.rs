@@ -86,6 +86,7 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
             max_in_flight: config.max_in_flight,
             log_content: config.log_content,
             allow_agent_writes_for_users: config.allow_agent_writes_for_users,
+            max_messages_per_add: config.max_messages_per_add,
         },
     );
     Ok(AppState {

@@ -27,6 +27,8 @@ pub struct ServiceConfig {
     pub log_content: bool,
     /// Let keys bound to no user write into a user's memories (see [`Service::check_write`]).
     pub allow_agent_writes_for_users: bool,
+    /// Messages one add (or one batch of adds, in all) may carry.
+    pub max_messages_per_add: usize,
 }
 
 impl Default for ServiceConfig {
@@ -35,6 +37,7 @@ impl Default for ServiceConfig {
             max_in_flight: 64,
             log_content: false,
             allow_agent_writes_for_users: false,
+            max_messages_per_add: mnemo_core::limits::MAX_MESSAGES_PER_ADD,
         }
     }
 }
@@ -46,6 +49,7 @@ pub struct Service {
     gate: Semaphore,
     log_content: bool,
     allow_agent_writes_for_users: bool,
+    max_messages: usize,
 }
 
 impl std::fmt::Debug for Service {
@@ -86,7 +90,19 @@ impl Service {
             gate: Semaphore::new(config.max_in_flight.max(1)),
             log_content: config.log_content,
             allow_agent_writes_for_users: config.allow_agent_writes_for_users,
+            max_messages: config.max_messages_per_add,
         }
+    }
+
+    /// The server's cap on messages per add (the library's own bound is the ceiling).
+    fn check_messages(&self, n: usize, what: &str) -> ApiResult<()> {
+        if n > self.max_messages {
+            return Err(ApiError::invalid(format!(
+                "{what} holds {n} messages; this server takes at most {} (max_messages_per_add)",
+                self.max_messages
+            )));
+        }
+        Ok(())
     }
 
     /// The write rule for keys bound to no user. Reading across users through an agent's scope
@@ -199,6 +215,9 @@ impl Service {
     fn add_request(&self, p: &Principal, body: AddBody, request_id: &str) -> ApiResult<AddRequest> {
         let scope = p.require_scope(&ScopeParts::new(body.user_id, body.agent_id, body.run_id))?;
         self.check_write(p, &scope)?;
+        if let Some(m) = &body.messages {
+            self.check_messages(m.len(), "an add")?;
+        }
         let input = match (body.messages, body.text) {
             (Some(m), None) => AddInput::Messages(parse_messages(m)?),
             (None, Some(t)) => AddInput::Text(t),
@@ -268,12 +287,7 @@ impl Service {
             .iter()
             .map(|b| b.messages.as_ref().map_or(1, Vec::len))
             .sum();
-        if total > mnemo_core::limits::MAX_MESSAGES_PER_ADD {
-            return Err(ApiError::invalid(format!(
-                "a batch holds at most {} messages in all (texts count as one); this one has {total}",
-                mnemo_core::limits::MAX_MESSAGES_PER_ADD
-            )));
-        }
+        self.check_messages(total, "a batch of adds (texts count as one message)")?;
         let reqs = items
             .into_iter()
             .map(|b| self.add_request(p, b, request_id))

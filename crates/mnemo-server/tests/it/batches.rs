@@ -153,3 +153,31 @@ fn a_batch_of_adds_holds_at_most_one_adds_worth_of_messages() {
     assert!(r.body.to_string().contains("1000"), "{:?}", r.body);
     assert_eq!(s.snapshot(), before);
 }
+
+#[test]
+fn the_messages_per_add_cap_is_a_server_setting() {
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.max_messages_per_add = 3
+    });
+    let k = s.user_key("vera");
+    let msgs = |n: usize| -> Vec<serde_json::Value> {
+        (0..n)
+            .map(|i| json!({"role": "user", "content": format!("turn {i}")}))
+            .collect()
+    };
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&k),
+        Some(json!({"messages": msgs(4)})),
+    );
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    assert!(r.body.to_string().contains("max_messages_per_add"));
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&k),
+        Some(json!({"messages": msgs(3)})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}
