@@ -91,7 +91,8 @@ impl JsonClient {
                         component = self.component,
                         attempt,
                         ?wait,
-                        error = %a.error,
+                        // The error quotes the provider's answer, which may echo content.
+                        error_kind = a.error.kind().as_str(),
                         "model call failed; retrying"
                     );
                     std::thread::sleep(wait);
