@@ -1466,13 +1466,8 @@ pub fn visibility_follows_the_one_rule_on_every_path(h: &dyn Harness) {
             }
         }
     }
-    for read in reads {
-        let want: Vec<MemoryId> = records
-            .iter()
-            .filter(|m| m.visible(&read))
-            .map(|m| m.id)
-            .collect();
-        let listed: Vec<MemoryId> = store
+    let listed = |read: ReadOptions| -> Vec<Memory> {
+        store
             .list(&ListQuery {
                 scope: s.clone(),
                 kinds: None,
@@ -1483,9 +1478,14 @@ pub fn visibility_follows_the_one_rule_on_every_path(h: &dyn Harness) {
             })
             .unwrap()
             .results
+    };
+    for read in reads {
+        let want: Vec<MemoryId> = records
             .iter()
+            .filter(|m| m.visible(&read))
             .map(|m| m.id)
             .collect();
+        let listed: Vec<MemoryId> = listed(read).iter().map(|m| m.id).collect();
         assert_eq!(listed, want, "list under {read:?}");
         for m in &records {
             assert_eq!(
@@ -1509,94 +1509,20 @@ pub fn visibility_follows_the_one_rule_on_every_path(h: &dyn Harness) {
     }
     // As of day 100 Xena lived in Oslo; as of day 300, in Rome.
     let at = |days| {
-        let read = ReadOptions {
+        listed(ReadOptions {
             as_of: Some(t0 + D::days(days)),
             ..ReadOptions::default()
-        };
-        store
-            .list(&ListQuery {
-                scope: s.clone(),
-                kinds: None,
-                filter: None,
-                limit: 100,
-                cursor: None,
-                read,
-            })
-            .unwrap()
-            .results
-            .into_iter()
-            .map(|m| m.text)
-            .filter(|t| t.contains("lives"))
-            .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .map(|m| m.text)
+        .filter(|t| t.contains("lives"))
+        .collect::<Vec<_>>()
     };
     assert_eq!(at(100), ["Xena lives in Oslo"]);
     assert_eq!(at(300), ["Xena lives in Rome"]);
     // A restated fact whose identical copy has expired is not a duplicate.
     let hash = content_hash("Xena's coupon code");
     assert!(store.find_by_hash(&s, &[hash]).unwrap().is_empty());
-}
-
-/// A filter at each of the parser's bounds runs on the backend; one past a bound is refused as
-/// invalid input (never an internal error from the database).
-pub fn filters_at_every_bound_run(h: &dyn Harness) {
-    use mnemo_core::filter::{
-        Op, MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_IN_LIST, MAX_FILTER_KEYS,
-    };
-    let store = h.fresh();
-    let s = scope("wanda");
-    let hit = put(
-        store.as_ref(),
-        &s,
-        "wanda grows tomatoes",
-        json!({"tag": "v7", "tags": ["x7"], "n": 7}),
-    );
-    put(
-        store.as_ref(),
-        &s,
-        "wanda sells tomatoes",
-        json!({"tag": "zz", "tags": ["y"], "n": 8}),
-    );
-    let list = |f: &Filter| {
-        store
-            .list(&ListQuery {
-                scope: s.clone(),
-                kinds: None,
-                filter: Some(f.clone()),
-                limit: 100,
-                cursor: None,
-                read: ReadOptions::default(),
-            })
-            .map(|p| p.results.iter().map(|m| m.id).collect::<Vec<_>>())
-    };
-    let vals: Vec<String> = (0..MAX_FILTER_IN_LIST).map(|i| format!("v{i}")).collect();
-    let mut keys: serde_json::Map<String, serde_json::Value> = (0..MAX_FILTER_KEYS - 1)
-        .map(|i| (format!("k{i}"), json!({"ne": i})))
-        .collect();
-    keys.insert("n".into(), json!(7));
-    for f in [
-        json!({"tag": {"in": vals}}),
-        json!({"OR": (0..MAX_FILTER_CONDITIONS)
-            .map(|i| json!({"tags": {"contains": format!("x{i}")}}))
-            .collect::<Vec<_>>()}),
-        serde_json::Value::Object(keys),
-        (0..MAX_FILTER_DEPTH).fold(json!({"n": 7}), |f, _| json!({"NOT": f})),
-    ] {
-        assert_eq!(
-            list(&Filter::from_json(&f).unwrap().unwrap()).unwrap(),
-            vec![hit],
-            "{f}"
-        );
-    }
-    let wide = Filter::Or(
-        (0..1001)
-            .map(|i| Filter::Meta {
-                key: format!("k{i}"),
-                op: Op::Eq,
-                value: json!(i),
-            })
-            .collect(),
-    );
-    assert_eq!(list(&wide).unwrap_err().kind(), ErrorKind::InvalidInput);
 }
 
 /// A list cursor is good only for the scope that got it (another scope's, or a changed one, is
@@ -1635,4 +1561,168 @@ pub fn cursors_are_bound_to_their_scope_and_survive_reopen(h: &dyn Harness) {
     let store = h.reopen(store);
     let second = page(store.as_ref(), &a, Some(c)).unwrap();
     assert_eq!(second.results[0].text, "abe note 1");
+}
+
+/// The ids `filter` admits through `list`, after checking that the candidate reads and the
+/// shared hybrid search accept it too.
+fn run_filter(store: &dyn Store, scope: &Scope, filter: &Filter) -> Result<Vec<MemoryId>> {
+    let q = CandidateQuery {
+        filter: Some(filter),
+        ..candidates(scope, ReadOptions::default())
+    };
+    store.dense_candidates(&q, &HashEmbedder::vector("tomatoes"))?;
+    store.lexical_candidates(&q, &["tomatoes".to_string()])?;
+    let req = SearchRequest {
+        filter: Some(filter.clone()),
+        ..SearchRequest::new(scope.clone(), "tomatoes", 10)
+    };
+    hybrid_search(
+        store,
+        &req,
+        &HashEmbedder::vector("tomatoes"),
+        &RankParams::default(),
+    )?;
+    let page = store.list(&ListQuery {
+        scope: scope.clone(),
+        kinds: None,
+        filter: Some(filter.clone()),
+        limit: 100,
+        cursor: None,
+        read: ReadOptions::default(),
+    })?;
+    Ok(page.results.iter().map(|m| m.id).collect())
+}
+
+fn parsed(f: serde_json::Value) -> Filter {
+    Filter::from_json(&f).unwrap().unwrap()
+}
+
+fn values(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// Filters at every bound of the parser — alone and together — run on every read path of the
+/// backend (wide filters once reached SQLite's expression-depth limit and came back as internal
+/// errors).
+pub fn filters_at_every_bound_run(h: &dyn Harness) {
+    use mnemo_core::filter::{
+        MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_IN_LIST, MAX_FILTER_KEYS,
+    };
+    use serde_json::Value;
+    let store = h.fresh();
+    let s = scope("wanda");
+    let hit = put(
+        store.as_ref(),
+        &s,
+        "wanda grows tomatoes",
+        json!({"tag": "v7", "tags": ["x7"], "n": 7}),
+    );
+    put(
+        store.as_ref(),
+        &s,
+        "wanda sells tomatoes",
+        json!({"tag": "zz", "tags": ["y"], "n": 8}),
+    );
+    let contains = |i: usize| json!({"tags": {"contains": format!("x{i}")}});
+    let mut keys: serde_json::Map<String, Value> = (0..MAX_FILTER_KEYS - 1)
+        .map(|i| (format!("k{i}"), json!({"ne": i})))
+        .collect();
+    keys.insert("n".into(), json!(7));
+    // Every level an OR of fifteen `contains` and the next level; an `in` list at the bottom:
+    // the deepest nesting and all the conditions at once.
+    let per_level = (MAX_FILTER_CONDITIONS - 16) / MAX_FILTER_DEPTH;
+    let bottom = json!({"tag": {"in": values("v", 16)}});
+    let deep_and_wide = (0..MAX_FILTER_DEPTH).fold(bottom, |inner, level| {
+        let mut items: Vec<Value> = (0..per_level)
+            .map(|j| json!({"tags": {"contains": format!("q{level}-{j}")}}))
+            .collect();
+        items.push(inner);
+        json!({"OR": items})
+    });
+    let not_16 = (0..MAX_FILTER_DEPTH).fold(json!({"n": 7}), |f, _| json!({"NOT": f}));
+    for (what, f) in [
+        (
+            "in list",
+            json!({"tag": {"in": values("v", MAX_FILTER_IN_LIST)}}),
+        ),
+        (
+            "nin list",
+            json!({"NOT": {"tag": {"nin": values("v", MAX_FILTER_IN_LIST)}}}),
+        ),
+        (
+            "OR of conditions",
+            json!({"OR": (0..MAX_FILTER_CONDITIONS).map(contains).collect::<Vec<_>>()}),
+        ),
+        (
+            "AND of conditions",
+            json!({"AND": (1..MAX_FILTER_CONDITIONS).map(|i| json!({format!("m{i}"): {"ne": i}})).collect::<Vec<_>>(), "n": 7}),
+        ),
+        ("keys", Value::Object(keys)),
+        ("depth", not_16),
+        ("depth and conditions", deep_and_wide),
+    ] {
+        let got = run_filter(store.as_ref(), &s, &parsed(f.clone()));
+        assert_eq!(got.unwrap(), vec![hit], "{what}: {f}");
+    }
+}
+
+/// Past a bound a filter is invalid input: in the parser, and in the backend for filters built
+/// in code (never an internal error from the database).
+pub fn filters_past_a_bound_are_invalid_input(h: &dyn Harness) {
+    use mnemo_core::filter::{
+        Op, MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_IN_LIST, MAX_FILTER_KEYS,
+    };
+    use serde_json::Value;
+    let store = h.fresh();
+    let s = scope("wanda");
+    put(store.as_ref(), &s, "wanda grows tomatoes", json!({"n": 7}));
+    let keys: serde_json::Map<String, Value> = (0..=MAX_FILTER_KEYS)
+        .map(|i| (format!("k{i}"), json!(i)))
+        .collect();
+    let leaves = |n: usize| {
+        (0..n)
+            .map(|i| json!({format!("k{i}"): i}))
+            .collect::<Vec<_>>()
+    };
+    // The probe's shapes (an `in` list of 994, an OR of 1,001, 5,000 keys), then one past each
+    // bound.
+    for f in [
+        json!({"tag": {"in": values("v", 994)}}),
+        json!({"OR": leaves(1001)}),
+        Value::Object((0..5000).map(|i| (format!("k{i}"), json!(i))).collect()),
+        json!({"tag": {"in": values("v", MAX_FILTER_IN_LIST + 1)}}),
+        json!({"OR": leaves(MAX_FILTER_CONDITIONS + 1)}),
+        json!({"AND": [{"tag": {"in": values("v", MAX_FILTER_IN_LIST)}}, {"n": 7}]}),
+        Value::Object(keys),
+        (0..=MAX_FILTER_DEPTH).fold(json!({"n": 7}), |f, _| json!({"NOT": f})),
+        // A scope id under OR inside a top-level AND, once read as a metadata key.
+        json!({"AND": [{"n": 7}, {"OR": [{"user_id": "mallory"}, {"n": 8}]}]}),
+    ] {
+        let err = Filter::from_json(&f).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{f}");
+    }
+    // Built in code, past the parser: the store refuses it rather than failing in SQLite.
+    let leaf = |i: usize| Filter::Meta {
+        key: format!("k{i}"),
+        op: Op::Eq,
+        value: json!(i),
+    };
+    for f in [
+        Filter::Or((0..1001).map(leaf).collect()),
+        Filter::And((0..5000).map(leaf).collect()),
+        Filter::Meta {
+            key: "tag".into(),
+            op: Op::In,
+            value: json!(values("v", 994)),
+        },
+        Filter::Meta {
+            key: "tag".into(),
+            op: Op::In,
+            value: json!("not a list"),
+        },
+        Filter::Or(Vec::new()),
+    ] {
+        let err = run_filter(store.as_ref(), &s, &f).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{f:?}: {err}");
+    }
 }

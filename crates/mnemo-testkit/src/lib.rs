@@ -40,7 +40,7 @@ macro_rules! store_contract_tests {
             duplicates_are_found_by_hash_in_the_exact_scope, rebind_replaces_every_vector_and_keeps_the_rest,
             numbered_pages_are_located_by_count_and_cursor, erase_removes_every_copy_of_the_text,
             batch_updates_and_deletes_are_all_or_nothing, visibility_follows_the_one_rule_on_every_path,
-            filters_at_every_bound_run, cursors_are_bound_to_their_scope_and_survive_reopen);
+            filters_at_every_bound_run, filters_past_a_bound_are_invalid_input, cursors_are_bound_to_their_scope_and_survive_reopen);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(
