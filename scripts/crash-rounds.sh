@@ -34,7 +34,7 @@ field() { sed -E "s/.*[ (]$1=([0-9]+).*/\1/" <<<"$figures"; }
 echo
 echo "rounds:                           $(field rounds)"
 echo "adds acknowledged:                $(field adds_acknowledged)"
-echo "adds lost in flight and retried:  $(field lost_in_flight_retried) ($(field landed_before_kill) had landed before the kill and were replayed, $(field written_by_retry) were written by the retry)"
+echo "adds lost in flight and retried:  $(field lost_in_flight_retried) ($(field landed_before_kill) had been written before the kill and were replayed, one a round left unread on purpose; $(field written_by_retry) were written by the retry)"
 echo "acknowledged adds replayed:       $(field replays_checked) (same id, replayed)"
 echo "searches by own text (top hit):   $(field searches), misses $(field search_misses)"
 echo "memories at the end:              $(field memories)"

@@ -11,8 +11,9 @@
 # Settings (environment): MNEMO_BIN (default target/release/mnemo, built with
 # `cargo build --release -p mnemo-cli` when missing), MNEMO_MODELS_DIR (default ./models),
 # SOAK_SECONDS (600), SOAK_THREADS (4), SOAK_RATE (requests per second in all, 20),
-# SOAK_PRELOAD (memories per thread before the clock starts, 1000), SOAK_SEED (7),
-# SOAK_MAX_GROWTH (percent, 5), SOAK_WARMUP_MINUTES (2).
+# SOAK_PRELOAD (memories per thread before the clock starts, 2500), SOAK_SEED (7),
+# SOAK_MIX (request weights, add=20,search=40,list=20,get=20), SOAK_MAX_GROWTH (percent, 5),
+# SOAK_WARMUP_MINUTES (2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -66,7 +67,8 @@ echo "soak: $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?'
 status=0
 python3 "$root/scripts/soak.py" --url "$url" --key "$key" --pid "$pid" \
   --seconds "${SOAK_SECONDS:-600}" --threads "${SOAK_THREADS:-4}" --rate "${SOAK_RATE:-20}" \
-  --preload "${SOAK_PRELOAD:-1000}" --seed "${SOAK_SEED:-7}" \
+  --preload "${SOAK_PRELOAD:-2500}" --seed "${SOAK_SEED:-7}" \
+  --mix "${SOAK_MIX:-add=20,search=40,list=20,get=20}" \
   --max-growth "${SOAK_MAX_GROWTH:-5}" --warmup-minutes "${SOAK_WARMUP_MINUTES:-2}" || status=$?
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "soak: the server died during the run; its log:"

@@ -4,7 +4,8 @@
 //! once, search finds every memory by its own text as the top hit, and a retry with the add's
 //! idempotency key returns the original result: for acknowledged adds (same id, `replayed`) and
 //! for adds whose answer the crash swallowed (stored at most once before the retry, exactly once
-//! after it).
+//! after it). Each round one add's answer is certain to be lost after its write: it is left
+//! unread on its connection when the kill lands.
 //!
 //! `MNEMO_CRASH_ROUNDS` (default 3) sets the rounds, `MNEMO_CRASH_SEED` the randomness (the texts,
 //! and after how many acknowledged adds each kill lands); the seed is printed so a failing run
@@ -14,6 +15,8 @@ use crate::clients::{key_for_admin, Server};
 use crate::*;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -183,6 +186,26 @@ fn client(url: String, admin: String, adds: Vec<Add>, acks: mpsc::Sender<()>) ->
         }
     }
     run
+}
+
+/// Sends `add` on a raw connection and waits until its answer has arrived, without reading it:
+/// the server has written the memory, the client never learns the outcome. This is the answer a
+/// crash swallows after the write, made certain once a round (the kill decides the others).
+fn send_unread(url: &str, admin: &str, add: &Add) -> TcpStream {
+    let host = url.trim_start_matches("http://");
+    let mut tcp = TcpStream::connect(host).expect("the server accepts");
+    let body = add.body().to_string();
+    write!(
+        tcp,
+        "POST /v1/memories HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {admin}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // Blocks until the first byte of the answer is there; it is left unread.
+    let n = tcp.peek(&mut [0u8; 1]).expect("the server answers");
+    assert_eq!(n, 1, "the server closed without answering the unread add");
+    tcp
 }
 
 /// The running figures, printed at the end (and by `scripts/crash-rounds.sh`).
@@ -429,8 +452,19 @@ fn sigkill_of_the_server_under_concurrent_adds_loses_and_repeats_nothing() {
                 );
             }
         }
+        let unread = Add {
+            key: format!("crash-{seed}-r{r}-unread"),
+            user: "unread".into(),
+            text: text(&mut rng, &mut used),
+        };
+        let connection = send_unread(&server.url, &admin, &unread);
         let status = server.kill();
-        let round: Vec<ClientRun> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+        drop(connection);
+        let mut round: Vec<ClientRun> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+        round.push(ClientRun {
+            lost: vec![unread],
+            ..ClientRun::default()
+        });
         for run in &round {
             problems.extend(run.problems.iter().cloned());
         }
@@ -452,8 +486,9 @@ fn sigkill_of_the_server_under_concurrent_adds_loses_and_repeats_nothing() {
             &mut problems,
         );
         println!(
-            "round {r}/{rounds}: killed ({status}) after {kill_after} acknowledged adds; \
-             acknowledged {acked}, lost in flight {lost}; doctor: {} memories; store now {}",
+            "round {r}/{rounds}: killed ({status}) once {kill_after} adds were acknowledged and \
+             one answer was left unread; acknowledged {acked}, lost in flight {lost} (the unread \
+             one included); doctor: {} memories; store now {}",
             memories.map_or("FAILED".into(), |m| m.to_string()),
             ledger.len()
         );
@@ -491,4 +526,8 @@ fn sigkill_of_the_server_under_concurrent_adds_loses_and_repeats_nothing() {
         figures.lost_landed + figures.lost_written_by_retry
     );
     assert_eq!(ledger.len(), figures.acked + figures.lost);
+    assert!(
+        figures.lost_landed >= rounds,
+        "each round's unread answer was written, and its retry replayed"
+    );
 }
