@@ -14,6 +14,7 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod error;
+mod linger;
 pub mod mcp;
 pub mod mem0;
 pub mod metrics;

@@ -210,7 +210,10 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout);
     let conn = builder
-        .serve_connection(TokioIo::new(tcp), TowerToHyperService::new(app))
+        .serve_connection(
+            TokioIo::new(crate::linger::Lingering::new(tcp)),
+            TowerToHyperService::new(app),
+        )
         .with_upgrades();
     let mut conn = std::pin::pin!(conn);
     let mut draining = false;
