@@ -299,6 +299,13 @@ pub enum Command {
         /// `--add-sample`) and measure search only; the bulk vectors come from `--vector-cache`.
         #[arg(long, requires_all = ["store_dir", "vector_cache"])]
         search_only: bool,
+        /// Measure conversation ingestion and search on this LoCoMo file instead: each session
+        /// one add, as `eval locomo` adds it, into one store (one scope per conversation).
+        #[arg(long, conflicts_with_all = ["vector_cache", "search_only"])]
+        conversations: Option<PathBuf>,
+        /// Results per search in the conversation workload.
+        #[arg(long, default_value_t = 10, requires = "conversations")]
+        top_k: usize,
     },
 }
 

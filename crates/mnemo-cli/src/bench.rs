@@ -1,6 +1,10 @@
 //! `mnemo bench`: add and search throughput on synthetic chat-like memories, with the baselines
 //! measured in the same run (embedding alone; exact brute-force dense scan) so results can be
-//! read as ratios on a noisy shared machine.
+//! read as ratios on a noisy shared machine. `--conversations FILE` runs the conversation
+//! workload instead ([`conversations`]).
+
+mod conversations;
+pub use conversations::{run as run_conversations, Options as ConversationOptions};
 
 use mnemo::{AddRequest, Memory, MemoryConfig};
 use mnemo_core::*;

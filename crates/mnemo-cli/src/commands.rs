@@ -5,7 +5,7 @@ use crate::io::*;
 use anyhow::Context;
 use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, MemoryConfig, UpdateRequest};
 use mnemo_core::*;
-use std::io::{BufRead, Write};
+use std::io::Write;
 
 pub fn scope_of(s: &ScopeArgs) -> Result<Scope, Error> {
     Scope::from_parts(
@@ -158,7 +158,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             vector_cache,
             store_dir,
             search_only,
+            conversations,
+            top_k,
         } => {
+            if let Some(data) = conversations {
+                let opts = crate::bench::ConversationOptions {
+                    data: data.clone(),
+                    top_k: *top_k,
+                    store_dir: store_dir.clone(),
+                };
+                return crate::bench::run_conversations(config_of(&cli)?, opts, json).await;
+            }
             let opts = crate::bench::Options {
                 store_dir: store_dir.clone(),
                 search_only: *search_only,
@@ -467,7 +477,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             scope,
             batch_size,
             file,
-        } => import(&memory, &scope, batch_size, &file, json).await?,
+        } => crate::import::run(&memory, &scope, batch_size, &file, json).await?,
         Command::Export { file } => {
             let records = memory.export().await?;
             let mut out: Box<dyn Write> = match &file {
@@ -527,125 +537,6 @@ async fn doctor(memory: &Memory, json: bool) -> anyhow::Result<()> {
     }
     if !integrity.is_consistent() {
         return Err(Error::internal("store indexes disagree; see the integrity report").into());
-    }
-    Ok(())
-}
-
-/// One JSONL line: an export record, or a message / memory to add raw.
-fn line_to_request(
-    line: &serde_json::Value,
-    scope: &ScopeArgs,
-    n: usize,
-) -> Result<Option<AddRequest>, Error> {
-    let obj = line
-        .as_object()
-        .ok_or_else(|| Error::invalid(format!("line {n}"), "must be a JSON object"))?;
-    let get = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    let scope = Scope::from_parts(
-        get("user_id").or(scope.user_id.clone()).as_deref(),
-        get("agent_id").or(scope.agent_id.clone()).as_deref(),
-        get("run_id").or(scope.run_id.clone()).as_deref(),
-    )
-    .map_err(|e| Error::invalid(format!("line {n}"), e.to_string()))?;
-    let timestamp = ["timestamp", "created_at"]
-        .iter()
-        .find_map(|k| obj.get(*k))
-        .map(|v| mnemo_core::filter::parse_time("timestamp", v))
-        .transpose()?;
-    let input = if let Some(content) = get("content") {
-        let role = get("role").unwrap_or_else(|| "user".into()).parse()?;
-        AddInput::Messages(vec![InputMessage {
-            role,
-            content,
-            name: get("name"),
-        }])
-    } else if let Some(text) = get("memory").or(get("text")) {
-        AddInput::Text(text)
-    } else {
-        return Err(Error::invalid(
-            format!("line {n}"),
-            "needs `content` (a message) or `memory` (a text)",
-        ));
-    };
-    Ok(Some(AddRequest {
-        scope,
-        input,
-        metadata: obj.get("metadata").cloned(),
-        expires_at: obj
-            .get("expires_at")
-            .map(|v| mnemo_core::filter::parse_time("expires_at", v))
-            .transpose()?,
-        timestamp,
-        idempotency_key: get("idempotency_key"),
-        infer: Some(false),
-        memory_type: None,
-        instructions: None,
-        session_id: get("session_id"),
-        request_id: None,
-    }))
-}
-
-async fn import(
-    memory: &Memory,
-    scope: &ScopeArgs,
-    batch_size: usize,
-    file: &std::path::Path,
-    json: bool,
-) -> anyhow::Result<()> {
-    let reader = std::io::BufReader::new(
-        std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?,
-    );
-    let lines: Vec<String> = reader.lines().collect::<Result<_, _>>()?;
-    let bar = indicatif::ProgressBar::new(lines.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} lines  {per_sec}  eta {eta}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let (mut added, mut restored) = (0u64, 0u64);
-    let mut pending_adds: Vec<AddRequest> = Vec::new();
-    let mut pending_records: Vec<ExportRecord> = Vec::new();
-    let batch_size = batch_size.clamp(1, 10_000);
-    let stdout = std::io::stdout();
-    for (i, raw) in lines.iter().enumerate() {
-        // Blank lines are skipped, but still reach the flush below when they end the file.
-        if !raw.trim().is_empty() {
-            let value: serde_json::Value = serde_json::from_str(raw)
-                .map_err(|e| Error::invalid(format!("line {}", i + 1), format!("not JSON: {e}")))?;
-            if value.get("type").is_some() {
-                let rec: ExportRecord = serde_json::from_value(value)
-                    .map_err(|e| Error::invalid(format!("line {}", i + 1), e.to_string()))?;
-                pending_records.push(rec);
-            } else if let Some(req) = line_to_request(&value, scope, i + 1)? {
-                pending_adds.push(req);
-            }
-        }
-        let last = i + 1 == lines.len();
-        if pending_adds.len() >= batch_size || (last && !pending_adds.is_empty()) {
-            let outcomes = memory.add_many(std::mem::take(&mut pending_adds)).await?;
-            let ids: Vec<MemoryId> = outcomes
-                .iter()
-                .flat_map(|o| o.results.iter().map(|r| r.id))
-                .collect();
-            added += ids.len() as u64;
-            if json {
-                // Each line acknowledges a committed batch.
-                let mut out = stdout.lock();
-                writeln!(out, "{}", serde_json::json!({"acknowledged": ids}))?;
-                out.flush()?;
-            }
-        }
-        if pending_records.len() >= batch_size || (last && !pending_records.is_empty()) {
-            restored += memory
-                .import_records(std::mem::take(&mut pending_records))
-                .await?;
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    if json {
-        print_json(&serde_json::json!({"imported": {"added": added, "restored": restored}}))?;
-    } else {
-        println!("imported: {added} added, {restored} restored from export records");
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod commands;
 mod eval;
+mod import;
 mod io;
 mod reembed;
 mod serve;

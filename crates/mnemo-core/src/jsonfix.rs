@@ -5,7 +5,9 @@
 //! [`parse_model_json`] accepts all of those and nothing worse:
 //!
 //! 1. fast path: the trimmed input as plain JSON;
-//! 2. the body of the first markdown fence, if there is one;
+//! 2. the body of the first markdown fence (three backticks opening a line), if there is one,
+//!    and the whole input again when that body holds no JSON (the closing backticks may have
+//!    been inside a string);
 //! 3. the first `{` or `[` and its balanced closer, found by a scan that skips over strings of
 //!    either quote kind;
 //! 4. a rewrite of that span that only touches what lies outside strings (trailing commas,
@@ -42,7 +44,19 @@ pub fn parse_model_json(raw: &str) -> Result<Value, JsonRepairError> {
     if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
         return Ok(value);
     }
-    let body: Vec<char> = strip_fence(trimmed).chars().collect();
+    let fenced = strip_fence(trimmed);
+    match scan(fenced) {
+        Ok(value) => Ok(value),
+        // Three backticks inside a JSON string (a fact about markdown) are not a fence: then the
+        // whole answer is read. The fence's error is the one reported.
+        Err(e) if fenced.len() != trimmed.len() => scan(trimmed).map_err(|_| e),
+        Err(e) => Err(e),
+    }
+}
+
+/// Steps 3 to 5 over `text`: the first candidate span that repairs into JSON.
+fn scan(text: &str) -> Result<Value, JsonRepairError> {
+    let body: Vec<char> = text.chars().collect();
     let mut from = 0;
     let mut first_error: Option<JsonRepairError> = None;
     while let Some(start) = (from..body.len()).find(|&i| matches!(body[i], '{' | '[')) {
@@ -68,7 +82,7 @@ pub fn parse_model_json(raw: &str) -> Result<Value, JsonRepairError> {
 /// The text inside the first ``` fence (language tag dropped), or the whole input if there is
 /// no fence. An unclosed fence runs to the end of the input.
 fn strip_fence(text: &str) -> &str {
-    let Some(open) = text.find("```") else {
+    let Some(open) = fence_start(text) else {
         return text;
     };
     let after = &text[open + 3..];
@@ -81,6 +95,21 @@ fn strip_fence(text: &str) -> &str {
         Some(close) => &inner[..close],
         None => inner,
     }
+}
+
+/// Where the first opening fence is: three backticks that begin a line (after spaces or tabs,
+/// as markdown allows). Backticks elsewhere may sit inside a JSON string, and an answer whose
+/// fence opens mid-line is still read whole.
+fn fence_start(text: &str) -> Option<usize> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        if line[indent..].starts_with("```") {
+            return Some(at + indent);
+        }
+        at += line.len();
+    }
+    None
 }
 
 /// Where the string opened by the quote at `open` closes, or `None` if it never does.
@@ -346,6 +375,25 @@ mod tests {
         assert_eq!(err.reason, "unbalanced brackets: output looks truncated");
         let err = parse_model_json("{\"facts\": [\"a\", \"b\"]").unwrap_err();
         assert_eq!(err.reason, "unbalanced brackets: output looks truncated");
+    }
+
+    #[test]
+    fn backticks_inside_a_string_are_not_a_fence() {
+        // Found by `fuzz_model_json_wrapped`: the "fence" began inside the key.
+        assert_eq!(ok("[[{\"```\": null}]]0"), json!([[{"```": null}]]));
+        let raw = "Facts: {\"facts\": [\"Bob wraps code in ```rust fences\"]} done";
+        assert_eq!(
+            ok(raw),
+            json!({"facts": ["Bob wraps code in ```rust fences"]})
+        );
+        // ...nor may they cut out a wrong value from the middle of the real one.
+        assert_eq!(
+            ok("{\"\": {\"```\": null}, \"b\": []}."),
+            json!({"": {"```": null}, "b": []})
+        );
+        // A real fence whose closer sits inside a string still yields the whole value.
+        let raw = "Here:\n```json\n{\"a\": \"use ``` here\", \"b\": [1]}\n``` ok";
+        assert_eq!(ok(raw), json!({"a": "use ``` here", "b": [1]}));
     }
 
     #[test]

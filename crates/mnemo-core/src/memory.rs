@@ -167,7 +167,8 @@ pub struct Memory {
     pub valid_until: Option<Timestamp>,
     pub actor: Option<String>,
     pub role: Option<Role>,
-    /// Message ids this memory was derived from (provenance).
+    /// Message ids this memory was derived from (provenance). Empty for a fact the model
+    /// attributed to no message of its add: unattributed, not "all of them".
     pub sources: Vec<MessageId>,
     pub access_count: u64,
     pub last_accessed_at: Option<Timestamp>,
@@ -413,6 +414,49 @@ mod tests {
         let dropped = strip_identity_keys(&mut m);
         assert_eq!(dropped, vec!["user_id", "actor_id"]);
         assert_eq!(serde_json::Value::Object(m), json!({"a": "0012", "b": 1}));
+    }
+
+    fn record(user: serde_json::Value, agent: serde_json::Value) -> serde_json::Value {
+        json!({"id": "01a2308d-d164-7305-b45e-a01819e97608", "memory": "tea", "kind": "fact",
+               "state": "active", "user_id": user, "agent_id": agent, "run_id": null,
+               "metadata": {}, "hash": "", "created_at": "2020-01-01T00:00:00Z",
+               "updated_at": "2020-01-01T00:00:00Z", "expires_at": null, "valid_from": null,
+               "valid_until": null, "actor": null, "role": null, "sources": [],
+               "access_count": 0, "last_accessed_at": null})
+    }
+
+    #[test]
+    fn a_deserialised_record_has_a_valid_normalised_scope() {
+        for (user, agent) in [
+            (json!(null), json!(null)),
+            (json!(""), json!(null)),
+            (json!("a b"), json!(null)),
+            (json!("u"), json!("bot\u{202E}")),
+        ] {
+            let err = serde_json::from_value::<Memory>(record(user.clone(), agent)).unwrap_err();
+            assert!(err.to_string().contains("invalid"), "{user}: {err}");
+        }
+        let m: Memory = serde_json::from_value(record(json!(" alice "), json!(null))).unwrap();
+        assert_eq!(m.user_id.as_deref(), Some("alice"));
+        assert_eq!(m.scope().unwrap(), Scope::user("alice").unwrap());
+        // The JSON form is the derived one: a record reads back as itself.
+        let again: Memory = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(again, m);
+
+        let message = json!({"id": "01a2308d-d164-7305-b45e-a01819e97608", "user_id": null,
+            "agent_id": null, "run_id": null, "session_id": null, "role": "user", "name": null,
+            "content": "hi", "created_at": "2020-01-01T00:00:00Z"});
+        assert!(serde_json::from_value::<Message>(message).is_err());
+    }
+
+    #[test]
+    fn a_record_built_in_code_with_no_scope_is_an_error_not_a_panic() {
+        let mut m: Memory = serde_json::from_value(record(json!("u"), json!(null))).unwrap();
+        m.user_id = None;
+        assert_eq!(
+            m.scope().unwrap_err().kind(),
+            crate::ErrorKind::InvalidInput
+        );
     }
 
     #[test]

@@ -187,6 +187,15 @@ mod tests {
     fn empty_scope_fails_closed() {
         assert!(Scope::from_parts(None, None, None).is_err());
         assert!(Scope::from_parts(None, Some("bot"), None).is_ok());
+        let empty = serde_json::json!({"user_id": null, "agent_id": null, "run_id": null});
+        assert!(serde_json::from_value::<Scope>(empty).is_err());
+        let bot = serde_json::json!({"user_id": null, "agent_id": " bot ", "run_id": null});
+        let scope: Scope = serde_json::from_value(bot).unwrap();
+        assert_eq!(scope, Scope::from_parts(None, Some("bot"), None).unwrap());
+        assert_eq!(
+            serde_json::to_value(&scope).unwrap(),
+            serde_json::json!({"user_id": null, "agent_id": "bot", "run_id": null})
+        );
     }
 
     #[test]

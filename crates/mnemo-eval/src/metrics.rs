@@ -2,7 +2,8 @@
 //! answer normalisation for QA; percentiles for latency.
 //!
 //! A retrieved memory counts for the evidence turns it covers (its provenance), so the same code
-//! scores raw memories (one turn each) and derived ones (any number of turns).
+//! scores raw memories (one turn each) and derived ones (any number of turns). A fact the model
+//! attributed to no turn has no provenance and covers nothing: it earns no evidence credit.
 
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;

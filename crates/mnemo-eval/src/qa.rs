@@ -82,10 +82,23 @@ pub fn judge_request(question: &str, reference: &str, prediction: &str) -> ChatR
     }
 }
 
-/// Reads a judge's verdict; anything but a clear CORRECT counts as wrong.
+/// Words that make a verdict negative wherever they appear, checked before CORRECT is looked
+/// for: "INCORRECT" holds "CORRECT", and "NOT CORRECT" holds the word itself.
+const NEGATIVE: &[&str] = &["INCORRECT", "WRONG", "NOT", "ISN'T", "FALSE", "NO"];
+
+/// Reads a judge's verdict; anything but a clear CORRECT counts as wrong. Whole words only,
+/// negative forms first: a verdict is correct when it says CORRECT and nothing negative.
 pub fn verdict(text: &str) -> bool {
-    let t = text.trim().to_uppercase();
-    t.starts_with("CORRECT") || (t.contains("CORRECT") && !t.contains("WRONG"))
+    let upper = text.to_uppercase().replace('’', "'");
+    let words: Vec<&str> = upper
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.iter().any(|w| NEGATIVE.contains(w)) {
+        return false;
+    }
+    words.contains(&"CORRECT")
 }
 
 /// One answered question.
@@ -188,5 +201,39 @@ pub fn summarize(models: &QaModels, outcomes: &[QaOutcome]) -> QaSummary {
         mean_prompt_tokens: outcomes.iter().map(|o| o.prompt_tokens as f64).sum::<f64>()
             / outcomes.len().max(1) as f64,
         questions: outcomes.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+
+    #[test]
+    fn verdicts_are_read_by_whole_words_negative_forms_first() {
+        for (text, correct) in [
+            ("CORRECT", true),
+            ("correct", true),
+            ("Correct.", true),
+            ("  **CORRECT**\n", true),
+            ("Verdict: CORRECT", true),
+            ("The candidate is correct", true),
+            ("INCORRECT", false),
+            ("Incorrect.", false),
+            ("incorrect", false),
+            ("NOT CORRECT", false),
+            ("not correct", false),
+            ("It isn't correct", false),
+            ("It isn’t correct", false),
+            ("WRONG", false),
+            ("CORRECT or WRONG", false),
+            ("Correct? No.", false),
+            ("FALSE", false),
+            ("CORRECTLY", false),
+            ("UNCORRECTED", false),
+            ("", false),
+            ("I cannot judge this.", false),
+        ] {
+            assert_eq!(verdict(text), correct, "{text:?}");
+        }
     }
 }

@@ -138,7 +138,8 @@ fn bar(len: u64, label: &str, show: bool) -> ProgressBar {
     b
 }
 
-fn scope_of(c: &Conversation) -> Result<Scope> {
+/// The scope a conversation is stored in (its sample id, whitespace replaced).
+pub fn scope_of(c: &Conversation) -> Result<Scope> {
     let id: String = c
         .sample_id
         .chars()
@@ -147,7 +148,10 @@ fn scope_of(c: &Conversation) -> Result<Scope> {
     Ok(Scope::user(&id)?)
 }
 
-fn add_request(scope: &Scope, c: &Conversation, s: usize, mode: EvalMode) -> AddRequest {
+/// Session `s` of a conversation as one add: its turns as messages with speaker names, the
+/// session's date as the timestamp, and a session id of its own. `mnemo bench --conversations`
+/// ingests with the same requests.
+pub fn add_request(scope: &Scope, c: &Conversation, s: usize, mode: EvalMode) -> AddRequest {
     let session = &c.sessions[s];
     let messages = session
         .turns

@@ -215,3 +215,32 @@ async fn infer_mode_scores_extracted_facts_through_their_sources_and_counts_fail
     let err = run_locomo(&opts).await.unwrap_err();
     assert!(err.to_string().contains("chat model"), "{err}");
 }
+
+#[tokio::test]
+async fn an_unattributed_fact_earns_no_evidence_credit() {
+    let dir = tempfile::tempdir().unwrap();
+    // The fact that answers the Lisbon question, but without the message it came from: it is
+    // retrieved, yet covers no evidence turn (it used to be credited with the whole session).
+    let model = Arc::new(ScriptedChat::new(
+        "scripted-extractor",
+        |req: &ChatRequest| {
+            let user = &req.messages.last().unwrap().content;
+            Ok(if user.contains("balcony") {
+                serde_json::json!({"facts": [{"text": "Ines's flat in Lisbon has a balcony with a river view"}]}).to_string()
+            } else {
+                serde_json::json!({"facts": []}).to_string()
+            })
+        },
+    ));
+    let mut opts = options(dir.path(), None);
+    opts.mode = EvalMode::Infer;
+    opts.baselines = false;
+    opts.infer_model = Some(model);
+    let report = run_locomo(&opts).await.unwrap();
+    assert_eq!(report.counts.memories, 1, "{:?}", report.counts);
+    assert_eq!(
+        report.per_category["1"]["recall@5"], 0.0,
+        "{:?}",
+        report.per_category
+    );
+}

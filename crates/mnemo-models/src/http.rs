@@ -13,6 +13,9 @@ use mnemo_core::{Error, Result};
 use serde_json::Value;
 use std::time::Duration;
 
+/// The longest model call timeout accepted: a day.
+pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+
 /// A checked endpoint: base URL, key and agent, ready to post JSON.
 pub(crate) struct JsonClient {
     base_url: String,
@@ -44,6 +47,14 @@ impl JsonClient {
             return Err(Error::invalid(
                 "base_url",
                 format!("{:?} must start with http:// or https://", cfg.base_url),
+            ));
+        }
+        // ureq adds the timeout to the current instant, which overflows (a panic on the first
+        // call) for values near `u64::MAX` seconds.
+        if cfg.timeout.is_zero() || cfg.timeout > MAX_TIMEOUT {
+            return Err(Error::invalid(
+                "timeout",
+                format!("must be between 1 ms and {} seconds", MAX_TIMEOUT.as_secs()),
             ));
         }
         let key = match &cfg.api_key_env {
@@ -210,6 +221,21 @@ mod tests {
         assert_eq!(host_of("https://api.openai.com/v1"), "api.openai.com");
         assert_eq!(host_of("http://127.0.0.1:8080/v1/"), "127.0.0.1:8080");
         assert_eq!(host_of("http://u:p@example.org"), "example.org");
+    }
+
+    #[test]
+    fn timeouts_are_bounded() {
+        let mut cfg = OpenAiConfig::new("http://127.0.0.1:9/v1", "m");
+        for (secs, ok) in [
+            (1, true),
+            (86_400, true),
+            (0, false),
+            (86_401, false),
+            (u64::MAX, false),
+        ] {
+            cfg.timeout = Duration::from_secs(secs);
+            assert_eq!(JsonClient::new(&cfg, "test").is_ok(), ok, "{secs}");
+        }
     }
 
     #[test]

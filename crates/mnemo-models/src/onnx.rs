@@ -4,13 +4,13 @@
 //! and a process can load it only once. The first successful load wins: later loads reuse that
 //! library and its environment, with a warning if they asked for a different file.
 
-use crate::config::{embed_in_chunks, embed_in_chunks_on, EmbedderConfig};
+use crate::config::EmbedderConfig;
 use crate::pooling::{mean_pool_normalized, PoolingInput};
 use crate::tokenize::{TextTokenizer, TokenBatch};
 use crate::{model_err, MAX_SEQ_LEN, MODEL_FAMILY};
 use mnemo_core::{Embedder, Error, Result};
 use ort::environment::Environment;
-use ort::session::builder::GraphOptimizationLevel;
+use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
 use ort::session::Session;
 use ort::value::Tensor;
 use std::path::{Path, PathBuf};
@@ -49,14 +49,34 @@ fn runtime(library: &Path) -> Result<Environment> {
     Ok(env)
 }
 
+/// Tokens (rows × padded length) in one forward pass at most. ONNX Runtime keeps a session's
+/// memory arena at its high-water mark, so the largest pass sets the embedder's working memory
+/// for the life of the process: bounding it by tokens, not texts, keeps a batch of long texts
+/// (context windows, documents) from growing it tenfold.
+pub const MAX_BATCH_TOKENS: usize = 2048;
+
 /// A session over `model` with `threads` intra-op threads, one inter-op thread and no spinning:
-/// spin-waiting worker threads fall apart when the CPU is shared with other work.
-fn build_session(env: &Environment, model: &Path, threads: usize) -> Result<Session> {
+/// spin-waiting worker threads fall apart when the CPU is shared with other work. Sessions of
+/// one embedder share `prepacked`, so the weights are laid out for the kernels once.
+fn build_session(
+    env: &Environment,
+    model: &Path,
+    threads: usize,
+    prepacked: &PrepackedWeights,
+) -> Result<Session> {
     let opt =
         |e: ort::Error<ort::session::builder::SessionBuilder>| model_err("ONNX session options", e);
     Session::builder(env)
         .map_err(|e| model_err("ONNX session builder", e))?
         .with_optimization_level(GraphOptimizationLevel::Level3)
+        .map_err(opt)?
+        .with_prepacked_weights(prepacked)
+        .map_err(opt)?
+        .with_memory_pattern(std::env::var("EXP_MEMPAT").as_deref() != Ok("0"))
+        .map_err(opt)?
+        .with_execution_providers([ort::ep::CPU::default()
+            .with_arena_allocator(std::env::var("EXP_ARENA").as_deref() != Ok("0"))
+            .build()])
         .map_err(opt)?
         .with_intra_threads(threads)
         .map_err(opt)?
@@ -80,6 +100,7 @@ pub struct OnnxEmbedder {
     /// barriers (measured ~7 % more sentences/s on 2 cores than one two-thread session).
     workers: OnceLock<Vec<Mutex<Session>>>,
     env: Environment,
+    prepacked: PrepackedWeights,
     model_path: PathBuf,
     threads: usize,
     tokenizer: TextTokenizer,
@@ -103,7 +124,8 @@ impl OnnxEmbedder {
         let tokenizer = TextTokenizer::from_file(&paths.tokenizer, MAX_SEQ_LEN)?;
         let env = runtime(&paths.effective_onnxruntime())?;
         let threads = cfg.effective_threads();
-        let session = build_session(&env, &paths.onnx_model, threads)?;
+        let prepacked = PrepackedWeights::new();
+        let session = build_session(&env, &paths.onnx_model, threads, &prepacked)?;
 
         let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for required in ["input_ids", "attention_mask"] {
@@ -133,6 +155,7 @@ impl OnnxEmbedder {
             session: Mutex::new(session),
             workers: OnceLock::new(),
             env,
+            prepacked,
             model_path: paths.onnx_model.clone(),
             threads,
             tokenizer,
@@ -170,7 +193,7 @@ impl OnnxEmbedder {
             return Ok(w);
         }
         let made = (0..self.threads)
-            .map(|_| build_session(&self.env, &self.model_path, 1).map(Mutex::new))
+            .map(|_| build_session(&self.env, &self.model_path, 1, &self.prepacked).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
         Ok(self.workers.get_or_init(|| made))
     }
@@ -179,13 +202,18 @@ impl OnnxEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
+        self.run(session, self.tokenizer.encode(texts)?)
+    }
+
+    /// One forward pass over a tokenised batch: one vector per row.
+    fn run(&self, session: &Mutex<Session>, batch: TokenBatch) -> Result<Vec<Vec<f32>>> {
         let TokenBatch {
             rows,
             seq_len,
             input_ids,
             attention_mask,
             token_type_ids,
-        } = self.tokenizer.encode(texts)?;
+        } = batch;
         let shape = [rows, seq_len];
         let tensor = |data: Vec<i64>| {
             Tensor::from_array((shape, data)).map_err(|e| model_err("cannot build input tensor", e))
@@ -242,15 +270,154 @@ impl Embedder for OnnxEmbedder {
         self.dimension
     }
 
+    /// Texts are tokenised, ordered by length and grouped into passes of at most `batch_size`
+    /// texts and [`MAX_BATCH_TOKENS`] tokens, so a pass pads little and its working memory is
+    /// bounded. A call of one pass runs on the multi-threaded session; passes of a larger call
+    /// run side by side on single-threaded ones.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        if self.threads < 2 || texts.len() <= self.batch_size {
-            return embed_in_chunks(texts, self.batch_size, |chunk| {
-                self.embed_batch(&self.session, chunk)
-            });
+        let mut out: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
+        // Tokenised a slab at a time, so a huge call does not hold every padded row at once.
+        for slab in texts.chunks(TOKENISE_SLAB) {
+            let tokens = self.tokenizer.encode(slab)?;
+            let budget = std::env::var("EXP_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(MAX_BATCH_TOKENS);
+            let passes = plan_passes(&tokens, self.batch_size, budget);
+            let results: Vec<Vec<Vec<f32>>> = if passes.len() == 1 || self.threads < 2 || std::env::var("EXP_NOWORKERS").is_ok() {
+                passes
+                    .iter()
+                    .map(|rows| self.run(&self.session, take_rows(&tokens, rows)))
+                    .collect::<Result<_>>()?
+            } else {
+                let workers = self.workers()?;
+                on_workers(passes.len(), workers.len(), |w, i| {
+                    self.run(&workers[w], take_rows(&tokens, &passes[i]))
+                })?
+            };
+            let mut slots: Vec<Option<Vec<f32>>> = vec![None; slab.len()];
+            for (rows, vectors) in passes.iter().zip(results) {
+                if vectors.len() != rows.len() {
+                    return Err(Error::Model {
+                        reason: format!(
+                            "model returned {} vectors for {} texts",
+                            vectors.len(),
+                            rows.len()
+                        ),
+                    });
+                }
+                for (&r, v) in rows.iter().zip(vectors) {
+                    slots[r] = Some(v);
+                }
+            }
+            for v in slots {
+                out.push(v.ok_or_else(|| Error::internal("a text was left out of every pass"))?);
+            }
         }
-        let workers = self.workers()?;
-        embed_in_chunks_on(texts, self.batch_size, workers.len(), |w, chunk| {
-            self.embed_batch(&workers[w], chunk)
-        })
+        Ok(out)
     }
+}
+
+/// Texts tokenised together at most (padded to the longest of them until planned into passes).
+const TOKENISE_SLAB: usize = 1024;
+
+/// Row indices of `tokens`, longest first, cut into passes of at most `max_rows` rows whose
+/// padded size (rows × the longest row) stays within `max_tokens`. A row longer than the budget
+/// goes alone.
+fn plan_passes(tokens: &TokenBatch, max_rows: usize, max_tokens: usize) -> Vec<Vec<usize>> {
+    let len = |r: usize| {
+        tokens.attention_mask[r * tokens.seq_len..(r + 1) * tokens.seq_len]
+            .iter()
+            .filter(|&&m| m != 0)
+            .count()
+    };
+    let lens: Vec<usize> = (0..tokens.rows).map(len).collect();
+    let mut order: Vec<usize> = (0..tokens.rows).collect();
+    order.sort_by_key(|&r| std::cmp::Reverse(lens[r]));
+    let mut passes: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    for r in order {
+        // Longest first, so the pass's first row sets its padded length.
+        let longest = current.first().map_or(lens[r], |&f| lens[f]);
+        if !current.is_empty()
+            && (current.len() >= max_rows.max(1) || (current.len() + 1) * longest > max_tokens)
+        {
+            passes.push(std::mem::take(&mut current));
+        }
+        current.push(r);
+    }
+    if !current.is_empty() {
+        passes.push(current);
+    }
+    passes
+}
+
+/// The given rows of a tokenised batch, padded to the longest of them.
+fn take_rows(tokens: &TokenBatch, rows: &[usize]) -> TokenBatch {
+    let width = tokens.seq_len;
+    let seq_len = rows
+        .iter()
+        .map(|&r| {
+            tokens.attention_mask[r * width..(r + 1) * width]
+                .iter()
+                .filter(|&&m| m != 0)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    let pick = |m: &[i64]| -> Vec<i64> {
+        rows.iter()
+            .flat_map(|&r| m[r * width..r * width + seq_len].iter().copied())
+            .collect()
+    };
+    TokenBatch {
+        rows: rows.len(),
+        seq_len,
+        input_ids: pick(&tokens.input_ids),
+        attention_mask: pick(&tokens.attention_mask),
+        token_type_ids: pick(&tokens.token_type_ids),
+    }
+}
+
+/// Runs jobs `0..n` on `workers` threads (worker `w` runs `f(w, job)` on the jobs it takes) and
+/// returns their results in job order; the first failure stops the others taking more.
+fn on_workers<T: Send>(
+    n: usize,
+    workers: usize,
+    f: impl Fn(usize, usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Result<T>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers.clamp(1, n.max(1)))
+            .map(|w| {
+                let (next, f) = (&next, &f);
+                s.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n {
+                            break done;
+                        }
+                        let r = f(w, i);
+                        let failed = r.is_err();
+                        done.push((i, r));
+                        if failed {
+                            next.store(n, Ordering::Relaxed);
+                            break done;
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    if done.len() != n {
+        if let Some((_, Err(e))) = done.into_iter().find(|(_, r)| r.is_err()) {
+            return Err(e);
+        }
+        return Err(Error::internal("an embedding worker stopped early"));
+    }
+    done.into_iter().map(|(_, r)| r).collect()
 }

@@ -29,8 +29,7 @@ pub fn mean_pool_normalized(input: PoolingInput<'_>) -> mnemo_core::Result<Vec<V
     } = input;
     // The shape comes from the model's output: checked products, so a bogus one cannot overflow.
     let tokens = rows.checked_mul(seq_len);
-    if tokens.and_then(|t| t.checked_mul(dim)) != Some(hidden.len()) || tokens != Some(mask.len())
-    {
+    if tokens.and_then(|t| t.checked_mul(dim)) != Some(hidden.len()) || tokens != Some(mask.len()) {
         return Err(mnemo_core::Error::Model {
             reason: format!(
                 "hidden state has {} values and mask {} for shape [{rows}, {seq_len}, {dim}]",

@@ -9,6 +9,10 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+/// The longest header or body read timeout accepted, a day: hyper adds the timeout to the
+/// current instant, which overflows (and panics every connection) for values near `u64::MAX`.
+pub const MAX_READ_TIMEOUT_SECS: u64 = 86_400;
+
 /// Validated settings of `mnemo serve`.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -70,10 +74,15 @@ impl ServerConfig {
         if self.max_body_bytes < 1024 {
             return Err(Error::invalid("max_body_bytes", "must be at least 1024"));
         }
-        if self.header_read_timeout_secs == 0 || self.body_read_timeout_secs == 0 {
+        let timeouts = 1..=MAX_READ_TIMEOUT_SECS;
+        if !timeouts.contains(&self.header_read_timeout_secs)
+            || !timeouts.contains(&self.body_read_timeout_secs)
+        {
             return Err(Error::invalid(
                 "read_timeout",
-                "header and body read timeouts must be at least 1 second",
+                format!(
+                    "header and body read timeouts must be between 1 and {MAX_READ_TIMEOUT_SECS} seconds"
+                ),
             ));
         }
         let cap = mnemo_core::limits::MAX_MESSAGES_PER_ADD;
@@ -143,7 +152,17 @@ pub struct LlmSection {
 
 impl FileConfig {
     pub fn parse(text: &str) -> Result<Self> {
-        toml::from_str(text).map_err(|e| Error::invalid("mnemo.toml", e.to_string()))
+        let c: Self =
+            toml::from_str(text).map_err(|e| Error::invalid("mnemo.toml", e.to_string()))?;
+        // The values become environment variables, which cannot hold a NUL (setting one
+        // panics); TOML strings can (`"\u0000"`).
+        if let Some((key, _)) = c.env_defaults().iter().find(|(_, v)| v.contains('\0')) {
+            return Err(Error::invalid(
+                "mnemo.toml",
+                format!("the value for {key} contains a NUL character"),
+            ));
+        }
+        Ok(c)
     }
 
     pub fn load(path: &Path) -> Result<Self> {
@@ -248,6 +267,18 @@ mod tests {
     }
 
     #[test]
+    fn nul_characters_are_refused_before_they_reach_the_environment() {
+        for text in [
+            "[server]\nbind = \"127.0.0.1:1\\u0000\"",
+            "data_dir = \"/tmp/a\\u0000b\"",
+            "[llm]\napi_key_env = \"K\\u0000\"",
+        ] {
+            let err = FileConfig::parse(text).unwrap_err();
+            assert!(err.to_string().contains("NUL"), "{text}: {err}");
+        }
+    }
+
+    #[test]
     fn no_auth_is_refused_off_loopback() {
         let mut c = ServerConfig::new("0.0.0.0:8750".parse().unwrap(), "k.db".into());
         c.no_auth = true;
@@ -258,5 +289,21 @@ mod tests {
         assert!(c.validate().is_ok());
         c.cors_origins = vec!["example.com".into()];
         assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn read_timeouts_are_bounded() {
+        let mut c = ServerConfig::new("127.0.0.1:8750".parse().unwrap(), "k.db".into());
+        for (header, body, ok) in [
+            (MAX_READ_TIMEOUT_SECS, MAX_READ_TIMEOUT_SECS, true),
+            (0, 30, false),
+            (10, 0, false),
+            (u64::MAX, 30, false),
+            (10, MAX_READ_TIMEOUT_SECS + 1, false),
+        ] {
+            c.header_read_timeout_secs = header;
+            c.body_read_timeout_secs = body;
+            assert_eq!(c.validate().is_ok(), ok, "{header} {body}");
+        }
     }
 }

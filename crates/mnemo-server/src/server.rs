@@ -117,10 +117,18 @@ pub async fn start_with(
     mut http: HttpConfig,
     signal: impl Future<Output = ()> + Send + 'static,
 ) -> Result<RunningServer> {
-    if http.header_read_timeout.is_zero() || http.body_read_timeout.is_zero() {
+    let max = Duration::from_secs(crate::config::MAX_READ_TIMEOUT_SECS);
+    if http.header_read_timeout.is_zero()
+        || http.body_read_timeout.is_zero()
+        || http.header_read_timeout > max
+        || http.body_read_timeout > max
+    {
         return Err(Error::invalid(
             "http",
-            "the header and body read timeouts must be longer than zero",
+            format!(
+                "the header and body read timeouts must be longer than zero and at most {} seconds",
+                crate::config::MAX_READ_TIMEOUT_SECS
+            ),
         ));
     }
     let state = build_state(memory, config)?;

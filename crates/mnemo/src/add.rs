@@ -9,6 +9,7 @@ use mnemo_core::pipeline;
 use mnemo_core::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 
 /// What to remember: a plain text (one user message) or a conversation.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -168,6 +169,23 @@ impl Memory {
         let mut out = self.add_many(vec![req]).await?;
         out.pop()
             .ok_or_else(|| Error::internal("add_many returned no outcome"))
+    }
+
+    /// The texts a raw add of `req` hands the embedder when the stored log holds no earlier turns
+    /// of its session: each distinct line once (a turn with its speaker, under the default
+    /// context indexing). For measuring the embedder alone on an add's work.
+    pub fn raw_embedding_texts(&self, req: &AddRequest) -> Result<Vec<String>> {
+        let (messages, _, _) = prepare(req, chrono::Utc::now())?;
+        let indexing = match req.input {
+            AddInput::Text(_) => ContextIndexing::plain(),
+            AddInput::Messages(_) => self.inner.indexing,
+        };
+        let mut seen = std::collections::HashSet::new();
+        Ok(index_texts_for(&messages, &[], &indexing)
+            .lines
+            .into_iter()
+            .filter(|l| seen.insert(l.clone()))
+            .collect())
     }
 
     /// Whether an add runs a model pipeline; asking for one without a chat model is an error.
@@ -365,7 +383,7 @@ impl Memory {
                 None => None,
             });
         }
-        let mut index_texts: Vec<Vec<IndexText>> = Vec::with_capacity(reqs.len());
+        let mut index_texts: Vec<CallIndex> = Vec::with_capacity(reqs.len());
         for (req, ((messages, _, _), _)) in reqs.iter().zip(&prepared) {
             // Context belongs to conversations: a plain text is indexed alone, and the stored
             // log is consulted only for a named session (unrelated adds are not context).
@@ -383,15 +401,33 @@ impl Memory {
             };
             index_texts.push(index_texts_for(messages, &prior, &indexing));
         }
-        let texts: Vec<String> = index_texts
+        // Each distinct line is embedded once for the whole batch; a memory's vector is made
+        // from the vectors of the lines in its window. Earlier turns from the stored log are
+        // lines too; an embedder with a cache (the default) answers them without model work.
+        let mut line_slot: HashMap<&str, usize> = HashMap::new();
+        let mut texts: Vec<String> = Vec::new();
+        let slots: Vec<Vec<usize>> = index_texts
             .iter()
             .zip(&replays)
-            .filter(|(_, r)| r.is_none())
-            .flat_map(|(t, _)| t.iter().map(|t| t.embed.clone()))
+            .map(|(call, replay)| {
+                if replay.is_some() {
+                    return Vec::new();
+                }
+                call.lines
+                    .iter()
+                    .map(|l| {
+                        *line_slot.entry(l.as_str()).or_insert_with(|| {
+                            texts.push(l.clone());
+                            texts.len() - 1
+                        })
+                    })
+                    .collect()
+            })
             .collect();
+        drop(line_slot);
         let mut embed_call = None;
         let wanted = texts.len();
-        let vectors = if texts.is_empty() {
+        let line_vectors = if texts.is_empty() {
             Vec::new()
         } else {
             let started = std::time::Instant::now();
@@ -408,14 +444,25 @@ impl Memory {
         };
         // A custom embedder that answers with the wrong number of vectors is a provider
         // failure, not a reason to pair texts with the wrong vectors (or to panic).
-        if vectors.len() != wanted {
+        if line_vectors.len() != wanted {
             return Err(Error::Model {
                 reason: format!(
                     "the embedder returned {} vectors for {wanted} texts",
-                    vectors.len()
+                    line_vectors.len()
                 ),
             });
         }
+        let vectors: Vec<Vec<f32>> = index_texts
+            .iter()
+            .zip(&slots)
+            .zip(&replays)
+            .filter(|(_, replay)| replay.is_none())
+            .flat_map(|((call, slots), _)| {
+                call.texts.iter().map(|t| {
+                    window_vector(t.embed.iter().map(|(at, w)| (&line_vectors[slots[*at]], *w)))
+                })
+            })
+            .collect();
         let mut vectors = vectors.into_iter();
         let mut out = Vec::with_capacity(reqs.len());
         for (((req, ((messages, metadata, warnings), idem)), replay), index) in reqs
@@ -424,6 +471,7 @@ impl Memory {
             .zip(&replays)
             .zip(index_texts)
         {
+            let index = index.texts;
             if let Some(r) = replay {
                 out.push(Prepared::Replayed(r.clone()));
                 continue;
@@ -524,8 +572,19 @@ fn write_prepared(store: &dyn Store, prepared: Vec<Prepared>) -> Result<Vec<AddO
 pub(crate) struct IndexText {
     /// The lexical index text (stored only when it differs from the memory text).
     pub index: String,
-    /// The text whose embedding is stored.
-    pub embed: String,
+    /// The lines whose vectors make the stored embedding, as (index into
+    /// [`CallIndex::lines`], weight): the memory's own line and its embed window.
+    pub embed: Vec<(usize, f32)>,
+}
+
+/// The indexing of one add call's messages.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CallIndex {
+    /// The line of every turn the call's windows reach: the stored earlier turns first, then
+    /// the call's messages. Each is embedded once.
+    pub lines: Vec<String>,
+    /// One per message of the call, in order.
+    pub texts: Vec<IndexText>,
 }
 
 fn line(m: &Message, speaker: bool) -> String {
@@ -537,44 +596,70 @@ fn line(m: &Message, speaker: bool) -> String {
 
 /// Index texts of the messages of one call: each message's own line first, then up to
 /// `before` earlier messages (this call first, then `prior`, the scope's stored log) and
-/// `after` later ones of this call. The embedded text is built the same way with the embed
-/// windows.
+/// `after` later ones of this call. The embedding is made from the lines of the embed window.
 pub(crate) fn index_texts_for(
     messages: &[Message],
     prior: &[Message],
     cfg: &ContextIndexing,
-) -> Vec<IndexText> {
+) -> CallIndex {
     let all: Vec<&Message> = prior.iter().chain(messages).collect();
+    let lines: Vec<String> = all.iter().map(|m| line(m, cfg.speaker)).collect();
     let offset = prior.len();
-    let window = |at: usize, before: usize, after: usize, own: usize| {
-        let own_line = line(all[at], cfg.speaker);
-        let mut text = own_line.clone();
-        for _ in 1..own.max(1) {
-            text.push('\n');
-            text.push_str(&own_line);
-        }
-        for m in &all[at.saturating_sub(before)..at] {
-            text.push('\n');
-            text.push_str(&line(m, cfg.speaker));
-        }
-        for m in all.iter().skip(at + 1).take(after) {
-            text.push('\n');
-            text.push_str(&line(m, cfg.speaker));
-        }
-        text
-    };
-    (0..messages.len())
+    let (embed_before, embed_after) = (
+        cfg.embed_before.min(cfg.before),
+        cfg.embed_after.min(cfg.after),
+    );
+    let texts: Vec<IndexText> = (0..messages.len())
         .map(|i| {
             let at = offset + i;
-            IndexText {
-                index: window(at, cfg.before, cfg.after, cfg.own_weight),
-                embed: window(
-                    at,
-                    cfg.embed_before.min(cfg.before),
-                    cfg.embed_after.min(cfg.after),
-                    1,
-                ),
+            let neighbours = |before: usize, after: usize| {
+                (at.saturating_sub(before)..at).chain((at + 1..lines.len()).take(after))
+            };
+            let mut index = lines[at].clone();
+            for _ in 1..cfg.own_weight.max(1) {
+                index.push('\n');
+                index.push_str(&lines[at]);
             }
+            for j in neighbours(cfg.before, cfg.after) {
+                index.push('\n');
+                index.push_str(&lines[j]);
+            }
+            let embed = std::iter::once(at)
+                .chain(neighbours(embed_before, embed_after))
+                .map(|j| (j, line_weight(&lines[j])))
+                .collect();
+            IndexText { index, embed }
         })
-        .collect()
+        .collect();
+    // Only the lines some window reaches need a vector.
+    let first = offset.saturating_sub(embed_before);
+    let mut call = CallIndex { lines, texts };
+    if first > 0 {
+        call.lines.drain(..first);
+        for t in &mut call.texts {
+            t.embed.iter_mut().for_each(|(j, _)| *j -= first);
+        }
+    }
+    call
+}
+
+/// A line's share of its window's vector: its length, so the window vector approximates the
+/// mean-pooled embedding of the window's text (each token counts once) without embedding the
+/// window's text: each turn is embedded once instead of once per window it falls in.
+fn line_weight(line: &str) -> f32 {
+    line.chars().count().max(1) as f32
+}
+
+/// The unit-length weighted sum of unit vectors; a window of one line is that line's vector.
+fn window_vector<'a>(parts: impl Iterator<Item = (&'a Vec<f32>, f32)>) -> Vec<f32> {
+    let parts: Vec<(&Vec<f32>, f32)> = parts.collect();
+    if let [(v, _)] = parts.as_slice() {
+        return (*v).clone();
+    }
+    let mut out = vec![0.0; parts.first().map_or(0, |(v, _)| v.len())];
+    for (v, w) in parts {
+        out.iter_mut().zip(v).for_each(|(o, x)| *o += w * x);
+    }
+    mnemo_core::embed::l2_normalize(&mut out);
+    out
 }

@@ -302,11 +302,9 @@ fn extract(
         if text.is_empty() {
             continue;
         }
-        let sources = if sources.is_empty() {
-            new.iter().map(|m| m.id).collect()
-        } else {
-            sources
-        };
+        // A fact the model cites no (existing) message for stays unattributed: empty
+        // `sources`. Crediting it to every message of the add would claim a provenance nobody
+        // established (and inflate any evidence-based score of the memories).
         let entities = if entities.is_empty() {
             extract_entities(&text)
         } else {

@@ -3,8 +3,11 @@
 
 mod batches;
 mod erase;
+mod fuzz;
 mod http_hardening;
+mod inproc;
 mod input;
+mod logs;
 mod mcp;
 mod mem0;
 mod rest;

@@ -2,8 +2,10 @@
 
 use mnemo::core::*;
 
+mod embedding_work;
 mod infer;
 mod limits;
+mod robustness;
 mod visibility;
 use mnemo::{AddInput, AddRequest, Memory};
 use mnemo_testkit::HashEmbedder;

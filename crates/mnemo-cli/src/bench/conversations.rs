@@ -1,0 +1,192 @@
+//! `mnemo bench --conversations FILE`: conversation ingestion and search on a LoCoMo file, the
+//! workload users feed a memory layer, with the embedder alone on the same texts as the
+//! same-run baseline.
+//!
+//! Every session of every conversation is one `add` (messages with speaker names, the session's
+//! date, a session id), built by the same function `mnemo eval locomo` uses, into one store with
+//! the default context indexing, one scope per conversation. Each add is paired with the embedder
+//! alone on the texts that add embeds (`Memory::raw_embedding_texts`), the two in alternating
+//! order, so both see the same moments of a shared machine. Then every question of the file is
+//! searched in its conversation's scope at the final store size, with the query embedding and
+//! with a precomputed query vector, again alternating.
+//!
+//! JSON keys (all times in ms, rates per second):
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `conversations`, `sessions`, `turns`, `questions`, `memories` | the workload and the final store |
+//! | `turns_per_s` | turns ÷ the summed wall time of the session adds (embedding + storage) |
+//! | `embed_only_turns_per_s` | turns ÷ the summed time of the embedder alone on the same texts |
+//! | `embedded_texts` | texts handed to the embedder alone (one line per distinct turn) |
+//! | `ingest_overhead` | `embed_only_turns_per_s / turns_per_s − 1`: what the add costs beyond its embedding |
+//! | `session_add_p50_ms`, `session_add_p95_ms` | one session's `add` call |
+//! | `search_p50_ms`, `search_p95_ms` | top-`top_k` hybrid search, query embedding included |
+//! | `search_p50_ms_no_embed`, `search_p95_ms_no_embed` | the same searches with the query vector given |
+//! | `peak_rss_mb`, `rss_mb` | `VmHWM` and `VmRSS` of the process at the end |
+//! | `embedder`, `embedder_threads`, `top_k`, `file_mb`, `wall_s` | setup and size |
+
+use super::{percentile, rss_mb};
+use mnemo::{Memory, MemoryConfig};
+use mnemo_core::{Error, Scope, SearchRequest};
+use mnemo_eval::run::{add_request, scope_of};
+use mnemo_eval::EvalMode;
+use std::path::PathBuf;
+use std::time::Instant;
+
+pub struct Options {
+    pub data: PathBuf,
+    pub top_k: usize,
+    /// Build the store here and keep it (it must not exist); default: a removed temp dir.
+    pub store_dir: Option<PathBuf>,
+}
+
+fn seconds(f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    f()?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Result<()> {
+    if opts.top_k == 0 || opts.top_k > mnemo_core::search::MAX_TOP_K {
+        return Err(Error::invalid("top_k", "must be between 1 and 1000").into());
+    }
+    let started = Instant::now();
+    let progress = |msg: &str| {
+        if !json {
+            eprintln!("[{:>6.1}s] {msg}", started.elapsed().as_secs_f64());
+        }
+    };
+    let conversations = mnemo_eval::locomo::load(&opts.data)?;
+    let dir = match &opts.store_dir {
+        Some(d) if d.exists() => {
+            return Err(Error::invalid(
+                "store_dir",
+                format!("{} exists; give a new directory", d.display()),
+            )
+            .into())
+        }
+        Some(d) => d.clone(),
+        None => {
+            let d = std::env::temp_dir().join(format!("mnemo-bench-conv-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            d
+        }
+    };
+    cfg.data_dir = dir.clone();
+    // Measure the model, not the cache: the embed-only half must not warm the add's cache.
+    cfg.embedding_cache = 0;
+    let threads = cfg.embedder.effective_threads();
+    let memory = Memory::open(cfg).await?;
+    let embedder = memory.embedder().await?;
+
+    progress("ingesting: each session added, and embedded alone, in alternating order");
+    let (mut add_ms, mut embed_s, mut embedded) = (Vec::new(), 0.0, 0usize);
+    let (mut turns, mut sessions) = (0usize, 0usize);
+    let mut scopes: Vec<Scope> = Vec::with_capacity(conversations.len());
+    for c in &conversations {
+        let scope = scope_of(c)?;
+        for s in 0..c.sessions.len() {
+            let req = add_request(&scope, c, s, EvalMode::Raw);
+            let texts = memory.raw_embedding_texts(&req)?;
+            let embed_only = || -> anyhow::Result<()> {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                embedder.embed(&refs)?;
+                Ok(())
+            };
+            let embed_first = sessions % 2 == 0;
+            if embed_first {
+                embed_s += seconds(embed_only)?;
+            }
+            let add_t = Instant::now();
+            memory.add(req).await?;
+            add_ms.push(add_t.elapsed().as_secs_f64() * 1e3);
+            if !embed_first {
+                embed_s += seconds(embed_only)?;
+            }
+            embedded += texts.len();
+            turns += c.sessions[s].turns.len();
+            sessions += 1;
+        }
+        scopes.push(scope);
+    }
+    let add_s: f64 = add_ms.iter().sum::<f64>() / 1e3;
+
+    progress("searching every question at the final store size");
+    let questions: Vec<(&Scope, &str)> = conversations
+        .iter()
+        .zip(&scopes)
+        .flat_map(|(c, scope)| c.questions.iter().map(move |q| (scope, q.question.as_str())))
+        .collect();
+    // Query vectors for the searches without embedding, in calls of at most one model batch.
+    let mut qvecs = Vec::with_capacity(questions.len());
+    for chunk in questions.chunks(16) {
+        let refs: Vec<&str> = chunk.iter().map(|(_, q)| *q).collect();
+        qvecs.extend(embedder.embed(&refs)?);
+    }
+    // Warm-up: one unmeasured search per conversation (the Mem0 side does the same).
+    for scope in &scopes {
+        memory
+            .search(SearchRequest::new(scope.clone(), "warm up", opts.top_k))
+            .await?;
+    }
+    let (mut with_embed, mut no_embed) = (Vec::new(), Vec::new());
+    for (i, ((scope, q), v)) in questions.iter().zip(&qvecs).enumerate() {
+        let req = SearchRequest::new((*scope).clone(), *q, opts.top_k);
+        let plain = |no_embed: &mut Vec<f64>| -> anyhow::Result<()> {
+            let t = Instant::now();
+            memory.search_with_vector_blocking(&req, v)?;
+            no_embed.push(t.elapsed().as_secs_f64() * 1e3);
+            Ok(())
+        };
+        if i % 2 == 0 {
+            plain(&mut no_embed)?;
+        }
+        let t = Instant::now();
+        memory.search(req.clone()).await?;
+        with_embed.push(t.elapsed().as_secs_f64() * 1e3);
+        if i % 2 == 1 {
+            plain(&mut no_embed)?;
+        }
+    }
+    for v in [&mut add_ms, &mut with_embed, &mut no_embed] {
+        v.sort_by(f64::total_cmp);
+    }
+    let stats = memory.store().stats()?;
+    let (turns_per_s, embed_only_turns_per_s) = (turns as f64 / add_s, turns as f64 / embed_s);
+    let report = serde_json::json!({
+        "workload": "conversations",
+        "data": opts.data.display().to_string(),
+        "conversations": conversations.len(),
+        "sessions": sessions,
+        "turns": turns,
+        "questions": questions.len(),
+        "memories": stats.memories,
+        "embedder": embedder.model_id(),
+        "embedder_threads": threads,
+        "turns_per_s": turns_per_s,
+        "embed_only_turns_per_s": embed_only_turns_per_s,
+        "embedded_texts": embedded,
+        "ingest_overhead": embed_only_turns_per_s / turns_per_s - 1.0,
+        "session_add_p50_ms": percentile(&add_ms, 0.5),
+        "session_add_p95_ms": percentile(&add_ms, 0.95),
+        "top_k": opts.top_k,
+        "search_p50_ms": percentile(&with_embed, 0.5),
+        "search_p95_ms": percentile(&with_embed, 0.95),
+        "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
+        "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
+        "rss_mb": rss_mb("VmRSS:"),
+        "peak_rss_mb": rss_mb("VmHWM:"),
+        "file_mb": stats.file_bytes as f64 / (1024.0 * 1024.0),
+        "wall_s": started.elapsed().as_secs_f64(),
+    });
+    drop(memory);
+    if opts.store_dir.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if json {
+        println!("{report}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    }
+    Ok(())
+}
