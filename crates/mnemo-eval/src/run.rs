@@ -188,7 +188,11 @@ async fn ingest(
         match engine.add(req).await {
             Ok(_) => {}
             Err(e) if mode == EvalMode::Infer && e.kind().is_retryable() => {
-                tracing::warn!(session = c.sessions[s].number, error_kind = e.kind().as_str(), "inferred add failed");
+                tracing::warn!(
+                    session = c.sessions[s].number,
+                    error_kind = e.kind().as_str(),
+                    "inferred add failed"
+                );
                 failed += 1;
             }
             Err(e) => {

@@ -68,9 +68,16 @@ fn build_session(
         |e: ort::Error<ort::session::builder::SessionBuilder>| model_err("ONNX session options", e);
     Session::builder(env)
         .map_err(|e| model_err("ONNX session builder", e))?
-        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .with_optimization_level(match std::env::var("EXP_OPT").as_deref() {
+            Ok("0") => GraphOptimizationLevel::Disable,
+            Ok("1") => GraphOptimizationLevel::Level1,
+            Ok("2") => GraphOptimizationLevel::Level2,
+            _ => GraphOptimizationLevel::Level3,
+        })
         .map_err(opt)?
         .with_prepacked_weights(prepacked)
+        .map_err(opt)?
+        .with_prepacking(std::env::var("EXP_PREPACK").as_deref() != Ok("0"))
         .map_err(opt)?
         .with_memory_pattern(std::env::var("EXP_MEMPAT").as_deref() != Ok("0"))
         .map_err(opt)?
@@ -121,11 +128,23 @@ impl OnnxEmbedder {
     /// spin-waiting worker threads fall apart when the CPU is shared with other work.
     pub fn load(cfg: &EmbedderConfig) -> Result<Self> {
         let paths = &cfg.paths;
+        let hwm = || {
+            std::fs::read_to_string("/proc/self/status")
+                .unwrap()
+                .lines()
+                .find(|l| l.starts_with("VmRSS"))
+                .unwrap()
+                .to_string()
+        };
+        eprintln!("A {}", hwm());
         let tokenizer = TextTokenizer::from_file(&paths.tokenizer, MAX_SEQ_LEN)?;
+        eprintln!("B tokenizer {}", hwm());
         let env = runtime(&paths.effective_onnxruntime())?;
+        eprintln!("C runtime {}", hwm());
         let threads = cfg.effective_threads();
         let prepacked = PrepackedWeights::new();
         let session = build_session(&env, &paths.onnx_model, threads, &prepacked)?;
+        eprintln!("D session {}", hwm());
 
         let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for required in ["input_ids", "attention_mask"] {
@@ -279,9 +298,15 @@ impl Embedder for OnnxEmbedder {
         // Tokenised a slab at a time, so a huge call does not hold every padded row at once.
         for slab in texts.chunks(TOKENISE_SLAB) {
             let tokens = self.tokenizer.encode(slab)?;
-            let budget = std::env::var("EXP_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(MAX_BATCH_TOKENS);
+            let budget = std::env::var("EXP_BUDGET")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(MAX_BATCH_TOKENS);
             let passes = plan_passes(&tokens, self.batch_size, budget);
-            let results: Vec<Vec<Vec<f32>>> = if passes.len() == 1 || self.threads < 2 || std::env::var("EXP_NOWORKERS").is_ok() {
+            let results: Vec<Vec<Vec<f32>>> = if passes.len() == 1
+                || self.threads < 2
+                || std::env::var("EXP_NOWORKERS").is_ok()
+            {
                 passes
                     .iter()
                     .map(|rows| self.run(&self.session, take_rows(&tokens, rows)))

@@ -459,7 +459,11 @@ impl Memory {
             .filter(|(_, replay)| replay.is_none())
             .flat_map(|((call, slots), _)| {
                 call.texts.iter().map(|t| {
-                    window_vector(t.embed.iter().map(|(at, w)| (&line_vectors[slots[*at]], *w)))
+                    window_vector(
+                        t.embed
+                            .iter()
+                            .map(|(at, w)| (&line_vectors[slots[*at]], *w)),
+                    )
                 })
             })
             .collect();

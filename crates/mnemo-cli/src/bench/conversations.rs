@@ -115,7 +115,11 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     let questions: Vec<(&Scope, &str)> = conversations
         .iter()
         .zip(&scopes)
-        .flat_map(|(c, scope)| c.questions.iter().map(move |q| (scope, q.question.as_str())))
+        .flat_map(|(c, scope)| {
+            c.questions
+                .iter()
+                .map(move |q| (scope, q.question.as_str()))
+        })
         .collect();
     // Query vectors for the searches without embedding, in calls of at most one model batch.
     let mut qvecs = Vec::with_capacity(questions.len());

@@ -157,7 +157,12 @@ pub(super) fn refuse_categories(v: &Option<Value>) -> ApiResult<()> {
 /// `start_date`/`end_date` of a list as `created_at` bounds. A bare end date includes its day.
 pub(super) fn date_range(start: &Option<Value>, end: &Option<Value>) -> ApiResult<Vec<Value>> {
     let mut out = Vec::new();
-    if let Some(t) = start.as_ref().map(|v| date_of("start_date", v)).transpose()?.flatten() {
+    if let Some(t) = start
+        .as_ref()
+        .map(|v| date_of("start_date", v))
+        .transpose()?
+        .flatten()
+    {
         out.push(serde_json::json!({ "created_at": { "gte": t.to_rfc3339() } }));
     }
     if let Some(v) = end {

@@ -73,13 +73,21 @@ pub(super) async fn add(
     let scoping = [("includes", &b.includes), ("excludes", &b.excludes)];
     let scoping: Vec<(&str, &str)> = scoping
         .iter()
-        .filter_map(|(k, v)| v.as_deref().filter(|v| !v.trim().is_empty()).map(|v| (*k, v)))
+        .filter_map(|(k, v)| {
+            v.as_deref()
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| (*k, v))
+        })
         .collect();
     let infers = b.infer.unwrap_or(s.service.memory().chat().is_some());
     if !scoping.is_empty() && !infers {
         return Err(ApiError::invalid(format!(
             "{} only apply to inferred adds (a chat model extracting facts); this add is raw",
-            scoping.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" and ")
+            scoping
+                .iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>()
+                .join(" and ")
         )));
     }
     let mut instructions = b.custom_instructions.or(b.prompt);

@@ -95,7 +95,14 @@ async fn delete_all(
     Extension(rid): Rid,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
-    let n = s.service.delete_all(&p, &scope_only(&q, "a delete of a scope (expired memories are deleted too)")?, &rid.0).await?;
+    let n = s
+        .service
+        .delete_all(
+            &p,
+            &scope_only(&q, "a delete of a scope (expired memories are deleted too)")?,
+            &rid.0,
+        )
+        .await?;
     Ok(Json(json!({ "deleted": n })).into_response())
 }
 
@@ -195,7 +202,9 @@ async fn delete_one(
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
-    s.service.delete(&p, &id, &scope_only(&q, "deletes")?, &rid.0).await?;
+    s.service
+        .delete(&p, &id, &scope_only(&q, "deletes")?, &rid.0)
+        .await?;
     Ok(Json(json!({ "message": "memory deleted" })).into_response())
 }
 
@@ -228,7 +237,10 @@ async fn history(
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
-    let events = s.service.history(&p, &id, &scope_only(&q, "history")?).await?;
+    let events = s
+        .service
+        .history(&p, &id, &scope_only(&q, "history")?)
+        .await?;
     Ok(Json(json!({ "results": events })).into_response())
 }
 

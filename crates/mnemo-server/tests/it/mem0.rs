@@ -259,8 +259,10 @@ fn mem0_options_that_change_results_are_honoured_or_refused() {
             "POST",
             "/v1/memories/",
             k,
-            Some(json!({"messages": [{"role": "user", "content": text}], "user_id": "olga",
-                "infer": false, "timestamp": ts, "metadata": {"tag": tag}})),
+            Some(
+                json!({"messages": [{"role": "user", "content": text}], "user_id": "olga",
+                "infer": false, "timestamp": ts, "metadata": {"tag": tag}}),
+            ),
         );
         assert_eq!(r.status, 200, "{:?}", r.body);
     }
@@ -283,8 +285,10 @@ fn mem0_options_that_change_results_are_honoured_or_refused() {
         "POST",
         "/v3/memories/",
         k,
-        Some(json!({"filters": {"user_id": "olga"}, "start_date": "2024-02-01",
-            "end_date": "2024-03-10"})),
+        Some(
+            json!({"filters": {"user_id": "olga"}, "start_date": "2024-02-01",
+            "end_date": "2024-03-10"}),
+        ),
     );
     let listed: Vec<&str> = r.body["results"]
         .as_array()
@@ -326,7 +330,12 @@ fn mem0_options_that_change_results_are_honoured_or_refused() {
             Some(json!({"query": "x", "user_id": "olga", "categories": ["travel"]})),
             "categories",
         ),
-        ("DELETE", "/v1/memories/?user_id=olga&app_id=app1", None, "app_id"),
+        (
+            "DELETE",
+            "/v1/memories/?user_id=olga&app_id=app1",
+            None,
+            "app_id",
+        ),
         (
             "DELETE",
             "/v1/memories?user_id=olga&include_expired=true",

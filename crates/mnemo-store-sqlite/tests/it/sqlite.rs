@@ -264,7 +264,9 @@ fn a_locked_database_is_unavailable_not_internal() {
     let other = rusqlite::Connection::open(&path).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let s = scope("ursula");
-    let err = store.write(vec![batch(&s, "a note", json!({}))]).unwrap_err();
+    let err = store
+        .write(vec![batch(&s, "a note", json!({}))])
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     assert!(err.kind().is_retryable());
     other.execute_batch("ROLLBACK").unwrap();

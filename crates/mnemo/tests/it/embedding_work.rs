@@ -94,7 +94,8 @@ async fn a_session_add_embeds_each_new_turn_once_in_one_call() {
     }
     // What `mnemo bench --conversations` times the embedder alone on is exactly that work.
     assert_eq!(
-        m.raw_embedding_texts(&session(&scope, "s9", TURNS)).unwrap(),
+        m.raw_embedding_texts(&session(&scope, "s9", TURNS))
+            .unwrap(),
         texts
     );
 }
@@ -152,6 +153,9 @@ async fn a_turn_is_found_densely_by_its_neighbours_words() {
         }
     };
     let (with, without) = (score(windows).await, score(alone).await);
-    assert!(with > 0.2, "the window vector carries the question's words: {with}");
+    assert!(
+        with > 0.2,
+        "the window vector carries the question's words: {with}"
+    );
     assert!(without < with, "alone {without}, in its window {with}");
 }
