@@ -25,10 +25,10 @@ use crate::api::{
 };
 use crate::auth::{Principal, ScopeParts};
 use crate::error::{ApiError, ApiResult};
-use crate::rest::extract::{ApiJson, ApiQuery};
+use crate::rest::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::rest::AppState;
 use crate::rest::RequestId;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Extension, Json, Router};

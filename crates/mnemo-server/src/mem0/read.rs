@@ -256,7 +256,7 @@ impl ByIdQuery {
 pub(super) async fn get_one(
     State(s): State<AppState>,
     Extension(p): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ByIdQuery>,
 ) -> ApiResult<Response> {
     Ok(Json(s.service.get(&p, &id, &q.parts(), false).await?).into_response())
@@ -266,7 +266,7 @@ pub(super) async fn get_one(
 pub(super) async fn history(
     State(s): State<AppState>,
     Extension(p): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ByIdQuery>,
 ) -> ApiResult<Response> {
     Ok(Json(s.service.history(&p, &id, &q.parts()).await?).into_response())

@@ -181,7 +181,7 @@ pub(super) async fn update(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ByIdQuery>,
     ApiJson(b): ApiJson<Mem0Update>,
 ) -> ApiResult<Response> {
@@ -196,7 +196,7 @@ pub(super) async fn oss_update(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ByIdQuery>,
     ApiJson(b): ApiJson<Mem0Update>,
 ) -> ApiResult<Response> {
@@ -231,7 +231,7 @@ pub(super) async fn delete_one(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<DeleteOneQuery>,
 ) -> ApiResult<Response> {
     if q.delete_linked == Some(true) {
@@ -263,7 +263,7 @@ pub(super) async fn oss_delete_one(
     state: State<AppState>,
     p: Caller,
     rid: Rid,
-    id: Path<String>,
+    id: ApiPath<String>,
     q: ApiQuery<DeleteOneQuery>,
 ) -> ApiResult<Response> {
     delete_one(state, p, rid, id, q).await
@@ -381,7 +381,7 @@ pub(super) async fn delete_entity(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
-    Path((kind, name)): Path<(String, String)>,
+    ApiPath((kind, name)): ApiPath<(String, String)>,
 ) -> ApiResult<Response> {
     let parts = match kind.as_str() {
         "user" => ScopeParts::new(Some(name), None, None),

@@ -52,6 +52,25 @@ fn inner(text: &str) -> &str {
     text.split_once(": ").map_or(text, |(_, rest)| rest)
 }
 
+/// A path parameter (a memory id); a segment that is not UTF-8 is invalid input with the JSON
+/// error body every refusal has.
+#[derive(Debug)]
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(v)) => Ok(ApiPath(v)),
+            Err(e) => Err(ApiError::invalid(format!(
+                "bad path parameter: {}",
+                e.body_text()
+            ))),
+        }
+    }
+}
+
 /// Query-string parameters.
 #[derive(Debug)]
 pub struct ApiQuery<T>(pub T);

@@ -1,14 +1,14 @@
 //! The native API under `/v1`: the whole library API, documented by the OpenAPI document that
 //! `utoipa` generates from these handlers' annotations (served at `/openapi.json`).
 
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::middleware::RequestId;
 use super::AppState;
 use crate::api::*;
 use crate::auth::{Principal, ScopeParts};
 use crate::error::{ApiError, ApiResult};
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -162,7 +162,7 @@ async fn batch_delete(
 async fn get_one(
     State(s): State<AppState>,
     Extension(p): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
     Ok(Json(
@@ -180,7 +180,7 @@ async fn update(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
     ApiJson(body): ApiJson<UpdateBody>,
 ) -> ApiResult<Response> {
@@ -199,7 +199,7 @@ async fn delete_one(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
     s.service
@@ -217,7 +217,7 @@ async fn erase(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<EraseBody>,
 ) -> ApiResult<Response> {
     let parts = ScopeParts::new(
@@ -234,7 +234,7 @@ async fn erase(
 async fn history(
     State(s): State<AppState>,
     Extension(p): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ScopeParams>,
 ) -> ApiResult<Response> {
     let events = s

@@ -556,11 +556,10 @@ fn toml_text() -> impl Strategy<Value = String> {
     ]
 }
 
-/// Found by probing path ids: axum's own `Path` rejection answers a path id that is not UTF-8
-/// with a plain-text 400. The handlers (rest/native.rs, mem0/read.rs, mem0/write.rs) need an
-/// `ApiPath` extractor that answers with the JSON error body, as `ApiJson` and `ApiQuery` do.
+/// Found by probing path ids: axum's own `Path` rejection answered a path id that is not UTF-8
+/// with a plain-text 400. The handlers now take `ApiPath`, which answers with the JSON error body,
+/// as `ApiJson` and `ApiQuery` do.
 #[test]
-#[ignore = "path ids that are not UTF-8 get a plain-text 400 until the handlers use a JSON-rejecting Path extractor"]
 fn path_ids_that_are_not_utf8_get_a_json_error() {
     for (method, uri) in [
         (Method::GET, "/v1/memories/%FF"),
