@@ -794,6 +794,8 @@ impl SqliteStore {
             for (rec, vector) in &records {
                 match rec {
                     ExportRecord::Message(m) => {
+                        // Records built in code skip deserialisation's scope check.
+                        m.scope()?;
                         written += tx
                             .query_row(
                                 "SELECT COUNT(*) FROM messages WHERE id = ?1",
