@@ -102,9 +102,20 @@ pub enum Command {
         /// Extract facts with a chat model (default when one is configured) or store raw.
         #[arg(long)]
         infer: Option<bool>,
-        /// `procedural`: summarise an agent's steps (needs --agent-id and a chat model).
+        /// `note`: store each message as a note (keywords, tags, context, links; rules without
+        /// a chat model). `procedural`: summarise an agent's steps (needs --agent-id and a chat
+        /// model).
         #[arg(long)]
         memory_type: Option<String>,
+        /// A note's keywords, comma-separated, kept as given ("" for none).
+        #[arg(long)]
+        keywords: Option<String>,
+        /// A note's tags, comma-separated, kept as given ("" for none).
+        #[arg(long)]
+        tags: Option<String>,
+        /// A note's context line, kept as given.
+        #[arg(long)]
+        context: Option<String>,
         /// Extra extraction instructions for this add.
         #[arg(long)]
         instructions: Option<String>,
@@ -152,6 +163,9 @@ pub enum Command {
         /// hybrid (default), dense or lexical.
         #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
         mode: mnemo::core::SearchMode,
+        /// Also return up to N linked notes per hit, after the hits (marked with `via`).
+        #[arg(long, default_value_t = 0)]
+        expand_links: usize,
         query: String,
     },
     /// Show one memory.
@@ -228,6 +242,25 @@ pub enum Command {
         #[command(flatten)]
         scope: ScopeArgs,
         id: String,
+    },
+    /// Link a memory to another of its scope (`related` unless --kind), or list its links
+    /// (only ID given), or remove a link (--remove).
+    Link {
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// In [0, 1].
+        #[arg(long, default_value_t = 1.0)]
+        strength: f32,
+        /// related (default), continues or derived_from.
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long)]
+        reason: Option<String>,
+        /// Remove the link ID → TO instead of adding it.
+        #[arg(long)]
+        remove: bool,
+        id: String,
+        to: Option<String>,
     },
     /// Delete everything in the store.
     Reset {

@@ -218,6 +218,7 @@ async fn fill(
             let mut new = NewMemory::raw(&msg, scope, Metadata::new(), None, v.clone());
             new.entities = mnemo_core::entity::extract_entities(text);
             batches.push(WriteBatch {
+                evolutions: Vec::new(),
                 scope: scope.clone(),
                 memories: vec![new],
                 messages: vec![msg],

@@ -205,9 +205,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             messages,
             text,
             memory_type,
+            keywords,
+            tags,
+            context,
             instructions,
             session_id,
         } => {
+            let list = |raw: Option<String>| {
+                raw.map(|r| {
+                    if r.trim().is_empty() {
+                        Vec::new()
+                    } else {
+                        r.split(',').map(str::to_string).collect()
+                    }
+                })
+            };
+            let note = mnemo::NoteInput {
+                keywords: list(keywords),
+                tags: list(tags),
+                context,
+            };
             let input = match (messages, text) {
                 (Some(m), None) => AddInput::Messages(
                     serde_json::from_value(parse_json_arg("messages", &m)?).map_err(|e| {
@@ -242,6 +259,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 instructions,
                 session_id,
                 request_id: None,
+                note,
             };
             let out = memory.add(req).await?;
             for w in &out.warnings {
@@ -265,6 +283,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             include_inactive,
             as_of,
             mode,
+            expand_links,
             query,
         } => {
             let filter = match filters {
@@ -285,13 +304,25 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     ..ReadOptions::default()
                 },
                 mode,
+                expand_links,
+                expand_limit: None,
             };
             let resp = memory.search(req).await?;
             if json {
                 print_json(&resp)?;
             } else {
                 for h in &resp.results {
-                    println!("{:.3}  {}", h.score, human_memory(&h.memory));
+                    match &h.via {
+                        Some(v) => println!(
+                            "{:.3}  {}  (via {} {} {:.2})",
+                            h.score,
+                            human_memory(&h.memory),
+                            v.memory_id,
+                            v.kind,
+                            v.strength
+                        ),
+                        None => println!("{:.3}  {}", h.score, human_memory(&h.memory)),
+                    }
                 }
             }
         }
@@ -447,6 +478,84 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&serde_json::json!({"deleted": n}))?;
             } else {
                 println!("deleted {n} memories");
+            }
+        }
+        Command::Link {
+            scope,
+            strength,
+            kind,
+            reason,
+            remove,
+            id,
+            to,
+        } => {
+            let scope = scope_of(&scope)?;
+            let from = id_of(&id)?;
+            let kind = kind
+                .as_deref()
+                .map(str::parse::<LinkKind>)
+                .transpose()?
+                .unwrap_or(LinkKind::Related);
+            match (to, remove) {
+                (None, false) => {
+                    let links = memory.links(scope, from).await?;
+                    if json {
+                        print_json(&serde_json::json!({"results": links}))?;
+                    } else {
+                        for l in &links {
+                            println!(
+                                "{} -> {}  {} {:.2} by {}  {}",
+                                l.from,
+                                l.to,
+                                l.kind,
+                                l.strength,
+                                l.author,
+                                l.reason.as_deref().unwrap_or("")
+                            );
+                        }
+                    }
+                }
+                (None, true) => {
+                    return Err(
+                        Error::invalid("to", "--remove needs the linked memory's id").into(),
+                    )
+                }
+                (Some(to), true) => {
+                    let removed = memory.remove_link(scope, from, id_of(&to)?, kind).await?;
+                    if !removed {
+                        return Err(Error::not_found("link", to).into());
+                    }
+                    if json {
+                        print_json(&serde_json::json!({"removed": true}))?;
+                    } else {
+                        println!("link removed");
+                    }
+                }
+                (Some(to), false) => {
+                    if kind == LinkKind::Supersedes {
+                        return Err(Error::invalid(
+                            "kind",
+                            "supersedes links are written by updates, not by callers",
+                        )
+                        .into());
+                    }
+                    let link = Link {
+                        from,
+                        to: id_of(&to)?,
+                        kind,
+                        strength,
+                        author: Author::Caller,
+                        created_at: chrono::Utc::now(),
+                        reason,
+                    };
+                    memory.add_links(scope.clone(), vec![link]).await?;
+                    let links = memory.links(scope, from).await?;
+                    if json {
+                        print_json(&serde_json::json!({"results": links}))?;
+                    } else {
+                        println!("linked {from} -> {to}");
+                    }
+                }
             }
         }
         Command::History { scope, id } => {

@@ -86,6 +86,7 @@ fn line_to_request(line: &serde_json::Value, scope: &ScopeArgs) -> Result<AddReq
         instructions: None,
         session_id: get("session_id"),
         request_id: None,
+        note: Default::default(),
     })
 }
 
@@ -357,6 +358,8 @@ mod tests {
                 Ok(ImportLine::Record(ExportRecord::Message(m))) => {
                     prop_assert!(m.scope().is_ok());
                 }
+                // Links carry no scope of their own: the store checks both ends on import.
+                Ok(ImportLine::Record(ExportRecord::Link(_))) => {}
                 Ok(ImportLine::Add(req)) => prop_assert!(req.scope.validate().is_ok()),
                 Err(e) => {
                     prop_assert_eq!(e.kind(), ErrorKind::InvalidInput);

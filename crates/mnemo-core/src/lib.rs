@@ -14,6 +14,7 @@ pub mod filter;
 pub mod jsonfix;
 pub mod limits;
 pub mod memory;
+pub mod note;
 pub mod pipeline;
 pub mod scope;
 pub mod search;
@@ -27,6 +28,9 @@ pub use error::{Error, ErrorKind, Result};
 pub use filter::Filter;
 pub use jsonfix::{parse_model_json, JsonRepairError};
 pub use memory::*;
+pub use note::{NoteConfig, NoteInput};
 pub use scope::{AgentId, RunId, Scope, UserId};
-pub use search::{hybrid_search, Hit, RankParams, Scores, SearchMode, SearchRequest};
+pub use search::{
+    expand_links, hybrid_search, Hit, RankParams, Scores, SearchMode, SearchRequest, Via,
+};
 pub use store::*;

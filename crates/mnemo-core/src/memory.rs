@@ -172,6 +172,21 @@ pub struct Memory {
     pub sources: Vec<MessageId>,
     pub access_count: u64,
     pub last_accessed_at: Option<Timestamp>,
+    /// A note's keywords, tags and context (`kind = note` only; see [`crate::note`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<NoteFields>,
+}
+
+/// What a note carries besides its text. Each list holds trimmed, non-empty, distinct entries
+/// (see [`NoteFields::validate`]); the order is the author's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteFields {
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub context: String,
 }
 
 impl Memory {
@@ -223,6 +238,8 @@ pub struct NewMemory {
     pub entities: Vec<crate::entity::EntityMention>,
     /// Why it was written (the model's stated reason); recorded in its ADD history event.
     pub reason: Option<String>,
+    /// A note's fields (`kind = note`); `index_text` then holds the enriched text.
+    pub note: Option<NoteFields>,
 }
 
 impl NewMemory {
@@ -251,6 +268,7 @@ impl NewMemory {
             sources: vec![message.id],
             entities: Vec::new(),
             reason: None,
+            note: None,
         }
     }
 }
@@ -368,6 +386,11 @@ pub struct HistoryEvent {
     pub reason: Option<String>,
     pub request_id: Option<String>,
     pub created_at: Timestamp,
+    /// For `EVOLVE`: the note's fields before and after (its text never changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_note: Option<NoteFields>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_note: Option<NoteFields>,
 }
 
 /// A typed edge between two memories.
@@ -376,9 +399,33 @@ pub struct Link {
     pub from: MemoryId,
     pub to: MemoryId,
     pub kind: LinkKind,
+    /// In [0, 1].
     pub strength: f32,
     pub author: Author,
     pub created_at: Timestamp,
+    /// Why the link was made (the model's or the rule's words, or the caller's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Link {
+    /// The checks that need no store: no self-link, a finite strength in [0, 1], a bounded
+    /// reason. Stores add theirs (both ends exist, in one scope).
+    pub fn validate(&self) -> Result<()> {
+        if self.from == self.to {
+            return Err(Error::invalid("to", "a memory cannot be linked to itself"));
+        }
+        if !self.strength.is_finite() || !(0.0..=1.0).contains(&self.strength) {
+            return Err(Error::invalid(
+                "strength",
+                format!("must be a number in [0, 1], got {}", self.strength),
+            ));
+        }
+        if let Some(r) = &self.reason {
+            crate::limits::check_chars("reason", r, crate::note::MAX_CONTEXT_CHARS)?;
+        }
+        Ok(())
+    }
 }
 
 /// A named thing memories mention, normalised and linked to those memories.

@@ -30,7 +30,16 @@ pub struct SearchRequest {
     pub filter: Option<Filter>,
     pub read: ReadOptions,
     pub mode: SearchMode,
+    /// Link expansion: after the direct hits, up to this many `related` neighbours of each hit
+    /// (0: none). See [`expand_links`].
+    pub expand_links: usize,
+    /// The most linked results added, in addition to the `top_k` direct hits; `None`: no cap
+    /// beyond `expand_links` per hit.
+    pub expand_limit: Option<usize>,
 }
+
+/// The most linked neighbours a search may ask for per hit.
+pub const MAX_EXPAND_LINKS: usize = 50;
 
 /// Which signals a search uses. Hybrid is the product; the single-signal modes exist for
 /// keyword-only lookups and as the baselines `mnemo eval` compares against.
@@ -67,6 +76,8 @@ impl SearchRequest {
             filter: None,
             read: ReadOptions::default(),
             mode: SearchMode::Hybrid,
+            expand_links: 0,
+            expand_limit: None,
         }
     }
 
@@ -86,6 +97,18 @@ impl SearchRequest {
             if !t.is_finite() {
                 return Err(Error::invalid("threshold", "must be a finite number"));
             }
+        }
+        if self.expand_links > MAX_EXPAND_LINKS {
+            return Err(Error::invalid(
+                "expand_links",
+                format!("must be between 0 and {MAX_EXPAND_LINKS}"),
+            ));
+        }
+        if self.expand_limit.is_some_and(|l| l > MAX_TOP_K) {
+            return Err(Error::invalid(
+                "expand_limit",
+                format!("must be between 0 and {MAX_TOP_K}"),
+            ));
         }
         // A filter built in code (not parsed) gets the parser's checks here, before any store.
         if let Some(f) = &self.filter {
@@ -115,6 +138,18 @@ pub struct Hit {
     pub memory: Memory,
     pub score: f32,
     pub scores: Scores,
+    /// For a result of link expansion: the direct hit and the link it was reached through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<Via>,
+}
+
+/// How a linked result was reached: from the direct hit `memory_id` along a link of `kind`
+/// with `strength`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Via {
+    pub memory_id: crate::memory::MemoryId,
+    pub kind: crate::memory::LinkKind,
+    pub strength: f32,
 }
 
 /// Fusion weights and candidate pool sizes. Documented defaults; tuned by `mnemo eval`.
@@ -262,16 +297,85 @@ pub fn hybrid_search(
     ranked.truncate(req.top_k);
     let keys: Vec<i64> = ranked.iter().map(|r| r.0).collect();
     let mut loaded: HashMap<i64, Memory> = store.fetch(&cq, &keys)?.into_iter().collect();
-    Ok(ranked
+    let mut hits: Vec<Hit> = ranked
         .into_iter()
         .filter_map(|(k, score, scores)| {
             loaded.remove(&k).map(|memory| Hit {
                 memory,
                 score,
                 scores,
+                via: None,
             })
         })
-        .collect())
+        .collect();
+    expand_links(store, req, &mut hits)?;
+    Ok(hits)
+}
+
+/// Appends linked results to the direct `hits` of `req`: for each hit in rank order, its
+/// `related` neighbours (strongest link first) that are neither hits nor already added, up to
+/// `req.expand_links` per hit; each scored `parent score × link strength` (a neighbour reached
+/// from two hits keeps the first, higher-ranked parent). The linked results, best first, are
+/// cut to `req.expand_limit` (default: no cap beyond the per-hit one) and follow every direct hit, so expansion never
+/// displaces one. Linked memories pass the request's scope, kinds, filter and visibility, as
+/// candidates do (the store applies them in [`Store::linked`]).
+pub fn expand_links(store: &dyn Store, req: &SearchRequest, hits: &mut Vec<Hit>) -> Result<()> {
+    if req.expand_links == 0 || hits.is_empty() {
+        return Ok(());
+    }
+    let limit = req
+        .expand_limit
+        .unwrap_or(hits.len().saturating_mul(req.expand_links));
+    if limit == 0 {
+        return Ok(());
+    }
+    let ids: Vec<crate::memory::MemoryId> = hits.iter().map(|h| h.memory.id).collect();
+    let cq = CandidateQuery {
+        scope: &req.scope,
+        kinds: req.kinds.as_deref(),
+        filter: req.filter.as_ref(),
+        read: req.read,
+        limit: hits.len() * req.expand_links + hits.len() * 4,
+    };
+    let linked = store.linked(&cq, &ids, &[crate::memory::LinkKind::Related])?;
+    let mut by_parent: HashMap<crate::memory::MemoryId, Vec<crate::store::LinkedMemory>> =
+        HashMap::new();
+    for l in linked {
+        by_parent.entry(l.from).or_default().push(l);
+    }
+    let mut taken: std::collections::HashSet<crate::memory::MemoryId> =
+        ids.iter().copied().collect();
+    let mut extra: Vec<Hit> = Vec::new();
+    for h in hits.iter() {
+        let Some(mut ns) = by_parent.remove(&h.memory.id) else {
+            continue;
+        };
+        ns.sort_by(|a, b| b.link.strength.total_cmp(&a.link.strength));
+        let mut added = 0;
+        for n in ns {
+            if added == req.expand_links {
+                break;
+            }
+            if !taken.insert(n.memory.id) {
+                continue;
+            }
+            added += 1;
+            extra.push(Hit {
+                score: h.score * n.link.strength,
+                scores: Scores::default(),
+                via: Some(Via {
+                    memory_id: h.memory.id,
+                    kind: n.link.kind,
+                    strength: n.link.strength,
+                }),
+                memory: n.memory,
+            });
+        }
+    }
+    extra.sort_by(|a, b| b.score.total_cmp(&a.score));
+    extra.truncate(limit);
+    hits.extend(extra);
+    Ok(())
 }
 
 /// Gives `keys` (pooled without a dense score) their exact cosine, in hybrid mode.

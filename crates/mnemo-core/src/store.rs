@@ -87,10 +87,36 @@ pub struct WriteBatch {
     pub memories: Vec<NewMemory>,
     /// Existing memories this add retires (an inferred UPDATE or DELETE).
     pub changes: Vec<Supersession>,
-    /// Extra edges between memories (the `supersedes` edges of `changes` are implied).
+    /// Extra edges between memories (the `supersedes` edges of `changes` are implied). Each end
+    /// is a memory of this batch or an existing memory of exactly the batch's scope.
     pub links: Vec<Link>,
+    /// Existing notes of the batch's scope whose fields change (note evolution).
+    pub evolutions: Vec<Evolution>,
     pub idempotency: Option<Idempotency>,
     pub context: WriteContext,
+}
+
+/// A change to an existing note's context and tags, decided while adding another note. The
+/// store writes the new fields, replaces the note's lexical entry and vector with `index_text`
+/// and `vector` (made from the new enriched text) and records an `EVOLVE` event with the old
+/// and new fields and `reason`, in the batch's transaction. The note's text never changes; a
+/// note that is no longer active (or not a note) fails the batch.
+#[derive(Debug, Clone)]
+pub struct Evolution {
+    pub id: MemoryId,
+    pub note: NoteFields,
+    pub index_text: String,
+    pub vector: Vec<f32>,
+    pub reason: Option<String>,
+}
+
+/// A linked memory found by [`Store::linked`]: the memory, the link it was reached through and
+/// the end of that link it was reached from.
+#[derive(Debug, Clone)]
+pub struct LinkedMemory {
+    pub from: MemoryId,
+    pub link: Link,
+    pub memory: Memory,
 }
 
 impl WriteBatch {
@@ -102,6 +128,7 @@ impl WriteBatch {
             memories,
             changes: Vec::new(),
             links: Vec::new(),
+            evolutions: Vec::new(),
             idempotency: None,
             context: WriteContext::default(),
         }
@@ -295,6 +322,8 @@ pub struct StoreStats {
 pub enum ExportRecord {
     Memory(Box<Memory>),
     Message(Box<Message>),
+    /// Exported after every memory; imported after the memories of its import.
+    Link(Box<Link>),
 }
 
 /// Embeds a batch of texts for [`Store::rebind_embedder`].
@@ -430,6 +459,36 @@ pub trait Store: Send + Sync {
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>>;
     /// Links from or to a memory of the scope, any state.
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>>;
+    /// Adds (or replaces: same ends and kind) links in one transaction, all or none. Each must
+    /// pass [`Link::validate`] and join two memories that exist (any state) in one exact scope
+    /// that `scope` covers; otherwise invalid input naming the field, and nothing is written.
+    /// Required: only the backend can check both ends inside the transaction.
+    fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()>;
+    /// Removes the link `from → to` of `kind`; `Ok(false)` when there was none. `from` must be
+    /// a memory of the scope (else not found). Required for the same reason as `add_links`.
+    fn remove_link(
+        &self,
+        scope: &Scope,
+        from: MemoryId,
+        to: MemoryId,
+        kind: LinkKind,
+    ) -> Result<bool>;
+    /// The memories linked (`kinds`, either direction) to any of `ids`, as seen by `query`:
+    /// its scope, kinds, filter and visibility apply to the linked memories exactly as to
+    /// candidates. Strongest link first per `from`; `query.limit` caps the answer. Required:
+    /// the filter is the backend's own translation.
+    fn linked(
+        &self,
+        query: &CandidateQuery<'_>,
+        ids: &[MemoryId],
+        kinds: &[LinkKind],
+    ) -> Result<Vec<LinkedMemory>>;
+    /// Records that memories of the scope were read at `at`: `access_count` + 1 and
+    /// `last_accessed_at` = `at` for each id (an id listed twice counts twice), in one
+    /// transaction; unknown ids and ids of other scopes are skipped. Returns how many rows
+    /// changed. Neither `updated_at` nor history changes: reading is not editing. Required:
+    /// a default could only rewrite whole records.
+    fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64>;
     /// Entities linked to a memory of the scope.
     fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>>;
     /// The last `limit` messages of a scope — of one session when `session` is given — in the

@@ -27,6 +27,11 @@ const STOPWORDS: &[&str] = &[
     "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
+/// Whether a lower-cased word is one of the common function words lexical queries drop.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
 /// Lower-cased word tokens of a query, stopwords removed, first occurrence order, deduplicated.
 /// When every word is a stopword the stopwords are kept, so a query never becomes empty.
 pub fn query_terms(query: &str) -> Vec<String> {

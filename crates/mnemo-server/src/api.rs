@@ -39,10 +39,19 @@ pub struct AddBody {
     pub timestamp: Option<DateTime<Utc>>,
     /// A retry with the same key returns the first result and writes nothing.
     pub idempotency_key: Option<String>,
-    /// `procedural` summarises an agent's steps (needs `agent_id` and a chat model).
+    /// `procedural` summarises an agent's steps (needs `agent_id` and a chat model); `note`
+    /// stores each message as a note with keywords, tags, context and links.
     pub memory_type: Option<String>,
     pub instructions: Option<String>,
     pub session_id: Option<String>,
+    /// A note's keywords (a list of strings), kept as given; only with `memory_type: note`.
+    #[schema(value_type = Option<Vec<String>>)]
+    pub keywords: Option<Value>,
+    /// A note's tags (a list of strings), kept as given; only with `memory_type: note`.
+    #[schema(value_type = Option<Vec<String>>)]
+    pub tags: Option<Value>,
+    /// A note's context line, kept as given; only with `memory_type: note`.
+    pub context: Option<String>,
 }
 
 /// `POST /v1/memories/search`.
@@ -71,6 +80,46 @@ pub struct SearchBody {
     pub include_inactive: bool,
     /// What was valid at this instant (RFC 3339): superseded facts included, later ones not.
     pub as_of: Option<DateTime<Utc>>,
+    /// Link expansion: up to this many linked neighbours per hit, after the direct hits, each
+    /// with `via` (default 0: none).
+    #[serde(default)]
+    pub expand_links: usize,
+    /// The most linked results added (default: no cap beyond `expand_links` per hit).
+    pub expand_limit: Option<usize>,
+}
+
+/// `POST /v1/memories/{id}/links`: links from the memory to others of its scope.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkBody {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub links: Vec<LinkIn>,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkIn {
+    /// The memory linked to (a UUID of the same scope).
+    pub to: String,
+    /// In [0, 1]; default 1.
+    pub strength: Option<f32>,
+    /// `related` (default), `continues`, `derived_from`.
+    pub kind: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// Query parameters of `DELETE /v1/memories/{id}/links/{to}`.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct UnlinkParams {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    /// Default `related`.
+    pub kind: Option<String>,
 }
 
 /// Query parameters of `GET /v1/memories`.

@@ -10,8 +10,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::metrics::Metrics;
 use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, UpdateRequest};
 use mnemo_core::{
-    AddOutcome, DeleteMode, ExportRecord, Filter, HistoryEvent, InputMessage, MemoryId, MemoryKind,
-    Page, ReadOptions, Scope, SearchMode, SearchRequest, WriteContext,
+    AddOutcome, Author, DeleteMode, ExportRecord, Filter, HistoryEvent, InputMessage, Link,
+    LinkKind, MemoryId, MemoryKind, Page, ReadOptions, Scope, SearchMode, SearchRequest,
+    WriteContext,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -238,6 +239,14 @@ impl Service {
         if self.log_content {
             tracing::info!(request_id, input = ?input, "add content");
         }
+        let note = mnemo::NoteInput {
+            keywords: body
+                .keywords
+                .map(|v| string_list("keywords", v))
+                .transpose()?,
+            tags: body.tags.map(|v| string_list("tags", v)).transpose()?,
+            context: body.context,
+        };
         Ok(AddRequest {
             scope,
             input,
@@ -250,6 +259,7 @@ impl Service {
             instructions: body.instructions,
             session_id: body.session_id,
             request_id: Some(request_id.to_string()),
+            note,
         })
     }
 
@@ -340,6 +350,8 @@ impl Service {
                 ..ReadOptions::default()
             },
             mode,
+            expand_links: body.expand_links,
+            expand_limit: body.expand_limit,
         };
         self.run("search", p, async {
             let out = self.memory.search(req).await?;
@@ -623,6 +635,74 @@ impl Service {
         .await
     }
 
+    /// A memory's links, both directions.
+    pub async fn links(&self, p: &Principal, id: &str, parts: &ScopeParts) -> ApiResult<Vec<Link>> {
+        let id = parse_id(id)?;
+        self.run("links", p, async {
+            let scope = self.scope_for_id(p, parts, id).await?;
+            Ok(self.memory.links(scope, id).await?)
+        })
+        .await
+    }
+
+    /// Adds links from a memory (author `caller`); all or none.
+    pub async fn add_links(&self, p: &Principal, id: &str, body: LinkBody) -> ApiResult<Vec<Link>> {
+        let from = parse_id(id)?;
+        let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
+        if body.links.is_empty() {
+            return Err(ApiError::invalid("links must not be empty"));
+        }
+        let now = chrono::Utc::now();
+        let links = body
+            .links
+            .into_iter()
+            .map(|l| {
+                Ok(Link {
+                    from,
+                    to: MemoryId::parse(&l.to).map_err(|_| {
+                        mnemo::Error::invalid("to", format!("{:?} is not a UUID", l.to))
+                    })?,
+                    kind: parse_link_kind(l.kind.as_deref())?,
+                    strength: l.strength.unwrap_or(1.0),
+                    author: Author::Caller,
+                    created_at: now,
+                    reason: l.reason,
+                })
+            })
+            .collect::<ApiResult<Vec<Link>>>()?;
+        self.check_write_id(p, from).await?;
+        self.run("add_links", p, async {
+            let scope = self.scope_for_id(p, &parts, from).await?;
+            self.memory.add_links(scope.clone(), links).await?;
+            Ok(self.memory.links(scope, from).await?)
+        })
+        .await
+    }
+
+    /// Removes one link; not found when there was none.
+    pub async fn remove_link(
+        &self,
+        p: &Principal,
+        id: &str,
+        to: &str,
+        q: UnlinkParams,
+    ) -> ApiResult<()> {
+        let from = parse_id(id)?;
+        let to = parse_id(to)?;
+        let kind = parse_link_kind(q.kind.as_deref())?;
+        let parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
+        self.check_write_id(p, from).await?;
+        self.run("remove_link", p, async {
+            let scope = self.scope_for_id(p, &parts, from).await?;
+            if self.memory.remove_link(scope, from, to, kind).await? {
+                Ok(())
+            } else {
+                Err(mnemo::Error::not_found("link", to).into())
+            }
+        })
+        .await
+    }
+
     /// The scopes owning visible memories that this key may see, with their counts.
     pub async fn owners(&self, p: &Principal) -> ApiResult<Vec<(Scope, u64)>> {
         self.run("owners", p, async {
@@ -659,5 +739,32 @@ fn ctx(p: &Principal, request_id: &str) -> WriteContext {
         role: None,
         reason: None,
         request_id: Some(request_id.to_string()),
+    }
+}
+
+/// A keyword or tag list from a request: a JSON list of strings, else invalid input naming it.
+fn string_list(field: &str, v: serde_json::Value) -> ApiResult<Vec<String>> {
+    match v {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .map(|i| match i {
+                serde_json::Value::String(s) => Ok(s),
+                _ => Err(mnemo::Error::invalid(field, "must be a list of strings").into()),
+            })
+            .collect(),
+        _ => Err(mnemo::Error::invalid(field, "must be a list of strings").into()),
+    }
+}
+
+/// A link kind a caller may create (`supersedes` is written by updates only).
+fn parse_link_kind(raw: Option<&str>) -> ApiResult<LinkKind> {
+    match raw.map(|k| k.parse::<LinkKind>()).transpose()? {
+        None => Ok(LinkKind::Related),
+        Some(LinkKind::Supersedes) => Err(mnemo::Error::invalid(
+            "kind",
+            "supersedes links are written by updates, not by callers",
+        )
+        .into()),
+        Some(k) => Ok(k),
     }
 }

@@ -2,14 +2,14 @@
 //! little-endian f32 blobs, metadata as JSON text (types preserved by serde_json).
 
 use chrono::{DateTime, TimeZone, Utc};
-use mnemo_core::{Error, HistoryEvent, Memory, MemoryId, Metadata, Timestamp};
+use mnemo_core::{Error, HistoryEvent, Memory, MemoryId, Metadata, NoteFields, Timestamp};
 use rusqlite::Row;
 
 /// Columns of `memories` in the order `memory_from_row` reads them, after `seq`.
 pub(crate) const MEMORY_COLS: &str =
     "m.seq, m.id, m.text, m.kind, m.state, m.user_id, m.agent_id, m.run_id, \
      m.metadata, m.hash, m.created_at, m.updated_at, m.expires_at, m.valid_from, m.valid_until, \
-     m.actor, m.role, m.access_count, m.last_accessed_at";
+     m.actor, m.role, m.access_count, m.last_accessed_at, m.note";
 
 pub(crate) fn from_ms(ms: i64) -> Timestamp {
     Utc.timestamp_millis_opt(ms)
@@ -62,6 +62,7 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> 
         sources: Vec::new(),
         access_count: row.get::<_, i64>(17)?.max(0) as u64,
         last_accessed_at: row.get::<_, Option<i64>>(18)?.map(from_ms),
+        note: note_from_text(row.get(19)?)?,
     };
     Ok((row.get(0)?, memory))
 }
@@ -71,7 +72,7 @@ pub(crate) const MESSAGE_COLS: &str =
 
 pub(crate) const HISTORY_COLS: &str =
     "id, memory_id, event, old_text, new_text, old_metadata, new_metadata, \
-     actor, role, reason, request_id, created_at";
+     actor, role, reason, request_id, created_at, old_note, new_note";
 
 pub(crate) fn history_from_row(row: &Row<'_>) -> rusqlite::Result<HistoryEvent> {
     let md = |i: usize| -> rusqlite::Result<Option<Metadata>> {
@@ -93,7 +94,23 @@ pub(crate) fn history_from_row(row: &Row<'_>) -> rusqlite::Result<HistoryEvent> 
         reason: row.get(9)?,
         request_id: row.get(10)?,
         created_at: from_ms(row.get(11)?),
+        old_note: note_from_text(row.get(12)?)?,
+        new_note: note_from_text(row.get(13)?)?,
     })
+}
+
+/// A note's fields as stored (JSON text); `None` for memories that are not notes.
+pub(crate) fn note_from_text(raw: Option<String>) -> rusqlite::Result<Option<NoteFields>> {
+    raw.map(|s| {
+        serde_json::from_str(&s).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+pub(crate) fn note_text(n: &NoteFields) -> String {
+    serde_json::to_string(n).expect("note fields always serialise")
 }
 
 pub(crate) fn vector_to_blob(v: &[f32]) -> Vec<u8> {

@@ -123,7 +123,7 @@ fn erase_in(
         .timestamp_millis()
         .max(m.updated_at.timestamp_millis());
     tx.execute(
-        "UPDATE memories SET text = '', index_text = NULL, metadata = '{}', hash = '', \
+        "UPDATE memories SET text = '', index_text = NULL, note = NULL, metadata = '{}', hash = '', \
          state = 'deleted', updated_at = ?1, valid_from = COALESCE(valid_until, ?1), \
          valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2",
         params![now, seq],
@@ -135,10 +135,16 @@ fn erase_in(
     let mut history_scrubbed = tx
         .execute(
             "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
-             new_metadata = NULL, reason = NULL WHERE memory_id = ?1",
+             new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL WHERE memory_id = ?1",
             [&ids],
         )
         .map_err(sql_err)? as u64;
+    // A link's stated reason may quote either end.
+    tx.execute(
+        "UPDATE links SET reason = NULL WHERE from_id = ?1 OR to_id = ?1",
+        [&ids],
+    )
+    .map_err(sql_err)?;
     let (u, a, r) = scope_cols(&owner);
     for t in &texts {
         history_scrubbed += tx

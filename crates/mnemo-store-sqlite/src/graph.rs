@@ -200,22 +200,52 @@ pub(crate) fn link_entity(
 
 pub(crate) fn insert_link(tx: &Transaction<'_>, l: &Link) -> Result<()> {
     tx.execute(
-        "INSERT OR REPLACE INTO links (from_id, to_id, kind, strength, author, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT OR REPLACE INTO links (from_id, to_id, kind, strength, author, created_at, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
             l.from.to_string(),
             l.to.to_string(),
             l.kind.as_str(),
             l.strength as f64,
             l.author.as_str(),
-            l.created_at.timestamp_millis()
+            l.created_at.timestamp_millis(),
+            l.reason
         ],
     )
     .map_err(sql_err)?;
     Ok(())
 }
 
+/// A `links` row as selected by `SELECT from_id, to_id, kind, strength, author, created_at,
+/// reason`.
+pub(crate) type LinkRow = (String, String, String, f64, String, i64, Option<String>);
+
+pub(crate) fn link_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LinkRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+    ))
+}
+
+pub(crate) fn link_from_row(row: LinkRow) -> Result<Link> {
+    let (from, to, kind, strength, author, at, reason) = row;
+    Ok(Link {
+        from: MemoryId::parse(&from)?,
+        to: MemoryId::parse(&to)?,
+        kind: kind.parse()?,
+        strength: strength as f32,
+        author: author.parse()?,
+        created_at: from_ms(at),
+        reason,
+    })
+}
+
 /// True when a memory with this id exists in (or under) the scope, in any state.
-fn owned(conn: &Connection, scope: &Scope, id: MemoryId) -> Result<bool> {
+pub(crate) fn owned(conn: &Connection, scope: &Scope, id: MemoryId) -> Result<bool> {
     let mut p = Pred::default();
     p.push("m.id = ?", [Sql::Text(id.to_string())]);
     predicate::scope_unindexed(&mut p, "m", scope);
@@ -389,33 +419,16 @@ impl SqliteStore {
             }
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT from_id, to_id, kind, strength, author, created_at FROM links \
-                     WHERE from_id = ?1 OR to_id = ?1 ORDER BY created_at, from_id",
+                    "SELECT from_id, to_id, kind, strength, author, created_at, reason FROM links \
+                     WHERE from_id = ?1 OR to_id = ?1 ORDER BY created_at, from_id, to_id",
                 )
                 .map_err(sql_err)?;
             let rows = stmt
-                .query_map([id.to_string()], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, f64>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, i64>(5)?,
-                    ))
-                })
+                .query_map([id.to_string()], link_row)
                 .map_err(sql_err)?;
             let mut out = Vec::new();
             for r in rows {
-                let (from, to, kind, strength, author, at) = r.map_err(sql_err)?;
-                out.push(Link {
-                    from: MemoryId::parse(&from)?,
-                    to: MemoryId::parse(&to)?,
-                    kind: kind.parse()?,
-                    strength: strength as f32,
-                    author: author.parse()?,
-                    created_at: from_ms(at),
-                });
+                out.push(link_from_row(r.map_err(sql_err)?)?);
             }
             Ok(out)
         })

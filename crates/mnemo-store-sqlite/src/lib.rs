@@ -11,6 +11,7 @@ mod codec;
 mod erase;
 mod graph;
 mod lexical;
+mod links;
 mod predicate;
 mod read;
 mod schema;
@@ -31,6 +32,17 @@ pub mod testing {
         "history",
         "entity",
         "link",
+        "idempotency",
+    ];
+
+    /// The steps of a note add's transaction (new notes, their links, evolved neighbours).
+    pub const NOTE_WRITE_STEPS: &[&str] = &[
+        "message",
+        "memory",
+        "history",
+        "entity",
+        "link",
+        "evolve",
         "idempotency",
     ];
 
@@ -398,6 +410,29 @@ impl Store for SqliteStore {
     }
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.links_of(scope, id)
+    }
+    fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
+        self.add_links_in(scope, links)
+    }
+    fn remove_link(
+        &self,
+        scope: &Scope,
+        from: MemoryId,
+        to: MemoryId,
+        kind: LinkKind,
+    ) -> Result<bool> {
+        self.remove_link_in(scope, from, to, kind)
+    }
+    fn linked(
+        &self,
+        query: &CandidateQuery<'_>,
+        ids: &[MemoryId],
+        kinds: &[LinkKind],
+    ) -> Result<Vec<LinkedMemory>> {
+        self.linked_of(query, ids, kinds)
+    }
+    fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
+        self.touch_in(scope, ids, at)
     }
     fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
         self.entities_for(scope, id)

@@ -37,7 +37,10 @@ pub(crate) fn sources_of(
     Ok(out)
 }
 
-fn with_sources(conn: &Connection, mut rows: Vec<(i64, Memory)>) -> Result<Vec<(i64, Memory)>> {
+pub(crate) fn with_sources(
+    conn: &Connection,
+    mut rows: Vec<(i64, Memory)>,
+) -> Result<Vec<(i64, Memory)>> {
     let ids: Vec<MemoryId> = rows.iter().map(|(_, m)| m.id).collect();
     let mut sources = sources_of(conn, &ids)?;
     for (_, m) in &mut rows {
@@ -46,7 +49,7 @@ fn with_sources(conn: &Connection, mut rows: Vec<(i64, Memory)>) -> Result<Vec<(
     Ok(rows)
 }
 
-fn query_memories(
+pub(crate) fn query_memories(
     conn: &Connection,
     where_sql: &str,
     tail: &str,
@@ -651,6 +654,7 @@ impl SqliteStore {
                     sink(ExportRecord::Memory(Box::new(m)))?;
                 }
             }
+            Self::export_links(&tx, sink)?;
             tx.finish().map_err(sql_err)
         })
     }

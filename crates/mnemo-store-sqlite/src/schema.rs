@@ -139,6 +139,14 @@ const MIGRATIONS: &[&str] = &[
     UPDATE entity_memories SET memory_seq = (SELECT m.seq FROM memories m WHERE m.id = entity_memories.memory_id);
     CREATE INDEX entity_memories_by_seq ON entity_memories (memory_seq, entity_id);
     "#,
+    // v4: notes (A-MEM): a note's keywords, tags and context as one JSON object; why a link was
+    // made; and the old and new fields of a note's EVOLVE history event.
+    r#"
+    ALTER TABLE memories ADD COLUMN note TEXT;
+    ALTER TABLE links ADD COLUMN reason TEXT;
+    ALTER TABLE history ADD COLUMN old_note TEXT;
+    ALTER TABLE history ADD COLUMN new_note TEXT;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -104,14 +104,16 @@ pub(crate) fn insert_memory(
     role: Option<Role>,
     vector: Option<&[f32]>,
     sources: &[MessageId],
+    note: Option<&NoteFields>,
 ) -> Result<i64> {
     let (u, a, r) = scope_cols(scope);
     tx.execute(
-        "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role, note) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             id.to_string(), u, a, r, kind.as_str(), state.as_str(), text, index_text, metadata_text(metadata),
-            content_hash(text), times.0, times.1, times.2, times.3, times.4, actor, role.map(|r| r.as_str())
+            content_hash(text), times.0, times.1, times.2, times.3, times.4, actor, role.map(|r| r.as_str()),
+            note.map(note_text)
         ],
     )
     .map_err(|e| match e {
@@ -307,7 +309,7 @@ impl SqliteStore {
     }
 
     /// Fails the current transaction when a test asked for a failure at `step`.
-    fn step(&self, step: &'static str) -> Result<()> {
+    pub(crate) fn step(&self, step: &'static str) -> Result<()> {
         if self.fail_at.lock().as_deref() == Some(step) {
             return Err(Error::Storage {
                 reason: format!("injected failure at {step}"),
@@ -322,7 +324,7 @@ impl SqliteStore {
                 return Ok(o);
             }
         }
-        let dim = if batch.memories.is_empty() {
+        let dim = if batch.memories.is_empty() && batch.evolutions.is_empty() {
             0
         } else {
             Self::dimension_of(tx)?
@@ -368,6 +370,7 @@ impl SqliteStore {
                 m.role,
                 Some(&m.vector),
                 &m.sources,
+                m.note.as_ref(),
             )?;
             self.step("history")?;
             let ctx = WriteContext {
@@ -428,6 +431,7 @@ impl SqliteStore {
                             strength: 1.0,
                             author: Author::Model,
                             created_at: from_ms(now),
+                            reason: c.reason.clone(),
                         },
                     )?;
                 }
@@ -441,9 +445,19 @@ impl SqliteStore {
                 }),
             }
         }
+        let pending: std::collections::HashMap<MemoryId, Scope> = batch
+            .memories
+            .iter()
+            .map(|m| (m.id, m.scope.clone()))
+            .collect();
         for l in &batch.links {
+            crate::links::check_link(tx, &batch.scope, l, &pending)?;
             self.step("link")?;
             crate::graph::insert_link(tx, l)?;
+        }
+        for e in &batch.evolutions {
+            self.step("evolve")?;
+            Self::evolve(tx, &batch.scope, e, dim, &batch.context)?;
         }
         let outcome = AddOutcome {
             results,
@@ -518,6 +532,71 @@ impl SqliteStore {
             now,
         )?;
         Ok(old)
+    }
+
+    /// Re-describes an active note of exactly `scope`: new fields, lexical entry and vector, and
+    /// an `EVOLVE` event with the old and new fields. Its text is untouched.
+    fn evolve(
+        tx: &Transaction<'_>,
+        scope: &Scope,
+        e: &Evolution,
+        dim: usize,
+        ctx: &WriteContext,
+    ) -> Result<()> {
+        check_vector(&e.vector, dim)?;
+        let note = e.note.validated()?;
+        let (seq, old) = Self::locate(tx, scope, e.id).map_err(|err| match err {
+            Error::NotFound { .. } => Error::Conflict {
+                reason: format!(
+                    "note {} is no longer active in this scope; it changed since it was read",
+                    e.id
+                ),
+            },
+            err => err,
+        })?;
+        if old.kind != MemoryKind::Note || old.scope()? != *scope {
+            return Err(Error::invalid(
+                "evolutions",
+                format!("memory {} is not a note of this scope", e.id),
+            ));
+        }
+        let now = chrono::Utc::now()
+            .timestamp_millis()
+            .max(old.updated_at.timestamp_millis());
+        tx.execute(
+            "UPDATE memories SET note = ?1, index_text = ?2, updated_at = ?3 WHERE seq = ?4",
+            params![note_text(&note), e.index_text, now, seq],
+        )
+        .map_err(sql_err)?;
+        tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
+            .map_err(sql_err)?;
+        tx.execute(
+            "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
+            params![seq, e.index_text],
+        )
+        .map_err(sql_err)?;
+        tx.execute(
+            "UPDATE vectors SET data = ?1 WHERE seq = ?2",
+            params![vector_to_blob(&e.vector), seq],
+        )
+        .map_err(sql_err)?;
+        log_change(tx, seq, "put")?;
+        let (u, a, r) = scope_cols(scope);
+        let ctx = WriteContext {
+            reason: e.reason.clone().or_else(|| ctx.reason.clone()),
+            ..ctx.clone()
+        };
+        tx.execute(
+            "INSERT INTO history (memory_id, user_id, agent_id, run_id, event, old_text, new_text, old_metadata, new_metadata, actor, role, reason, request_id, created_at, old_note, new_note) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, NULL, NULL, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                e.id.to_string(), u, a, r, HistoryKind::Evolve.as_str(), old.text,
+                ctx.actor, ctx.role.map(|r| r.as_str()), ctx.reason, ctx.request_id, now,
+                old.note.as_ref().map(note_text), note_text(&note)
+            ],
+        )
+        .map_err(sql_err)?;
+        Ok(())
     }
 
     /// Finds the row of a memory the scope may change (active, not expired).
@@ -806,6 +885,9 @@ impl SqliteStore {
                             .eq(&0) as u64;
                         insert_message(tx, m)?;
                     }
+                    ExportRecord::Link(l) => {
+                        written += Self::import_link(tx, l)?;
+                    }
                     ExportRecord::Memory(m) => {
                         let exists: bool = tx
                             .query_row(
@@ -831,6 +913,10 @@ impl SqliteStore {
                             opt_ms(m.valid_from),
                             opt_ms(m.valid_until),
                         );
+                        let note = m.note.as_ref().map(NoteFields::validated).transpose()?;
+                        let index_text = note
+                            .as_ref()
+                            .map(|n| mnemo_core::note::enriched_text(&m.text, n));
                         insert_memory(
                             tx,
                             m.id,
@@ -838,13 +924,14 @@ impl SqliteStore {
                             m.kind,
                             m.state,
                             &m.text,
-                            None,
+                            index_text.as_deref(),
                             &m.metadata,
                             times,
                             m.actor.as_deref(),
                             m.role,
                             vector.as_deref(),
                             &m.sources,
+                            note.as_ref(),
                         )?;
                         let ctx = WriteContext {
                             reason: Some("import".into()),

@@ -5,6 +5,8 @@ use mnemo_core::*;
 use serde_json::json;
 use std::collections::HashSet;
 
+pub use crate::contract_notes::*;
+
 fn all(read_expired: bool) -> ReadOptions {
     ReadOptions {
         include_expired: read_expired,

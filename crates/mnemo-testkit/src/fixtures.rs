@@ -38,6 +38,7 @@ pub fn batch_at(
         messages: vec![msg],
         changes: Vec::new(),
         links: Vec::new(),
+        evolutions: Vec::new(),
         idempotency: None,
         context: WriteContext::default(),
     }

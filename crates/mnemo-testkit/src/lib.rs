@@ -7,6 +7,7 @@
 
 mod chat;
 pub mod contract;
+mod contract_notes;
 mod embedder;
 mod fixtures;
 pub mod stub_http;
@@ -40,7 +41,11 @@ macro_rules! store_contract_tests {
             duplicates_are_found_by_hash_in_the_exact_scope, rebind_replaces_every_vector_and_keeps_the_rest,
             numbered_pages_are_located_by_count_and_cursor, erase_removes_every_copy_of_the_text,
             batch_updates_and_deletes_are_all_or_nothing, visibility_follows_the_one_rule_on_every_path,
-            filters_at_every_bound_run, filters_past_a_bound_are_invalid_input, cursors_are_bound_to_their_scope_and_survive_reopen);
+            filters_at_every_bound_run, filters_past_a_bound_are_invalid_input, cursors_are_bound_to_their_scope_and_survive_reopen,
+            links_are_created_listed_both_ways_and_removed, links_are_isolated_by_scope,
+            bad_links_are_invalid_input_and_write_nothing, links_survive_reopen_and_round_trip_through_export,
+            evolution_rewrites_fields_index_and_history_together, linked_memories_obey_scope_expiry_and_supersession,
+            touch_counts_reads_in_the_scope);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -32,8 +32,12 @@ pub struct AddRequest {
     /// `None`: infer when a chat model is configured, else raw.
     pub infer: Option<bool>,
     /// `Some(Procedural)` summarises an agent's steps into one procedural memory (needs an
-    /// `agent_id` and a chat model). `None` or `Fact`: the usual add.
+    /// `agent_id` and a chat model). `Some(Note)` stores each message as a note (keywords,
+    /// tags, context, links; by the chat model when one is configured and `infer` is not false,
+    /// else by rules). `None` or `Fact`: the usual add.
     pub memory_type: Option<MemoryKind>,
+    /// A note's fields as the caller gives them (kept as given); only for `memory_type = note`.
+    pub note: NoteInput,
     /// Extra extraction instructions for this call.
     pub instructions: Option<String>,
     pub session_id: Option<String>,
@@ -51,9 +55,20 @@ impl AddRequest {
             idempotency_key: None,
             infer: Some(false),
             memory_type: None,
+            note: NoteInput::default(),
             instructions: None,
             session_id: None,
             request_id: None,
+        }
+    }
+
+    /// A note: `text` stored as given, with these fields (`None`: made by the model or rules).
+    pub fn note(scope: Scope, text: impl Into<String>, note: NoteInput) -> Self {
+        Self {
+            memory_type: Some(MemoryKind::Note),
+            infer: None,
+            note,
+            ..Self::text(scope, text)
         }
     }
 
@@ -67,6 +82,7 @@ impl AddRequest {
             "session_id": self.session_id,
             "infer": self.infer,
             "memory_type": self.memory_type.map(|k| k.as_str()),
+            "note": self.note,
             "instructions": self.instructions,
         });
         hex::encode(Sha256::digest(body.to_string().as_bytes()))
@@ -193,12 +209,21 @@ impl Memory {
         let has_chat = self.inner.chat.is_some();
         let procedural = req.memory_type == Some(MemoryKind::Procedural);
         if let Some(k) = req.memory_type {
-            if !matches!(k, MemoryKind::Procedural | MemoryKind::Fact) {
+            if !matches!(
+                k,
+                MemoryKind::Procedural | MemoryKind::Fact | MemoryKind::Note
+            ) {
                 return Err(Error::invalid(
                     "memory_type",
-                    format!("{k} memories are not written by add; use procedural or leave it out"),
+                    format!("{k} memories are not written by add; use fact, note or procedural, or leave it out"),
                 ));
             }
+        }
+        if req.memory_type != Some(MemoryKind::Note) && req.note != NoteInput::default() {
+            return Err(Error::invalid(
+                "memory_type",
+                "keywords, tags and context belong to notes; set memory_type to note",
+            ));
         }
         if procedural && req.infer == Some(false) {
             return Err(Error::invalid(
@@ -223,7 +248,11 @@ impl Memory {
             .iter()
             .map(|r| self.infers(r))
             .collect::<Result<Vec<bool>>>()?;
-        if !flags.iter().any(|f| *f) {
+        let notes: Vec<bool> = reqs
+            .iter()
+            .map(|r| r.memory_type == Some(MemoryKind::Note))
+            .collect();
+        if !flags.iter().any(|f| *f) && !notes.iter().any(|n| *n) {
             return self.add_raw_many(reqs).await;
         }
         if reqs.len() == 1 {
@@ -234,11 +263,12 @@ impl Memory {
             return Ok(vec![self.add_inferred(req).await?]);
         }
         // A batch: every model call first, then one transaction for all of it. Each inferred
-        // item is reconciled against the store as it was before the batch, not against the
-        // batch's other items; two items retiring the same memory fail the batch as a conflict.
+        // item (and each note) is reconciled against the store as it was before the batch, not
+        // against the batch's other items; two items retiring the same memory fail the batch as
+        // a conflict.
         let mut prepared = Vec::with_capacity(reqs.len());
-        for (req, infer) in reqs.into_iter().zip(flags) {
-            if infer {
+        for ((req, infer), note) in reqs.into_iter().zip(flags).zip(notes) {
+            if infer || note {
                 prepared.push(self.prepare_inferred(req).await?.0);
             } else {
                 let mut p = self.prepare_raw(vec![req]).await?;
@@ -297,6 +327,58 @@ impl Memory {
             }
         }
         let embedder = self.embedder().await?;
+        if req.memory_type == Some(MemoryKind::Note) {
+            // Rule mode without a model, or when the caller turns inference off.
+            let chat = match req.infer {
+                Some(false) => None,
+                _ => self.inner.chat.clone(),
+            };
+            let (store, cfg, notes_cfg) = (
+                self.store().clone(),
+                self.inner.infer.clone(),
+                self.inner.notes,
+            );
+            return run_blocking(move || {
+                let mut log = pipeline::CallLog::default();
+                let input = pipeline::NotesInput {
+                    scope: &req.scope,
+                    messages: &messages,
+                    metadata: &metadata,
+                    expires_at: req.expires_at,
+                    given: &req.note,
+                    instructions: req.instructions.as_deref(),
+                };
+                let plan = pipeline::notes(
+                    store.as_ref(),
+                    embedder.as_ref(),
+                    chat.as_deref(),
+                    &cfg,
+                    &notes_cfg,
+                    &input,
+                    &mut log,
+                )?;
+                let batch = WriteBatch {
+                    scope: req.scope.clone(),
+                    messages: messages.clone(),
+                    memories: plan.memories,
+                    changes: Vec::new(),
+                    links: plan.links,
+                    evolutions: plan.evolutions,
+                    idempotency: idem,
+                    context: WriteContext {
+                        request_id: req.request_id.clone(),
+                        ..WriteContext::default()
+                    },
+                };
+                let prepared = Prepared::Write {
+                    batch: Box::new(batch),
+                    warnings: warnings.into_iter().chain(plan.warnings).collect(),
+                    usage: std::mem::take(&mut log.calls),
+                };
+                Ok((prepared, messages))
+            })
+            .await;
+        }
         let chat = self
             .inner
             .chat
@@ -341,6 +423,7 @@ impl Memory {
                 memories: plan.memories,
                 changes: plan.changes,
                 links: Vec::new(),
+                evolutions: Vec::new(),
                 idempotency: idem,
                 context: ctx,
             };
@@ -506,6 +589,7 @@ impl Memory {
                     memories,
                     changes: Vec::new(),
                     links: Vec::new(),
+                    evolutions: Vec::new(),
                     idempotency: idem,
                     context: ctx,
                 }),

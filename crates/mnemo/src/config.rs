@@ -38,6 +38,8 @@ pub struct MemoryConfig {
     /// The chat model for inferred adds; `None` runs in raw mode.
     pub llm: Option<ChatConfig>,
     pub infer: mnemo_core::pipeline::InferConfig,
+    /// Note adds: neighbours considered and the link rules (see `mnemo_core::note`).
+    pub notes: mnemo_core::NoteConfig,
 }
 
 /// Which chat model infers memories.
@@ -134,6 +136,7 @@ impl MemoryConfig {
             indexing: ContextIndexing::default(),
             llm: None,
             infer: mnemo_core::pipeline::InferConfig::default(),
+            notes: mnemo_core::NoteConfig::default(),
         }
     }
 

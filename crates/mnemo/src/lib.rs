@@ -9,12 +9,13 @@
 mod add;
 mod config;
 mod ops;
+mod usage;
 
 pub use add::{AddInput, AddRequest};
 pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexing, MemoryConfig};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
-pub use mnemo_core::{Error, ErrorKind, Result};
+pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
@@ -29,6 +30,8 @@ struct Inner {
     indexing: ContextIndexing,
     chat: Option<Arc<dyn ChatModel>>,
     infer: InferConfig,
+    notes: mnemo_core::NoteConfig,
+    usage: Arc<usage::Usage>,
 }
 
 /// The memory engine. Cheap to clone; all clones share one store and one embedder.
@@ -54,7 +57,8 @@ impl Memory {
             Some((config.embedder.clone(), config.embedding_cache)),
             config.rank,
             config.indexing,
-        );
+        )
+        .with_note_config(config.notes);
         Ok(match &config.llm {
             Some(llm) => {
                 let llm = llm.clone();
@@ -102,6 +106,26 @@ impl Memory {
                 indexing,
                 chat: None,
                 infer: InferConfig::default(),
+                notes: mnemo_core::NoteConfig::default(),
+                usage: Arc::default(),
+            }),
+        }
+    }
+
+    /// The same engine with other note settings (neighbours, link rules).
+    pub fn with_note_config(self, notes: mnemo_core::NoteConfig) -> Self {
+        let i = &self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                store: i.store.clone(),
+                lazy: i.lazy.clone(),
+                embedder: i.embedder.clone(),
+                rank: i.rank,
+                indexing: i.indexing,
+                chat: i.chat.clone(),
+                infer: i.infer.clone(),
+                notes,
+                usage: i.usage.clone(),
             }),
         }
     }
@@ -118,6 +142,8 @@ impl Memory {
                 indexing: i.indexing,
                 chat: Some(chat),
                 infer,
+                notes: i.notes,
+                usage: i.usage.clone(),
             }),
         }
     }

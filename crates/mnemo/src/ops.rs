@@ -87,7 +87,8 @@ impl Memory {
     ) -> Result<SearchResponse> {
         let rank = self.inner.rank;
         let store = self.store().clone();
-        run_blocking(move || {
+        let scope = req.scope.clone();
+        let resp = run_blocking(move || {
             let t = Instant::now();
             let results = hybrid_search(store.as_ref(), &req, &vector, &rank)?;
             Ok(SearchResponse {
@@ -97,7 +98,9 @@ impl Memory {
                 usage: Vec::new(),
             })
         })
-        .await
+        .await?;
+        self.record_reads(&scope, resp.results.iter().map(|h| &h.memory));
+        Ok(resp)
     }
 
     /// The blocking form of `search_with_vector`, for callers that measure without a runtime hop.
@@ -110,8 +113,12 @@ impl Memory {
     }
 
     pub async fn get(&self, req: GetRequest) -> Result<MemoryRecord> {
-        self.with_store(move |s| s.get(&req.scope, req.id, &read_opts(req.include_expired)))
-            .await
+        let scope = req.scope.clone();
+        let m = self
+            .with_store(move |s| s.get(&req.scope, req.id, &read_opts(req.include_expired)))
+            .await?;
+        self.record_reads(&scope, [&m]);
+        Ok(m)
     }
 
     /// The scope that owns a memory, for callers allowed to address any memory by id (admins).
@@ -126,7 +133,32 @@ impl Memory {
 
     pub async fn list(&self, req: ListRequest) -> Result<Page> {
         let q = list_query(req)?;
-        self.with_store(move |s| s.list(&q)).await
+        let scope = q.scope.clone();
+        let page = self.with_store(move |s| s.list(&q)).await?;
+        self.record_reads(&scope, &page.results);
+        Ok(page)
+    }
+
+    /// Links a caller adds (author `caller` is kept as given): see [`Store::add_links`].
+    pub async fn add_links(&self, scope: Scope, links: Vec<Link>) -> Result<()> {
+        self.with_store(move |s| s.add_links(&scope, &links)).await
+    }
+
+    /// Removes one link; `false` when there was none.
+    pub async fn remove_link(
+        &self,
+        scope: Scope,
+        from: MemoryId,
+        to: MemoryId,
+        kind: LinkKind,
+    ) -> Result<bool> {
+        self.with_store(move |s| s.remove_link(&scope, from, to, kind))
+            .await
+    }
+
+    /// A memory's links, both directions.
+    pub async fn links(&self, scope: Scope, id: MemoryId) -> Result<Vec<Link>> {
+        self.with_store(move |s| s.links(&scope, id)).await
     }
 
     /// How many memories a listing holds and the cursor after its first `skip`, for callers
@@ -188,14 +220,28 @@ impl Memory {
                 }
                 Some(_) => return Err(Error::invalid("metadata", "must be a JSON object")),
             };
+            let mut index_text = None;
             if let Some(t) = &req.text {
                 mnemo_core::limits::check_text("text", t)?;
-                texts.push(t.clone());
+                // A note is embedded and indexed by its enriched text, before and after.
+                let (s, i) = (scope.clone(), id);
+                let current = self
+                    .with_store(move |st| st.get(&s, i, &ReadOptions::default()))
+                    .await?;
+                let embedded = match &current.note {
+                    Some(n) => {
+                        let e = mnemo_core::note::enriched_text(t, n);
+                        index_text = Some(e.clone());
+                        e
+                    }
+                    None => t.clone(),
+                };
+                texts.push(embedded);
             }
             if let Some(Some(t)) = req.expires_at {
                 mnemo_core::limits::check_timestamp("expires_at", t)?;
             }
-            checked.push((scope, id, req.text, metadata, req.expires_at));
+            checked.push((scope, id, req.text, index_text, metadata, req.expires_at));
         }
         let wanted = texts.len();
         let mut vectors = if texts.is_empty() {
@@ -214,11 +260,11 @@ impl Memory {
         vectors.reverse();
         Ok(checked
             .into_iter()
-            .map(|(scope, id, text, metadata, expires_at)| {
+            .map(|(scope, id, text, index_text, metadata, expires_at)| {
                 let vector = text.as_ref().and_then(|_| vectors.pop());
                 let patch = MemoryPatch {
                     text,
-                    index_text: None,
+                    index_text,
                     vector,
                     metadata,
                     expires_at,
@@ -373,7 +419,10 @@ impl Memory {
         let texts: Vec<String> = records
             .iter()
             .filter_map(|r| match r {
-                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => Some(m.text.clone()),
+                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => Some(match &m.note {
+                    Some(n) => mnemo_core::note::enriched_text(&m.text, n),
+                    None => m.text.clone(),
+                }),
                 _ => None,
             })
             .collect();

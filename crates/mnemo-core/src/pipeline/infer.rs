@@ -583,6 +583,7 @@ fn apply(
                     sources: fact.sources,
                     entities,
                     reason: d.reason.clone(),
+                    note: None,
                 };
                 let replaces = match event {
                     Event::Update(t) => Some((t, d.reason.clone())),

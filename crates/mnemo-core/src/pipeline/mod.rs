@@ -10,13 +10,19 @@
 //!   mapped back here; an integer the model invents is ignored with a warning.
 //! - `procedural`: an agent's steps → one `procedural` memory whose action outputs are copied
 //!   verbatim from the messages (the model only names and orders the steps).
+//! - `notes`: A-MEM notes. Missing keywords, tags and context come from one enrichment call
+//!   (or the rules of [`crate::note`]); the enriched texts are embedded; each new note's nearest
+//!   notes go to one evolution call that links and may re-describe them (ids shown as small
+//!   integers, invented ones ignored with a warning), or, without a model, rules link them.
 //! - `prompts`: the prompt texts.
 
 mod infer;
+mod notes;
 mod procedural;
 mod prompts;
 
 pub use infer::{infer, InferInput};
+pub use notes::{notes, NotePlan, NotesInput};
 pub use procedural::procedural;
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse};
@@ -192,7 +198,8 @@ pub(crate) fn render_message(n: Option<usize>, m: &Message) -> String {
     }
 }
 
-/// Which pipeline step a chat request belongs to (`extract`, `reconcile`, `procedural`), judged
+/// Which pipeline step a chat request belongs to (`extract`, `reconcile`, `procedural`,
+/// `enrich`, `evolve`), judged
 /// by its system prompt: for scripted models, logs and reports.
 pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
     let system = req.messages.first()?.content.as_str();
@@ -200,6 +207,8 @@ pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
         ("extract", prompts::EXTRACT_SYSTEM),
         ("reconcile", prompts::RECONCILE_SYSTEM),
         ("procedural", prompts::PROCEDURAL_SYSTEM),
+        ("enrich", prompts::ENRICH_SYSTEM),
+        ("evolve", prompts::EVOLVE_SYSTEM),
     ]
     .into_iter()
     .find(|(_, p)| *p == system)

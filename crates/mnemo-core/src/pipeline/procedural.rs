@@ -126,6 +126,7 @@ pub fn procedural(
         vector,
         sources: msgs.iter().map(|m| m.id).collect(),
         reason: Some("procedural summary of the agent's steps".into()),
+        note: None,
     };
     Ok(Plan {
         memories: vec![memory],

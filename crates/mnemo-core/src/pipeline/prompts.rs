@@ -28,3 +28,20 @@ Answer with one JSON object and nothing else:
 pub(crate) const PROCEDURAL_SYSTEM: &str = r#"You summarise an agent's work so that it can continue later. Read the numbered steps of the agent's history. Answer with one JSON object and nothing else:
 {"task": "what the agent is trying to achieve", "progress": "where it stands and what comes next", "steps": [{"action": "what the agent did in this step, in a few words", "source": 3}]}
 List the steps in order. "source" is the number of the message that holds the step's output or result; every action that produced output must be listed."#;
+
+pub(crate) const ENRICH_SYSTEM: &str = r#"You file notes for an assistant's long-term memory. For every numbered NOTE write what is missing of:
+- "keywords": the few most specific words or names of the note (people, places, things, events), most important first;
+- "tags": short category labels a person would file it under (for example "travel", "family", "health");
+- "context": one sentence saying who said or wrote it, when, and what it is about.
+Only fill the fields listed as missing for that note; the others are given and stay as they are. Write in the note's language.
+
+Answer with one JSON object and nothing else:
+{"notes": [{"note": 1, "keywords": ["..."], "tags": ["..."], "context": "..."}]}"#;
+
+pub(crate) const EVOLVE_SYSTEM: &str = r#"You organise a memory of notes. You get one NEW note and EXISTING notes, each with a number, with their context and tags. Decide:
+- "links": which existing notes the new note is truly related to (same person, event, plan, topic or a continuation of it), each with a "strength" between 0 and 1 and a short "reason";
+- "updates": existing notes whose context or tags should change now that the new note is known (for example a plan that the new note shows was carried out). Give the complete new "context" and/or the complete new "tags" list, and a short "reason". Never rewrite a note's text.
+Only use numbers from the EXISTING list. Empty lists are a correct answer.
+
+Answer with one JSON object and nothing else:
+{"links": [{"id": 1, "strength": 0.8, "reason": "..."}], "updates": [{"id": 1, "context": "...", "tags": ["..."], "reason": "..."}]}"#;

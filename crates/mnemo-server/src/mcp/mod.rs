@@ -85,6 +85,15 @@ pub struct AddArgs {
     pub infer: Option<bool>,
     /// A retry with the same key returns the first result and writes nothing.
     pub idempotency_key: Option<String>,
+    /// `note` stores each message as a note (keywords, tags, context, links to related
+    /// notes); `procedural` summarises an agent's steps. Default: facts or raw memories.
+    pub memory_type: Option<String>,
+    /// A note's keywords, kept as given (only with memory_type note).
+    pub keywords: Option<Vec<String>>,
+    /// A note's tags, kept as given (only with memory_type note).
+    pub tags: Option<Vec<String>>,
+    /// A note's context line, kept as given (only with memory_type note).
+    pub context: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -109,6 +118,8 @@ pub struct SearchArgs {
     pub filters: Option<serde_json::Map<String, Value>>,
     /// Search what was valid at this time (RFC 3339), superseded facts included.
     pub as_of: Option<String>,
+    /// Also return up to this many linked notes per hit, after the hits (each with `via`).
+    pub expand_links: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -228,6 +239,10 @@ impl MemoryTools {
             metadata: a.metadata.map(Value::Object),
             infer: a.infer,
             idempotency_key: a.idempotency_key,
+            memory_type: a.memory_type,
+            keywords: a.keywords.map(|k| json!(k)),
+            tags: a.tags.map(|t| json!(t)),
+            context: a.context,
             ..AddBody::default()
         };
         let rid = uuid::Uuid::now_v7().to_string();
@@ -251,6 +266,7 @@ impl MemoryTools {
             top_k: a.top_k,
             filters: a.filters.map(Value::Object),
             as_of: as_of(a.as_of.as_deref())?,
+            expand_links: a.expand_links.unwrap_or(0),
             ..SearchBody::default()
         };
         let out = self.service.search(&p, body).await.map_err(mcp_error)?;

@@ -66,6 +66,7 @@ pub(super) async fn search(
         include_expired: b.show_expired.unwrap_or(false),
         include_inactive: false,
         as_of: None,
+        ..SearchBody::default()
     };
     let out = s.service.search(&p, body).await?;
     Ok(Json(json!({ "results": out.results })).into_response())

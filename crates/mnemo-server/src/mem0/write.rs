@@ -142,6 +142,7 @@ pub(super) async fn add(
         memory_type,
         instructions,
         session_id: None,
+        ..AddBody::default()
     };
     Ok(Json(s.service.add(&p, body, &rid.0).await?).into_response())
 }

@@ -38,6 +38,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(batch_add, batch_update, batch_delete))
         .routes(routes!(get_one, update, delete_one))
         .routes(routes!(history))
+        .routes(routes!(links, add_links))
+        .routes(routes!(remove_link))
         .routes(routes!(erase))
         .routes(routes!(reset))
         .routes(routes!(export))
@@ -242,6 +244,46 @@ async fn history(
         .history(&p, &id, &scope_only(&q, "history")?)
         .await?;
     Ok(Json(json!({ "results": events })).into_response())
+}
+
+/// A memory's links (both directions): kind, strength, author, reason.
+#[utoipa::path(get, path = "/v1/memories/{id}/links", tag = "memories", params(("id" = String, Path), ScopeParams),
+    responses((status = 200, body = Object), (status = "4XX", body = ErrorDoc)))]
+async fn links(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<ScopeParams>,
+) -> ApiResult<Response> {
+    let links = s.service.links(&p, &id, &scope_only(&q, "links")?).await?;
+    Ok(Json(json!({ "results": links })).into_response())
+}
+
+/// Link a memory to others of its scope (author `caller`); all links or none are written.
+#[utoipa::path(post, path = "/v1/memories/{id}/links", tag = "memories", params(("id" = String, Path)),
+    request_body = LinkBody, responses((status = 200, body = Object), (status = "4XX", body = ErrorDoc)))]
+async fn add_links(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<LinkBody>,
+) -> ApiResult<Response> {
+    let links = s.service.add_links(&p, &id, body).await?;
+    Ok(Json(json!({ "results": links })).into_response())
+}
+
+/// Remove the link from a memory to `to` (of `kind`, default `related`).
+#[utoipa::path(delete, path = "/v1/memories/{id}/links/{to}", tag = "memories",
+    params(("id" = String, Path), ("to" = String, Path), UnlinkParams),
+    responses((status = 200, body = MessageDoc), (status = "4XX", body = ErrorDoc)))]
+async fn remove_link(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiPath((id, to)): ApiPath<(String, String)>,
+    ApiQuery(q): ApiQuery<UnlinkParams>,
+) -> ApiResult<Response> {
+    s.service.remove_link(&p, &id, &to, q).await?;
+    Ok(Json(json!({ "message": "link removed" })).into_response())
 }
 
 /// Delete everything in the store (admin key; `{"confirm": "reset"}`).

@@ -10,6 +10,7 @@ mod input;
 mod logs;
 mod mcp;
 mod mem0;
+mod notes;
 mod rest;
 mod shutdown;
 mod tenancy;

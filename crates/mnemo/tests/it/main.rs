@@ -5,6 +5,7 @@ use mnemo::core::*;
 mod embedding_work;
 mod infer;
 mod limits;
+mod notes;
 mod robustness;
 mod visibility;
 use mnemo::{AddInput, AddRequest, Memory};

@@ -1,0 +1,537 @@
+//! The note add (A-MEM lineage): fields, enriched embedding, links and neighbour evolution.
+//!
+//! Order of work, all before the store transaction:
+//! 1. Each message becomes one note. The caller's fields are kept; with a chat model one
+//!    `enrich` call writes the missing ones for every note of the add; without one the rules
+//!    of [`crate::note`] do (keywords against the scope's lexically nearest notes).
+//! 2. The enriched texts are embedded in one batch.
+//! 3. Per new note, its `neighbours` nearest active notes of the scope are the candidates. With
+//!    a chat model one `evolve` call per note decides links and neighbour changes (neighbours
+//!    are numbered 1..k and mapped back here; unknown numbers are ignored with a warning);
+//!    without one, the link rules apply. Earlier notes of the same add are candidates for rule
+//!    links too.
+//! 4. Changed neighbours get their new enriched text embedded (one batch); the plan carries
+//!    the new notes, the links and the evolutions for one transaction.
+//!
+//! A failed or unusable model answer is an error and nothing is planned: the new notes are not
+//! written and no neighbour changes (the facade still logs the messages when configured to).
+
+use super::prompts::{ENRICH_SYSTEM, EVOLVE_SYSTEM};
+use super::{json_request, model_json, shape_error, CallLog, InferConfig};
+use crate::chat::ChatModel;
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::memory::*;
+use crate::note::{self, NoteConfig, NoteInput};
+use crate::scope::Scope;
+use crate::store::{CandidateQuery, Evolution, ReadOptions, Store};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// One note add: the messages (each becomes a note) and what the caller gave.
+pub struct NotesInput<'a> {
+    pub scope: &'a Scope,
+    pub messages: &'a [Message],
+    pub metadata: &'a Metadata,
+    pub expires_at: Option<Timestamp>,
+    /// Fields the caller gave; applied to every note of the add.
+    pub given: &'a NoteInput,
+    pub instructions: Option<&'a str>,
+}
+
+/// What a note add will write.
+#[derive(Debug, Clone, Default)]
+pub struct NotePlan {
+    pub memories: Vec<NewMemory>,
+    pub links: Vec<Link>,
+    pub evolutions: Vec<Evolution>,
+    pub warnings: Vec<String>,
+}
+
+const NOTE_KINDS: &[MemoryKind] = &[MemoryKind::Note];
+
+fn note_query(scope: &Scope, limit: usize) -> CandidateQuery<'_> {
+    CandidateQuery {
+        scope,
+        kinds: Some(NOTE_KINDS),
+        filter: None,
+        read: ReadOptions::default(),
+        limit,
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Runs the note pipeline for one add. `chat` is `None` in rule mode.
+#[allow(clippy::too_many_arguments)]
+pub fn notes(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    chat: Option<&dyn ChatModel>,
+    cfg: &InferConfig,
+    notes_cfg: &NoteConfig,
+    input: &NotesInput<'_>,
+    log: &mut CallLog,
+) -> Result<NotePlan> {
+    let given = input.given.validated()?;
+    let mut plan = NotePlan::default();
+    let mut fields: Vec<NoteFields> = input
+        .messages
+        .iter()
+        .map(|m| NoteFields {
+            keywords: given.keywords.clone().unwrap_or_default(),
+            tags: given.tags.clone().unwrap_or_default(),
+            context: given.context.clone().unwrap_or_else(|| {
+                if chat.is_some() {
+                    String::new()
+                } else {
+                    note::rule_context(
+                        m.name.as_deref(),
+                        m.session_id.as_deref(),
+                        Some(m.created_at),
+                    )
+                }
+            }),
+        })
+        .collect();
+    match chat {
+        Some(chat) if !given.is_complete() => {
+            enrich(
+                chat,
+                cfg,
+                input,
+                &given,
+                &mut fields,
+                log,
+                &mut plan.warnings,
+            )?;
+        }
+        Some(_) => {}
+        None if given.keywords.is_none() => {
+            for (m, f) in input.messages.iter().zip(fields.iter_mut()) {
+                let terms = crate::text::query_terms(&m.content);
+                let q = note_query(input.scope, notes_cfg.neighbours.max(1) * 2);
+                let keys: Vec<i64> = store
+                    .lexical_candidates(&q, &terms)?
+                    .into_iter()
+                    .map(|c| c.key)
+                    .collect();
+                let near = if keys.is_empty() {
+                    Vec::new()
+                } else {
+                    store.fetch(&q, &keys)?
+                };
+                let texts: Vec<&str> = near.iter().map(|(_, n)| n.text.as_str()).collect();
+                f.keywords = note::rule_keywords(&m.content, &texts);
+            }
+        }
+        None => {}
+    }
+    let enriched: Vec<String> = input
+        .messages
+        .iter()
+        .zip(&fields)
+        .map(|(m, f)| note::enriched_text(&m.content, f))
+        .collect();
+    let refs: Vec<&str> = enriched.iter().map(String::as_str).collect();
+    let vectors = log.embed(embedder, &refs)?;
+    let now = chrono::Utc::now();
+    // Neighbour changes by id; a later note of the same add sees an earlier one's change.
+    let mut evolved: BTreeMap<MemoryId, (Memory, NoteFields, Option<String>)> = BTreeMap::new();
+    for (i, ((m, f), vector)) in input.messages.iter().zip(&fields).zip(&vectors).enumerate() {
+        let id = MemoryId::new();
+        let q = note_query(input.scope, notes_cfg.neighbours);
+        let near = if notes_cfg.neighbours == 0 {
+            Vec::new()
+        } else {
+            let cands = store.dense_candidates(&q, vector)?;
+            let keys: Vec<i64> = cands.iter().map(|c| c.key).collect();
+            let mut loaded: HashMap<i64, Memory> = store.fetch(&q, &keys)?.into_iter().collect();
+            cands
+                .iter()
+                .filter_map(|c| loaded.remove(&c.key).map(|n| (c.key, c.score, n)))
+                .collect::<Vec<_>>()
+        };
+        let entities = crate::entity::extract_entities(&m.content);
+        match chat {
+            Some(chat) => {
+                let table: Vec<Memory> = near
+                    .iter()
+                    .map(|(_, _, n)| match evolved.get(&n.id) {
+                        Some((_, f, _)) => Memory {
+                            note: Some(f.clone()),
+                            ..n.clone()
+                        },
+                        None => n.clone(),
+                    })
+                    .collect();
+                let decided = evolve(
+                    chat,
+                    cfg,
+                    input,
+                    &m.content,
+                    f,
+                    &table,
+                    log,
+                    &mut plan.warnings,
+                )?;
+                for (n, strength, reason) in decided.links {
+                    plan.links.push(Link {
+                        from: id,
+                        to: table[n].id,
+                        kind: LinkKind::Related,
+                        strength,
+                        author: Author::Model,
+                        created_at: now,
+                        reason,
+                    });
+                }
+                for (n, new, reason) in decided.updates {
+                    let old = &table[n];
+                    evolved.insert(old.id, (old.clone(), new, reason));
+                }
+            }
+            None => {
+                let mut links: HashMap<MemoryId, (f32, String)> = HashMap::new();
+                for (_, score, n) in &near {
+                    if *score >= notes_cfg.link_similarity {
+                        links.insert(n.id, (*score, format!("similarity {score:.2}")));
+                    }
+                }
+                for (j, earlier) in plan.memories.iter().enumerate() {
+                    let score = cosine(vector, &vectors[j]);
+                    if score >= notes_cfg.link_similarity {
+                        links.insert(earlier.id, (score, format!("similarity {score:.2}")));
+                    }
+                }
+                let names: Vec<String> = entities
+                    .iter()
+                    .filter(|e| e.entity_type != crate::entity::NUMBER)
+                    .map(|e| e.normalized.clone())
+                    .collect();
+                if !names.is_empty() {
+                    let pooled: Vec<i64> = near.iter().map(|(k, _, _)| *k).collect();
+                    let eq = note_query(input.scope, notes_cfg.max_rule_links.max(1) * 4);
+                    let by_name: Vec<_> = store
+                        .entity_candidates(&eq, &names, &pooled)?
+                        .into_iter()
+                        .filter(|c| c.score >= notes_cfg.link_entity)
+                        .collect();
+                    let keys: Vec<i64> = by_name.iter().map(|c| c.key).collect();
+                    let loaded: HashMap<i64, Memory> = if keys.is_empty() {
+                        HashMap::new()
+                    } else {
+                        store.fetch(&eq, &keys)?.into_iter().collect()
+                    };
+                    for c in by_name {
+                        if let Some(n) = loaded.get(&c.key) {
+                            let e = links.entry(n.id).or_insert((0.0, String::new()));
+                            if c.score > e.0 {
+                                *e = (
+                                    c.score,
+                                    format!("shares a rare name (weight {:.2})", c.score),
+                                );
+                            }
+                        }
+                    }
+                }
+                let mut links: Vec<(MemoryId, (f32, String))> = links.into_iter().collect();
+                links.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+                links.truncate(notes_cfg.max_rule_links);
+                for (to, (strength, reason)) in links {
+                    plan.links.push(Link {
+                        from: id,
+                        to,
+                        kind: LinkKind::Related,
+                        strength: strength.clamp(0.0, 1.0),
+                        author: Author::Rule,
+                        created_at: now,
+                        reason: Some(reason),
+                    });
+                }
+            }
+        }
+        plan.memories.push(NewMemory {
+            id,
+            scope: input.scope.clone(),
+            kind: MemoryKind::Note,
+            text: m.content.clone(),
+            index_text: Some(enriched[i].clone()),
+            metadata: input.metadata.clone(),
+            created_at: m.created_at,
+            expires_at: input.expires_at,
+            valid_from: None,
+            actor: m.name.clone(),
+            role: Some(m.role),
+            vector: vector.clone(),
+            sources: vec![m.id],
+            entities,
+            reason: None,
+            note: Some(f.clone()),
+        });
+    }
+    if !evolved.is_empty() {
+        let texts: Vec<String> = evolved
+            .values()
+            .map(|(old, f, _)| note::enriched_text(&old.text, f))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = log.embed(embedder, &refs)?;
+        for (((id, (_, f, reason)), text), vector) in evolved.into_iter().zip(texts).zip(vectors) {
+            plan.evolutions.push(Evolution {
+                id,
+                note: f,
+                index_text: text,
+                vector,
+                reason,
+            });
+        }
+    }
+    Ok(plan)
+}
+
+fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+    match v? {
+        Value::Array(a) => Some(
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect(),
+        ),
+        Value::String(s) => Some(
+            s.split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+fn number(v: Option<&Value>) -> Option<i64> {
+    let v = v?;
+    v.as_i64()
+        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+        .or_else(|| v.as_str()?.trim().parse().ok())
+}
+
+/// The items of `{key: [...]}` (or a bare array) in a model answer.
+fn items(chat: &dyn ChatModel, step: &str, value: &Value, key: &str) -> Result<Vec<Value>> {
+    match value {
+        Value::Object(o) => match o.get(key) {
+            Some(Value::Array(a)) => Ok(a.clone()),
+            None | Some(Value::Null) => Ok(Vec::new()),
+            _ => Err(shape_error(chat, step, format!("\"{key}\" is not a list"))),
+        },
+        Value::Array(a) => Ok(a.clone()),
+        _ => Err(shape_error(chat, step, "expected a JSON object")),
+    }
+}
+
+/// One call writes the missing fields of every note of the add. A note the model skips or
+/// answers unusably for keeps what it has (and the add says so in a warning).
+#[allow(clippy::too_many_arguments)]
+fn enrich(
+    chat: &dyn ChatModel,
+    cfg: &InferConfig,
+    input: &NotesInput<'_>,
+    given: &NoteInput,
+    fields: &mut [NoteFields],
+    log: &mut CallLog,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let missing: Vec<&str> = [
+        (given.keywords.is_none(), "keywords"),
+        (given.tags.is_none(), "tags"),
+        (given.context.is_none(), "context"),
+    ]
+    .into_iter()
+    .filter(|(m, _)| *m)
+    .map(|(_, f)| f)
+    .collect();
+    let mut user = format!("Missing fields: {}\n\nNOTES:\n", missing.join(", "));
+    for (i, m) in input.messages.iter().enumerate() {
+        user.push_str(&format!(
+            "note {}: {}\n",
+            i + 1,
+            super::render_message(None, m).trim_start_matches("- ")
+        ));
+    }
+    let req = json_request(ENRICH_SYSTEM, user, cfg, input.instructions);
+    let answer = log.chat(chat, "enrich", &req)?;
+    let value = model_json(chat, "enrich", &answer.content)?;
+    let mut answered = vec![false; fields.len()];
+    for (pos, item) in items(chat, "enrich", &value, "notes")?.iter().enumerate() {
+        let Value::Object(o) = item else {
+            return Err(shape_error(chat, "enrich", "a note is not an object"));
+        };
+        let at = match number(o.get("note")) {
+            Some(n) if n >= 1 && (n as usize) <= fields.len() => n as usize - 1,
+            Some(n) => {
+                warnings.push(format!("enrichment for unknown note {n} ignored"));
+                continue;
+            }
+            None if pos < fields.len() => pos,
+            None => continue,
+        };
+        let f = &mut fields[at];
+        let mut candidate = f.clone();
+        if given.keywords.is_none() {
+            candidate.keywords = string_list(o.get("keywords")).unwrap_or_default();
+        }
+        if given.tags.is_none() {
+            candidate.tags = string_list(o.get("tags")).unwrap_or_default();
+        }
+        if given.context.is_none() {
+            candidate.context = o
+                .get("context")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+        }
+        // Model lists may be long or repeat themselves: cut to the bounds, then clean.
+        candidate.keywords.truncate(note::MAX_LIST_ENTRIES);
+        candidate.tags.truncate(note::MAX_LIST_ENTRIES);
+        candidate.keywords.retain(|k| !k.trim().is_empty());
+        candidate.tags.retain(|k| !k.trim().is_empty());
+        candidate.context = candidate.context.replace(['\n', '\r', '\t'], " ");
+        match candidate.validated() {
+            Ok(c) => {
+                *f = c;
+                answered[at] = true;
+            }
+            Err(e) => warnings.push(format!("enrichment of note {} ignored: {e}", at + 1)),
+        }
+    }
+    for (i, done) in answered.iter().enumerate() {
+        if !done {
+            warnings.push(format!(
+                "the model wrote no fields for note {}; its missing fields stay empty",
+                i + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What one evolution call decided, with neighbour numbers mapped to table positions.
+struct Decided {
+    links: Vec<(usize, f32, Option<String>)>,
+    updates: Vec<(usize, NoteFields, Option<String>)>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evolve(
+    chat: &dyn ChatModel,
+    cfg: &InferConfig,
+    input: &NotesInput<'_>,
+    text: &str,
+    fields: &NoteFields,
+    table: &[Memory],
+    log: &mut CallLog,
+    warnings: &mut Vec<String>,
+) -> Result<Decided> {
+    let mut out = Decided {
+        links: Vec::new(),
+        updates: Vec::new(),
+    };
+    if table.is_empty() {
+        return Ok(out);
+    }
+    let show = |f: Option<&NoteFields>| -> String {
+        let f = f.cloned().unwrap_or_default();
+        format!("context: {} | tags: {}", f.context, f.tags.join(", "))
+    };
+    let mut user = format!(
+        "NEW note: {text}\n{} | keywords: {}\n\nEXISTING notes:\n",
+        show(Some(fields)),
+        fields.keywords.join(", ")
+    );
+    for (i, n) in table.iter().enumerate() {
+        user.push_str(&format!(
+            "{}: {}\n   {}\n",
+            i + 1,
+            n.text,
+            show(n.note.as_ref())
+        ));
+    }
+    let req = json_request(EVOLVE_SYSTEM, user, cfg, input.instructions);
+    let answer = log.chat(chat, "evolve", &req)?;
+    let value = model_json(chat, "evolve", &answer.content)?;
+    let position =
+        |o: &serde_json::Map<String, Value>, what: &str, warnings: &mut Vec<String>| match number(
+            o.get("id"),
+        ) {
+            Some(n) if n >= 1 && (n as usize) <= table.len() => Some(n as usize - 1),
+            other => {
+                let shown = other.map_or_else(|| "(none)".to_string(), |n| n.to_string());
+                warnings.push(format!("{what} for unknown note {shown} ignored"));
+                tracing::warn!(
+                    step = "evolve",
+                    "model referred to a note that was not shown"
+                );
+                None
+            }
+        };
+    let reason = |o: &serde_json::Map<String, Value>| {
+        o.get("reason")
+            .and_then(Value::as_str)
+            .map(|r| note::clean_context("reason", &r.replace(['\n', '\r', '\t'], " ")))
+            .transpose()
+    };
+    for item in items(chat, "evolve", &value, "links")? {
+        let Value::Object(o) = item else {
+            return Err(shape_error(chat, "evolve", "a link is not an object"));
+        };
+        let Some(at) = position(&o, "link", warnings) else {
+            continue;
+        };
+        let strength = o
+            .get("strength")
+            .and_then(Value::as_f64)
+            .map_or(0.5, |s| s as f32);
+        if !strength.is_finite() || !(0.0..=1.0).contains(&strength) {
+            warnings.push(format!(
+                "link to note {} ignored: strength {strength} is outside [0, 1]",
+                at + 1
+            ));
+            continue;
+        }
+        let reason = match reason(&o) {
+            Ok(r) => r,
+            Err(e) => {
+                warnings.push(format!("link to note {} ignored: {e}", at + 1));
+                continue;
+            }
+        };
+        out.links.retain(|(n, _, _)| *n != at);
+        out.links.push((at, strength, reason));
+    }
+    for item in items(chat, "evolve", &value, "updates")? {
+        let Value::Object(o) = item else {
+            return Err(shape_error(chat, "evolve", "an update is not an object"));
+        };
+        let Some(at) = position(&o, "update", warnings) else {
+            continue;
+        };
+        let old = table[at].note.clone().unwrap_or_default();
+        let mut new = old.clone();
+        if let Some(c) = o.get("context").and_then(Value::as_str) {
+            new.context = c.replace(['\n', '\r', '\t'], " ");
+        }
+        if let Some(t) = string_list(o.get("tags")) {
+            new.tags = t;
+        }
+        let checked = new.validated().and_then(|n| Ok((n, reason(&o)?)));
+        match checked {
+            Ok((n, _)) if n == old => {}
+            Ok((n, r)) => {
+                out.updates.retain(|(p, _, _)| *p != at);
+                out.updates.push((at, n, r));
+            }
+            Err(e) => warnings.push(format!("update of note {} ignored: {e}", at + 1)),
+        }
+    }
+    Ok(out)
+}

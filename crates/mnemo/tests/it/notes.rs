@@ -1,0 +1,533 @@
+//! Notes over the real SQLite store: rule-made fields and links, caller fields kept, the
+//! enriched index, link-expanded search, usage counters, bad input, and — with a scripted chat
+//! model — enrichment, evolution with history, invented ids, failed calls and all-or-nothing
+//! writes under injected failures.
+
+use mnemo::core::pipeline::step_of;
+use mnemo::core::*;
+use mnemo::{AddRequest, GetRequest, InferConfig, Memory, NoteConfig, NoteInput};
+use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::{HashEmbedder, ScriptedChat};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+type Reply = Box<dyn Fn(&ChatRequest) -> Result<String> + Send + Sync>;
+
+struct Env {
+    m: Memory,
+    store: Arc<SqliteStore>,
+    replies: Arc<Mutex<Vec<(&'static str, Reply)>>>,
+    _dir: tempfile::TempDir,
+}
+
+/// An engine; with `chat`, a scripted model answering each call with the next queued reply for
+/// its step (a call nobody queued a reply for fails the test).
+fn env(chat: bool) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+    let m = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
+        .unwrap()
+        .with_note_config(NoteConfig {
+            link_similarity: 0.6,
+            ..NoteConfig::default()
+        });
+    let replies: Arc<Mutex<Vec<(&'static str, Reply)>>> = Arc::default();
+    let m = if chat {
+        let r = replies.clone();
+        let model = ScriptedChat::new("scripted:notes", move |req| {
+            let step = step_of(req).expect("a pipeline prompt");
+            let mut q = r.lock().unwrap();
+            let at = q
+                .iter()
+                .position(|(s, _)| *s == step)
+                .unwrap_or_else(|| panic!("unexpected {step} call"));
+            let (_, reply) = q.remove(at);
+            reply(req)
+        });
+        m.with_chat(
+            Arc::new(model),
+            InferConfig {
+                log_messages_on_failure: false,
+                ..InferConfig::default()
+            },
+        )
+    } else {
+        m
+    };
+    Env {
+        m,
+        store,
+        replies,
+        _dir: dir,
+    }
+}
+
+impl Env {
+    fn on(
+        &self,
+        step: &'static str,
+        reply: impl Fn(&ChatRequest) -> Result<String> + Send + Sync + 'static,
+    ) {
+        self.replies.lock().unwrap().push((step, Box::new(reply)));
+    }
+    fn text(&self, step: &'static str, body: serde_json::Value) {
+        let body = body.to_string();
+        self.on(step, move |_| Ok(body.clone()));
+    }
+}
+
+fn lena() -> Scope {
+    Scope::user("lena").unwrap()
+}
+
+fn note(text: &str) -> AddRequest {
+    AddRequest::note(lena(), text, NoteInput::default())
+}
+
+fn given(keywords: &[&str], tags: &[&str], context: &str) -> NoteInput {
+    NoteInput {
+        keywords: Some(keywords.iter().map(|s| s.to_string()).collect()),
+        tags: Some(tags.iter().map(|s| s.to_string()).collect()),
+        context: Some(context.to_string()),
+    }
+}
+
+async fn add(m: &Memory, req: AddRequest) -> MemoryId {
+    let out = m.add(req).await.unwrap();
+    assert_eq!(out.results.len(), 1, "{out:?}");
+    out.results[0].id
+}
+
+fn get(store: &SqliteStore, id: MemoryId) -> mnemo::MemoryRecord {
+    store.get(&lena(), id, &ReadOptions::default()).unwrap()
+}
+
+async fn search(m: &Memory, q: &str, top_k: usize, expand: usize) -> Vec<Hit> {
+    let mut req = SearchRequest::new(lena(), q, top_k);
+    req.expand_links = expand;
+    m.search(req).await.unwrap().results
+}
+
+#[tokio::test]
+async fn rules_write_keywords_and_context_but_no_tags_and_keep_the_text() {
+    let e = env(false);
+    let mut req = note("Maria adopted a greyhound from the shelter in Porto");
+    req.input = mnemo::AddInput::Messages(vec![InputMessage {
+        role: Role::User,
+        content: "Maria adopted a greyhound from the shelter in Porto".into(),
+        name: Some("Maria".into()),
+    }]);
+    req.session_id = Some("7".into());
+    req.timestamp = Some("2024-03-02T10:00:00Z".parse().unwrap());
+    let id = add(&e.m, req).await;
+    let m = get(&e.store, id);
+    assert_eq!(m.kind, MemoryKind::Note);
+    assert_eq!(
+        m.text,
+        "Maria adopted a greyhound from the shelter in Porto"
+    );
+    let n = m.note.expect("note fields");
+    assert_eq!(n.context, "said by Maria; session 7; 2024-03-02");
+    assert!(n.tags.is_empty(), "rules invent no tags: {n:?}");
+    assert_eq!(&n.keywords[..2], &["Maria", "Porto"]);
+    assert!(n.keywords.iter().any(|k| k == "greyhound"), "{n:?}");
+    // The context is indexed (the enriched text) but the returned text is the original.
+    let hits = search(&e.m, "session 7", 5, 0).await;
+    assert_eq!(hits[0].memory.id, id);
+    assert_eq!(
+        hits[0].memory.text,
+        "Maria adopted a greyhound from the shelter in Porto"
+    );
+}
+
+#[tokio::test]
+async fn caller_fields_are_kept_as_given_and_found_by_search() {
+    let e = env(false);
+    let id = add(
+        &e.m,
+        AddRequest::note(
+            lena(),
+            "Look at Jupiter tonight",
+            given(&["planet"], &["astronomy", "hobby"], "a reminder"),
+        ),
+    )
+    .await;
+    let n = get(&e.store, id).note.unwrap();
+    assert_eq!(n.keywords, vec!["planet"]);
+    assert_eq!(n.tags, vec!["astronomy", "hobby"]);
+    assert_eq!(n.context, "a reminder");
+    assert_eq!(search(&e.m, "astronomy", 5, 0).await[0].memory.id, id);
+    // Empty lists given are kept empty, not filled by rules.
+    let bare = add(
+        &e.m,
+        AddRequest::note(lena(), "Jupiter has moons", given(&[], &[], "")),
+    )
+    .await;
+    assert_eq!(get(&e.store, bare).note.unwrap(), NoteFields::default());
+}
+
+#[tokio::test]
+async fn bad_note_input_is_invalid_input_naming_the_field_and_writes_nothing() {
+    let e = env(false);
+    let cases: Vec<(NoteInput, &str)> = vec![
+        (
+            NoteInput {
+                keywords: Some(vec!["ok".into(), " ".into()]),
+                ..NoteInput::default()
+            },
+            "keywords",
+        ),
+        (
+            NoteInput {
+                tags: Some(vec!["a\nb".into()]),
+                ..NoteInput::default()
+            },
+            "tags",
+        ),
+        (
+            NoteInput {
+                tags: Some((0..40).map(|i| format!("t{i}")).collect()),
+                ..NoteInput::default()
+            },
+            "tags",
+        ),
+        (
+            NoteInput {
+                context: Some("x".repeat(3000)),
+                ..NoteInput::default()
+            },
+            "context",
+        ),
+    ];
+    for (bad, field) in cases {
+        let err =
+            e.m.add(AddRequest::note(lena(), "some note", bad))
+                .await
+                .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{field}: {err}");
+        assert!(err.to_string().contains(field), "{field}: {err}");
+    }
+    // Fields without memory_type=note are refused rather than dropped.
+    let mut req = AddRequest::text(lena(), "plain");
+    req.note = given(&["x"], &[], "");
+    assert_eq!(
+        e.m.add(req).await.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    assert!(e.m.export().await.unwrap().is_empty(), "nothing written");
+}
+
+#[tokio::test]
+async fn rules_link_notes_that_share_a_rare_name_and_search_expands_along_them() {
+    let e = env(false);
+    let plan = add(&e.m, note("Ines is planning a trip to Gdansk in June")).await;
+    for filler in [
+        "the weather was grey",
+        "bread and coffee for breakfast",
+        "a long meeting at work",
+        "the train was late again",
+        "watched a film about whales",
+    ] {
+        add(&e.m, note(filler)).await;
+    }
+    let ticket = add(&e.m, note("bought the ferry tickets for Gdansk")).await;
+    let links = e.m.links(lena(), ticket).await.unwrap();
+    let l = links
+        .iter()
+        .find(|l| l.to == plan)
+        .expect("linked by the shared rare name");
+    assert_eq!(
+        (l.from, l.kind, l.author),
+        (ticket, LinkKind::Related, Author::Rule)
+    );
+    assert!(l.reason.as_deref().unwrap().contains("rare name"), "{l:?}");
+    assert!(l.strength > 0.0 && l.strength <= 1.0);
+
+    // "ferry tickets" finds the ticket note directly; expansion adds the plan through the link.
+    let direct = search(&e.m, "ferry tickets", 1, 0).await;
+    assert_eq!(direct.len(), 1);
+    assert_eq!(direct[0].memory.id, ticket);
+    let expanded = search(&e.m, "ferry tickets", 1, 2).await;
+    assert_eq!(expanded[0].memory.id, ticket, "direct hits come first");
+    assert!(expanded[0].via.is_none());
+    let linked = expanded
+        .iter()
+        .find(|h| h.memory.id == plan)
+        .expect("the linked plan");
+    let via = linked.via.as_ref().unwrap();
+    assert_eq!((via.memory_id, via.kind), (ticket, LinkKind::Related));
+    assert!((linked.score - expanded[0].score * via.strength).abs() < 1e-5);
+    // Expansion adds to the top_k; it never pushes a direct hit out.
+    let direct5 = search(&e.m, "the ticket", 5, 0).await;
+    let expanded5 = search(&e.m, "the ticket", 5, 3).await;
+    let ids = |hs: &[Hit]| hs.iter().map(|h| h.memory.id).collect::<Vec<_>>();
+    assert_eq!(ids(&expanded5[..direct5.len()]), ids(&direct5));
+    assert!(expanded5[direct5.len()..].iter().all(|h| h.via.is_some()));
+}
+
+#[tokio::test]
+async fn linked_results_obey_expiry_and_supersession_in_search() {
+    let e = env(false);
+    let a = add(
+        &e.m,
+        AddRequest::note(lena(), "kayak rental by the fjord", given(&[], &[], "")),
+    )
+    .await;
+    let b = add(
+        &e.m,
+        AddRequest::note(
+            lena(),
+            "the hut key hides under the stone",
+            given(&[], &[], ""),
+        ),
+    )
+    .await;
+    let c = add(
+        &e.m,
+        AddRequest::note(lena(), "the boat leaves at nine", given(&[], &[], "")),
+    )
+    .await;
+    let link = |to| Link {
+        from: a,
+        to,
+        kind: LinkKind::Related,
+        strength: 0.5,
+        author: Author::Caller,
+        created_at: chrono::Utc::now(),
+        reason: None,
+    };
+    e.m.add_links(lena(), vec![link(b), link(c)]).await.unwrap();
+    let expanded = |hits: Vec<Hit>| {
+        let mut v: Vec<MemoryId> = hits
+            .iter()
+            .filter(|h| h.via.is_some())
+            .map(|h| h.memory.id)
+            .collect();
+        v.sort();
+        v
+    };
+    let mut both = vec![b, c];
+    both.sort();
+    let first = search(&e.m, "kayak fjord", 1, 5).await;
+    assert_eq!(expanded(first), both);
+    // Expired: b's expiry is moved into the past through the store's own update path.
+    e.store
+        .update(
+            &lena(),
+            b,
+            MemoryPatch {
+                expires_at: Some(Some(chrono::Utc::now() + chrono::Duration::milliseconds(1))),
+                ..MemoryPatch::default()
+            },
+            &WriteContext::default(),
+        )
+        .unwrap();
+    let mut req = SearchRequest::new(lena(), "kayak fjord", 1);
+    req.expand_links = 5;
+    req.read.now = chrono::Utc::now() + chrono::Duration::seconds(10);
+    let hits = e.m.search(req.clone()).await.unwrap().results;
+    assert_eq!(
+        expanded(hits),
+        vec![c],
+        "an expired note is not expanded to"
+    );
+    // Superseded: c is retired by a batch that replaces it.
+    e.m.delete(lena(), c, DeleteMode::Soft, WriteContext::default())
+        .await
+        .unwrap();
+    let hits = e.m.search(req).await.unwrap().results;
+    assert!(
+        expanded(hits).is_empty(),
+        "a deleted note is not expanded to"
+    );
+}
+
+#[tokio::test]
+async fn reads_that_return_notes_count_usage_after_answering() {
+    let e = env(false);
+    let id = add(&e.m, note("the spare key is with Ola")).await;
+    let raw =
+        e.m.add(AddRequest::text(lena(), "the spare key is blue"))
+            .await
+            .unwrap()
+            .results[0]
+            .id;
+    assert_eq!(get(&e.store, id).access_count, 0);
+    let hits = search(&e.m, "spare key", 5, 0).await;
+    assert_eq!(hits.len(), 2);
+    e.m.get(GetRequest {
+        scope: lena(),
+        id,
+        include_expired: false,
+    })
+    .await
+    .unwrap();
+    // The background flush may have taken some of them already; this returns after it.
+    e.m.flush_usage().await.unwrap();
+    let n = get(&e.store, id);
+    assert_eq!(n.access_count, 2, "one search and one get");
+    assert!(n.last_accessed_at.is_some());
+    assert_eq!(get(&e.store, raw).access_count, 0, "only notes are counted");
+}
+
+fn link_to_all(req: &ChatRequest) -> Result<String> {
+    let _ = req;
+    Ok(json!({"links": [{"id": 1, "strength": 0.9, "reason": "same garden"}, {"id": 7, "strength": 0.5}],
+              "updates": [{"id": 1, "tags": ["harvest"], "context": "the seeds grew into tomatoes", "reason": "the planting paid off"},
+                          {"id": 42, "tags": ["x"]}]}).to_string())
+}
+
+#[tokio::test]
+async fn the_model_links_and_evolves_neighbours_with_history_and_ignores_invented_ids() {
+    let e = env(true);
+    e.text("enrich", json!({"notes": [{"note": 1, "keywords": ["seeds", "balcony"], "tags": ["gardening"], "context": "Lena on her balcony"}]}));
+    let seeds = add(&e.m, note("Lena planted tomato seeds on the balcony")).await;
+    let n = get(&e.store, seeds).note.unwrap();
+    assert_eq!(n.tags, vec!["gardening"]);
+    assert_eq!(search(&e.m, "gardening", 1, 0).await[0].memory.id, seeds);
+
+    e.text("enrich", json!({"notes": [{"note": 1, "keywords": ["tomatoes"], "tags": ["food"], "context": "Lena's harvest"}]}));
+    e.on("evolve", link_to_all);
+    let out =
+        e.m.add(note("The balcony tomatoes are ripe"))
+            .await
+            .unwrap();
+    let ripe = out.results[0].id;
+    assert!(
+        out.warnings.iter().any(|w| w.contains("unknown note 7")),
+        "{:?}",
+        out.warnings
+    );
+    assert!(
+        out.warnings.iter().any(|w| w.contains("unknown note 42")),
+        "{:?}",
+        out.warnings
+    );
+    assert!(out.usage.iter().any(|c| c.purpose == "evolve"));
+
+    let links = e.m.links(lena(), ripe).await.unwrap();
+    assert_eq!(
+        links.len(),
+        1,
+        "only the shown neighbour is linked: {links:?}"
+    );
+    assert_eq!((links[0].to, links[0].author), (seeds, Author::Model));
+    assert_eq!(links[0].reason.as_deref(), Some("same garden"));
+
+    let evolved = get(&e.store, seeds);
+    assert_eq!(evolved.text, "Lena planted tomato seeds on the balcony");
+    let n = evolved.note.unwrap();
+    assert_eq!(n.tags, vec!["harvest"]);
+    assert_eq!(n.context, "the seeds grew into tomatoes");
+    assert_eq!(
+        n.keywords,
+        vec!["seeds", "balcony"],
+        "keywords are not evolved"
+    );
+    let history = e.m.history(lena(), seeds).await.unwrap();
+    let ev = history
+        .iter()
+        .find(|h| h.event == HistoryKind::Evolve)
+        .expect("EVOLVE event");
+    assert_eq!(ev.old_note.as_ref().unwrap().tags, vec!["gardening"]);
+    assert_eq!(ev.new_note.as_ref().unwrap().tags, vec!["harvest"]);
+    assert_eq!(ev.reason.as_deref(), Some("the planting paid off"));
+    // The index follows: the new tag finds the neighbour, the old one no longer does.
+    let by_new = search(&e.m, "harvest", 2, 0).await;
+    assert!(by_new.iter().any(|h| h.memory.id == seeds));
+    let mut req = SearchRequest::new(lena(), "gardening", 5);
+    req.mode = SearchMode::Lexical;
+    assert!(
+        e.m.search(req).await.unwrap().results.is_empty(),
+        "the old tag is gone"
+    );
+    assert!(e.store.integrity().unwrap().is_consistent());
+}
+
+#[tokio::test]
+async fn a_failed_evolution_call_writes_neither_the_note_nor_any_change() {
+    let e = env(true);
+    e.text("enrich", json!({"notes": [{"note": 1, "keywords": ["seeds"], "tags": ["gardening"], "context": "c"}]}));
+    let seeds = add(&e.m, note("Lena planted seeds")).await;
+    let before = e.m.export().await.unwrap().len();
+    let history_before = e.m.history(lena(), seeds).await.unwrap();
+
+    e.text(
+        "enrich",
+        json!({"notes": [{"note": 1, "keywords": ["seeds"], "tags": ["x"], "context": "c"}]}),
+    );
+    e.on("evolve", |_| {
+        Err(Error::Unavailable {
+            component: "chat".into(),
+            reason: "provider down".into(),
+        })
+    });
+    let err = e.m.add(note("the seeds sprouted")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+
+    e.text(
+        "enrich",
+        json!({"notes": [{"note": 1, "keywords": ["seeds"], "tags": ["x"], "context": "c"}]}),
+    );
+    e.text("evolve", json!("this is not the object asked for"));
+    let err = e.m.add(note("the seeds sprouted")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ModelOutput, "{err}");
+
+    assert_eq!(e.m.export().await.unwrap().len(), before, "nothing written");
+    assert_eq!(e.m.history(lena(), seeds).await.unwrap(), history_before);
+    assert_eq!(get(&e.store, seeds).note.unwrap().tags, vec!["gardening"]);
+}
+
+#[tokio::test]
+async fn a_failure_at_any_note_write_step_changes_nothing() {
+    for step in mnemo_store_sqlite::testing::NOTE_WRITE_STEPS {
+        let e = env(true);
+        e.text("enrich", json!({"notes": [{"note": 1, "keywords": ["seeds"], "tags": ["gardening"], "context": "Lena on her balcony"}]}));
+        let seeds = add(&e.m, note("Lena planted tomato seeds on the balcony")).await;
+        let rows = mnemo_store_sqlite::testing::row_counts(&e.store);
+        let integrity = e.store.integrity().unwrap();
+        let record = get(&e.store, seeds);
+
+        // Touches every step: message, memory, history, entity (Lena), link, evolve, key.
+        let queue = || {
+            (
+                json!({"notes": [{"note": 1, "keywords": ["tomatoes"], "tags": ["food"], "context": "Lena's harvest"}]}),
+                json!({"links": [{"id": 1, "strength": 0.9, "reason": "same garden"}],
+                       "updates": [{"id": 1, "tags": ["harvest"], "reason": "grown"}]}),
+            )
+        };
+        let (enrich, evolve) = queue();
+        e.text("enrich", enrich);
+        e.text("evolve", evolve);
+        let mut req = note("Lena's balcony tomatoes are ripe");
+        req.idempotency_key = Some("ripe".into());
+        mnemo_store_sqlite::testing::fail_at(&e.store, Some(step));
+        let err = e.m.add(req.clone()).await.unwrap_err();
+        mnemo_store_sqlite::testing::fail_at(&e.store, None);
+        assert!(err.to_string().contains(step), "{step}: {err}");
+        assert_eq!(
+            mnemo_store_sqlite::testing::row_counts(&e.store),
+            rows,
+            "{step}"
+        );
+        assert_eq!(e.store.integrity().unwrap(), integrity, "{step}");
+        assert_eq!(
+            get(&e.store, seeds),
+            record,
+            "{step}: the neighbour is untouched"
+        );
+
+        // The same request then succeeds in full.
+        let (enrich, evolve) = queue();
+        e.text("enrich", enrich);
+        e.text("evolve", evolve);
+        let ok = e.m.add(req).await.unwrap();
+        assert_eq!(ok.results.len(), 1, "{step}");
+        assert_eq!(
+            get(&e.store, seeds).note.unwrap().tags,
+            vec!["harvest"],
+            "{step}"
+        );
+        assert!(e.store.integrity().unwrap().is_consistent(), "{step}");
+    }
+}
