@@ -395,6 +395,13 @@ pub struct LocomoArgs {
     /// Skip the BM25-alone and dense-alone baselines (faster tuning runs).
     #[arg(long)]
     pub no_baselines: bool,
+    /// Also store every turn as a note (rules, no model) and score notes without and with
+    /// link expansion, per category, in the same run.
+    #[arg(long)]
+    pub notes: bool,
+    /// With --notes: linked notes per hit in the expanded ranking.
+    #[arg(long, default_value_t = 2)]
+    pub expand_links: usize,
     /// Keep the stores the run built (under <data dir>/eval/).
     #[arg(long)]
     pub keep_stores: bool,

@@ -201,7 +201,7 @@ async fn fill(
     m: usize,
     batch: usize,
     progress: &dyn Fn(&str),
-) -> anyhow::Result<(f64, f64, f64, Vec<Vec<f32>>)> {
+) -> anyhow::Result<(f64, f64, f64, f64, Vec<Vec<f32>>)> {
     let n = texts.len();
     // 2. Storage alone: write the pre-embedded memories (one transaction per 256), with the
     //    entity mentions the add path extracts, so the entity graph is as an add would leave it.
@@ -239,7 +239,10 @@ async fn fill(
     progress("embedding and adding the sample in turn (embed-only baseline, then the add path)");
     let embedder = memory.embedder().await?;
     let mut sample_vectors = Vec::with_capacity(m);
-    let (mut embed_s, mut add_s) = (0.0, 0.0);
+    let (mut embed_s, mut add_s, mut note_s) = (0.0, 0.0, 0.0);
+    // Note adds (rules, no model) of the same texts go to a scope of their own, chunk by chunk
+    // right after the raw adds, so the two throughputs see the same moments of the machine.
+    let notes_scope = Scope::user("bench-notes")?;
     for chunk in sample.chunks(batch) {
         let (vectors, rate) = embed_timed(embedder.as_ref(), chunk, batch)?;
         embed_s += chunk.len() as f64 / rate;
@@ -251,11 +254,23 @@ async fn fill(
         let t = Instant::now();
         memory.add_many(reqs).await?;
         add_s += t.elapsed().as_secs_f64();
+        let notes = chunk
+            .iter()
+            .map(|s| {
+                let mut r = AddRequest::note(notes_scope.clone(), s.clone(), Default::default());
+                r.infer = Some(false);
+                r
+            })
+            .collect();
+        let t = Instant::now();
+        memory.add_many(notes).await?;
+        note_s += t.elapsed().as_secs_f64();
     }
     let (sample_embed_only_per_s, add_per_s) = (m as f64 / embed_s, m as f64 / add_s);
     Ok((
         add_no_embed_per_s,
         add_per_s,
+        m as f64 / note_s,
         sample_embed_only_per_s,
         sample_vectors,
     ))
@@ -332,30 +347,32 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
 
     let store = memory.store().clone();
     let m = add_sample.clamp(1, n.max(1));
-    let (add_no_embed_per_s, add_per_s, sample_embed_only_per_s) = if opts.search_only {
-        let have = store.stats()?.memories;
-        if have != (n + m) as u64 {
-            return Err(Error::invalid(
-                "store_dir",
-                format!(
-                    "the kept store holds {have} memories, not --memories + --add-sample = {}",
-                    n + m
+    let (add_no_embed_per_s, add_per_s, note_add_per_s, sample_embed_only_per_s) =
+        if opts.search_only {
+            let have = store.stats()?.memories;
+            // Each sample text is also stored once as a note (in its own scope).
+            if have != (n + 2 * m) as u64 {
+                return Err(Error::invalid(
+                    "store_dir",
+                    format!(
+                    "the kept store holds {have} memories, not --memories + 2 × --add-sample = {}",
+                    n + 2 * m
                 ),
+                )
+                .into());
+            }
+            let sample: Vec<String> = (0..m).map(|i| sentence(&mut rng, n + i)).collect();
+            let (sample_vectors, rate) = embed_timed(embedder.as_ref(), &sample, batch)?;
+            vectors.extend(sample_vectors);
+            (None, None, None, rate)
+        } else {
+            let (no_embed, add, note_add, rate, sample_vectors) = fill(
+                &memory, &scope, &texts, &vectors, &mut rng, m, batch, &progress,
             )
-            .into());
-        }
-        let sample: Vec<String> = (0..m).map(|i| sentence(&mut rng, n + i)).collect();
-        let (sample_vectors, rate) = embed_timed(embedder.as_ref(), &sample, batch)?;
-        vectors.extend(sample_vectors);
-        (None, None, rate)
-    } else {
-        let (no_embed, add, rate, sample_vectors) = fill(
-            &memory, &scope, &texts, &vectors, &mut rng, m, batch, &progress,
-        )
-        .await?;
-        vectors.extend(sample_vectors);
-        (Some(no_embed), Some(add), rate)
-    };
+            .await?;
+            vectors.extend(sample_vectors);
+            (Some(no_embed), Some(add), Some(note_add), rate)
+        };
     let total = n + m;
 
     // 4. Search, with and without the query embedding, and the exact brute-force baseline.
@@ -399,8 +416,18 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
             store.lexical_candidates(&cq, &terms).expect("lexical");
         }));
     }
-    // Memories were written in order into a fresh store (bulk, then sample), so memory i has
-    // key i + 1: the exact top-10 of the brute-force scan also measures the graph's recall.
+    // Memories were written in order into a fresh store: the bulk (memory i has key i + 1),
+    // then the sample a chunk at a time, each raw chunk followed by its chunk of notes, so
+    // sample memory j has key n + 1 + j + batch·⌊j / batch⌋. With the keys known, the exact
+    // top-10 of the brute-force scan also measures the graph's recall.
+    let key_of = |i: usize| -> i64 {
+        let k = if i < n {
+            i
+        } else {
+            i + batch * ((i - n) / batch)
+        };
+        k as i64 + 1
+    };
     let mut recall_sum = 0.0;
     for v in &qvecs {
         let mut exact: Vec<i64> = Vec::new();
@@ -411,7 +438,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
                 .map(|(i, x)| (embed::dot(v, x), i))
                 .collect();
             best.select_nth_unstable_by(10, |a, b| b.0.total_cmp(&a.0));
-            exact = best[..10].iter().map(|(_, i)| *i as i64 + 1).collect();
+            exact = best[..10].iter().map(|(_, i)| key_of(*i)).collect();
         }));
         let mut got = store.dense_candidates(&cq, v)?;
         got.truncate(10);
@@ -440,6 +467,8 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "vectors_from_cache": embed_only_per_s.is_none(),
         "add_per_s": add_per_s,
         "add_sample": m,
+        "note_add_per_s": note_add_per_s,
+        "note_vs_raw_add": note_add_per_s.zip(add_per_s).map(|(n, a)| n / a),
         "sample_embed_only_per_s": sample_embed_only_per_s,
         "storage_overhead": add_per_s.map(|a| sample_embed_only_per_s / a - 1.0),
         "add_no_embed_per_s": add_no_embed_per_s,

@@ -167,6 +167,7 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         max_conversations: a.max_conversations,
         infer_model,
         baselines: !a.no_baselines,
+        notes: a.notes.then_some(a.expand_links),
     };
     let result = mnemo_eval::run_locomo(&opts).await;
     if !a.keep_stores {
@@ -209,6 +210,19 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
                 "{name:<6} recall@10 {:.3}  recall@20 {:.3}  mrr {:.3}",
                 b.retrieval["recall@10"], b.retrieval["recall@20"], b.retrieval["mrr"]
             );
+        }
+        if let Some(n) = &report.notes {
+            for (name, r) in [("notes", &n.notes), ("notes+links", &n.expanded)] {
+                println!(
+                    "{name:<11} recall@10 {:.3}  multi-hop recall@10 {:.3}",
+                    r.retrieval["recall@10"],
+                    r.per_category
+                        .get("1")
+                        .and_then(|m| m.get("recall@10"))
+                        .copied()
+                        .unwrap_or(0.0)
+                );
+            }
         }
         println!("report: {}", a.out.display());
     }

@@ -12,6 +12,11 @@
 //! - `context`: what the top-k results cost — memories and tokens (cl100k) returned per
 //!   question and the evidence turns one returned memory covers;
 //! - `qa`: the QA summary, or `{"skipped": reason}` when no answer model was configured;
+//! - `notes` (only with `--notes`): every turn stored as a note by the rules in a store of its
+//!   own, scored without (`notes`) and with (`expanded`) link expansion, each
+//!   `{retrieval, per_category}`; the expanded list is one ranking by score cut at each k, so
+//!   linked results count among the k memories they are scored at. `mean_linked_in_top_k`:
+//!   linked results among the top-k per question; `add`: note add latency per session.
 //! - `config`: everything that determines the numbers.
 
 use crate::metrics::{RetrievalSummary, RETRIEVAL_KEYS as COLUMNS};
@@ -72,10 +77,22 @@ pub struct Report {
     pub counts: Counts,
     pub context: ContextCost,
     pub qa: QaSection,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<NotesSection>,
     pub config: serde_json::Value,
     /// Every search latency, for the histogram; not part of the JSON.
     #[serde(skip)]
     pub search_samples_ms: Vec<f64>,
+}
+
+/// Notes scored without and with link expansion (see the module doc).
+#[derive(Debug, Clone, Serialize)]
+pub struct NotesSection {
+    pub expand_links: usize,
+    pub notes: RetrievalSummary,
+    pub expanded: RetrievalSummary,
+    pub mean_linked_in_top_k: f64,
+    pub add: Percentiles,
 }
 
 pub const CATEGORY_NAMES: [(&str, &str); 5] = [
@@ -134,6 +151,31 @@ impl Report {
         for (c, m) in &self.per_category {
             let n = self.counts.per_category.get(c).copied().unwrap_or(0);
             s.push_str(&row(&format!("{c} {} (n={n})", category_name(c)), m));
+        }
+        if let Some(n) = &self.notes {
+            let _ = writeln!(
+                s,
+                "\n### Notes (rules), without and with link expansion ({} per hit)\n\nLinked results are ranked with the direct hits by score and cut at each k; {:.2} of the top-{} are linked results on average. Note add p50 / p95: {:.1} / {:.1} ms per session.\n",
+                n.expand_links,
+                n.mean_linked_in_top_k,
+                self.context.top_k,
+                n.add.p50,
+                n.add.p95
+            );
+            s.push_str(&header("category"));
+            s.push_str(&row("raw (mnemo above), overall", &self.retrieval));
+            s.push_str(&row("notes, overall", &n.notes.retrieval));
+            s.push_str(&row("notes + links, overall", &n.expanded.retrieval));
+            for (c, m) in &n.notes.per_category {
+                let name = format!("{c} {}", category_name(c));
+                if let Some(raw) = self.per_category.get(c) {
+                    s.push_str(&row(&format!("raw, {name}"), raw));
+                }
+                s.push_str(&row(&format!("notes, {name}"), m));
+                if let Some(e) = n.expanded.per_category.get(c) {
+                    s.push_str(&row(&format!("notes + links, {name}"), e));
+                }
+            }
         }
         let _ = writeln!(
             s,

@@ -58,6 +58,9 @@ pub struct EvalOptions {
     pub infer_model: Option<Arc<dyn ChatModel>>,
     /// Only the first N conversations.
     pub max_conversations: Option<usize>,
+    /// Also ingest every turn as a note (rules, no model) into a third store and score it
+    /// without and with link expansion (this many linked notes per hit).
+    pub notes: Option<usize>,
 }
 
 impl std::fmt::Debug for EvalOptions {
@@ -76,6 +79,7 @@ const SCORED_DEPTH: usize = 20;
 struct Engines {
     mnemo: Memory,
     plain: Option<Memory>,
+    notes: Option<Memory>,
 }
 
 fn open_engines(opts: &EvalOptions) -> Result<Engines> {
@@ -116,6 +120,10 @@ fn open_engines(opts: &EvalOptions) -> Result<Engines> {
             Some(open("plain", ContextIndexing::plain())?)
         } else {
             None
+        },
+        notes: match opts.notes {
+            Some(_) => Some(open("notes", ContextIndexing::plain())?),
+            None => None,
         },
     })
 }
@@ -170,6 +178,22 @@ pub fn add_request(scope: &Scope, c: &Conversation, s: usize, mode: EvalMode) ->
     req
 }
 
+/// Session `s` as a note add: the same messages, each stored as a note by the rules (no model).
+pub fn note_request(scope: &Scope, c: &Conversation, s: usize) -> AddRequest {
+    let mut req = add_request(scope, c, s, EvalMode::Raw);
+    req.memory_type = Some(mnemo_core::MemoryKind::Note);
+    req
+}
+
+/// Hits of a link-expanded search in one ranking by score (a linked result scores its parent's
+/// score times the link strength), cut to `depth`: each cut-off k counts linked results among
+/// its k memories, so expansion is scored at an equal number of returned memories.
+pub fn merged_by_score(mut hits: Vec<Hit>, depth: usize) -> Vec<Hit> {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(depth);
+    hits
+}
+
 /// Ingests one conversation into an engine; returns add-call latencies, the map from the
 /// stored messages to turn ids, and the inferred adds a model failed (counted, not fatal: the
 /// session's messages are still logged, and its questions are scored on what was remembered).
@@ -178,12 +202,17 @@ async fn ingest(
     scope: &Scope,
     c: &Conversation,
     mode: EvalMode,
+    notes: bool,
     progress: &ProgressBar,
 ) -> Result<(Vec<f64>, HashMap<MessageId, String>, usize)> {
     let mut latencies = Vec::new();
     let mut failed = 0;
     for s in 0..c.sessions.len() {
-        let req = add_request(scope, c, s, mode);
+        let req = if notes {
+            note_request(scope, c, s)
+        } else {
+            add_request(scope, c, s, mode)
+        };
         let t = Instant::now();
         match engine.add(req).await {
             Ok(_) => {}
@@ -276,7 +305,11 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 .map_or(c.questions.len(), |m| m.min(c.questions.len()))
         })
         .sum();
-    let copies = if opts.baselines { 2 } else { 1 };
+    let copies = 1 + usize::from(opts.baselines) + usize::from(opts.notes.is_some());
+    let (mut notes_tally, mut expanded_tally) =
+        (RetrievalTally::default(), RetrievalTally::default());
+    let mut notes_add_ms = Vec::new();
+    let (mut linked_in_top, mut expanded_questions) = (0usize, 0usize);
     let ingest_bar = bar((total_turns * copies) as u64, "ingest", opts.progress);
     let ask_bar = bar(total_questions as u64, "questions", opts.progress);
 
@@ -284,14 +317,23 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
         let scope = scope_of(c)?;
         ingest_bar.set_message(c.sample_id.clone());
         let (lat, turn_of, failed) =
-            ingest(&engines.mnemo, &scope, c, opts.mode, &ingest_bar).await?;
+            ingest(&engines.mnemo, &scope, c, opts.mode, false, &ingest_bar).await?;
         add_ms.extend(lat);
         counts.failed_adds += failed;
         let plain_turn_of = match &engines.plain {
             Some(plain) => {
-                ingest(plain, &scope, c, EvalMode::Raw, &ingest_bar)
+                ingest(plain, &scope, c, EvalMode::Raw, false, &ingest_bar)
                     .await?
                     .1
+            }
+            None => HashMap::new(),
+        };
+        let notes_turn_of = match &engines.notes {
+            Some(notes) => {
+                let (lat, map, _) =
+                    ingest(notes, &scope, c, EvalMode::Raw, true, &ingest_bar).await?;
+                notes_add_ms.extend(lat);
+                map
             }
             None => HashMap::new(),
         };
@@ -344,6 +386,26 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                             tally.push(q.category, &s);
                         }
                     }
+                    if let (Some(notes), Some(expand)) = (&engines.notes, opts.notes) {
+                        let hits = notes.search(req.clone()).await?.results;
+                        let s = score_question(&q.evidence, &covered(&hits, &notes_turn_of))
+                            .expect("same evidence, so scored");
+                        notes_tally.push(q.category, &s);
+                        let wide = SearchRequest {
+                            expand_links: expand,
+                            ..req.clone()
+                        };
+                        let hits = merged_by_score(notes.search(wide).await?.results, depth);
+                        linked_in_top += hits
+                            .iter()
+                            .take(opts.top_k)
+                            .filter(|h| h.via.is_some())
+                            .count();
+                        expanded_questions += 1;
+                        let s = score_question(&q.evidence, &covered(&hits, &notes_turn_of))
+                            .expect("same evidence, so scored");
+                        expanded_tally.push(q.category, &s);
+                    }
                 }
                 None => counts.questions_without_evidence += 1,
             }
@@ -394,6 +456,16 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 p95: percentile(&search_ms, 0.95),
             },
         },
+        notes: opts.notes.map(|expand| crate::report::NotesSection {
+            expand_links: expand,
+            notes: notes_tally.summary(),
+            expanded: expanded_tally.summary(),
+            mean_linked_in_top_k: linked_in_top as f64 / expanded_questions.max(1) as f64,
+            add: Percentiles {
+                p50: percentile(&notes_add_ms, 0.5),
+                p95: percentile(&notes_add_ms, 0.95),
+            },
+        }),
         counts,
         context: ContextCost {
             top_k: opts.top_k,
@@ -423,6 +495,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
             },
             "max_questions": opts.max_questions,
             "max_conversations": opts.max_conversations,
+            "notes_expand_links": opts.notes,
             "infer_model": opts.infer_model.as_ref().map(|m| m.model_id().to_string()),
             "mnemo_version": env!("CARGO_PKG_VERSION"),
         }),

@@ -31,6 +31,7 @@ fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
         infer_model: None,
         max_conversations: None,
         baselines: true,
+        notes: None,
     }
 }
 
@@ -242,5 +243,71 @@ async fn an_unattributed_fact_earns_no_evidence_credit() {
         report.per_category["1"]["recall@5"], 0.0,
         "{:?}",
         report.per_category
+    );
+}
+
+#[tokio::test]
+async fn notes_are_scored_without_and_with_link_expansion_in_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path(), None);
+    opts.notes = Some(2);
+    let report = run_locomo(&opts).await.unwrap();
+    let notes = report.notes.as_ref().expect("a notes section");
+    assert_eq!(notes.expand_links, 2);
+    // The same questions, the same categories, in both rankings.
+    let cats = |s: &mnemo_eval::metrics::RetrievalSummary| {
+        s.per_category.keys().cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(
+        cats(&notes.notes),
+        report.per_category.keys().cloned().collect::<Vec<_>>()
+    );
+    assert_eq!(cats(&notes.expanded), cats(&notes.notes));
+    // Seven notes, twenty slots: every turn is reachable at 20 either way.
+    assert_eq!(notes.notes.retrieval["recall@20"], 1.0);
+    assert_eq!(notes.expanded.retrieval["recall@20"], 1.0);
+    assert!(notes.mean_linked_in_top_k <= opts.top_k as f64);
+    let md = report.to_markdown(&[]);
+    assert!(md.contains("notes + links, overall"), "{md}");
+    assert!(md.contains("notes, 1 multi-hop"), "{md}");
+    let json: serde_json::Value = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["config"]["notes_expand_links"], 2);
+    assert!(json["notes"]["expanded"]["per_category"]["1"]["recall@10"].is_number());
+}
+
+#[test]
+fn the_expanded_ranking_is_one_list_by_score_cut_at_the_depth() {
+    let hit = |text: &str, score: f32, linked: bool| {
+        let mut m: mnemo_core::Memory = serde_json::from_value(serde_json::json!({
+            "id": mnemo_core::MemoryId::new(), "memory": text, "kind": "note", "state": "active",
+            "user_id": "u", "agent_id": null, "run_id": null, "metadata": {}, "hash": "",
+            "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+            "expires_at": null, "valid_from": null, "valid_until": null, "actor": null,
+            "role": null, "sources": [], "access_count": 0, "last_accessed_at": null}))
+        .unwrap();
+        m.text = text.into();
+        mnemo_core::Hit {
+            via: linked.then_some(mnemo_core::Via {
+                memory_id: m.id,
+                kind: mnemo_core::LinkKind::Related,
+                strength: 0.9,
+            }),
+            memory: m,
+            score,
+            scores: Default::default(),
+        }
+    };
+    let hits = vec![
+        hit("a", 0.9, false),
+        hit("b", 0.5, false),
+        hit("c", 0.3, false),
+        hit("a1", 0.8, true),
+    ];
+    let merged = mnemo_eval::run::merged_by_score(hits, 3);
+    let texts: Vec<&str> = merged.iter().map(|h| h.memory.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        vec!["a", "a1", "b"],
+        "a linked result takes the place its score earns"
     );
 }

@@ -267,16 +267,34 @@ impl Memory {
         // against the batch's other items; two items retiring the same memory fail the batch as
         // a conflict.
         let mut prepared = Vec::with_capacity(reqs.len());
-        for ((req, infer), note) in reqs.into_iter().zip(flags).zip(notes) {
-            if infer || note {
-                prepared.push(self.prepare_inferred(req).await?.0);
+        // Note adds are prepared together (one embedding batch), then put back in order.
+        let (note_reqs, others): (Vec<_>, Vec<_>) = reqs
+            .into_iter()
+            .zip(flags)
+            .zip(notes)
+            .enumerate()
+            .partition(|(_, (_, note))| *note);
+        let mut note_prepared = self
+            .prepare_notes(note_reqs.iter().map(|(_, ((r, _), _))| r.clone()).collect())
+            .await?
+            .into_iter()
+            .map(|(p, _)| p);
+        let mut slots: Vec<Option<Prepared>> = Vec::new();
+        slots.resize_with(note_reqs.len() + others.len(), || None);
+        for (i, _) in &note_reqs {
+            slots[*i] = note_prepared.next();
+        }
+        for (i, ((req, infer), _)) in others {
+            slots[i] = Some(if infer {
+                self.prepare_inferred(req).await?.0
             } else {
                 let mut p = self.prepare_raw(vec![req]).await?;
-                prepared.push(
-                    p.pop()
-                        .ok_or_else(|| Error::internal("no preparation for a raw add"))?,
-                );
-            }
+                p.pop()
+                    .ok_or_else(|| Error::internal("no preparation for a raw add"))?
+            });
+        }
+        for p in slots {
+            prepared.push(p.ok_or_else(|| Error::internal("every add is prepared"))?);
         }
         let store = self.store().clone();
         run_blocking(move || write_prepared(store.as_ref(), prepared)).await
@@ -328,56 +346,10 @@ impl Memory {
         }
         let embedder = self.embedder().await?;
         if req.memory_type == Some(MemoryKind::Note) {
-            // Rule mode without a model, or when the caller turns inference off.
-            let chat = match req.infer {
-                Some(false) => None,
-                _ => self.inner.chat.clone(),
-            };
-            let (store, cfg, notes_cfg) = (
-                self.store().clone(),
-                self.inner.infer.clone(),
-                self.inner.notes,
-            );
-            return run_blocking(move || {
-                let mut log = pipeline::CallLog::default();
-                let input = pipeline::NotesInput {
-                    scope: &req.scope,
-                    messages: &messages,
-                    metadata: &metadata,
-                    expires_at: req.expires_at,
-                    given: &req.note,
-                    instructions: req.instructions.as_deref(),
-                };
-                let plan = pipeline::notes(
-                    store.as_ref(),
-                    embedder.as_ref(),
-                    chat.as_deref(),
-                    &cfg,
-                    &notes_cfg,
-                    &input,
-                    &mut log,
-                )?;
-                let batch = WriteBatch {
-                    scope: req.scope.clone(),
-                    messages: messages.clone(),
-                    memories: plan.memories,
-                    changes: Vec::new(),
-                    links: plan.links,
-                    evolutions: plan.evolutions,
-                    idempotency: idem,
-                    context: WriteContext {
-                        request_id: req.request_id.clone(),
-                        ..WriteContext::default()
-                    },
-                };
-                let prepared = Prepared::Write {
-                    batch: Box::new(batch),
-                    warnings: warnings.into_iter().chain(plan.warnings).collect(),
-                    usage: std::mem::take(&mut log.calls),
-                };
-                Ok((prepared, messages))
-            })
-            .await;
+            let mut out = self.prepare_notes(vec![req]).await?;
+            return out
+                .pop()
+                .ok_or_else(|| Error::internal("one note add, one preparation"));
         }
         let chat = self
             .inner
@@ -435,6 +407,111 @@ impl Memory {
             Ok((prepared, messages))
         })
         .await
+    }
+
+    /// Note adds: their model calls (if any) per add, their enriched texts embedded in one
+    /// batch, links and evolutions per add against the store as it was before the batch.
+    async fn prepare_notes(&self, reqs: Vec<AddRequest>) -> Result<Vec<(Prepared, Vec<Message>)>> {
+        let now = chrono::Utc::now();
+        let mut work = Vec::with_capacity(reqs.len());
+        let mut out: Vec<Option<(Prepared, Vec<Message>)>> = Vec::with_capacity(reqs.len());
+        for req in reqs {
+            let (messages, metadata, warnings) = prepare(&req, now)?;
+            let idem = req.idempotency_key.as_ref().map(|k| Idempotency {
+                key: k.clone(),
+                request_hash: req.request_hash(),
+            });
+            if let Some(idem) = &idem {
+                let (scope, idem) = (req.scope.clone(), idem.clone());
+                if let Some(o) = self.with_store(move |s| s.replay(&scope, &idem)).await? {
+                    out.push(Some((Prepared::Replayed(o), messages)));
+                    continue;
+                }
+            }
+            out.push(None);
+            work.push((req, messages, metadata, warnings, idem));
+        }
+        if work.is_empty() {
+            return out
+                .into_iter()
+                .map(|o| o.ok_or_else(|| Error::internal("replayed")))
+                .collect();
+        }
+        let embedder = self.embedder().await?;
+        // Rule mode without a model, or when the caller turns inference off (per batch: a
+        // batch mixing both runs in model mode only when every item allows it).
+        let chat = if work.iter().any(|(r, ..)| r.infer == Some(false)) {
+            None
+        } else {
+            self.inner.chat.clone()
+        };
+        let (store, cfg, notes_cfg) = (
+            self.store().clone(),
+            self.inner.infer.clone(),
+            self.inner.notes,
+        );
+        let prepared = run_blocking(move || {
+            let mut log = pipeline::CallLog::default();
+            let inputs: Vec<pipeline::NotesInput<'_>> = work
+                .iter()
+                .map(|(req, messages, metadata, _, _)| pipeline::NotesInput {
+                    scope: &req.scope,
+                    messages,
+                    metadata,
+                    expires_at: req.expires_at,
+                    given: &req.note,
+                    instructions: req.instructions.as_deref(),
+                })
+                .collect();
+            let plans = pipeline::notes_many(
+                store.as_ref(),
+                embedder.as_ref(),
+                chat.as_deref(),
+                &cfg,
+                &notes_cfg,
+                &inputs,
+                &mut log,
+            )?;
+            drop(inputs);
+            let usage = std::mem::take(&mut log.calls);
+            Ok(work
+                .into_iter()
+                .zip(plans)
+                .map(|((req, messages, _, warnings, idem), plan)| {
+                    let batch = WriteBatch {
+                        scope: req.scope.clone(),
+                        messages: messages.clone(),
+                        memories: plan.memories,
+                        changes: Vec::new(),
+                        links: plan.links,
+                        evolutions: plan.evolutions,
+                        idempotency: idem,
+                        context: WriteContext {
+                            request_id: req.request_id.clone(),
+                            ..WriteContext::default()
+                        },
+                    };
+                    (
+                        Prepared::Write {
+                            batch: Box::new(batch),
+                            warnings: warnings.into_iter().chain(plan.warnings).collect(),
+                            usage: usage.clone(),
+                        },
+                        messages,
+                    )
+                })
+                .collect::<Vec<_>>())
+        })
+        .await?;
+        let mut prepared = prepared.into_iter();
+        out.into_iter()
+            .map(|o| match o {
+                Some(p) => Ok(p),
+                None => prepared
+                    .next()
+                    .ok_or_else(|| Error::internal("one preparation per note add")),
+            })
+            .collect()
     }
 
     /// Raw adds embedded together (one model batch) and written in one transaction.

@@ -75,8 +75,87 @@ pub fn notes(
     input: &NotesInput<'_>,
     log: &mut CallLog,
 ) -> Result<NotePlan> {
+    notes_many(
+        store,
+        embedder,
+        chat,
+        cfg,
+        notes_cfg,
+        std::slice::from_ref(input),
+        log,
+    )?
+    .pop()
+    .ok_or_else(|| crate::error::Error::internal("one input, one plan"))
+}
+
+/// The note pipeline for several adds at once: their enriched texts are embedded in one call
+/// (as raw adds of a batch are), then each add is linked and evolved on its own against the
+/// store as it was before the batch. One plan per input, in order.
+#[allow(clippy::too_many_arguments)]
+pub fn notes_many(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    chat: Option<&dyn ChatModel>,
+    cfg: &InferConfig,
+    notes_cfg: &NoteConfig,
+    inputs: &[NotesInput<'_>],
+    log: &mut CallLog,
+) -> Result<Vec<NotePlan>> {
+    let mut plans = Vec::with_capacity(inputs.len());
+    let mut all_fields = Vec::with_capacity(inputs.len());
+    let mut enriched: Vec<String> = Vec::new();
+    for input in inputs {
+        let mut plan = NotePlan::default();
+        let fields = fields_of(store, chat, cfg, notes_cfg, input, log, &mut plan.warnings)?;
+        enriched.extend(
+            input
+                .messages
+                .iter()
+                .zip(&fields)
+                .map(|(m, f)| note::enriched_text(&m.content, f)),
+        );
+        plans.push(plan);
+        all_fields.push(fields);
+    }
+    let refs: Vec<&str> = enriched.iter().map(String::as_str).collect();
+    let vectors = if refs.is_empty() {
+        Vec::new()
+    } else {
+        log.embed(embedder, &refs)?
+    };
+    let mut at = 0;
+    for ((input, fields), plan) in inputs.iter().zip(&all_fields).zip(&mut plans) {
+        let n = input.messages.len();
+        link_and_evolve(
+            store,
+            embedder,
+            chat,
+            cfg,
+            notes_cfg,
+            input,
+            fields,
+            &enriched[at..at + n],
+            &vectors[at..at + n],
+            log,
+            plan,
+        )?;
+        at += n;
+    }
+    Ok(plans)
+}
+
+/// The fields of each note of one add: the caller's, then the model's or the rules'.
+#[allow(clippy::too_many_arguments)]
+fn fields_of(
+    store: &dyn Store,
+    chat: Option<&dyn ChatModel>,
+    cfg: &InferConfig,
+    notes_cfg: &NoteConfig,
+    input: &NotesInput<'_>,
+    log: &mut CallLog,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<NoteFields>> {
     let given = input.given.validated()?;
-    let mut plan = NotePlan::default();
     let mut fields: Vec<NoteFields> = input
         .messages
         .iter()
@@ -98,15 +177,7 @@ pub fn notes(
         .collect();
     match chat {
         Some(chat) if !given.is_complete() => {
-            enrich(
-                chat,
-                cfg,
-                input,
-                &given,
-                &mut fields,
-                log,
-                &mut plan.warnings,
-            )?;
+            enrich(chat, cfg, input, &given, &mut fields, log, warnings)?;
         }
         Some(_) => {}
         None if given.keywords.is_none() => {
@@ -129,18 +200,28 @@ pub fn notes(
         }
         None => {}
     }
-    let enriched: Vec<String> = input
-        .messages
-        .iter()
-        .zip(&fields)
-        .map(|(m, f)| note::enriched_text(&m.content, f))
-        .collect();
-    let refs: Vec<&str> = enriched.iter().map(String::as_str).collect();
-    let vectors = log.embed(embedder, &refs)?;
+    Ok(fields)
+}
+
+/// Links (and, with a model, evolutions) of one add's notes, given their embeddings.
+#[allow(clippy::too_many_arguments)]
+fn link_and_evolve(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    chat: Option<&dyn ChatModel>,
+    cfg: &InferConfig,
+    notes_cfg: &NoteConfig,
+    input: &NotesInput<'_>,
+    fields: &[NoteFields],
+    enriched: &[String],
+    vectors: &[Vec<f32>],
+    log: &mut CallLog,
+    plan: &mut NotePlan,
+) -> Result<()> {
     let now = chrono::Utc::now();
     // Neighbour changes by id; a later note of the same add sees an earlier one's change.
     let mut evolved: BTreeMap<MemoryId, (Memory, NoteFields, Option<String>)> = BTreeMap::new();
-    for (i, ((m, f), vector)) in input.messages.iter().zip(&fields).zip(&vectors).enumerate() {
+    for (i, ((m, f), vector)) in input.messages.iter().zip(fields).zip(vectors).enumerate() {
         let id = MemoryId::new();
         let q = note_query(input.scope, notes_cfg.neighbours);
         let near = if notes_cfg.neighbours == 0 {
@@ -289,7 +370,7 @@ pub fn notes(
             });
         }
     }
-    Ok(plan)
+    Ok(())
 }
 
 fn string_list(v: Option<&Value>) -> Option<Vec<String>> {

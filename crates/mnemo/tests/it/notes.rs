@@ -531,3 +531,35 @@ async fn a_failure_at_any_note_write_step_changes_nothing() {
         assert!(e.store.integrity().unwrap().is_consistent(), "{step}");
     }
 }
+
+#[tokio::test]
+async fn a_batch_mixing_notes_and_raw_adds_keeps_its_order_and_embeds_notes_once() {
+    let e = env(false);
+    let reqs = vec![
+        note("first note about sailing"),
+        AddRequest::text(lena(), "a raw line"),
+        note("second note about sailing"),
+    ];
+    let out = e.m.add_many(reqs).await.unwrap();
+    let texts: Vec<&str> = out.iter().map(|o| o.results[0].memory.as_str()).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "first note about sailing",
+            "a raw line",
+            "second note about sailing"
+        ]
+    );
+    let kinds: Vec<MemoryKind> = out
+        .iter()
+        .map(|o| get(&e.store, o.results[0].id).kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![MemoryKind::Note, MemoryKind::Raw, MemoryKind::Note]
+    );
+    // Both notes' enriched texts went to the embedder in one call.
+    let embeds = |o: &AddOutcome| o.usage.iter().filter(|c| c.purpose == "embed").count();
+    assert_eq!((embeds(&out[0]), embeds(&out[2])), (1, 1));
+    assert_eq!(out[0].usage, out[2].usage, "one shared call");
+}
