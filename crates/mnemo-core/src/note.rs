@@ -182,6 +182,18 @@ pub fn enriched_text(text: &str, note: &NoteFields) -> String {
     out
 }
 
+/// A note's lexical entry after its fields change: `new_enriched`, then whatever followed the
+/// old enriched text in the old entry (a conversation window), so evolution changes what the
+/// note says about itself and nothing else. An entry that does not start with `old_enriched`
+/// (written otherwise) is replaced by `new_enriched` alone.
+pub fn reindexed(old_entry: Option<&str>, old_enriched: &str, new_enriched: &str) -> String {
+    let rest = old_entry
+        .and_then(|e| e.strip_prefix(old_enriched))
+        .filter(|r| r.is_empty() || r.starts_with('\n'))
+        .unwrap_or("");
+    format!("{new_enriched}{rest}")
+}
+
 /// The rule context: who said it, in which session, on which day — the parts that are known.
 pub fn rule_context(
     speaker: Option<&str>,
@@ -303,6 +315,28 @@ mod tests {
         assert!(pos("greyhound") < pos("shelter"), "{kw:?}");
         assert!(!kw.iter().any(|k| k == "from" || k == "the"), "{kw:?}");
         assert!(kw.len() <= MAX_RULE_KEYWORDS);
+    }
+
+    #[test]
+    fn reindexing_keeps_the_window_and_replaces_the_fields() {
+        let old = "hi\ntags: a";
+        assert_eq!(
+            reindexed(Some("hi\ntags: a\nAna: before"), old, "hi\ntags: b"),
+            "hi\ntags: b\nAna: before"
+        );
+        assert_eq!(
+            reindexed(Some("hi\ntags: a"), old, "hi\ntags: b"),
+            "hi\ntags: b"
+        );
+        assert_eq!(
+            reindexed(Some("something else"), old, "hi\ntags: b"),
+            "hi\ntags: b"
+        );
+        assert_eq!(
+            reindexed(Some("hi\ntags: ab"), old, "hi\ntags: b"),
+            "hi\ntags: b"
+        );
+        assert_eq!(reindexed(None, old, "new"), "new");
     }
 
     #[test]

@@ -97,8 +97,9 @@ pub struct WriteBatch {
 }
 
 /// A change to an existing note's context and tags, decided while adding another note. The
-/// store writes the new fields, replaces the note's lexical entry and vector with `index_text`
-/// and `vector` (made from the new enriched text) and records an `EVOLVE` event with the old
+/// store writes the new fields, replaces the note's lexical entry with `index_text` (the new
+/// enriched text; a conversation window that followed the old one is kept, see
+/// [`crate::note::reindexed`]) and its vector with `vector` (made from the new enriched text) and records an `EVOLVE` event with the old
 /// and new fields and `reason`, in the batch's transaction. The note's text never changes; a
 /// note that is no longer active (or not a note) fails the batch.
 #[derive(Debug, Clone)]

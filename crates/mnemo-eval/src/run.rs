@@ -122,7 +122,7 @@ fn open_engines(opts: &EvalOptions) -> Result<Engines> {
             None
         },
         notes: match opts.notes {
-            Some(_) => Some(open("notes", ContextIndexing::plain())?),
+            Some(_) => Some(open("notes", opts.indexing)?),
             None => None,
         },
     })

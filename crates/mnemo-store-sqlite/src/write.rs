@@ -563,16 +563,26 @@ impl SqliteStore {
         let now = chrono::Utc::now()
             .timestamp_millis()
             .max(old.updated_at.timestamp_millis());
+        let old_entry: Option<String> = tx
+            .query_row(
+                "SELECT index_text FROM memories WHERE seq = ?1",
+                [seq],
+                |r| r.get(0),
+            )
+            .map_err(sql_err)?;
+        let old_enriched =
+            mnemo_core::note::enriched_text(&old.text, &old.note.clone().unwrap_or_default());
+        let entry = mnemo_core::note::reindexed(old_entry.as_deref(), &old_enriched, &e.index_text);
         tx.execute(
             "UPDATE memories SET note = ?1, index_text = ?2, updated_at = ?3 WHERE seq = ?4",
-            params![note_text(&note), e.index_text, now, seq],
+            params![note_text(&note), entry, now, seq],
         )
         .map_err(sql_err)?;
         tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
             .map_err(sql_err)?;
         tx.execute(
             "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
-            params![seq, e.index_text],
+            params![seq, entry],
         )
         .map_err(sql_err)?;
         tx.execute(

@@ -429,7 +429,21 @@ impl Memory {
                 }
             }
             out.push(None);
-            work.push((req, messages, metadata, warnings, idem));
+            // A conversation's notes are lexically indexed with the turns around them, as raw
+            // turns are; the stored log is consulted only for a named session.
+            let indexing = match req.input {
+                AddInput::Text(_) => None,
+                AddInput::Messages(_) => Some(self.inner.indexing),
+            };
+            let prior = match (&indexing, &req.session_id) {
+                (Some(ix), Some(session)) if ix.before > 0 => {
+                    let (scope, n, session) = (req.scope.clone(), ix.before, session.clone());
+                    self.with_store(move |s| s.messages(&scope, Some(&session), n))
+                        .await?
+                }
+                _ => Vec::new(),
+            };
+            work.push((req, messages, metadata, warnings, idem, indexing, prior));
         }
         if work.is_empty() {
             return out
@@ -454,14 +468,25 @@ impl Memory {
             let mut log = pipeline::CallLog::default();
             let inputs: Vec<pipeline::NotesInput<'_>> = work
                 .iter()
-                .map(|(req, messages, metadata, _, _)| pipeline::NotesInput {
-                    scope: &req.scope,
-                    messages,
-                    metadata,
-                    expires_at: req.expires_at,
-                    given: &req.note,
-                    instructions: req.instructions.as_deref(),
-                })
+                .map(
+                    |(req, messages, metadata, _, _, indexing, prior)| pipeline::NotesInput {
+                        scope: &req.scope,
+                        messages,
+                        metadata,
+                        expires_at: req.expires_at,
+                        given: &req.note,
+                        instructions: req.instructions.as_deref(),
+                        window: indexing.map(|ix| pipeline::NoteWindow {
+                            prior,
+                            before: ix.before,
+                            after: ix.after,
+                            own_weight: ix.own_weight,
+                            speaker: ix.speaker,
+                            embed_before: ix.embed_before.min(ix.before),
+                            embed_after: ix.embed_after.min(ix.after),
+                        }),
+                    },
+                )
                 .collect();
             let plans = pipeline::notes_many(
                 store.as_ref(),
@@ -477,7 +502,7 @@ impl Memory {
             Ok(work
                 .into_iter()
                 .zip(plans)
-                .map(|((req, messages, _, warnings, idem), plan)| {
+                .map(|((req, messages, _, warnings, idem, _, _), plan)| {
                     let batch = WriteBatch {
                         scope: req.scope.clone(),
                         messages: messages.clone(),

@@ -22,7 +22,7 @@ mod procedural;
 mod prompts;
 
 pub use infer::{infer, InferInput};
-pub use notes::{notes, notes_many, NotePlan, NotesInput};
+pub use notes::{notes, notes_many, NotePlan, NoteWindow, NotesInput};
 pub use procedural::procedural;
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse};

@@ -37,6 +37,53 @@ pub struct NotesInput<'a> {
     /// Fields the caller gave; applied to every note of the add.
     pub given: &'a NoteInput,
     pub instructions: Option<&'a str>,
+    /// For a conversation: the turns around each note that its lexical entry also holds.
+    pub window: Option<NoteWindow<'a>>,
+}
+
+/// The conversation window of a note's lexical entry, as raw turns get it (see the facade's
+/// `ContextIndexing`): the note's own line repeated `own_weight` times in all, then up to
+/// `before` earlier turns (this add's, then `prior`, the session's stored log) and `after`
+/// later turns of this add; the vector is the length-weighted mean of the note's own
+/// embedding and those of `embed_before` / `embed_after` turns around it. The record keeps
+/// the note's own text.
+#[derive(Debug, Clone, Copy)]
+pub struct NoteWindow<'a> {
+    pub prior: &'a [Message],
+    pub before: usize,
+    pub after: usize,
+    pub own_weight: usize,
+    pub speaker: bool,
+    /// Turns before and after whose embeddings join the note's own in its vector (each
+    /// weighted by its length, as raw turns' windows are).
+    pub embed_before: usize,
+    pub embed_after: usize,
+}
+
+impl NoteWindow<'_> {
+    fn line(&self, m: &Message) -> String {
+        match (&m.name, self.speaker) {
+            (Some(n), true) => format!("{n}: {}", m.content),
+            _ => m.content.clone(),
+        }
+    }
+
+    /// The window lines of message `i` of `messages` (empty when there are none).
+    fn suffix(&self, messages: &[Message], i: usize) -> String {
+        let all: Vec<&Message> = self.prior.iter().chain(messages).collect();
+        let at = self.prior.len() + i;
+        let mut lines: Vec<String> = Vec::new();
+        for _ in 1..self.own_weight.max(1) {
+            lines.push(self.line(all[at]));
+        }
+        for m in &all[at.saturating_sub(self.before)..at] {
+            lines.push(self.line(m));
+        }
+        for m in all.iter().skip(at + 1).take(self.after) {
+            lines.push(self.line(m));
+        }
+        lines.join("\n")
+    }
 }
 
 /// What a note add will write.
@@ -103,26 +150,83 @@ pub fn notes_many(
 ) -> Result<Vec<NotePlan>> {
     let mut plans = Vec::with_capacity(inputs.len());
     let mut all_fields = Vec::with_capacity(inputs.len());
-    let mut enriched: Vec<String> = Vec::new();
+    let (mut enriched, mut embedded): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    // Per input: where its prior turns' texts start in `embedded` (after its notes').
+    let mut prior_at: Vec<usize> = Vec::with_capacity(inputs.len());
     for input in inputs {
         let mut plan = NotePlan::default();
-        let fields = fields_of(store, chat, cfg, notes_cfg, input, log, &mut plan.warnings)?;
-        enriched.extend(
-            input
-                .messages
-                .iter()
-                .zip(&fields)
-                .map(|(m, f)| note::enriched_text(&m.content, f)),
-        );
+        let (fields, by_rules) =
+            fields_of(store, chat, cfg, notes_cfg, input, log, &mut plan.warnings)?;
+        let first = embedded.len();
+        for (i, (m, f)) in input.messages.iter().zip(&fields).enumerate() {
+            let mut text = note::enriched_text(&m.content, f);
+            // What the vector is made from: rule-made fields repeat the text's own words and
+            // name the speaker and day, which add model time and no meaning; they are in
+            // the lexical entry only. In a conversation the own line names the speaker.
+            let own = match &input.window {
+                Some(w) => w.line(m),
+                None => m.content.clone(),
+            };
+            embedded.push(note::enriched_text(&own, &by_rules.embedded(f)));
+            if let Some(w) = &input.window {
+                let suffix = w.suffix(input.messages, i);
+                if !suffix.is_empty() {
+                    text.push('\n');
+                    text.push_str(&suffix);
+                }
+            }
+            enriched.push(text);
+        }
+        prior_at.push(embedded.len() - first);
+        if let Some(w) = &input.window {
+            let from = w.prior.len().saturating_sub(w.embed_before);
+            embedded.extend(w.prior[from..].iter().map(|m| w.line(m)));
+        }
         plans.push(plan);
         all_fields.push(fields);
     }
-    let refs: Vec<&str> = enriched.iter().map(String::as_str).collect();
-    let vectors = if refs.is_empty() {
+    let refs: Vec<&str> = embedded.iter().map(String::as_str).collect();
+    let raw_vectors = if refs.is_empty() {
         Vec::new()
     } else {
         log.embed(embedder, &refs)?
     };
+    // Each note's vector, in `enriched` order: its own, or its conversation window's.
+    let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(enriched.len());
+    let mut base = 0;
+    for (input, n) in inputs.iter().zip(&prior_at) {
+        let n = *n;
+        let prior_n = input
+            .window
+            .map_or(0, |w| w.prior.len().min(w.embed_before));
+        for i in 0..n {
+            let own = &raw_vectors[base + i];
+            let Some(w) = &input.window else {
+                vectors.push(own.clone());
+                continue;
+            };
+            // Window positions over [prior..., this add's notes...].
+            let at = prior_n + i;
+            let lo = at.saturating_sub(w.embed_before);
+            let hi = (at + w.embed_after).min(prior_n + n - 1);
+            let mut v = vec![0.0f32; own.len()];
+            for j in lo..=hi {
+                let (vec, text) = if j < prior_n {
+                    (&raw_vectors[base + n + j], &embedded[base + n + j])
+                } else {
+                    (
+                        &raw_vectors[base + j - prior_n],
+                        &embedded[base + j - prior_n],
+                    )
+                };
+                let weight = text.chars().count().max(1) as f32;
+                v.iter_mut().zip(vec).for_each(|(o, x)| *o += weight * x);
+            }
+            crate::embed::l2_normalize(&mut v);
+            vectors.push(v);
+        }
+        base += n + prior_n;
+    }
     let mut at = 0;
     for ((input, fields), plan) in inputs.iter().zip(&all_fields).zip(&mut plans) {
         let n = input.messages.len();
@@ -144,7 +248,34 @@ pub fn notes_many(
     Ok(plans)
 }
 
-/// The fields of each note of one add: the caller's, then the model's or the rules'.
+/// Which fields of an add's notes the rules made.
+#[derive(Debug, Clone, Copy, Default)]
+struct ByRules {
+    keywords: bool,
+    context: bool,
+}
+
+impl ByRules {
+    /// The fields a note's vector is made from: all but the rule-made ones.
+    fn embedded(&self, f: &NoteFields) -> NoteFields {
+        NoteFields {
+            keywords: if self.keywords {
+                Vec::new()
+            } else {
+                f.keywords.clone()
+            },
+            tags: f.tags.clone(),
+            context: if self.context {
+                String::new()
+            } else {
+                f.context.clone()
+            },
+        }
+    }
+}
+
+/// The fields of each note of one add: the caller's, then the model's or the rules'; and
+/// which of them the rules made.
 #[allow(clippy::too_many_arguments)]
 fn fields_of(
     store: &dyn Store,
@@ -154,8 +285,12 @@ fn fields_of(
     input: &NotesInput<'_>,
     log: &mut CallLog,
     warnings: &mut Vec<String>,
-) -> Result<Vec<NoteFields>> {
+) -> Result<(Vec<NoteFields>, ByRules)> {
     let given = input.given.validated()?;
+    let by_rules = ByRules {
+        keywords: chat.is_none() && given.keywords.is_none(),
+        context: chat.is_none() && given.context.is_none(),
+    };
     let mut fields: Vec<NoteFields> = input
         .messages
         .iter()
@@ -200,7 +335,7 @@ fn fields_of(
         }
         None => {}
     }
-    Ok(fields)
+    Ok((fields, by_rules))
 }
 
 /// Links (and, with a model, evolutions) of one add's notes, given their embeddings.

@@ -563,3 +563,66 @@ async fn a_batch_mixing_notes_and_raw_adds_keeps_its_order_and_embeds_notes_once
     assert_eq!((embeds(&out[0]), embeds(&out[2])), (1, 1));
     assert_eq!(out[0].usage, out[2].usage, "one shared call");
 }
+
+#[tokio::test]
+async fn conversation_notes_are_found_through_their_turns_and_embed_only_their_text() {
+    let e = env(false);
+    let mut req = note("");
+    req.input = mnemo::AddInput::Messages(vec![
+        InputMessage {
+            role: Role::User,
+            content: "Did you ever try kayaking on the fjord?".into(),
+            name: Some("Ana".into()),
+        },
+        InputMessage {
+            role: Role::User,
+            content: "Yes, last summer with my cousin!".into(),
+            name: Some("Ben".into()),
+        },
+    ]);
+    req.session_id = Some("s1".into());
+    let out = e.m.add(req).await.unwrap();
+    let answer = out.results[1].id;
+    // "kayaking" is only in the question before it: the answer's lexical entry holds that turn.
+    let mut lexical = SearchRequest::new(lena(), "kayaking", 5);
+    lexical.mode = SearchMode::Lexical;
+    let found: Vec<MemoryId> =
+        e.m.search(lexical)
+            .await
+            .unwrap()
+            .results
+            .iter()
+            .map(|h| h.memory.id)
+            .collect();
+    assert!(found.contains(&answer), "{found:?}");
+    assert_eq!(
+        get(&e.store, answer).text,
+        "Yes, last summer with my cousin!",
+        "the record is the turn"
+    );
+    // Its vector holds the window too: the question's words reach it by meaning alone.
+    let q = CandidateQuery {
+        scope: &lena(),
+        kinds: None,
+        filter: None,
+        read: ReadOptions::default(),
+        limit: 5,
+    };
+    let by_meaning = e
+        .store
+        .dense_candidates(&q, &HashEmbedder::vector("kayaking fjord"))
+        .unwrap();
+    let keys: Vec<i64> = by_meaning
+        .iter()
+        .filter(|c| c.score > 0.0)
+        .map(|c| c.key)
+        .collect();
+    let ids: Vec<MemoryId> = e
+        .store
+        .fetch(&q, &keys)
+        .unwrap()
+        .into_iter()
+        .map(|(_, m)| m.id)
+        .collect();
+    assert!(ids.contains(&answer), "{by_meaning:?}");
+}
