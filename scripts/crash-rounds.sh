@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 export MNEMO_CRASH_ROUNDS="${MNEMO_CRASH_ROUNDS:-20}"
-if [ ! -f "$MNEMO_MODELS_DIR/minilm-int8/model.onnx" ]; then
+if [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
   cargo build -p mnemo-cli
   "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install
 fi

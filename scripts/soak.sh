@@ -27,7 +27,7 @@ if [ ! -x "$bin" ]; then
   echo "building $bin (cargo build --release -p mnemo-cli)" >&2
   cargo build --release -p mnemo-cli
 fi
-if [ ! -f "$MNEMO_MODELS_DIR/minilm-int8/model.onnx" ]; then
+if [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
   "$bin" models install
 fi
 

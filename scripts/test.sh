@@ -8,7 +8,7 @@ export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 # produces (a separate `cargo run -p mnemo-cli` would resolve features differently and compile
 # most dependencies a second time).
 cargo test --workspace --no-run
-if [ ! -f "$MNEMO_MODELS_DIR/minilm-int8/model.onnx" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
+if [ ! -d "$MNEMO_MODELS_DIR/onnxruntime" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
   "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install
 fi
 cargo test --workspace --no-fail-fast

@@ -481,14 +481,33 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "ann_recall_at_10": recall_sum / queries as f64,
         "lexical_candidates_p50_ms": percentile(&lexical_side, 0.5),
         "queries": queries,
-        "rss_mb": rss_mb("VmRSS:"),
-        "peak_rss_mb": rss_mb("VmHWM:"),
-        "file_mb": stats.file_bytes as f64 / (1024.0 * 1024.0),
-        "wall_s": started.elapsed().as_secs_f64(),
     });
+    let temporary = opts.store_dir.is_none().then_some(tmp.as_path());
+    finish(report, memory, stats.file_bytes, started, temporary, json)
+}
+
+/// Adds the keys every workload ends with (`rss_mb`, `peak_rss_mb`, `file_mb`, `wall_s`), closes
+/// the store, removes it when it was temporary, and prints the report.
+pub(crate) fn finish(
+    mut report: serde_json::Value,
+    memory: Memory,
+    file_bytes: u64,
+    started: Instant,
+    temporary: Option<&std::path::Path>,
+    json: bool,
+) -> anyhow::Result<()> {
+    if let Some(map) = report.as_object_mut() {
+        map.insert("rss_mb".into(), rss_mb("VmRSS:").into());
+        map.insert("peak_rss_mb".into(), rss_mb("VmHWM:").into());
+        map.insert(
+            "file_mb".into(),
+            (file_bytes as f64 / (1024.0 * 1024.0)).into(),
+        );
+        map.insert("wall_s".into(), started.elapsed().as_secs_f64().into());
+    }
     drop(memory);
-    if opts.store_dir.is_none() {
-        let _ = std::fs::remove_dir_all(&tmp);
+    if let Some(dir) = temporary {
+        let _ = std::fs::remove_dir_all(dir);
     }
     if json {
         println!("{report}");

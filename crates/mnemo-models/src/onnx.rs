@@ -1,16 +1,21 @@
-//! [`OnnxEmbedder`]: the int8 ONNX export of all-MiniLM-L6-v2 run by ONNX Runtime.
+//! [`OnnxEmbedder`]: all-MiniLM-L6-v2 as an int8 graph run by ONNX Runtime.
 //!
 //! ONNX Runtime is loaded at run time from a shared library (the `load-dynamic` feature of `ort`),
 //! and a process can load it only once. The first successful load wins: later loads reuse that
 //! library and its environment, with a warning if they asked for a different file.
+//!
+//! The graph is built at load from the model's f32 weights (`onnx_graph.rs`): fused operators,
+//! int8 weights and activations. A call is cut into length-sorted passes bounded by
+//! [`MAX_BATCH_TOKENS`], which bounds the working memory and keeps padding low.
 
 use crate::config::EmbedderConfig;
+use crate::onnx_graph::{build_bert, BertShape, OUTPUT};
 use crate::pooling::{mean_pool_normalized, PoolingInput};
 use crate::tokenize::{TextTokenizer, TokenBatch};
 use crate::{model_err, MAX_SEQ_LEN, MODEL_FAMILY};
 use mnemo_core::{Embedder, Error, Result};
 use ort::environment::Environment;
-use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights};
+use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
 use std::path::{Path, PathBuf};
@@ -51,39 +56,23 @@ fn runtime(library: &Path) -> Result<Environment> {
 
 /// Tokens (rows × padded length) in one forward pass at most. ONNX Runtime keeps a session's
 /// memory arena at its high-water mark, so the largest pass sets the embedder's working memory
-/// for the life of the process: bounding it by tokens, not texts, keeps a batch of long texts
-/// (context windows, documents) from growing it tenfold.
-pub const MAX_BATCH_TOKENS: usize = 2048;
+/// for the life of the process: bounding passes by tokens, not texts, keeps a batch of long
+/// texts from growing it tenfold. Larger passes were not faster (1,024 to 4,096 tokens measured
+/// within noise of each other on LoCoMo turns).
+pub const MAX_BATCH_TOKENS: usize = 1024;
 
-/// A session over `model` with `threads` intra-op threads, one inter-op thread and no spinning:
-/// spin-waiting worker threads fall apart when the CPU is shared with other work. Sessions of
-/// one embedder share `prepacked`, so the weights are laid out for the kernels once.
-fn build_session(
-    env: &Environment,
-    model: &Path,
-    threads: usize,
-    prepacked: &PrepackedWeights,
-) -> Result<Session> {
+/// A session over the serialised `model` with `threads` intra-op threads, one inter-op thread
+/// and no spinning: spin-waiting worker threads fall apart when the CPU is shared with other
+/// work. No memory pattern: input shapes change with every call, and a pattern is planned (and
+/// kept) per shape.
+fn build_session(env: &Environment, model: &[u8], threads: usize) -> Result<Session> {
     let opt =
         |e: ort::Error<ort::session::builder::SessionBuilder>| model_err("ONNX session options", e);
     Session::builder(env)
         .map_err(|e| model_err("ONNX session builder", e))?
-        .with_optimization_level(match std::env::var("EXP_OPT").as_deref() {
-            Ok("0") => GraphOptimizationLevel::Disable,
-            Ok("1") => GraphOptimizationLevel::Level1,
-            Ok("2") => GraphOptimizationLevel::Level2,
-            _ => GraphOptimizationLevel::Level3,
-        })
+        .with_optimization_level(GraphOptimizationLevel::Level3)
         .map_err(opt)?
-        .with_prepacked_weights(prepacked)
-        .map_err(opt)?
-        .with_prepacking(std::env::var("EXP_PREPACK").as_deref() != Ok("0"))
-        .map_err(opt)?
-        .with_memory_pattern(std::env::var("EXP_MEMPAT").as_deref() != Ok("0"))
-        .map_err(opt)?
-        .with_execution_providers([ort::ep::CPU::default()
-            .with_arena_allocator(std::env::var("EXP_ARENA").as_deref() != Ok("0"))
-            .build()])
+        .with_memory_pattern(false)
         .map_err(opt)?
         .with_intra_threads(threads)
         .map_err(opt)?
@@ -94,104 +83,57 @@ fn build_session(
         .map_err(opt)?
         .with_inter_op_spinning(false)
         .map_err(opt)?
-        .commit_from_file(model)
-        .map_err(|e| model_err(&format!("cannot load ONNX model {}", model.display()), e))
+        .commit_from_memory(model)
+        .map_err(|e| model_err("ONNX Runtime refused the model graph", e))
 }
 
-/// Embeds with the int8 ONNX model through ONNX Runtime on the CPU.
+/// Embeds with the int8 graph through ONNX Runtime on the CPU.
 pub struct OnnxEmbedder {
-    /// `threads` intra-op threads: calls that fit one batch (a query, a small add).
+    /// One session with `threads` intra-op threads for every call. (Until issue 16 a call of
+    /// several batches ran them side by side on one single-threaded session per thread: ≤ 10 %
+    /// more texts/s on 2 cores, but every session holds its own copy of the weights, which the
+    /// optimiser dequantises to f32, ~100–170 MB each.)
     session: Mutex<Session>,
-    /// One single-threaded session per thread, made on the first call that spans several
-    /// batches: whole batches side by side keep every core busy without the intra-op threads'
-    /// barriers (measured ~7 % more sentences/s on 2 cores than one two-thread session).
-    workers: OnceLock<Vec<Mutex<Session>>>,
-    env: Environment,
-    prepacked: PrepackedWeights,
-    model_path: PathBuf,
-    threads: usize,
     tokenizer: TextTokenizer,
     model_id: String,
     dimension: usize,
     batch_size: usize,
-    wants_token_types: bool,
-    output_name: String,
 }
 
 impl OnnxEmbedder {
     /// The `model_id` this backend reports.
-    pub const MODEL_ID: &'static str = "all-MiniLM-L6-v2/onnx-int8";
+    pub const MODEL_ID: &'static str = "all-MiniLM-L6-v2/onnx-int8-dq";
 
-    /// Loads the tokenizer, ONNX Runtime and the model named by `cfg.paths`.
+    /// Loads the tokenizer, ONNX Runtime and the model's `config.json` and f32 weights named by
+    /// `cfg.paths`, and builds the int8 graph from them ([`build_bert`]).
     ///
     /// Uses `cfg.effective_threads()` intra-op threads, one inter-op thread and no spinning:
     /// spin-waiting worker threads fall apart when the CPU is shared with other work.
     pub fn load(cfg: &EmbedderConfig) -> Result<Self> {
         let paths = &cfg.paths;
-        let hwm = || {
-            std::fs::read_to_string("/proc/self/status")
-                .unwrap()
-                .lines()
-                .find(|l| l.starts_with("VmRSS"))
-                .unwrap()
-                .to_string()
-        };
-        eprintln!("A {}", hwm());
         let tokenizer = TextTokenizer::from_file(&paths.tokenizer, MAX_SEQ_LEN)?;
-        eprintln!("B tokenizer {}", hwm());
-        let env = runtime(&paths.effective_onnxruntime())?;
-        eprintln!("C runtime {}", hwm());
-        let threads = cfg.effective_threads();
-        let prepacked = PrepackedWeights::new();
-        let session = build_session(&env, &paths.onnx_model, threads, &prepacked)?;
-        eprintln!("D session {}", hwm());
-
-        let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
-        for required in ["input_ids", "attention_mask"] {
-            if !input_names.contains(&required) {
-                return Err(Error::Model {
-                    reason: format!("ONNX model lacks input `{required}` (it has {input_names:?})"),
-                });
-            }
-        }
-        let wants_token_types = input_names.contains(&"token_type_ids");
-        let output = session
-            .outputs()
-            .iter()
-            .find(|o| o.name() == "last_hidden_state")
-            .or_else(|| session.outputs().first())
-            .ok_or_else(|| Error::Model {
-                reason: "ONNX model has no outputs".into(),
+        let config = std::fs::read_to_string(&paths.config)
+            .map_err(|e| model_err(&format!("cannot read {}", paths.config.display()), e))?;
+        let shape: BertShape = serde_json::from_str(&config)
+            .map_err(|e| model_err(&format!("bad BERT config {}", paths.config.display()), e))?;
+        let graph = {
+            let weights = std::fs::read(&paths.safetensors).map_err(|e| {
+                model_err(&format!("cannot read {}", paths.safetensors.display()), e)
             })?;
-        let output_name = output.name().to_string();
-        let declared_dim = output
-            .dtype()
-            .tensor_shape()
-            .and_then(|s| s.last().copied())
-            .filter(|&d| d > 0);
+            build_bert(&weights, shape)?
+        };
+        let env = runtime(&paths.effective_onnxruntime())?;
+        let session = build_session(&env, &graph, cfg.effective_threads())?;
+        drop(graph);
 
         let mut embedder = Self {
             session: Mutex::new(session),
-            workers: OnceLock::new(),
-            env,
-            prepacked,
-            model_path: paths.onnx_model.clone(),
-            threads,
             tokenizer,
             model_id: Self::MODEL_ID.to_string(),
             dimension: 0,
             batch_size: cfg.effective_batch_size(),
-            wants_token_types,
-            output_name,
         };
-        // Prefer the declared output width; if the export left it symbolic, measure it once.
-        embedder.dimension = match declared_dim {
-            Some(d) => usize::try_from(d).map_err(|e| model_err("bad output dimension", e))?,
-            None => embedder
-                .embed_batch(&embedder.session, &[""])?
-                .first()
-                .map_or(0, Vec::len),
-        };
+        embedder.dimension = embedder.embed(&[""])?.first().map_or(0, Vec::len);
         if embedder.dimension == 0 {
             return Err(Error::Model {
                 reason: "ONNX model reports an empty embedding dimension".into(),
@@ -199,33 +141,15 @@ impl OnnxEmbedder {
         }
         tracing::debug!(
             model = MODEL_FAMILY,
-            threads,
+            threads = cfg.effective_threads(),
             dim = embedder.dimension,
             "loaded ONNX embedder"
         );
         Ok(embedder)
     }
 
-    /// The single-threaded sessions, made once.
-    fn workers(&self) -> Result<&[Mutex<Session>]> {
-        if let Some(w) = self.workers.get() {
-            return Ok(w);
-        }
-        let made = (0..self.threads)
-            .map(|_| build_session(&self.env, &self.model_path, 1, &self.prepacked).map(Mutex::new))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(self.workers.get_or_init(|| made))
-    }
-
-    fn embed_batch(&self, session: &Mutex<Session>, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.run(session, self.tokenizer.encode(texts)?)
-    }
-
     /// One forward pass over a tokenised batch: one vector per row.
-    fn run(&self, session: &Mutex<Session>, batch: TokenBatch) -> Result<Vec<Vec<f32>>> {
+    fn run(&self, batch: TokenBatch) -> Result<Vec<Vec<f32>>> {
         let TokenBatch {
             rows,
             seq_len,
@@ -234,27 +158,25 @@ impl OnnxEmbedder {
             token_type_ids,
         } = batch;
         let shape = [rows, seq_len];
-        let tensor = |data: Vec<i64>| {
+        // The graph reads 32-bit ids; token ids and masks fit.
+        let tensor = |data: &[i64]| {
+            let data: Vec<i32> = data.iter().map(|&v| v as i32).collect();
             Tensor::from_array((shape, data)).map_err(|e| model_err("cannot build input tensor", e))
         };
-        let mut inputs = vec![
-            ("input_ids".to_string(), tensor(input_ids)?),
-            (
-                "attention_mask".to_string(),
-                tensor(attention_mask.clone())?,
-            ),
+        let inputs = vec![
+            ("input_ids", tensor(&input_ids)?),
+            ("token_type_ids", tensor(&token_type_ids)?),
+            ("attention_mask", tensor(&attention_mask)?),
         ];
-        if self.wants_token_types {
-            inputs.push(("token_type_ids".to_string(), tensor(token_type_ids)?));
-        }
-        let mut session = session
+        let mut session = self
+            .session
             .lock()
             .map_err(|_| Error::internal("ONNX session lock poisoned"))?;
         let outputs = session
             .run(inputs)
             .map_err(|e| model_err("ONNX inference failed", e))?;
-        let value = outputs.get(&self.output_name).ok_or_else(|| Error::Model {
-            reason: format!("ONNX output `{}` missing", self.output_name),
+        let value = outputs.get(OUTPUT).ok_or_else(|| Error::Model {
+            reason: format!("ONNX output `{OUTPUT}` missing"),
         })?;
         let (out_shape, hidden) = value
             .try_extract_tensor::<f32>()
@@ -289,36 +211,17 @@ impl Embedder for OnnxEmbedder {
         self.dimension
     }
 
-    /// Texts are tokenised, ordered by length and grouped into passes of at most `batch_size`
-    /// texts and [`MAX_BATCH_TOKENS`] tokens, so a pass pads little and its working memory is
-    /// bounded. A call of one pass runs on the multi-threaded session; passes of a larger call
-    /// run side by side on single-threaded ones.
+    /// Texts are tokenised, ordered by length and cut into passes of at most `batch_size` texts
+    /// and [`MAX_BATCH_TOKENS`] tokens that pad little (see [`plan_passes`]), so the working
+    /// memory is bounded and little of the work is padding.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut out: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
         // Tokenised a slab at a time, so a huge call does not hold every padded row at once.
         for slab in texts.chunks(TOKENISE_SLAB) {
             let tokens = self.tokenizer.encode(slab)?;
-            let budget = std::env::var("EXP_BUDGET")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(MAX_BATCH_TOKENS);
-            let passes = plan_passes(&tokens, self.batch_size, budget);
-            let results: Vec<Vec<Vec<f32>>> = if passes.len() == 1
-                || self.threads < 2
-                || std::env::var("EXP_NOWORKERS").is_ok()
-            {
-                passes
-                    .iter()
-                    .map(|rows| self.run(&self.session, take_rows(&tokens, rows)))
-                    .collect::<Result<_>>()?
-            } else {
-                let workers = self.workers()?;
-                on_workers(passes.len(), workers.len(), |w, i| {
-                    self.run(&workers[w], take_rows(&tokens, &passes[i]))
-                })?
-            };
             let mut slots: Vec<Option<Vec<f32>>> = vec![None; slab.len()];
-            for (rows, vectors) in passes.iter().zip(results) {
+            for rows in plan_passes(&tokens, self.batch_size, MAX_BATCH_TOKENS) {
+                let vectors = self.run(take_rows(&tokens, &rows))?;
                 if vectors.len() != rows.len() {
                     return Err(Error::Model {
                         reason: format!(
@@ -328,7 +231,7 @@ impl Embedder for OnnxEmbedder {
                         ),
                     });
                 }
-                for (&r, v) in rows.iter().zip(vectors) {
+                for (r, v) in rows.into_iter().zip(vectors) {
                     slots[r] = Some(v);
                 }
             }
@@ -343,9 +246,15 @@ impl Embedder for OnnxEmbedder {
 /// Texts tokenised together at most (padded to the longest of them until planned into passes).
 const TOKENISE_SLAB: usize = 1024;
 
+/// What one pass costs beyond its tokens, in tokens: the fixed work of a forward pass (thread
+/// wake-ups, tensor set-up, pooling). Measured on MiniLM int8 on two cores, a pass costs roughly
+/// the same as 20–30 more tokens.
+const PASS_COST_TOKENS: usize = 32;
+
 /// Row indices of `tokens`, longest first, cut into passes of at most `max_rows` rows whose
-/// padded size (rows × the longest row) stays within `max_tokens`. A row longer than the budget
-/// goes alone.
+/// padded size (rows × the longest row) stays within `max_tokens` (a row longer than that goes
+/// alone). The cut minimises the padded tokens computed plus [`PASS_COST_TOKENS`] per pass, so
+/// a few long texts do not pad many short ones to their length.
 fn plan_passes(tokens: &TokenBatch, max_rows: usize, max_tokens: usize) -> Vec<Vec<usize>> {
     let len = |r: usize| {
         tokens.attention_mask[r * tokens.seq_len..(r + 1) * tokens.seq_len]
@@ -356,20 +265,28 @@ fn plan_passes(tokens: &TokenBatch, max_rows: usize, max_tokens: usize) -> Vec<V
     let lens: Vec<usize> = (0..tokens.rows).map(len).collect();
     let mut order: Vec<usize> = (0..tokens.rows).collect();
     order.sort_by_key(|&r| std::cmp::Reverse(lens[r]));
-    let mut passes: Vec<Vec<usize>> = Vec::new();
-    let mut current: Vec<usize> = Vec::new();
-    for r in order {
-        // Longest first, so the pass's first row sets its padded length.
-        let longest = current.first().map_or(lens[r], |&f| lens[f]);
-        if !current.is_empty()
-            && (current.len() >= max_rows.max(1) || (current.len() + 1) * longest > max_tokens)
-        {
-            passes.push(std::mem::take(&mut current));
+    let n = order.len();
+    // best[i]: the cheapest cut of order[i..] as (cost, end of its first pass).
+    let mut best = vec![(0usize, n); n + 1];
+    for i in (0..n).rev() {
+        let longest = lens[order[i]];
+        best[i] = (usize::MAX, i + 1);
+        for j in i + 1..=n.min(i + max_rows.max(1)) {
+            if j > i + 1 && (j - i) * longest > max_tokens {
+                break;
+            }
+            let cost = PASS_COST_TOKENS + (j - i) * longest + best[j].0;
+            if cost < best[i].0 {
+                best[i] = (cost, j);
+            }
         }
-        current.push(r);
     }
-    if !current.is_empty() {
-        passes.push(current);
+    let mut passes = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let j = best[i].1;
+        passes.push(order[i..j].to_vec());
+        i = j;
     }
     passes
 }
@@ -401,48 +318,63 @@ fn take_rows(tokens: &TokenBatch, rows: &[usize]) -> TokenBatch {
     }
 }
 
-/// Runs jobs `0..n` on `workers` threads (worker `w` runs `f(w, job)` on the jobs it takes) and
-/// returns their results in job order; the first failure stops the others taking more.
-fn on_workers<T: Send>(
-    n: usize,
-    workers: usize,
-    f: impl Fn(usize, usize) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, Result<T>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers.clamp(1, n.max(1)))
-            .map(|w| {
-                let (next, f) = (&next, &f);
-                s.spawn(move || {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n {
-                            break done;
-                        }
-                        let r = f(w, i);
-                        let failed = r.is_err();
-                        done.push((i, r));
-                        if failed {
-                            next.store(n, Ordering::Relaxed);
-                            break done;
-                        }
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    if done.len() != n {
-        if let Some((_, Err(e))) = done.into_iter().find(|(_, r)| r.is_err()) {
-            return Err(e);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tokenised batch whose rows have the given lengths (ids = row number + 1).
+    fn batch(lens: &[usize]) -> TokenBatch {
+        let seq_len = lens.iter().copied().max().unwrap_or(0);
+        let mut b = TokenBatch {
+            rows: lens.len(),
+            seq_len,
+            input_ids: vec![0; lens.len() * seq_len],
+            attention_mask: vec![0; lens.len() * seq_len],
+            token_type_ids: vec![0; lens.len() * seq_len],
+        };
+        for (r, &l) in lens.iter().enumerate() {
+            for t in 0..l {
+                b.input_ids[r * seq_len + t] = r as i64 + 1;
+                b.attention_mask[r * seq_len + t] = 1;
+            }
         }
-        return Err(Error::internal("an embedding worker stopped early"));
+        b
     }
-    done.into_iter().map(|(_, r)| r).collect()
+
+    #[test]
+    fn passes_cover_every_row_once_within_the_bounds() {
+        let lens: Vec<usize> = (0..300).map(|i| 3 + (i * 37) % 120).collect();
+        let b = batch(&lens);
+        let passes = plan_passes(&b, 32, 1024);
+        let mut seen: Vec<usize> = passes.iter().flatten().copied().collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..lens.len()).collect::<Vec<_>>());
+        for p in &passes {
+            let longest = p.iter().map(|&r| lens[r]).max().unwrap();
+            assert!(p.len() <= 32, "{} rows", p.len());
+            assert!(p.len() == 1 || p.len() * longest <= 1024, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_text_does_not_pad_short_ones_and_an_oversized_one_goes_alone() {
+        // One 250-token text among twenty short ones: padding them all to 250 would compute
+        // 5,250 tokens; the plan keeps the long one apart.
+        let mut lens = vec![250];
+        lens.extend(std::iter::repeat_n(10, 20));
+        let passes = plan_passes(&batch(&lens), 32, 200);
+        assert_eq!(passes[0], vec![0]);
+        assert_eq!(passes.len(), 2, "{passes:?}");
+        let b = take_rows(&batch(&lens), &passes[1]);
+        assert_eq!((b.rows, b.seq_len), (20, 10));
+    }
+
+    #[test]
+    fn taken_rows_keep_their_tokens_and_pad_to_the_longest_taken() {
+        let b = batch(&[2, 5, 3]);
+        let t = take_rows(&b, &[2, 0]);
+        assert_eq!((t.rows, t.seq_len), (2, 3));
+        assert_eq!(t.input_ids, vec![3, 3, 3, 1, 1, 0]);
+        assert_eq!(t.attention_mask, vec![1, 1, 1, 1, 1, 0]);
+    }
 }

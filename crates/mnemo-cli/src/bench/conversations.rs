@@ -25,7 +25,7 @@
 //! | `peak_rss_mb`, `rss_mb` | `VmHWM` and `VmRSS` of the process at the end |
 //! | `embedder`, `embedder_threads`, `top_k`, `file_mb`, `wall_s` | setup and size |
 
-use super::{percentile, rss_mb};
+use super::{finish, percentile};
 use mnemo::{Memory, MemoryConfig};
 use mnemo_core::{Error, Scope, SearchRequest};
 use mnemo_eval::run::{add_request, scope_of};
@@ -178,19 +178,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "search_p95_ms": percentile(&with_embed, 0.95),
         "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
         "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
-        "rss_mb": rss_mb("VmRSS:"),
-        "peak_rss_mb": rss_mb("VmHWM:"),
-        "file_mb": stats.file_bytes as f64 / (1024.0 * 1024.0),
-        "wall_s": started.elapsed().as_secs_f64(),
     });
-    drop(memory);
-    if opts.store_dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    if json {
-        println!("{report}");
-    } else {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    }
-    Ok(())
+    let temporary = opts.store_dir.is_none().then_some(dir.as_path());
+    finish(report, memory, stats.file_bytes, started, temporary, json)
 }

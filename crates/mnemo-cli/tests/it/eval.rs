@@ -57,7 +57,10 @@ fn eval_locomo_writes_report_markdown_and_plots_with_qa_over_http() {
     assert_eq!(written["qa"]["questions"], 3);
     assert_eq!(written["qa"]["per_category"]["4"]["f1"], 1.0);
     assert_eq!(written["qa"]["mean_prompt_tokens"], 40.0);
-    assert_eq!(written["config"]["embedder"], "all-MiniLM-L6-v2/onnx-int8");
+    assert_eq!(
+        written["config"]["embedder"],
+        "all-MiniLM-L6-v2/onnx-int8-dq"
+    );
     // 3 answers and 2 judgements (the adversarial question is scored without the judge).
     assert_eq!(stub.requests().len(), 5);
 

@@ -342,7 +342,7 @@ fn doctor_reports_model_and_store_and_import_reads_memory_lines() {
     assert_eq!(err["error"]["kind"], "invalid_input");
 
     let doc = run_ok(mnemo(&d).args(["doctor"]));
-    assert_eq!(doc["embedder"]["model"], "all-MiniLM-L6-v2/onnx-int8");
+    assert_eq!(doc["embedder"]["model"], "all-MiniLM-L6-v2/onnx-int8-dq");
     assert_eq!(doc["embedder"]["dimension"], 384);
     assert_eq!(doc["store"]["dimension"], 384);
     assert_eq!(doc["store"]["consistent"], true);

@@ -22,7 +22,7 @@ pub fn models_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models"));
     assert!(
-        dir.join("minilm-int8/model.onnx").exists(),
+        dir.join("all-minilm-l6-v2/model.safetensors").exists(),
         "models not found in {}; run `mnemo models install` with MNEMO_MODELS_DIR set",
         dir.display()
     );

@@ -6,9 +6,10 @@ use mnemo_models::EmbedderBackend;
 
 /// Minimum cosine to the reference for every fixture sentence.
 const CANDLE_MIN_COSINE: f32 = 0.99999;
-/// The int8 model measured min 0.99634 / mean 0.99915 over the fixture (ORT 1.32, sentence-transformers
-/// 6.2.0); the bar sits a little below the minimum.
-const ONNX_MIN_COSINE: f32 = 0.995;
+/// The int8 graph (int8 weights and activations) measured min 0.9737 / mean 0.9916 over the
+/// fixture (sentence-transformers 6.2.0); the shortest texts ("Hello!") move most. The bar sits a
+/// little below the minimum. (The f32-compute export it replaced measured min 0.9963.)
+const ONNX_MIN_COSINE: f32 = 0.97;
 
 fn embed_one_at_a_time(backend: EmbedderBackend) -> Vec<Vec<f32>> {
     let e = embedder(backend);
@@ -88,6 +89,7 @@ fn candle_keeps_reference_neighbours() {
 
 #[test]
 fn onnx_keeps_reference_neighbours() {
-    // Measured 0.983 (two of 120 neighbour slots swapped among near-ties).
-    check_neighbours(EmbedderBackend::Onnx, 0.95);
+    // Measured 0.908 (11 of 120 neighbour slots swapped among near-ties; 0.983 with f32
+    // activations). LoCoMo recall@10 did not move (BENCHMARKS.md).
+    check_neighbours(EmbedderBackend::Onnx, 0.875);
 }
