@@ -402,6 +402,18 @@ pub struct LocomoArgs {
     /// With --notes: linked notes per hit in the expanded ranking.
     #[arg(long, default_value_t = 2)]
     pub expand_links: usize,
+    /// Link expansion: a linked result scores this × its parent's score × the link strength.
+    #[arg(long)]
+    pub link_weight: Option<f32>,
+    /// Note rule links: shared-name informativeness at or above which notes are linked.
+    #[arg(long)]
+    pub note_link_entity: Option<f32>,
+    /// Note rule links: cosine similarity at or above which notes are linked.
+    #[arg(long)]
+    pub note_link_similarity: Option<f32>,
+    /// Note rule links: the most links a new note gets.
+    #[arg(long)]
+    pub note_max_links: Option<usize>,
     /// Keep the stores the run built (under <data dir>/eval/).
     #[arg(long)]
     pub keep_stores: bool,

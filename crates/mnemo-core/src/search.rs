@@ -163,6 +163,8 @@ pub struct RankParams {
     /// Candidates taken from each side: `max(min_candidates, top_k * candidate_factor)`.
     pub candidate_factor: usize,
     pub min_candidates: usize,
+    /// Link expansion: a linked result scores `link_weight × parent score × link strength`.
+    pub link_weight: f32,
 }
 
 impl Default for RankParams {
@@ -173,6 +175,7 @@ impl Default for RankParams {
             entity_weight: 0.1,
             candidate_factor: 3,
             min_candidates: 30,
+            link_weight: 1.0,
         }
     }
 }
@@ -308,18 +311,24 @@ pub fn hybrid_search(
             })
         })
         .collect();
-    expand_links(store, req, &mut hits)?;
+    expand_links(store, req, params.link_weight, &mut hits)?;
     Ok(hits)
 }
 
 /// Appends linked results to the direct `hits` of `req`: for each hit in rank order, its
 /// `related` neighbours (strongest link first) that are neither hits nor already added, up to
-/// `req.expand_links` per hit; each scored `parent score × link strength` (a neighbour reached
+/// `req.expand_links` per hit; each scored `weight × parent score × link strength`
+/// (`RankParams::link_weight`; a neighbour reached
 /// from two hits keeps the first, higher-ranked parent). The linked results, best first, are
 /// cut to `req.expand_limit` (default: no cap beyond the per-hit one) and follow every direct hit, so expansion never
 /// displaces one. Linked memories pass the request's scope, kinds, filter and visibility, as
 /// candidates do (the store applies them in [`Store::linked`]).
-pub fn expand_links(store: &dyn Store, req: &SearchRequest, hits: &mut Vec<Hit>) -> Result<()> {
+pub fn expand_links(
+    store: &dyn Store,
+    req: &SearchRequest,
+    weight: f32,
+    hits: &mut Vec<Hit>,
+) -> Result<()> {
     if req.expand_links == 0 || hits.is_empty() {
         return Ok(());
     }
@@ -361,7 +370,7 @@ pub fn expand_links(store: &dyn Store, req: &SearchRequest, hits: &mut Vec<Hit>)
             }
             added += 1;
             extra.push(Hit {
-                score: h.score * n.link.strength,
+                score: weight * h.score * n.link.strength,
                 scores: Scores::default(),
                 via: Some(Via {
                     memory_id: h.memory.id,

@@ -61,6 +61,8 @@ pub struct EvalOptions {
     /// Also ingest every turn as a note (rules, no model) into a third store and score it
     /// without and with link expansion (this many linked notes per hit).
     pub notes: Option<usize>,
+    /// Note settings of the notes store (neighbours, link rules).
+    pub note_config: mnemo::NoteConfig,
 }
 
 impl std::fmt::Debug for EvalOptions {
@@ -122,7 +124,7 @@ fn open_engines(opts: &EvalOptions) -> Result<Engines> {
             None
         },
         notes: match opts.notes {
-            Some(_) => Some(open("notes", opts.indexing)?),
+            Some(_) => Some(open("notes", opts.indexing)?.with_note_config(opts.note_config)),
             None => None,
         },
     })
@@ -496,6 +498,13 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
             "max_questions": opts.max_questions,
             "max_conversations": opts.max_conversations,
             "notes_expand_links": opts.notes,
+            "link_weight": opts.rank.link_weight,
+            "note_config": {
+                "neighbours": opts.note_config.neighbours,
+                "link_similarity": opts.note_config.link_similarity,
+                "link_entity": opts.note_config.link_entity,
+                "max_rule_links": opts.note_config.max_rule_links,
+            },
             "infer_model": opts.infer_model.as_ref().map(|m| m.model_id().to_string()),
             "mnemo_version": env!("CARGO_PKG_VERSION"),
         }),

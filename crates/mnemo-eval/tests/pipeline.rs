@@ -32,6 +32,7 @@ fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
         max_conversations: None,
         baselines: true,
         notes: None,
+        note_config: mnemo::NoteConfig::default(),
     }
 }
 

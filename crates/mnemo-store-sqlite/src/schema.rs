@@ -237,4 +237,37 @@ mod tests {
         assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
         assert_eq!(mentions(&conn, "e1"), 2);
     }
+
+    #[test]
+    fn a_version_3_store_gains_note_link_and_history_columns() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.execute_batch(
+            "INSERT INTO memories (id, user_id, kind, state, text, metadata, hash, created_at, updated_at) \
+               VALUES ('m1', 'u', 'raw', 'active', 'a', '{}', 'h1', 0, 0);
+             INSERT INTO links (from_id, to_id, kind, strength, author, created_at) VALUES ('m1', 'm2', 'related', 0.5, 'rule', 0);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        let (note, reason): (Option<String>, Option<String>) = conn
+            .query_row(
+                "SELECT m.note, l.reason FROM memories m JOIN links l ON l.from_id = m.id",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (note, reason),
+            (None, None),
+            "old rows read as no note, no reason"
+        );
+        conn.execute(
+            "INSERT INTO history (memory_id, event, created_at, old_note, new_note) VALUES ('m1', 'EVOLVE', 0, '{}', '{}')",
+            [],
+        )
+        .unwrap();
+    }
 }

@@ -153,12 +153,23 @@ impl MemoryConfig {
             && r.lexical_weight >= 0.0
             && r.entity_weight >= 0.0
             && r.entity_weight.is_finite()
+            && r.link_weight >= 0.0
+            && r.link_weight.is_finite()
             && r.dense_weight + r.lexical_weight > 0.0)
         {
             return Err(Error::invalid(
                 "rank",
                 "weights must be non-negative, and dense and lexical not both zero",
             ));
+        }
+        let n = &self.notes;
+        for (field, v) in [
+            ("notes.link_similarity", n.link_similarity),
+            ("notes.link_entity", n.link_entity),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(Error::invalid(field, "must be a number in [0, 1]"));
+            }
         }
         Ok(())
     }

@@ -416,10 +416,14 @@ fn link_and_evolve(
                         links.insert(n.id, (*score, format!("similarity {score:.2}")));
                     }
                 }
-                for (j, earlier) in plan.memories.iter().enumerate() {
-                    let score = cosine(vector, &vectors[j]);
-                    if score >= notes_cfg.link_similarity {
-                        links.insert(earlier.id, (score, format!("similarity {score:.2}")));
+                // Earlier notes of the same add: by similarity, unless a conversation window
+                // already ties them (their vectors share turns, so similarity says nothing).
+                if input.window.is_none() {
+                    for (j, earlier) in plan.memories.iter().enumerate() {
+                        let score = cosine(vector, &vectors[j]);
+                        if score >= notes_cfg.link_similarity {
+                            links.insert(earlier.id, (score, format!("similarity {score:.2}")));
+                        }
                     }
                 }
                 let names: Vec<String> = entities
