@@ -172,8 +172,9 @@ pub struct Memory {
     pub sources: Vec<MessageId>,
     pub access_count: u64,
     pub last_accessed_at: Option<Timestamp>,
-    /// A note's keywords, tags and context (`kind = note` only; see [`crate::note`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A note's keywords, tags and context (`kind = note` only, else null; see
+    /// [`crate::note`]). Absent in records written before notes existed.
+    #[serde(default)]
     pub note: Option<NoteFields>,
 }
 
@@ -386,10 +387,10 @@ pub struct HistoryEvent {
     pub reason: Option<String>,
     pub request_id: Option<String>,
     pub created_at: Timestamp,
-    /// For `EVOLVE`: the note's fields before and after (its text never changes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For `EVOLVE`: the note's fields before and after (its text never changes); else null.
+    #[serde(default)]
     pub old_note: Option<NoteFields>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub new_note: Option<NoteFields>,
 }
 

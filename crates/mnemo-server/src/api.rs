@@ -249,6 +249,17 @@ pub struct MemoryDoc {
     pub sources: Vec<String>,
     pub access_count: u64,
     pub last_accessed_at: Option<DateTime<Utc>>,
+    /// A note's fields (`kind: note`), else null.
+    #[schema(value_type = Option<NoteDoc>)]
+    pub note: Option<Value>,
+}
+
+/// A note's fields.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NoteDoc {
+    pub keywords: Vec<String>,
+    pub tags: Vec<String>,
+    pub context: String,
 }
 
 /// A search hit: the memory, its final score and the score of each signal.
@@ -260,6 +271,10 @@ pub struct HitDoc {
     /// `dense`, `lexical`, `entity` (each may be absent).
     #[schema(value_type = Object)]
     pub scores: Value,
+    /// Only for a result of link expansion: `{memory_id, kind, strength}` of the hit and the
+    /// link it was reached through.
+    #[schema(value_type = Option<Object>)]
+    pub via: Option<Value>,
 }
 
 /// One result of an add.
@@ -321,6 +336,11 @@ pub struct HistoryDoc {
     pub reason: Option<String>,
     pub request_id: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// For `EVOLVE`: the note's fields before and after; else null.
+    #[schema(value_type = Option<NoteDoc>)]
+    pub old_note: Option<Value>,
+    #[schema(value_type = Option<NoteDoc>)]
+    pub new_note: Option<Value>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
