@@ -27,6 +27,8 @@ pub struct Cli {
     pub remote_embedder: RemoteEmbedderArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
+    #[command(flatten)]
+    pub notes: NoteArgs,
     /// A settings file (default: ./mnemo.toml when present). Flags and MNEMO_* variables win
     /// over it; see mnemo.example.toml.
     #[arg(long, env = "MNEMO_CONFIG")]
@@ -81,6 +83,23 @@ pub struct LlmArgs {
     /// Only ever add memories: no model-driven updates or deletions.
     #[arg(long, env = "MNEMO_ADDITIVE_ONLY")]
     pub additive_only: bool,
+}
+
+/// Note adds (`--memory-type note`): neighbours considered and the link rules.
+#[derive(Debug, Args, Clone)]
+pub struct NoteArgs {
+    /// Nearest notes of the scope a new note may link to (and, with a model, evolve).
+    #[arg(long, env = "MNEMO_NOTE_NEIGHBOURS", default_value_t = 5)]
+    pub note_neighbours: usize,
+    /// Rule links: cosine similarity at or above which notes are linked (0 to 1).
+    #[arg(long, env = "MNEMO_NOTE_LINK_SIMILARITY", default_value_t = 0.8)]
+    pub note_link_similarity: f32,
+    /// Rule links: informativeness of a shared name at or above which notes are linked (0 to 1).
+    #[arg(long, env = "MNEMO_NOTE_LINK_ENTITY", default_value_t = 0.5)]
+    pub note_link_entity: f32,
+    /// Rule links: the most links one new note gets.
+    #[arg(long, env = "MNEMO_NOTE_MAX_LINKS", default_value_t = 5)]
+    pub note_max_links: usize,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -405,15 +424,7 @@ pub struct LocomoArgs {
     /// Link expansion: a linked result scores this × its parent's score × the link strength.
     #[arg(long)]
     pub link_weight: Option<f32>,
-    /// Note rule links: shared-name informativeness at or above which notes are linked.
-    #[arg(long)]
-    pub note_link_entity: Option<f32>,
-    /// Note rule links: cosine similarity at or above which notes are linked.
-    #[arg(long)]
-    pub note_link_similarity: Option<f32>,
-    /// Note rule links: the most links a new note gets.
-    #[arg(long)]
-    pub note_max_links: Option<usize>,
+
     /// Keep the stores the run built (under <data dir>/eval/).
     #[arg(long)]
     pub keep_stores: bool,

@@ -46,6 +46,12 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
     cfg.embedder.threads = cli.threads;
     cfg.llm = llm_of(&cli.llm, cli.threads)?;
     cfg.infer.additive_only = cli.llm.additive_only;
+    cfg.notes = mnemo::NoteConfig {
+        neighbours: cli.notes.note_neighbours,
+        link_similarity: cli.notes.note_link_similarity,
+        link_entity: cli.notes.note_link_entity,
+        max_rule_links: cli.notes.note_max_links,
+    };
     Ok(cfg)
 }
 

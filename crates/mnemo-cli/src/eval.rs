@@ -134,15 +134,7 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
     if let Some(v) = a.link_weight {
         cfg.rank.link_weight = v;
     }
-    if let Some(v) = a.note_link_entity {
-        cfg.notes.link_entity = v;
-    }
-    if let Some(v) = a.note_link_similarity {
-        cfg.notes.link_similarity = v;
-    }
-    if let Some(v) = a.note_max_links {
-        cfg.notes.max_rule_links = v;
-    }
+
     cfg.validate()?;
     if !a.data.is_file() {
         return Err(mnemo_core::Error::invalid(

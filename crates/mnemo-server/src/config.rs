@@ -119,6 +119,18 @@ pub struct FileConfig {
     pub server: ServerSection,
     #[serde(default)]
     pub llm: LlmSection,
+    #[serde(default)]
+    pub notes: NotesSection,
+}
+
+/// `[notes]`: note adds (neighbours, link rules); see `mnemo_core::NoteConfig`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NotesSection {
+    pub neighbours: Option<usize>,
+    pub link_similarity: Option<f32>,
+    pub link_entity: Option<f32>,
+    pub max_links: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -238,6 +250,17 @@ impl FileConfig {
             "MNEMO_ADDITIVE_ONLY",
             l.additive_only.map(|v| v.to_string()),
         );
+        let n = &self.notes;
+        put("MNEMO_NOTE_NEIGHBOURS", n.neighbours.map(|v| v.to_string()));
+        put(
+            "MNEMO_NOTE_LINK_SIMILARITY",
+            n.link_similarity.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_NOTE_LINK_ENTITY",
+            n.link_entity.map(|v| v.to_string()),
+        );
+        put("MNEMO_NOTE_MAX_LINKS", n.max_links.map(|v| v.to_string()));
         out
     }
 }
@@ -254,7 +277,7 @@ mod tests {
         assert_eq!(c.server.no_auth, Some(false));
         // The example sets every key but `llm.gguf` (it excludes `llm.base_url`).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 22, "{env:?}");
+        assert_eq!(env.len(), 26, "{env:?}");
         assert!(!env.iter().any(|(k, _)| *k == "MNEMO_LLM_GGUF"));
         assert!(env.contains(&("MNEMO_RATE_LIMIT_PER_MINUTE", "1200".to_string())));
     }

@@ -626,3 +626,61 @@ async fn conversation_notes_are_found_through_their_turns_and_embed_only_their_t
         .collect();
     assert!(ids.contains(&answer), "{by_meaning:?}");
 }
+
+#[tokio::test]
+async fn evolution_keeps_a_conversation_notes_window_in_its_index() {
+    let e = env(true);
+    let mut req = note("");
+    req.input = mnemo::AddInput::Messages(vec![
+        InputMessage {
+            role: Role::User,
+            content: "Any plans for the marathon?".into(),
+            name: Some("Ana".into()),
+        },
+        InputMessage {
+            role: Role::User,
+            content: "Training every morning now".into(),
+            name: Some("Ben".into()),
+        },
+    ]);
+    req.session_id = Some("s1".into());
+    e.text("enrich", json!({"notes": [{"note": 1, "keywords": ["plans"], "tags": ["sport"], "context": "c"},
+                                      {"note": 2, "keywords": ["training"], "tags": ["sport"], "context": "c"}]}));
+    // No evolve call: the store holds no notes yet to show the model.
+    let training = e.m.add(req).await.unwrap().results[1].id;
+    e.text(
+        "enrich",
+        json!({"notes": [{"note": 1, "keywords": ["race"], "tags": ["sport"], "context": "c"}]}),
+    );
+    e.on("evolve", |req| {
+        let n = req.messages[1].content.lines().find_map(|l| {
+            let (n, t) = l.split_once(": ")?;
+            t.contains("Training every morning").then(|| n.trim().parse::<usize>().ok()).flatten()
+        });
+        Ok(json!({"updates": [{"id": n.expect("the training note is shown"), "tags": ["running"], "reason": "it is for a race"}]}).to_string())
+    });
+    e.m.add(note("Ben finished the race in Berlin"))
+        .await
+        .unwrap();
+    assert_eq!(get(&e.store, training).note.unwrap().tags, vec!["running"]);
+    let lexical = |q: &str| {
+        let mut r = SearchRequest::new(lena(), q, 10);
+        r.mode = SearchMode::Lexical;
+        r
+    };
+    for (q, found) in [("running", true), ("marathon", true), ("sport", false)] {
+        let hits = e.m.search(lexical(q)).await.unwrap().results;
+        assert_eq!(hits.iter().any(|h| h.memory.id == training), found, "{q}");
+    }
+}
+
+#[tokio::test]
+async fn note_settings_outside_their_range_are_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = mnemo::MemoryConfig::new(dir.path());
+    cfg.notes.link_entity = 1.5;
+    let err = Memory::open(cfg).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("notes.link_entity"), "{err}");
+    assert!(!dir.path().join("mnemo.db").exists(), "nothing created");
+}
