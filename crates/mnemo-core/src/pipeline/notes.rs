@@ -150,16 +150,17 @@ pub fn notes_many(
 ) -> Result<Vec<NotePlan>> {
     let mut plans = Vec::with_capacity(inputs.len());
     let mut all_fields = Vec::with_capacity(inputs.len());
-    let (mut enriched, mut embedded): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    // Per note: its conversation window lines (BM25 only) and the text its vector is made of.
+    let (mut suffixes, mut embedded): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    let mut rules: Vec<ByRules> = Vec::with_capacity(inputs.len());
     // Per input: where its prior turns' texts start in `embedded` (after its notes').
     let mut prior_at: Vec<usize> = Vec::with_capacity(inputs.len());
     for input in inputs {
         let mut plan = NotePlan::default();
-        let (fields, by_rules) =
-            fields_of(store, chat, cfg, notes_cfg, input, log, &mut plan.warnings)?;
+        let (fields, by_rules) = fields_of(chat, cfg, input, log, &mut plan.warnings)?;
         let first = embedded.len();
+        rules.push(by_rules);
         for (i, (m, f)) in input.messages.iter().zip(&fields).enumerate() {
-            let mut text = note::enriched_text(&m.content, f);
             // What the vector is made from: rule-made fields repeat the text's own words and
             // name the speaker and day, which add model time and no meaning; they are in
             // the lexical entry only. In a conversation the own line names the speaker.
@@ -168,14 +169,10 @@ pub fn notes_many(
                 None => m.content.clone(),
             };
             embedded.push(note::enriched_text(&own, &by_rules.embedded(f)));
-            if let Some(w) = &input.window {
-                let suffix = w.suffix(input.messages, i);
-                if !suffix.is_empty() {
-                    text.push('\n');
-                    text.push_str(&suffix);
-                }
-            }
-            enriched.push(text);
+            suffixes.push(match &input.window {
+                Some(w) => w.suffix(input.messages, i),
+                None => String::new(),
+            });
         }
         prior_at.push(embedded.len() - first);
         if let Some(w) = &input.window {
@@ -191,8 +188,8 @@ pub fn notes_many(
     } else {
         log.embed(embedder, &refs)?
     };
-    // Each note's vector, in `enriched` order: its own, or its conversation window's.
-    let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(enriched.len());
+    // Each note's vector, in note order: its own, or its conversation window's.
+    let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(suffixes.len());
     let mut base = 0;
     for (input, n) in inputs.iter().zip(&prior_at) {
         let n = *n;
@@ -228,7 +225,9 @@ pub fn notes_many(
         base += n + prior_n;
     }
     let mut at = 0;
-    for ((input, fields), plan) in inputs.iter().zip(&all_fields).zip(&mut plans) {
+    for (((input, fields), plan), by_rules) in
+        inputs.iter().zip(all_fields).zip(&mut plans).zip(&rules)
+    {
         let n = input.messages.len();
         link_and_evolve(
             store,
@@ -238,7 +237,8 @@ pub fn notes_many(
             notes_cfg,
             input,
             fields,
-            &enriched[at..at + n],
+            by_rules.keywords,
+            &suffixes[at..at + n],
             &vectors[at..at + n],
             log,
             plan,
@@ -278,10 +278,8 @@ impl ByRules {
 /// which of them the rules made.
 #[allow(clippy::too_many_arguments)]
 fn fields_of(
-    store: &dyn Store,
     chat: Option<&dyn ChatModel>,
     cfg: &InferConfig,
-    notes_cfg: &NoteConfig,
     input: &NotesInput<'_>,
     log: &mut CallLog,
     warnings: &mut Vec<String>,
@@ -315,24 +313,8 @@ fn fields_of(
             enrich(chat, cfg, input, &given, &mut fields, log, warnings)?;
         }
         Some(_) => {}
-        None if given.keywords.is_none() => {
-            for (m, f) in input.messages.iter().zip(fields.iter_mut()) {
-                let terms = crate::text::query_terms(&m.content);
-                let q = note_query(input.scope, notes_cfg.neighbours.max(1) * 2);
-                let keys: Vec<i64> = store
-                    .lexical_candidates(&q, &terms)?
-                    .into_iter()
-                    .map(|c| c.key)
-                    .collect();
-                let near = if keys.is_empty() {
-                    Vec::new()
-                } else {
-                    store.fetch(&q, &keys)?
-                };
-                let texts: Vec<&str> = near.iter().map(|(_, n)| n.text.as_str()).collect();
-                f.keywords = note::rule_keywords(&m.content, &texts);
-            }
-        }
+        // Rule keywords are written once the note's nearest notes are known (after embedding:
+        // they are not part of what is embedded), see `link_and_evolve`.
         None => {}
     }
     Ok((fields, by_rules))
@@ -347,8 +329,9 @@ fn link_and_evolve(
     cfg: &InferConfig,
     notes_cfg: &NoteConfig,
     input: &NotesInput<'_>,
-    fields: &[NoteFields],
-    enriched: &[String],
+    fields: Vec<NoteFields>,
+    rule_keywords: bool,
+    suffixes: &[String],
     vectors: &[Vec<f32>],
     log: &mut CallLog,
     plan: &mut NotePlan,
@@ -356,7 +339,7 @@ fn link_and_evolve(
     let now = chrono::Utc::now();
     // Neighbour changes by id; a later note of the same add sees an earlier one's change.
     let mut evolved: BTreeMap<MemoryId, (Memory, NoteFields, Option<String>)> = BTreeMap::new();
-    for (i, ((m, f), vector)) in input.messages.iter().zip(fields).zip(vectors).enumerate() {
+    for (i, ((m, mut f), vector)) in input.messages.iter().zip(fields).zip(vectors).enumerate() {
         let id = MemoryId::new();
         let q = note_query(input.scope, notes_cfg.neighbours);
         let near = if notes_cfg.neighbours == 0 {
@@ -370,6 +353,16 @@ fn link_and_evolve(
                 .filter_map(|c| loaded.remove(&c.key).map(|n| (c.key, c.score, n)))
                 .collect::<Vec<_>>()
         };
+        if rule_keywords {
+            // Distinctive against the scope's nearest notes: the ones just found.
+            let texts: Vec<&str> = near.iter().map(|(_, _, n)| n.text.as_str()).collect();
+            f.keywords = note::rule_keywords(&m.content, &texts);
+        }
+        let mut index_text = note::enriched_text(&m.content, &f);
+        if !suffixes[i].is_empty() {
+            index_text.push('\n');
+            index_text.push_str(&suffixes[i]);
+        }
         let entities = crate::entity::extract_entities(&m.content);
         match chat {
             Some(chat) => {
@@ -388,7 +381,7 @@ fn link_and_evolve(
                     cfg,
                     input,
                     &m.content,
-                    f,
+                    &f,
                     &table,
                     log,
                     &mut plan.warnings,
@@ -478,7 +471,7 @@ fn link_and_evolve(
             scope: input.scope.clone(),
             kind: MemoryKind::Note,
             text: m.content.clone(),
-            index_text: Some(enriched[i].clone()),
+            index_text: Some(index_text),
             metadata: input.metadata.clone(),
             created_at: m.created_at,
             expires_at: input.expires_at,
