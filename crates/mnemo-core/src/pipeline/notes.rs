@@ -3,7 +3,7 @@
 //! Order of work, all before the store transaction:
 //! 1. Each message becomes one note. The caller's fields are kept; with a chat model one
 //!    `enrich` call writes the missing ones for every note of the add; without one the rules
-//!    of [`crate::note`] do (keywords against the scope's lexically nearest notes).
+//!    of [`crate::note`] do (keywords against the note's nearest notes, once step 3 has them).
 //! 2. The enriched texts are embedded in one batch.
 //! 3. Per new note, its `neighbours` nearest active notes of the scope are the candidates. With
 //!    a chat model one `evolve` call per note decides links and neighbour changes (neighbours
