@@ -4,12 +4,13 @@
 //! 1. Each message becomes one note. The caller's fields are kept; with a chat model one
 //!    `enrich` call writes the missing ones for every note of the add; without one the rules
 //!    of [`crate::note`] do (keywords against the note's nearest notes, once step 3 has them).
-//! 2. The enriched texts are embedded in one batch.
+//! 2. The notes are embedded in one batch: each text with the fields a caller or the model
+//!    wrote (rule-made fields go to BM25 only); a conversation's notes get window vectors.
 //! 3. Per new note, its `neighbours` nearest active notes of the scope are the candidates. With
 //!    a chat model one `evolve` call per note decides links and neighbour changes (neighbours
 //!    are numbered 1..k and mapped back here; unknown numbers are ignored with a warning);
 //!    without one, the link rules apply. Earlier notes of the same add are candidates for rule
-//!    links too.
+//!    links too, unless they share a conversation window.
 //! 4. Changed neighbours get their new enriched text embedded (one batch); the plan carries
 //!    the new notes, the links and the evolutions for one transaction.
 //!
