@@ -565,7 +565,7 @@ async fn a_batch_mixing_notes_and_raw_adds_keeps_its_order_and_embeds_notes_once
 }
 
 #[tokio::test]
-async fn conversation_notes_are_found_through_their_turns_and_embed_only_their_text() {
+async fn conversation_notes_are_found_through_their_turns_by_words_and_by_meaning() {
     let e = env(false);
     let mut req = note("");
     req.input = mnemo::AddInput::Messages(vec![
