@@ -384,14 +384,14 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                             };
                             let hits = plain.search(req).await?.results;
                             let s = score_question(&q.evidence, &covered(&hits, &plain_turn_of))
-                                .expect("same evidence, so scored");
+                                .ok_or_else(unscored)?;
                             tally.push(q.category, &s);
                         }
                     }
                     if let (Some(notes), Some(expand)) = (&engines.notes, opts.notes) {
                         let hits = notes.search(req.clone()).await?.results;
                         let s = score_question(&q.evidence, &covered(&hits, &notes_turn_of))
-                            .expect("same evidence, so scored");
+                            .ok_or_else(unscored)?;
                         notes_tally.push(q.category, &s);
                         let wide = SearchRequest {
                             expand_links: expand,
@@ -405,7 +405,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                             .count();
                         expanded_questions += 1;
                         let s = score_question(&q.evidence, &covered(&hits, &notes_turn_of))
-                            .expect("same evidence, so scored");
+                            .ok_or_else(unscored)?;
                         expanded_tally.push(q.category, &s);
                     }
                 }
@@ -510,4 +510,10 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
         }),
         search_samples_ms: search_ms,
     })
+}
+
+/// A question with evidence that scored nothing: the evidence was checked non-empty before the
+/// searches, so this is a bug in the eval, reported as one rather than a panic.
+fn unscored() -> mnemo_core::Error {
+    mnemo_core::Error::internal("a question with evidence could not be scored")
 }

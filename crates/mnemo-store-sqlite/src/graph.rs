@@ -199,8 +199,18 @@ pub(crate) fn link_entity(
 }
 
 pub(crate) fn insert_link(tx: &Transaction<'_>, l: &Link) -> Result<()> {
+    write_link(tx, l, "REPLACE").map(drop)
+}
+
+/// Writes `l`; on an existing (from, to, kind) row `on_conflict` is `REPLACE` (the new link wins)
+/// or `IGNORE` (the old one stays). Returns the rows written.
+pub(crate) fn write_link(tx: &Transaction<'_>, l: &Link, on_conflict: &str) -> Result<usize> {
+    debug_assert!(matches!(on_conflict, "REPLACE" | "IGNORE"));
     tx.execute(
-        "INSERT OR REPLACE INTO links (from_id, to_id, kind, strength, author, created_at, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        &format!(
+            "INSERT OR {on_conflict} INTO links (from_id, to_id, kind, strength, author, created_at, reason) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        ),
         params![
             l.from.to_string(),
             l.to.to_string(),
@@ -211,8 +221,7 @@ pub(crate) fn insert_link(tx: &Transaction<'_>, l: &Link) -> Result<()> {
             l.reason
         ],
     )
-    .map_err(sql_err)?;
-    Ok(())
+    .map_err(sql_err)
 }
 
 /// A `links` row as selected by `SELECT from_id, to_id, kind, strength, author, created_at,

@@ -3,7 +3,7 @@
 //! too, inside the add's transaction.
 
 use crate::codec::*;
-use crate::graph::{insert_link, link_from_row, link_row, owned};
+use crate::graph::{insert_link, link_from_row, link_row, owned, write_link};
 use crate::predicate::{self, marks};
 use crate::read::{candidate_pred_with, with_sources};
 use crate::SqliteStore;
@@ -229,21 +229,7 @@ impl SqliteStore {
         let from = owner_in(tx, l.from)?
             .ok_or_else(|| Error::invalid("from", format!("no memory {} to link from", l.from)))?;
         check_link(tx, &from, l, &HashMap::new())?;
-        let n = tx
-            .execute(
-                "INSERT OR IGNORE INTO links (from_id, to_id, kind, strength, author, created_at, reason) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                rusqlite::params![
-                    l.from.to_string(),
-                    l.to.to_string(),
-                    l.kind.as_str(),
-                    l.strength as f64,
-                    l.author.as_str(),
-                    l.created_at.timestamp_millis(),
-                    l.reason
-                ],
-            )
-            .map_err(sql_err)?;
+        let n = write_link(tx, l, "IGNORE")?;
         Ok(n as u64)
     }
 }

@@ -21,6 +21,7 @@ pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchRespons
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};
 
+#[derive(Clone)]
 struct Inner {
     store: Arc<dyn Store>,
     /// How to load the embedder on first use (with its cache size); `None` when it was given.
@@ -114,36 +115,21 @@ impl Memory {
 
     /// The same engine with other note settings (neighbours, link rules).
     pub fn with_note_config(self, notes: mnemo_core::NoteConfig) -> Self {
-        let i = &self.inner;
         Self {
             inner: Arc::new(Inner {
-                store: i.store.clone(),
-                lazy: i.lazy.clone(),
-                embedder: i.embedder.clone(),
-                rank: i.rank,
-                indexing: i.indexing,
-                chat: i.chat.clone(),
-                infer: i.infer.clone(),
                 notes,
-                usage: i.usage.clone(),
+                ..(*self.inner).clone()
             }),
         }
     }
 
     /// The same engine with a chat model: adds infer by default from now on.
     pub fn with_chat(self, chat: Arc<dyn ChatModel>, infer: InferConfig) -> Self {
-        let i = &self.inner;
         Self {
             inner: Arc::new(Inner {
-                store: i.store.clone(),
-                lazy: i.lazy.clone(),
-                embedder: i.embedder.clone(),
-                rank: i.rank,
-                indexing: i.indexing,
                 chat: Some(chat),
                 infer,
-                notes: i.notes,
-                usage: i.usage.clone(),
+                ..(*self.inner).clone()
             }),
         }
     }
