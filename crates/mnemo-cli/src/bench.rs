@@ -219,6 +219,7 @@ async fn fill(
             new.entities = mnemo_core::entity::extract_entities(text);
             batches.push(WriteBatch {
                 evolutions: Vec::new(),
+                tiers: Default::default(),
                 scope: scope.clone(),
                 memories: vec![new],
                 messages: vec![msg],

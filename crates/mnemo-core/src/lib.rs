@@ -15,11 +15,13 @@ pub mod jsonfix;
 pub mod limits;
 pub mod memory;
 pub mod note;
+pub mod pack;
 pub mod pipeline;
 pub mod scope;
 pub mod search;
 pub mod store;
 pub mod text;
+pub mod tier;
 
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use embed::{CachedEmbedder, Embedder};
@@ -34,3 +36,7 @@ pub use search::{
     expand_links, hybrid_search, Hit, RankParams, Scores, SearchMode, SearchRequest, Via,
 };
 pub use store::*;
+pub use tier::{
+    Eviction, HeatWeights, Migration, NewPage, PageQuery, Segment, SegmentWrite, StoredPage, TierConfig,
+    TierWrite,
+};

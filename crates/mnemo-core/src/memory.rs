@@ -48,6 +48,8 @@ macro_rules! uuid_id {
 }
 
 uuid_id!(MemoryId, "memory_id");
+uuid_id!(PageId, "page_id");
+uuid_id!(SegmentId, "segment_id");
 uuid_id!(MessageId, "message_id");
 uuid_id!(EntityId, "entity_id");
 
@@ -99,7 +101,7 @@ macro_rules! string_enum {
 
 string_enum!(
     /// What a memory is. Raw memories are one message each; the others come from pipelines.
-    MemoryKind { Raw => "raw", Fact => "fact", Procedural => "procedural", Note => "note", Profile => "profile", Summary => "summary" }
+    MemoryKind { Raw => "raw", Fact => "fact", Procedural => "procedural", Note => "note", Profile => "profile", Summary => "summary", Knowledge => "knowledge" }
 );
 string_enum!(
     /// Lifecycle state. Only `active` memories are returned by default.
@@ -110,13 +112,18 @@ string_enum!(
 );
 string_enum!(
     /// What happened to a memory in one history event.
-    HistoryKind { Add => "ADD", Update => "UPDATE", Delete => "DELETE", Supersede => "SUPERSEDE", Expire => "EXPIRE", Evolve => "EVOLVE", Merge => "MERGE", Erase => "ERASE" }
+    HistoryKind { Add => "ADD", Update => "UPDATE", Delete => "DELETE", Supersede => "SUPERSEDE", Expire => "EXPIRE", Evolve => "EVOLVE", Merge => "MERGE", Erase => "ERASE", Evict => "EVICT" }
 );
 string_enum!(
     LinkKind { Related => "related", Continues => "continues", Supersedes => "supersedes", DerivedFrom => "derived_from" }
 );
 string_enum!(
     Author { Caller => "caller", Model => "model", Rule => "rule" }
+);
+string_enum!(
+    /// Where a page of the hierarchy is: in its session's short-term window, in a mid-term
+    /// segment, or evicted from mid-term with its segment (its messages stay).
+    PageTier { Short => "short", Mid => "mid", Evicted => "evicted" }
 );
 
 /// Keys that would smuggle identity through metadata; scope is set only by explicit parameters.

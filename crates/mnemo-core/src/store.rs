@@ -92,6 +92,9 @@ pub struct WriteBatch {
     pub links: Vec<Link>,
     /// Existing notes of the batch's scope whose fields change (note evolution).
     pub evolutions: Vec<Evolution>,
+    /// The hierarchy's changes (pages, migrations, segments, evictions), all of the batch's scope
+    /// exactly; see [`crate::tier`].
+    pub tiers: crate::tier::TierWrite,
     pub idempotency: Option<Idempotency>,
     pub context: WriteContext,
 }
@@ -130,6 +133,7 @@ impl WriteBatch {
             changes: Vec::new(),
             links: Vec::new(),
             evolutions: Vec::new(),
+            tiers: crate::tier::TierWrite::default(),
             idempotency: None,
             context: WriteContext::default(),
         }
@@ -502,6 +506,28 @@ pub trait Store: Send + Sync {
     fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64>;
     fn integrity(&self) -> Result<IntegrityReport>;
     fn stats(&self) -> Result<StoreStats>;
+    /// Pages matching `query` (see [`crate::tier::PageQuery`]), oldest first. Required: pages are
+    /// the backend's own table.
+    fn pages(&self, query: &crate::tier::PageQuery) -> Result<Vec<crate::tier::StoredPage>>;
+    /// Segments owned by a scope `scope` covers (exactly `scope` when `exact`), active ones only
+    /// unless `evicted`, oldest first. Required for the same reason as `pages`.
+    fn segments(
+        &self,
+        scope: &Scope,
+        exact: bool,
+        evicted: bool,
+    ) -> Result<Vec<crate::tier::Segment>>;
+    /// Counts retrievals: each `(segment, n)` gains `n` visits and `last_visit_at = at` (never
+    /// moved back), and its version increases; unknown, evicted or other scopes' segments are
+    /// skipped. One transaction; returns how many segments changed. Callers batch visits off
+    /// the read path (see `mnemo`'s usage bookkeeping). Required: an update of the backend's
+    /// rows.
+    fn record_visits(
+        &self,
+        scope: &Scope,
+        visits: &[(crate::memory::SegmentId, u32)],
+        at: Timestamp,
+    ) -> Result<u64>;
 }
 
 /// [`Store::locate`] from `list` alone: walks the listing a page at a time, stopping a page

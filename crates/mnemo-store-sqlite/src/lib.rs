@@ -452,4 +452,19 @@ impl Store for SqliteStore {
     fn stats(&self) -> Result<StoreStats> {
         self.statistics()
     }
+    // Placeholders while the hierarchy's tables land (issue 12); replaced by `tiers.rs`.
+    fn pages(&self, _query: &PageQuery) -> Result<Vec<StoredPage>> {
+        Err(Error::internal("pages are not stored yet"))
+    }
+    fn segments(&self, _scope: &Scope, _exact: bool, _evicted: bool) -> Result<Vec<Segment>> {
+        Err(Error::internal("segments are not stored yet"))
+    }
+    fn record_visits(
+        &self,
+        _scope: &Scope,
+        _visits: &[(SegmentId, u32)],
+        _at: Timestamp,
+    ) -> Result<u64> {
+        Err(Error::internal("segments are not stored yet"))
+    }
 }

@@ -39,6 +39,7 @@ pub fn batch_at(
         changes: Vec::new(),
         links: Vec::new(),
         evolutions: Vec::new(),
+        tiers: Default::default(),
         idempotency: None,
         context: WriteContext::default(),
     }

@@ -396,6 +396,7 @@ impl Memory {
                 changes: plan.changes,
                 links: Vec::new(),
                 evolutions: Vec::new(),
+                tiers: Default::default(),
                 idempotency: idem,
                 context: ctx,
             };
@@ -510,6 +511,7 @@ impl Memory {
                         changes: Vec::new(),
                         links: plan.links,
                         evolutions: plan.evolutions,
+                        tiers: Default::default(),
                         idempotency: idem,
                         context: WriteContext {
                             request_id: req.request_id.clone(),
@@ -692,6 +694,7 @@ impl Memory {
                     changes: Vec::new(),
                     links: Vec::new(),
                     evolutions: Vec::new(),
+                    tiers: Default::default(),
                     idempotency: idem,
                     context: ctx,
                 }),
