@@ -17,6 +17,7 @@ pub mod memory;
 pub mod note;
 pub mod pack;
 pub mod pipeline;
+pub mod profile;
 pub mod scope;
 pub mod search;
 pub mod store;

@@ -50,7 +50,7 @@ fn numbers(text: &str) -> Vec<String> {
 
 /// True when two close texts agree on their particulars: the same numbers, and every name
 /// either one mentions appears in the other (case aside). Only then are they one fact.
-fn same_particulars(a: &str, b: &str) -> bool {
+pub(crate) fn same_particulars(a: &str, b: &str) -> bool {
     if numbers(a) != numbers(b) {
         return false;
     }

@@ -14,16 +14,23 @@
 //!   (or the rules of [`crate::note`]); the enriched texts are embedded; each new note's nearest
 //!   notes go to one evolution call that links and may re-describe them (ids shown as small
 //!   integers, invented ones ignored with a warning), or, without a model, rules link them.
+//! - `profile`: long-term memory. A user's unanalysed pages and current profile go to one call
+//!   that returns changed profile dimensions and user and assistant knowledge, with message and
+//!   stored-knowledge numbers mapped back here (invented ones dropped with a warning); the plan
+//!   supersedes the profile, reconciles knowledge and marks the pages analysed in one write.
 //! - `prompts`: the prompt texts.
 
 mod infer;
 mod notes;
 mod procedural;
+mod profile;
+mod profile_answer;
 mod prompts;
 
 pub use infer::{infer, InferInput};
 pub use notes::{notes, notes_many, NotePlan, NoteWindow, NotesInput};
 pub use procedural::procedural;
+pub use profile::{profile, ProfileConfig, ProfileInput, ProfilePlan, KNOWLEDGE_KEY};
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse};
 use crate::embed::Embedder;
@@ -199,7 +206,7 @@ pub(crate) fn render_message(n: Option<usize>, m: &Message) -> String {
 }
 
 /// Which pipeline step a chat request belongs to (`extract`, `reconcile`, `procedural`,
-/// `enrich`, `evolve`), judged
+/// `enrich`, `evolve`, `profile`), judged
 /// by its system prompt: for scripted models, logs and reports.
 pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
     let system = req.messages.first()?.content.as_str();
@@ -209,6 +216,7 @@ pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
         ("procedural", prompts::PROCEDURAL_SYSTEM),
         ("enrich", prompts::ENRICH_SYSTEM),
         ("evolve", prompts::EVOLVE_SYSTEM),
+        ("profile", prompts::PROFILE_SYSTEM),
     ]
     .into_iter()
     .find(|(_, p)| *p == system)

@@ -45,3 +45,14 @@ Only use numbers from the EXISTING list. Empty lists are a correct answer.
 
 Answer with one JSON object and nothing else:
 {"links": [{"id": 1, "strength": 0.8, "reason": "..."}], "updates": [{"id": 1, "context": "...", "tags": ["..."], "reason": "..."}]}"#;
+
+pub(crate) const PROFILE_SYSTEM: &str = r#"You keep an assistant's long-term picture of one user. You get the user's CURRENT profile (named dimensions such as "hobbies", "work", "family", "health", "preferences", "plans", "personality"), KNOWN knowledge statements (each with a number like K3), and NEW conversation pages whose messages are numbered [1], [2], ...
+
+Do three things with the NEW pages:
+1. "profile": the dimensions that are new or that the pages change. Give each a short "name" (lower case, a few words), its complete up-to-date "value" (merge what the current profile says with what is new; do not drop details that still hold), and "messages": the numbers of the messages it rests on. Dimensions you do not mention stay as they are; list in "removed" the names of current dimensions the pages show to be wrong. Say in "reason" what changed and why. Only what the user reveals about themselves belongs in the profile, not passing topics.
+2. "user_knowledge": durable facts about the user or their world that do not fit a profile dimension (events with dates, names of people and places, decisions), one self-contained sentence each, naming the user by name when known.
+3. "assistant_knowledge": what the assistant did, provided, recommended or promised in the pages, one self-contained sentence each ("The assistant recommended ...").
+For every statement give "messages" (the numbers it rests on). When a statement corrects or replaces a KNOWN statement, put that statement's number in "replaces" (e.g. "K3") with a short "reason"; when a KNOWN statement already says it, leave it out. Only use message numbers and K numbers that were shown. Empty lists are a correct answer; never invent what the pages do not say.
+
+Answer with one JSON object and nothing else:
+{"profile": {"dimensions": [{"name": "...", "value": "...", "messages": [1]}], "removed": [], "reason": "..."}, "user_knowledge": [{"text": "...", "messages": [2], "replaces": null, "reason": "..."}], "assistant_knowledge": [{"text": "...", "messages": [3]}]}"#;
