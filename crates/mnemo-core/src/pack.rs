@@ -12,6 +12,20 @@ use serde::{Deserialize, Serialize};
 /// The largest budget a pack may be asked for (tokens).
 pub const MAX_BUDGET_TOKENS: u32 = 200_000;
 
+/// The tokenizer packs are counted with when the caller names none.
+pub const DEFAULT_TOKENIZER: &str = "cl100k_base";
+
+/// Counts tokens the way a model's tokenizer does. Budgets are promises about what a prompt
+/// costs, so implementations must count exactly (a real BPE, not an estimate); the
+/// implementations live outside core (`mnemo_models::token_counter`), which keeps tokenizer
+/// tables out of this crate.
+pub trait TokenCounter: Send + Sync {
+    /// The tokenizer's name, e.g. `cl100k_base`.
+    fn name(&self) -> &str;
+    /// Tokens of `text`, special-token look-alikes counted as ordinary text.
+    fn count(&self, text: &str) -> u32;
+}
+
 /// What the caller may tune besides scope, query and budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -22,6 +36,9 @@ pub struct ContextOptions {
     pub no_profile: bool,
     /// Candidate memories retrieved for the memories section (default 50).
     pub memory_candidates: Option<usize>,
+    /// The tokenizer to count with (`cl100k_base` when absent; see
+    /// `mnemo_models::TOKENIZERS`).
+    pub tokenizer: Option<String>,
 }
 
 /// The sections, in the order a pack shows them.

@@ -36,6 +36,7 @@ mod openai;
 mod openai_embed;
 mod pooling;
 mod tokenize;
+mod tokens;
 
 pub use crate::candle::CandleEmbedder;
 pub use crate::config::{load_embedder, EmbedderBackend, EmbedderConfig, ModelPaths};
@@ -50,6 +51,7 @@ pub use crate::openai_embed::{
     openai_model_id, parse_embeddings, OpenAiEmbedder, OpenAiEmbedderConfig, MAX_EMBED_BATCH,
 };
 pub use crate::pooling::{mean_pool_normalized, PoolingInput};
+pub use crate::tokens::{token_counter, BpeCounter, TOKENIZERS};
 
 /// The model family shared by the local backends; their `model_id` is `"{MODEL_FAMILY}/{variant}"`.
 pub const MODEL_FAMILY: &str = "all-MiniLM-L6-v2";
