@@ -12,7 +12,7 @@ pub(crate) struct McpReply {
 
 impl McpReply {
     /// The JSON-RPC message of a reply, sent as plain JSON or as one SSE `data:` event.
-    fn message(&self) -> Value {
+    pub(crate) fn message(&self) -> Value {
         if let Ok(v) = serde_json::from_str(&self.text) {
             return v;
         }
@@ -22,6 +22,27 @@ impl McpReply {
             .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
             .find(|v| v.get("id").is_some())
             .unwrap_or(Value::Null)
+    }
+
+    /// A tool's successful result: the JSON its text content holds.
+    pub(crate) fn tool_json(&self) -> Value {
+        let m = self.message();
+        let text = m["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not a tool result: {}", self.text));
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    /// A tool's error: its JSON-RPC code, its kind and its message.
+    pub(crate) fn tool_error(&self) -> (i64, String, String) {
+        let m = self.message();
+        let e = &m["error"];
+        assert!(e.is_object(), "not an error: {}", self.text);
+        (
+            e["code"].as_i64().unwrap(),
+            e["data"]["kind"].as_str().unwrap_or("").to_string(),
+            e["message"].as_str().unwrap_or("").to_string(),
+        )
     }
 }
 

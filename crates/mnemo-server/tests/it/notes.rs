@@ -166,3 +166,93 @@ fn mcp_adds_notes_and_expands_search_along_links() {
     );
     assert!(bad.text.contains("keywords"), "{}", bad.text);
 }
+
+/// The link tools over MCP: a link is added, seen from both ends and removed; both ends must lie
+/// in the key's scope, invented ids and bad strengths are invalid input naming the field, and
+/// another user's key can neither see nor remove the link.
+#[test]
+fn mcp_link_tools_add_list_and_remove_within_the_keys_scope() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    let bob = s.user_key("bob");
+    let lock = s.seed("alice", "the spare bike lock is in the garage");
+    let code = s.seed("alice", "the garage door code is 4512");
+    let bobs = s.seed("bob", "bob keeps his bike at work");
+    let session = open_session(&s, &alice);
+    let tool = |name: &str, args: serde_json::Value| call_tool(&s, &alice, &session, name, args);
+
+    let added = tool(
+        "add_link",
+        json!({"memory_id": lock, "to": code, "strength": 0.7, "reason": "both about the garage"}),
+    );
+    assert_eq!(added.status, 200, "{}", added.text);
+    let links = added.tool_json()["results"].as_array().unwrap().clone();
+    assert_eq!(links.len(), 1, "{links:?}");
+    assert_eq!(links[0]["to"], code.as_str());
+    assert_eq!(links[0]["author"], "caller");
+    let seen = tool("get_links", json!({"memory_id": code})).tool_json();
+    let seen = seen["results"].as_array().unwrap();
+    assert_eq!(seen.len(), 1, "the other end sees the link: {seen:?}");
+    assert_eq!(seen[0]["from"], lock.as_str());
+    assert_eq!(seen[0]["reason"], "both about the garage");
+
+    // Refused, naming the field, with nothing written: an end outside alice's scope, an
+    // invented id, a strength outside [0, 1], a self-link.
+    let invented = "00000000-0000-7000-8000-000000000000";
+    for (args, field) in [
+        (json!({"memory_id": lock, "to": bobs}), "to"),
+        (json!({"memory_id": bobs, "to": lock}), "from"),
+        (json!({"memory_id": lock, "to": invented}), "to"),
+        (
+            json!({"memory_id": lock, "to": code, "strength": 1.5}),
+            "strength",
+        ),
+        (json!({"memory_id": lock, "to": lock}), "to"),
+    ] {
+        let (code_, kind, message) = tool("add_link", args.clone()).tool_error();
+        assert_eq!((code_, kind.as_str()), (-32602, "invalid_input"), "{args}");
+        assert!(message.contains(field), "{args}: {message}");
+    }
+    let admin = s.admin.clone();
+    let r = s.call(
+        "GET",
+        &format!("/v1/memories/{bobs}/links"),
+        Some(&admin),
+        None,
+    );
+    assert_eq!(r.body["results"], json!([]), "nothing written for bob");
+    let r = s.call(
+        "GET",
+        &format!("/v1/memories/{lock}/links"),
+        Some(&admin),
+        None,
+    );
+    assert_eq!(r.body["results"].as_array().unwrap().len(), 1);
+
+    // Naming another user with alice's key is forbidden; bob's key does not see alice's ids.
+    let (c, kind, _) = tool("get_links", json!({"memory_id": lock, "user_id": "bob"})).tool_error();
+    assert_eq!((c, kind.as_str()), (-32003, "forbidden"));
+    let bob_session = open_session(&s, &bob);
+    let by_bob =
+        |name: &str, args: serde_json::Value| call_tool(&s, &bob, &bob_session, name, args);
+    let (c, kind, _) = by_bob("get_links", json!({"memory_id": lock})).tool_error();
+    assert_eq!((c, kind.as_str()), (-32004, "not_found"));
+    let (c, kind, _) = by_bob("remove_link", json!({"memory_id": lock, "to": code})).tool_error();
+    assert_eq!((c, kind.as_str()), (-32004, "not_found"));
+    let seen = tool("get_links", json!({"memory_id": lock})).tool_json();
+    assert_eq!(
+        seen["results"].as_array().unwrap().len(),
+        1,
+        "bob removed nothing"
+    );
+
+    // Removed once; a second removal finds no link.
+    let removed = tool("remove_link", json!({"memory_id": lock, "to": code}));
+    assert_eq!(removed.status, 200, "{}", removed.text);
+    assert_eq!(removed.tool_json()["removed"]["to"], code.as_str());
+    let (c, kind, message) =
+        tool("remove_link", json!({"memory_id": lock, "to": code})).tool_error();
+    assert_eq!((c, kind.as_str()), (-32004, "not_found"), "{message}");
+    let seen = tool("get_links", json!({"memory_id": code})).tool_json();
+    assert_eq!(seen["results"], json!([]));
+}
