@@ -23,6 +23,7 @@ pub mod search;
 pub mod store;
 pub mod text;
 pub mod tier;
+pub mod tier_plan;
 
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use embed::{CachedEmbedder, Embedder};
@@ -38,6 +39,6 @@ pub use search::{
 };
 pub use store::*;
 pub use tier::{
-    Eviction, HeatWeights, Migration, NewPage, PageQuery, Segment, SegmentWrite, StoredPage, TierConfig,
-    TierWrite,
+    Eviction, HeatWeights, Migration, NewPage, PageQuery, Segment, SegmentWrite, StoredPage,
+    TierConfig, TierWrite,
 };

@@ -206,7 +206,7 @@ pub(crate) fn render_message(n: Option<usize>, m: &Message) -> String {
 }
 
 /// Which pipeline step a chat request belongs to (`extract`, `reconcile`, `procedural`,
-/// `enrich`, `evolve`, `profile`), judged
+/// `enrich`, `evolve`, `profile`, `summarise`, `continuity`), judged
 /// by its system prompt: for scripted models, logs and reports.
 pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
     let system = req.messages.first()?.content.as_str();
@@ -217,6 +217,8 @@ pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
         ("enrich", prompts::ENRICH_SYSTEM),
         ("evolve", prompts::EVOLVE_SYSTEM),
         ("profile", prompts::PROFILE_SYSTEM),
+        ("summarise", crate::tier_plan::SUMMARY_SYSTEM),
+        ("continuity", crate::tier_plan::CONTINUITY_SYSTEM),
     ]
     .into_iter()
     .find(|(_, p)| *p == system)
