@@ -251,6 +251,9 @@ pub struct EraseReport {
     pub entities_removed: u64,
     /// Stored idempotency results that quoted it, scrubbed.
     pub replays_scrubbed: u64,
+    /// Pages and segment summaries of the owner that quoted it, scrubbed.
+    #[serde(default)]
+    pub pages_scrubbed: u64,
 }
 
 /// Where a page of a listing starts, for callers that address pages by number (Mem0's
@@ -295,6 +298,10 @@ pub struct IntegrityReport {
     pub messages: u64,
     /// Entities whose kept link count differs from their links (0 when consistent).
     pub entities_with_wrong_mentions: u64,
+    /// Pages of the hierarchy, in any tier.
+    pub pages: u64,
+    /// Mid-term pages whose segment is missing or evicted (0 when consistent).
+    pub mid_pages_without_segment: u64,
 }
 
 impl IntegrityReport {
@@ -308,6 +315,7 @@ impl IntegrityReport {
             && self.lexical_index_entries == self.vectors
             && self.memories_without_add_history == 0
             && self.entities_with_wrong_mentions == 0
+            && self.mid_pages_without_segment == 0
     }
 }
 

@@ -206,6 +206,24 @@ fn erase_in(
         neighbours_reindexed += 1;
     }
 
+    // Pages and segment summaries of the hierarchy copy message texts.
+    let mut erased_texts = texts.clone();
+    if sources {
+        let mut st = tx
+            .prepare(
+                "SELECT content FROM messages WHERE id IN \
+                 (SELECT message_id FROM memory_sources WHERE memory_id = ?1)",
+            )
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map([&ids], |r| r.get::<_, String>(0))
+            .map_err(sql_err)?;
+        for c in rows {
+            erased_texts.push(c.map_err(sql_err)?);
+        }
+    }
+    let pages_scrubbed = crate::tiers::scrub(tx, &owner, &erased_texts)?;
+
     // Entities: unlinked; one that named only this memory goes, its name with it.
     tx.execute(
         "UPDATE entities SET mentions = mentions - 1 WHERE id IN \
@@ -259,6 +277,7 @@ fn erase_in(
         neighbours_reindexed,
         entities_removed,
         replays_scrubbed,
+        pages_scrubbed,
     })
 }
 

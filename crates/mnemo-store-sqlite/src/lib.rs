@@ -15,6 +15,7 @@ mod links;
 mod predicate;
 mod read;
 mod schema;
+mod tiers;
 mod write;
 
 pub use schema::SCHEMA_VERSION;
@@ -34,6 +35,23 @@ pub mod testing {
         "link",
         "idempotency",
     ];
+
+    /// The steps of an add's transaction that writes the hierarchy (pages, segments, migrations
+    /// from the short-term window, evictions) besides its memories.
+    pub const TIER_WRITE_STEPS: &[&str] = &[
+        "message",
+        "memory",
+        "history",
+        "page",
+        "segment",
+        "migrate",
+        "evict",
+        "idempotency",
+    ];
+
+    /// The steps of a profile analysis's transaction (profile and knowledge memories, the pages
+    /// it consumed marked analysed).
+    pub const PROFILE_WRITE_STEPS: &[&str] = &["change", "memory", "history", "link", "analyse"];
 
     /// The steps of a note add's transaction (new notes, their links, evolved neighbours).
     pub const NOTE_WRITE_STEPS: &[&str] = &[
@@ -65,6 +83,8 @@ pub mod testing {
             "entity_memories",
             "idempotency",
             "vector_changes",
+            "pages",
+            "segments",
         ]
         .iter()
         .map(|t| {
@@ -452,19 +472,18 @@ impl Store for SqliteStore {
     fn stats(&self) -> Result<StoreStats> {
         self.statistics()
     }
-    // Placeholders while the hierarchy's tables land (issue 12); replaced by `tiers.rs`.
-    fn pages(&self, _query: &PageQuery) -> Result<Vec<StoredPage>> {
-        Err(Error::internal("pages are not stored yet"))
+    fn pages(&self, query: &PageQuery) -> Result<Vec<StoredPage>> {
+        self.pages_of(query)
     }
-    fn segments(&self, _scope: &Scope, _exact: bool, _evicted: bool) -> Result<Vec<Segment>> {
-        Err(Error::internal("segments are not stored yet"))
+    fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
+        self.segments_of(scope, exact, evicted)
     }
     fn record_visits(
         &self,
-        _scope: &Scope,
-        _visits: &[(SegmentId, u32)],
-        _at: Timestamp,
+        scope: &Scope,
+        visits: &[(SegmentId, u32)],
+        at: Timestamp,
     ) -> Result<u64> {
-        Err(Error::internal("segments are not stored yet"))
+        self.visits(scope, visits, at)
     }
 }

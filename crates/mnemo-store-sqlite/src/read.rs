@@ -682,6 +682,8 @@ impl SqliteStore {
                 "SELECT COUNT(*) FROM entities e WHERE e.mentions <> \
                  (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = e.id)",
             )?,
+            pages: count("SELECT COUNT(*) FROM pages")?,
+            mid_pages_without_segment: crate::tiers::inconsistent_pages(&conn)?,
         })
     }
 

@@ -147,6 +147,55 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE history ADD COLUMN old_note TEXT;
     ALTER TABLE history ADD COLUMN new_note TEXT;
     "#,
+    // v5: the hierarchy (MemoryOS lineage): pages, each in its session's short-term window, a
+    // mid-term segment or evicted with one; and segments, the mid-term topic threads with the
+    // inputs of their heat. `scope_key` is the exact owner, the unit every window and segment
+    // list is read by.
+    r#"
+    CREATE TABLE pages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        scope_key TEXT NOT NULL,
+        session_id TEXT,
+        message_ids TEXT NOT NULL,
+        text TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        keywords TEXT NOT NULL,
+        tier TEXT NOT NULL CHECK (tier IN ('short', 'mid', 'evicted')),
+        segment_id TEXT,
+        continues TEXT,
+        analysed INTEGER NOT NULL DEFAULT 0
+    ) STRICT;
+    CREATE INDEX pages_by_window ON pages (scope_key, session_id, tier, seq);
+    CREATE INDEX pages_by_segment ON pages (segment_id, seq);
+    CREATE INDEX pages_by_user ON pages (user_id, seq);
+    CREATE INDEX pages_by_agent ON pages (agent_id, seq);
+
+    CREATE TABLE segments (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        scope_key TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        summary_author TEXT NOT NULL,
+        keywords TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        page_count INTEGER NOT NULL,
+        length_tokens INTEGER NOT NULL,
+        visits INTEGER NOT NULL,
+        last_visit_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        evicted_at INTEGER,
+        version INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX segments_by_scope ON segments (scope_key, evicted_at);
+    CREATE INDEX segments_by_user ON segments (user_id);
+    CREATE INDEX segments_by_agent ON segments (agent_id);
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

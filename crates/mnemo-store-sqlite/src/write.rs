@@ -252,6 +252,7 @@ impl SqliteStore {
                     log_change(tx, *seq, "put")?;
                 }
             }
+            crate::tiers::rebind_pages(tx, dimension, batch, embed)?;
             tx.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
                 params![model_id, dimension.to_string()],
@@ -459,6 +460,7 @@ impl SqliteStore {
             self.step("evolve")?;
             Self::evolve(tx, &batch.scope, e, dim, &batch.context)?;
         }
+        self.write_tiers(tx, &batch.scope, &batch.tiers)?;
         let outcome = AddOutcome {
             results,
             replayed: false,
@@ -861,6 +863,7 @@ impl SqliteStore {
                 "DELETE FROM memories; DELETE FROM memories_fts; DELETE FROM vectors; DELETE FROM messages; \
                  DELETE FROM memory_sources; DELETE FROM history; DELETE FROM links; DELETE FROM entities; \
                  DELETE FROM entity_memories; DELETE FROM idempotency; DELETE FROM vector_changes; \
+                 DELETE FROM pages; DELETE FROM segments; \
                  DELETE FROM meta WHERE key IN ('embedding_model', 'dimension');",
             )
             .map_err(sql_err)

@@ -6,6 +6,7 @@ use serde_json::json;
 use std::collections::HashSet;
 
 pub use crate::contract_notes::*;
+pub use crate::contract_tiers::*;
 
 fn all(read_expired: bool) -> ReadOptions {
     ReadOptions {

@@ -8,6 +8,7 @@
 mod chat;
 pub mod contract;
 mod contract_notes;
+mod contract_tiers;
 mod embedder;
 mod fixtures;
 pub mod stub_http;
@@ -45,7 +46,12 @@ macro_rules! store_contract_tests {
             links_are_created_listed_both_ways_and_removed, links_are_isolated_by_scope,
             bad_links_are_invalid_input_and_write_nothing, links_survive_reopen_and_round_trip_through_export,
             evolution_rewrites_fields_index_and_history_together, linked_memories_obey_scope_expiry_and_supersession,
-            touch_counts_reads_in_the_scope);
+            touch_counts_reads_in_the_scope,
+            pages_enter_the_window_in_order, migration_moves_pages_in_one_transaction,
+            segment_rewrites_check_their_version, visits_warm_segments_of_the_scope_only,
+            eviction_keeps_messages_and_lineage, tiers_are_isolated_by_scope,
+            tiers_survive_reopen_and_reset, analysed_marks_are_part_of_the_batch,
+            erase_scrubs_pages_and_summaries, rebind_reembeds_pages_and_segments);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

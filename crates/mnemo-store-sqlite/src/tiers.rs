@@ -1,0 +1,565 @@
+//! The hierarchy's tables: pages (the short-term window and mid-term members) and segments.
+//!
+//! Writes arrive as a [`TierWrite`] inside an add's batch and run in its transaction, in the
+//! order new pages → segment writes → migrations → evictions → analysed marks. Each step checks
+//! the snapshot the pipeline planned from (a migrating page is still `short`, a rewritten or
+//! evicted segment still has the version it saw) and fails the batch with a conflict otherwise,
+//! so a page is never in neither tier and a stale plan never overwrites a newer one.
+
+use crate::codec::{blob_to_vector, from_ms, sql_err, vector_to_blob};
+use crate::predicate::{self, marks, Pred};
+use crate::write::{history, scope_cols};
+use crate::SqliteStore;
+use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use mnemo_core::*;
+use rusqlite::types::Value as Sql;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
+use std::collections::HashSet;
+
+const PAGE_COLS: &str = "p.seq, p.id, p.user_id, p.agent_id, p.run_id, p.session_id, \
+     p.message_ids, p.text, p.tokens, p.at, p.vector, p.keywords, p.tier, p.segment_id, \
+     p.continues, p.analysed";
+
+const SEGMENT_COLS: &str = "s.id, s.user_id, s.agent_id, s.run_id, s.summary, s.summary_author, \
+     s.keywords, s.vector, s.page_count, s.length_tokens, s.visits, s.last_visit_at, \
+     s.created_at, s.updated_at, s.evicted_at, s.version";
+
+fn conv<E: std::fmt::Display>(i: usize, e: E) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        i,
+        rusqlite::types::Type::Text,
+        Box::<dyn std::error::Error + Send + Sync>::from(e.to_string()),
+    )
+}
+
+fn parse<T: std::str::FromStr>(i: usize, raw: String) -> rusqlite::Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    raw.parse().map_err(|e| conv(i, e))
+}
+
+fn json<T: serde::de::DeserializeOwned>(i: usize, raw: String) -> rusqlite::Result<T> {
+    serde_json::from_str(&raw).map_err(|e| conv(i, e))
+}
+
+fn owner(row: &Row<'_>, first: usize) -> rusqlite::Result<Scope> {
+    let part = |i: usize| row.get::<_, Option<String>>(i);
+    Scope::from_parts(
+        part(first)?.as_deref(),
+        part(first + 1)?.as_deref(),
+        part(first + 2)?.as_deref(),
+    )
+    .map_err(|e| conv(first, e))
+}
+
+fn page_from_row(row: &Row<'_>) -> rusqlite::Result<StoredPage> {
+    Ok(StoredPage {
+        seq: row.get(0)?,
+        id: parse::<uuid::Uuid>(1, row.get(1)?).map(PageId)?,
+        scope: owner(row, 2)?,
+        session_id: row.get(5)?,
+        message_ids: json(6, row.get(6)?)?,
+        text: row.get(7)?,
+        tokens: row.get(8)?,
+        at: from_ms(row.get(9)?),
+        vector: blob_to_vector(&row.get::<_, Vec<u8>>(10)?),
+        keywords: json(11, row.get(11)?)?,
+        tier: parse(12, row.get(12)?)?,
+        segment: row
+            .get::<_, Option<String>>(13)?
+            .map(|s| parse::<uuid::Uuid>(13, s).map(SegmentId))
+            .transpose()?,
+        continues: row
+            .get::<_, Option<String>>(14)?
+            .map(|s| parse::<uuid::Uuid>(14, s).map(PageId))
+            .transpose()?,
+        analysed: row.get(15)?,
+    })
+}
+
+fn segment_from_row(row: &Row<'_>) -> rusqlite::Result<Segment> {
+    Ok(Segment {
+        id: parse::<uuid::Uuid>(0, row.get(0)?).map(SegmentId)?,
+        scope: owner(row, 1)?,
+        summary: row.get(4)?,
+        summary_author: parse(5, row.get(5)?)?,
+        keywords: json(6, row.get(6)?)?,
+        vector: blob_to_vector(&row.get::<_, Vec<u8>>(7)?),
+        page_count: row.get(8)?,
+        length_tokens: row.get::<_, i64>(9)? as u64,
+        visits: row.get::<_, i64>(10)? as u64,
+        last_visit_at: from_ms(row.get(11)?),
+        created_at: from_ms(row.get(12)?),
+        updated_at: from_ms(row.get(13)?),
+        evicted_at: row.get::<_, Option<i64>>(14)?.map(from_ms),
+        version: row.get::<_, i64>(15)? as u64,
+    })
+}
+
+fn conflict(reason: String) -> Error {
+    Error::Conflict { reason }
+}
+
+fn check_dim(v: &[f32], dim: usize, field: &str) -> Result<()> {
+    if v.len() != dim || v.iter().any(|x| !x.is_finite()) {
+        return Err(Error::invalid(
+            field,
+            format!("must be {dim} finite numbers (the store's dimension)"),
+        ));
+    }
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Applies one batch's hierarchy changes inside its transaction (see the module docs).
+    pub(crate) fn write_tiers(
+        &self,
+        tx: &Transaction<'_>,
+        scope: &Scope,
+        w: &TierWrite,
+    ) -> Result<()> {
+        if w.is_empty() {
+            return Ok(());
+        }
+        let dim = Self::dimension_of(tx)?;
+        let key = scope.key();
+        let (u, a, r) = scope_cols(scope);
+        for p in &w.pages {
+            self.step("page")?;
+            if &p.scope != scope {
+                return Err(Error::invalid(
+                    "pages",
+                    "every page of a batch must carry the batch's scope",
+                ));
+            }
+            check_dim(&p.vector, dim, "pages.vector")?;
+            if p.message_ids.is_empty() {
+                return Err(Error::invalid("pages", "a page needs at least one message"));
+            }
+            tx.execute(
+                "INSERT INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
+                 text, tokens, at, vector, keywords, tier, analysed) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'short', 0)",
+                params![
+                    p.id.to_string(), u, a, r, key, p.session_id,
+                    serde_json::to_string(&p.message_ids).map_err(Error::storage)?,
+                    p.text, p.tokens, p.at.timestamp_millis(), vector_to_blob(&p.vector),
+                    serde_json::to_string(&p.keywords).map_err(Error::storage)?
+                ],
+            )
+            .map_err(sql_err)?;
+        }
+        let mut written: HashSet<SegmentId> = HashSet::new();
+        for s in &w.segments {
+            self.step("segment")?;
+            write_segment(tx, scope, &key, s, dim)?;
+            written.insert(s.segment.id);
+        }
+        for m in &w.migrations {
+            self.step("migrate")?;
+            migrate(tx, &key, m)?;
+        }
+        let now = chrono::Utc::now().timestamp_millis();
+        for e in &w.evictions {
+            self.step("evict")?;
+            evict(tx, scope, &key, e, written.contains(&e.segment), now)?;
+        }
+        for id in &w.analysed {
+            self.step("analyse")?;
+            let n = tx
+                .execute(
+                    "UPDATE pages SET analysed = 1 WHERE id = ?1 AND scope_key = ?2",
+                    params![id.to_string(), key],
+                )
+                .map_err(sql_err)?;
+            if n == 0 {
+                return Err(Error::not_found("page", id));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn pages_of(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
+        let mut p = Pred::default();
+        if let Some(s) = &q.scope {
+            s.validate()?;
+            if q.exact {
+                p.push("p.scope_key = ?", [Sql::Text(s.key())]);
+            } else {
+                predicate::scope(&mut p, "p", s);
+            }
+        }
+        match &q.session {
+            Some(Some(s)) => p.push("p.session_id = ?", [Sql::Text(s.clone())]),
+            Some(None) => p.and("p.session_id IS NULL"),
+            None => {}
+        }
+        if let Some(t) = q.tier {
+            p.push("p.tier = ?", [Sql::Text(t.as_str().into())]);
+        }
+        if let Some(s) = q.segment {
+            p.push("p.segment_id = ?", [Sql::Text(s.to_string())]);
+        }
+        if let Some(a) = q.analysed {
+            p.push("p.analysed = ?", [Sql::Integer(a as i64)]);
+        }
+        if let Some(ids) = &q.ids {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            p.push(
+                &format!("p.id IN ({})", marks(ids.len())),
+                ids.iter().map(|i| Sql::Text(i.to_string())),
+            );
+        }
+        let limit = q.limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default();
+        let sql = format!(
+            "SELECT {PAGE_COLS} FROM pages p WHERE {} ORDER BY p.seq DESC{limit}",
+            p.where_sql()
+        );
+        self.read(|conn| {
+            let mut pages = query_pages(conn, &sql, &p.params)?;
+            pages.reverse();
+            Ok(pages)
+        })
+    }
+
+    pub(crate) fn segments_of(
+        &self,
+        scope: &Scope,
+        exact: bool,
+        evicted: bool,
+    ) -> Result<Vec<Segment>> {
+        scope.validate()?;
+        let mut p = Pred::default();
+        if exact {
+            p.push("s.scope_key = ?", [Sql::Text(scope.key())]);
+        } else {
+            predicate::scope(&mut p, "s", scope);
+        }
+        if !evicted {
+            p.and("s.evicted_at IS NULL");
+        }
+        let sql = format!(
+            "SELECT {SEGMENT_COLS} FROM segments s WHERE {} ORDER BY s.seq",
+            p.where_sql()
+        );
+        self.read(|conn| {
+            let mut st = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let rows = st
+                .query_map(params_from_iter(p.params.iter()), segment_from_row)
+                .map_err(sql_err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+        })
+    }
+
+    pub(crate) fn visits(
+        &self,
+        scope: &Scope,
+        visits: &[(SegmentId, u32)],
+        at: Timestamp,
+    ) -> Result<u64> {
+        scope.validate()?;
+        if visits.is_empty() {
+            return Ok(0);
+        }
+        let at = at.timestamp_millis();
+        self.write_tx(|tx| {
+            let mut n = 0u64;
+            for (id, count) in visits {
+                let mut p = Pred::default();
+                p.push("s.id = ?", [Sql::Text(id.to_string())]);
+                p.and("s.evicted_at IS NULL");
+                predicate::scope_unindexed(&mut p, "s", scope);
+                let sql = format!(
+                    "UPDATE segments AS s SET visits = visits + ?, last_visit_at = MAX(last_visit_at, ?), \
+                     version = version + 1 WHERE {}",
+                    p.where_sql()
+                );
+                let params: Vec<Sql> = [Sql::Integer(*count as i64), Sql::Integer(at)]
+                    .into_iter()
+                    .chain(p.params)
+                    .collect();
+                n += tx.execute(&sql, params_from_iter(params.iter())).map_err(sql_err)? as u64;
+            }
+            Ok(n)
+        })
+    }
+}
+
+fn query_pages(conn: &Connection, sql: &str, params: &[Sql]) -> Result<Vec<StoredPage>> {
+    let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
+    let rows = st
+        .query_map(params_from_iter(params.iter()), page_from_row)
+        .map_err(sql_err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+}
+
+fn write_segment(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    key: &str,
+    w: &SegmentWrite,
+    dim: usize,
+) -> Result<()> {
+    let s = &w.segment;
+    if &s.scope != scope {
+        return Err(Error::invalid(
+            "segments",
+            "every segment of a batch must carry the batch's scope",
+        ));
+    }
+    check_dim(&s.vector, dim, "segments.vector")?;
+    let keywords = serde_json::to_string(&s.keywords).map_err(Error::storage)?;
+    let (u, a, r) = scope_cols(scope);
+    match w.expected_version {
+        None => {
+            tx.execute(
+                "INSERT INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
+                 keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
+                 evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 1)",
+                params![
+                    s.id.to_string(), u, a, r, key, s.summary, s.summary_author.as_str(), keywords,
+                    vector_to_blob(&s.vector), s.page_count, s.length_tokens as i64, s.visits as i64,
+                    s.last_visit_at.timestamp_millis(), s.created_at.timestamp_millis(),
+                    s.updated_at.timestamp_millis()
+                ],
+            )
+            .map_err(|e| match e {
+                rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+                    conflict(format!("segment {} already exists", s.id))
+                }
+                e => sql_err(e),
+            })?;
+        }
+        Some(v) => {
+            // Visits counted since the plan was read are kept: they are added on top of the
+            // planned count rather than overwritten, so the version check guards the content.
+            let n = tx
+                .execute(
+                    "UPDATE segments SET summary = ?1, summary_author = ?2, keywords = ?3, vector = ?4, \
+                     page_count = ?5, length_tokens = ?6, updated_at = ?7, version = version + 1 \
+                     WHERE id = ?8 AND scope_key = ?9 AND evicted_at IS NULL AND version = ?10",
+                    params![
+                        s.summary, s.summary_author.as_str(), keywords, vector_to_blob(&s.vector),
+                        s.page_count, s.length_tokens as i64, s.updated_at.timestamp_millis(),
+                        s.id.to_string(), key, v as i64
+                    ],
+                )
+                .map_err(sql_err)?;
+            if n == 0 {
+                return Err(conflict(format!(
+                    "segment {} changed or was evicted since it was read (expected version {v}); plan again",
+                    s.id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn migrate(tx: &Transaction<'_>, key: &str, m: &Migration) -> Result<()> {
+    let active: Option<i64> = tx
+        .query_row(
+            "SELECT 1 FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
+            params![m.segment.to_string(), key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql_err)?;
+    if active.is_none() {
+        return Err(conflict(format!(
+            "segment {} is not an active segment of the scope; plan again",
+            m.segment
+        )));
+    }
+    if let Some(c) = m.continues {
+        let known: Option<i64> = tx
+            .query_row(
+                "SELECT 1 FROM pages WHERE id = ?1 AND scope_key = ?2",
+                params![c.to_string(), key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err)?;
+        if known.is_none() {
+            return Err(Error::invalid(
+                "migrations.continues",
+                format!("{c} is not a page of the scope"),
+            ));
+        }
+    }
+    let n = tx
+        .execute(
+            "UPDATE pages SET tier = 'mid', segment_id = ?1, continues = ?2 \
+             WHERE id = ?3 AND scope_key = ?4 AND tier = 'short'",
+            params![
+                m.segment.to_string(),
+                m.continues.map(|c| c.to_string()),
+                m.page.to_string(),
+                key
+            ],
+        )
+        .map_err(sql_err)?;
+    if n == 0 {
+        return Err(conflict(format!(
+            "page {} is no longer in the short-term window; plan again",
+            m.page
+        )));
+    }
+    Ok(())
+}
+
+fn evict(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    key: &str,
+    e: &Eviction,
+    rewritten: bool,
+    now: i64,
+) -> Result<()> {
+    let current: Option<(i64, String)> = tx
+        .query_row(
+            "SELECT version, summary FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
+            params![e.segment.to_string(), key],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(sql_err)?;
+    let Some((version, summary)) = current else {
+        return Err(conflict(format!(
+            "segment {} is not an active segment of the scope",
+            e.segment
+        )));
+    };
+    // A segment this batch rewrote has moved one version past what the plan saw.
+    let expected = e.expected_version as i64 + i64::from(rewritten);
+    if version != expected {
+        return Err(conflict(format!(
+            "segment {} changed since it was read (version {version}, expected {expected}); plan again",
+            e.segment
+        )));
+    }
+    tx.execute(
+        "UPDATE segments SET evicted_at = ?1, updated_at = ?1, version = version + 1 WHERE id = ?2",
+        params![now, e.segment.to_string()],
+    )
+    .map_err(sql_err)?;
+    tx.execute(
+        "UPDATE pages SET tier = 'evicted' WHERE segment_id = ?1 AND scope_key = ?2",
+        params![e.segment.to_string(), key],
+    )
+    .map_err(sql_err)?;
+    let ctx = WriteContext {
+        reason: Some(e.reason.clone()),
+        ..WriteContext::default()
+    };
+    history(
+        tx,
+        MemoryId(e.segment.0),
+        scope_cols(scope),
+        HistoryKind::Evict,
+        (Some(&summary), None),
+        (None, None),
+        &ctx,
+        now,
+    )
+}
+
+/// Removes erased texts from the pages and segment summaries of `owner` (exact scope) that quote
+/// them, replacing each occurrence with `[erased]`; returns how many rows changed.
+pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Result<u64> {
+    let key = owner.key();
+    let mut n = 0u64;
+    for t in texts.iter().filter(|t| !t.is_empty()) {
+        n += tx
+            .execute(
+                "UPDATE pages SET text = replace(text, ?1, '[erased]') WHERE scope_key = ?2 AND instr(text, ?1) > 0",
+                params![t, key],
+            )
+            .map_err(sql_err)? as u64;
+        n += tx
+            .execute(
+                "UPDATE segments SET summary = replace(summary, ?1, '[erased]') \
+                 WHERE scope_key = ?2 AND instr(summary, ?1) > 0",
+                params![t, key],
+            )
+            .map_err(sql_err)? as u64;
+    }
+    Ok(n)
+}
+
+/// Pages with a message that is no longer in the log, or mid-term pages without an active
+/// segment: both must be 0 in a consistent store.
+pub(crate) fn inconsistent_pages(conn: &Connection) -> Result<u64> {
+    let orphans: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM pages p WHERE p.tier = 'mid' AND NOT EXISTS \
+             (SELECT 1 FROM segments s WHERE s.id = p.segment_id AND s.evicted_at IS NULL)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    Ok(orphans as u64)
+}
+
+/// Re-embeds every page's text through `embed` (batches of at most `batch`) and recomputes each
+/// segment's vector as the normalised mean of its pages' new vectors; part of a rebind's
+/// transaction, so no page or segment keeps a vector of the old model.
+pub(crate) fn rebind_pages(
+    tx: &Transaction<'_>,
+    dimension: usize,
+    batch: usize,
+    embed: &mut EmbedBatch<'_>,
+) -> Result<u64> {
+    let rows: Vec<(i64, String, Option<String>)> = {
+        let mut st = tx
+            .prepare("SELECT seq, text, segment_id FROM pages ORDER BY seq")
+            .map_err(sql_err)?;
+        let it = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(sql_err)?;
+        it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
+    let mut sums: std::collections::HashMap<String, Vec<f32>> = Default::default();
+    for chunk in rows.chunks(batch.max(1)) {
+        let refs: Vec<&str> = chunk.iter().map(|(_, t, _)| t.as_str()).collect();
+        let vectors = embed(&refs)?;
+        if vectors.len() != chunk.len() {
+            return Err(Error::Model {
+                reason: format!(
+                    "the embedder returned {} vectors for {} texts",
+                    vectors.len(),
+                    chunk.len()
+                ),
+            });
+        }
+        for ((seq, _, segment), v) in chunk.iter().zip(vectors) {
+            check_dim(&v, dimension, "vector")?;
+            tx.execute(
+                "UPDATE pages SET vector = ?1 WHERE seq = ?2",
+                params![vector_to_blob(&v), seq],
+            )
+            .map_err(sql_err)?;
+            if let Some(s) = segment {
+                let sum = sums
+                    .entry(s.clone())
+                    .or_insert_with(|| vec![0.0; dimension]);
+                sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+            }
+        }
+    }
+    for (segment, mut sum) in sums {
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            sum.iter_mut().for_each(|x| *x /= norm);
+        }
+        tx.execute(
+            "UPDATE segments SET vector = ?1, version = version + 1 WHERE id = ?2",
+            params![vector_to_blob(&sum), segment],
+        )
+        .map_err(sql_err)?;
+    }
+    Ok(rows.len() as u64)
+}
