@@ -6,6 +6,10 @@
 //! The types here are the public shape (library, CLI `--json`, REST `POST /v1/context`, MCP
 //! `get_context`); assembly lives beside them.
 
+mod assemble;
+
+pub use assemble::{assemble, section_header, Block, Candidate, PackParams};
+
 use crate::memory::{MessageId, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +46,7 @@ pub struct ContextOptions {
 }
 
 /// The sections, in the order a pack shows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Section {
     Profile,
@@ -71,7 +75,8 @@ pub enum Reason {
 /// One item of a pack.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PackItem {
-    /// `profile`, `page`, `segment` or `memory`.
+    /// `profile`, `page` (a stored page), `turn` (a logged message shown verbatim where no page
+    /// holds it), `segment` (a segment's summary) or `memory`.
     pub kind: String,
     /// The id of the page, segment or memory.
     pub id: String,

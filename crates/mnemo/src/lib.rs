@@ -8,10 +8,12 @@
 
 mod add;
 mod config;
+mod context;
 mod ops;
 mod usage;
 
 pub use add::{AddInput, AddRequest};
+pub use context::{ContextRequest, ContextTuning};
 pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexing, MemoryConfig};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
