@@ -281,6 +281,11 @@ pub enum Command {
         id: String,
         to: Option<String>,
     },
+    /// The user profile and knowledge distilled from conversation pages (needs a chat model).
+    Profile {
+        #[command(subcommand)]
+        action: ProfileAction,
+    },
     /// Delete everything in the store.
     Reset {
         /// Must be the word "reset".
@@ -358,6 +363,28 @@ pub enum Command {
         /// Results per search in the conversation workload.
         #[arg(long, default_value_t = 10, requires = "conversations")]
         top_k: usize,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileAction {
+    /// Analyse the user's unanalysed pages into the profile, user knowledge and assistant
+    /// knowledge (one model call per batch of pages; each written in one transaction).
+    Refresh {
+        #[arg(long)]
+        user_id: String,
+        /// The agent whose assistant knowledge this is (without one it stays in the user's
+        /// scope, marked as assistant knowledge).
+        #[arg(long)]
+        agent_id: Option<String>,
+        /// Extra instructions for the analysis.
+        #[arg(long)]
+        instructions: Option<String>,
+    },
+    /// Show the user's current profile.
+    Show {
+        #[arg(long)]
+        user_id: String,
     },
 }
 

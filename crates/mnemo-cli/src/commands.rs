@@ -564,6 +564,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Command::Profile { action } => crate::profile::run(&memory, action, json).await?,
         Command::History { scope, id } => {
             let events = memory.history(scope_of(&scope)?, id_of(&id)?).await?;
             if json {

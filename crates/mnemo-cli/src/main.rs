@@ -7,6 +7,7 @@ mod commands;
 mod eval;
 mod import;
 mod io;
+mod profile;
 mod reembed;
 mod serve;
 

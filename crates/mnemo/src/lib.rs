@@ -10,6 +10,7 @@ mod add;
 mod config;
 mod context;
 mod ops;
+mod profile;
 mod usage;
 
 pub use add::{AddInput, AddRequest};
@@ -18,6 +19,7 @@ pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexi
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
+pub use profile::{ProfileOptions, ProfileOutcome};
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};

@@ -21,6 +21,7 @@
 //! - `prompts`: the prompt texts.
 
 mod infer;
+mod knowledge;
 mod notes;
 mod procedural;
 mod profile;
