@@ -501,6 +501,22 @@ pub struct LocomoArgs {
     /// Weight of the entity signal (default 0.1; 0 turns entity candidates off).
     #[arg(long)]
     pub entity_weight: Option<f32>,
+    /// Also score context packs against plain search cut to the same token budgets, e.g.
+    /// `250,500,1000,2000` (cl100k tokens).
+    #[arg(long, value_delimiter = ',')]
+    pub pack_budgets: Vec<u32>,
+    /// Packs: exchanges shown each side of a matched one (default: mnemo's).
+    #[arg(long)]
+    pub pack_neighbours: Option<usize>,
+    /// Packs: a neighbour's value per step away, as a share of its source's.
+    #[arg(long)]
+    pub pack_neighbour_decay: Option<f32>,
+    /// Packs: items are taken by value / tokens^this (0: by value; 1: by value per token).
+    #[arg(long)]
+    pub pack_size_exponent: Option<f32>,
+    /// Packs: memories retrieved = budget / this (between 20 and 200).
+    #[arg(long)]
+    pub pack_tokens_per_candidate: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]

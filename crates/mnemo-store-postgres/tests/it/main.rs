@@ -1,0 +1,38 @@
+//! PostgreSQL store tests, on a real PostgreSQL with pgvector on 127.0.0.1.
+//!
+//! One server per test run: `scripts/test.sh` starts it and passes its URL in
+//! `MNEMO_TEST_PG_URL`; without that variable this binary starts its own with `scripts/pg.sh`
+//! (stopped by a watcher when the test process ends). Each test works in its own schema of that
+//! one database. If PostgreSQL cannot start, every test fails with the reason.
+
+mod start;
+
+use std::sync::OnceLock;
+
+/// The server's admin URL, or why there is none.
+fn server() -> &'static str {
+    static URL: OnceLock<Result<String, String>> = OnceLock::new();
+    match URL.get_or_init(start::server) {
+        Ok(u) => u,
+        Err(why) => panic!("PostgreSQL for the tests could not start: {why}"),
+    }
+}
+
+/// An admin connection to the test database.
+fn admin() -> postgres::Client {
+    postgres::Client::connect(server(), postgres::NoTls).expect("admin connection")
+}
+
+/// A new, empty schema of the test database and a store URL that works in it.
+fn fresh_schema(tag: &str) -> (String, String) {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let schema = format!("t_{tag}_{}_{n}", std::process::id());
+    admin()
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .expect("create schema");
+    let url = format!("{}?options=-c%20search_path%3D{schema},public", server());
+    (schema, url)
+}
+
+mod groundwork;
