@@ -19,6 +19,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
 
+mod context;
+pub use context::budget_tokens;
+
 /// Settings of the service layer.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+mod context;
 mod links;
 mod streamable;
 pub use streamable::{routes as http_routes, SessionOwners, MAX_MESSAGE_BYTES};
@@ -192,7 +193,7 @@ impl MemoryTools {
         Self {
             service,
             fixed,
-            tool_router: Self::tool_router() + Self::link_router(),
+            tool_router: Self::tool_router() + Self::link_router() + Self::context_router(),
         }
     }
 

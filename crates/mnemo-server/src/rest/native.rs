@@ -35,6 +35,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(add, list, delete_all))
         .routes(routes!(search))
+        .routes(routes!(context))
         .routes(routes!(batch_add, batch_update, batch_delete))
         .routes(routes!(get_one, update, delete_one))
         .routes(routes!(history))
@@ -117,6 +118,19 @@ async fn search(
     ApiJson(body): ApiJson<SearchBody>,
 ) -> ApiResult<Response> {
     Ok(Json(s.service.search(&p, body).await?).into_response())
+}
+
+/// A context pack: what the agent should know now, as ordered sections (profile, the
+/// session's recent exchanges, matched segments, memories) and one prompt-ready text that never
+/// exceeds `budget_tokens`. Each item says why it was chosen and what it costs.
+#[utoipa::path(post, path = "/v1/context", tag = "memories", request_body = ContextBody,
+    responses((status = 200, body = ContextPackDoc), (status = "4XX", body = ErrorDoc)))]
+async fn context(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiJson(body): ApiJson<ContextBody>,
+) -> ApiResult<Response> {
+    Ok(Json(s.service.context(&p, body).await?).into_response())
 }
 
 /// Several adds at once (up to 1000); every scope is checked before anything is written.

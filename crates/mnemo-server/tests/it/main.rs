@@ -2,6 +2,7 @@
 //! hash embedder, API keys from the real key store. Each test starts its own server on port 0.
 
 mod batches;
+mod context;
 mod erase;
 mod fuzz;
 mod http_hardening;
