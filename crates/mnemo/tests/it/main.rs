@@ -6,6 +6,7 @@ mod embedding_work;
 mod infer;
 mod limits;
 mod notes;
+mod profile;
 mod robustness;
 mod visibility;
 use mnemo::{AddInput, AddRequest, Memory};
