@@ -187,6 +187,9 @@ pub enum Command {
         expand_links: usize,
         query: String,
     },
+    /// What the agent should know now, under a token budget: the profile, the session's recent
+    /// exchanges, matched topic segments and memories, as one prompt-ready text.
+    Context(ContextArgs),
     /// Show one memory.
     Get {
         #[command(flatten)]
@@ -386,6 +389,26 @@ pub enum ProfileAction {
         #[arg(long)]
         user_id: String,
     },
+}
+
+/// `mnemo context`.
+#[derive(Debug, Args, Clone)]
+pub struct ContextArgs {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// The most tokens the pack may take (1 to 200000).
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true)]
+    pub budget: i64,
+    /// The current conversation session: its recent exchanges are included.
+    #[arg(long)]
+    pub session_id: Option<String>,
+    /// Leave the user profile out.
+    #[arg(long)]
+    pub no_profile: bool,
+    /// The tokenizer to count with: cl100k_base (default), o200k_base, p50k_base, r50k_base.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    pub query: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -609,6 +609,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             out.flush()?;
         }
+        Command::Context(args) => crate::context::run(&memory, args, json).await?,
         Command::Doctor => doctor(&memory, json).await?,
         Command::Models { .. }
         | Command::Bench { .. }

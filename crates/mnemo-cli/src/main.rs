@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod commands;
+mod context;
 mod eval;
 mod import;
 mod io;

@@ -5,6 +5,7 @@
 //! stubs on 127.0.0.1.
 
 mod clients;
+mod context;
 mod crash;
 mod eval;
 mod forms;
