@@ -676,6 +676,11 @@ impl Service {
         self.check_write_id(p, from).await?;
         self.run("add_links", p, async {
             let scope = self.scope_for_id(p, &parts, from).await?;
+            // The memory linked from is the one the request is about: unknown or out of scope,
+            // it is not found, as for every other by-id operation; the store then checks `to`.
+            if !scope.covers(&self.memory.owner_of(from).await?) {
+                return Err(mnemo::Error::not_found("memory", from).into());
+            }
             self.memory.add_links(scope.clone(), links).await?;
             Ok(self.memory.links(scope, from).await?)
         })

@@ -347,13 +347,17 @@ fn mcp_python_client_over_stdio_and_http() {
     );
 
     let tools = [
+        "add_link",
         "add_memory",
         "delete_all_memories",
         "delete_memory",
         "erase_memory",
+        "get_context",
+        "get_links",
         "get_memory",
         "list_memories",
         "memory_history",
+        "remove_link",
         "search_memories",
         "update_memory",
     ];
@@ -374,7 +378,7 @@ fn mcp_python_client_over_stdio_and_http() {
     assert!(stdio_data.join("mnemo.db").exists());
     assert_ne!(s["stdio"]["memory_id"], s["http"]["memory_id"]);
 
-    // Over HTTP, bob's key could use none of the 9 tools on alice's memory or scope.
+    // Over HTTP, bob's key could use none of the 13 tools on alice's memory or scope.
     let http = &s["http"];
     let denied = http["cross_tenant"].as_array().unwrap();
     let mut denied_tools: Vec<&str> = denied.iter().map(|d| d["tool"].as_str().unwrap()).collect();
@@ -391,6 +395,7 @@ fn mcp_python_client_over_stdio_and_http() {
             "search_memories",
             "list_memories",
             "delete_all_memories",
+            "get_context",
         ]
         .contains(&d["tool"].as_str().unwrap())
         {

@@ -32,6 +32,10 @@ TOOLS = {
     "erase_memory",
     "delete_all_memories",
     "memory_history",
+    "get_links",
+    "add_link",
+    "remove_link",
+    "get_context",
 }
 FORBIDDEN, NOT_FOUND = -32003, -32004
 STEP_TIMEOUT = 120  # seconds for one transport's whole run
@@ -77,12 +81,15 @@ async def check_tools(s: ClientSession):
     assert {"text", "user_id"} <= props["add_memory"], props["add_memory"]
     assert {"query", "user_id"} <= props["search_memories"], props["search_memories"]
     assert "memory_id" in props["get_memory"], props["get_memory"]
+    assert {"memory_id", "to", "strength"} <= props["add_link"], props["add_link"]
+    assert {"query", "budget_tokens", "session_id"} <= props["get_context"], props["get_context"]
     return names
 
 
 async def lifecycle(s: ClientSession, user: str) -> dict:
     """The tools a client uses, on `user`'s scope: add, search, list, get, update, history,
-    delete (then get fails), delete_all. Returns the summary of this transport."""
+    links, context; `finish` then unlinks, deletes (then get fails) and deletes all. Returns the
+    summary of this transport."""
     init = await s.initialize()
     assert init.server_info.name == "mnemo", init.server_info
     names = await check_tools(s)
@@ -112,6 +119,15 @@ async def lifecycle(s: ClientSession, user: str) -> dict:
     events = [h["event"] for h in hist["results"]]
     assert events == ["ADD", "UPDATE"], hist
 
+    linked = await call(s, "add_link", {"memory_id": mid, "to": oid, "reason": "both about the user"})
+    assert [l["to"] for l in linked["results"]] == [oid], linked
+    seen = await call(s, "get_links", {"memory_id": oid})
+    assert [(l["from"], l["author"]) for l in seen["results"]] == [(mid, "caller")], seen
+
+    pack = await call(s, "get_context", {"query": "where does the user live?", "budget_tokens": 200, "user_id": user})
+    assert pack["budget_tokens"] == 200 and 0 < pack["used_tokens"] <= 200, pack
+    assert "Porto" in pack["rendered"], pack
+
     return {
         "server": init.server_info.name,
         "protocol": init.protocol_version,
@@ -124,6 +140,10 @@ async def lifecycle(s: ClientSession, user: str) -> dict:
 
 async def finish(s: ClientSession, user: str, summary: dict) -> None:
     mid, oid = summary["memory_id"], summary["other_id"]
+    unlinked = await call(s, "remove_link", {"memory_id": mid, "to": oid})
+    assert unlinked == {"removed": {"from": mid, "to": oid}}, unlinked
+    seen = await call(s, "get_links", {"memory_id": mid})
+    assert seen["results"] == [], seen
     deleted = await call(s, "delete_memory", {"memory_id": mid})
     assert deleted == {"deleted": mid}, deleted
     gone = await refused(s, "get_memory", {"memory_id": mid}, (NOT_FOUND,))
@@ -158,7 +178,7 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
         async with streamable_http_client(mcp_url, http_client=alice_http) as (ar, aw):
             async with ClientSession(ar, aw) as alice:
                 summary = await lifecycle(alice, "alice")
-                mid = summary["memory_id"]
+                mid, oid = summary["memory_id"], summary["other_id"]
 
                 # bob, on his own session, against alice's memory and scope: each tool refused
                 async with http_client(bob_key) as bob_http:
@@ -181,6 +201,13 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                                 ("delete_all_memories", {"user_id": "alice"}),
                                 ("memory_history", {"memory_id": mid}),
                                 ("memory_history", {"memory_id": mid, "user_id": "alice"}),
+                                ("get_links", {"memory_id": mid}),
+                                ("get_links", {"memory_id": mid, "user_id": "alice"}),
+                                ("add_link", {"memory_id": mid, "to": oid}),
+                                ("add_link", {"memory_id": mid, "to": oid, "user_id": "alice"}),
+                                ("remove_link", {"memory_id": mid, "to": oid}),
+                                ("remove_link", {"memory_id": mid, "to": oid, "user_id": "alice"}),
+                                ("get_context", {"query": "Porto", "budget_tokens": 200, "user_id": "alice"}),
                             ]
                             denied = [await refused(bob, tool, args) for tool, args in attempts]
                             assert {d["tool"] for d in denied} == TOOLS
@@ -198,6 +225,8 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                 assert [h["event"] for h in hist["results"]] == ["ADD", "UPDATE"], hist
                 listed = await call(alice, "list_memories", {"user_id": "alice"})
                 assert len(listed["results"]) == 2, listed
+                seen = await call(alice, "get_links", {"memory_id": mid})
+                assert [l["to"] for l in seen["results"]] == [oid], seen
                 summary["unchanged_after_cross_tenant"] = True
 
                 await finish(alice, "alice", summary)

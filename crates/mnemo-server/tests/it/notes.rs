@@ -201,7 +201,6 @@ fn mcp_link_tools_add_list_and_remove_within_the_keys_scope() {
     let invented = "00000000-0000-7000-8000-000000000000";
     for (args, field) in [
         (json!({"memory_id": lock, "to": bobs}), "to"),
-        (json!({"memory_id": bobs, "to": lock}), "from"),
         (json!({"memory_id": lock, "to": invented}), "to"),
         (
             json!({"memory_id": lock, "to": code, "strength": 1.5}),
@@ -212,6 +211,11 @@ fn mcp_link_tools_add_list_and_remove_within_the_keys_scope() {
         let (code_, kind, message) = tool("add_link", args.clone()).tool_error();
         assert_eq!((code_, kind.as_str()), (-32602, "invalid_input"), "{args}");
         assert!(message.contains(field), "{args}: {message}");
+    }
+    // A link from a memory the key cannot see is about a memory that is not there for it.
+    for from in [bobs.as_str(), invented] {
+        let (c, kind, _) = tool("add_link", json!({"memory_id": from, "to": lock})).tool_error();
+        assert_eq!((c, kind.as_str()), (-32004, "not_found"), "{from}");
     }
     let admin = s.admin.clone();
     let r = s.call(
