@@ -29,6 +29,8 @@ pub struct Cli {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub notes: NoteArgs,
+    #[command(flatten)]
+    pub tiers: TierArgs,
     /// A settings file (default: ./mnemo.toml when present). Flags and MNEMO_* variables win
     /// over it; see mnemo.example.toml.
     #[arg(long, env = "MNEMO_CONFIG")]
@@ -100,6 +102,65 @@ pub struct NoteArgs {
     /// Rule links: the most links one new note gets.
     #[arg(long, env = "MNEMO_NOTE_MAX_LINKS", default_value_t = 5)]
     pub note_max_links: usize,
+}
+
+/// The memory hierarchy: short-term window, mid-term segments, heat, and read counting.
+#[derive(Debug, Args, Clone)]
+pub struct TierArgs {
+    /// Pages (exchanges) each session keeps verbatim in its short-term window (at least 1).
+    #[arg(long, env = "MNEMO_SHORT_TERM_CAPACITY", default_value_t = 10)]
+    pub short_term_capacity: usize,
+    /// Active mid-term segments per scope; above it the coldest is evicted (default: no limit).
+    #[arg(long, env = "MNEMO_MID_TERM_CAPACITY")]
+    pub mid_term_capacity: Option<usize>,
+    /// A migrating page joins the best segment when 0.7·cosine + 0.3·keyword overlap reaches
+    /// this (0 to 1).
+    #[arg(long, env = "MNEMO_JOIN_THRESHOLD", default_value_t = 0.55)]
+    pub join_threshold: f32,
+    /// Without a chat model, a page continues the previous page of its session when their
+    /// cosine similarity reaches this (0 to 1).
+    #[arg(long, env = "MNEMO_CONTINUITY_THRESHOLD", default_value_t = 0.35)]
+    pub continuity_threshold: f32,
+    /// Heat per visit (a retrieval that returned the segment's pages).
+    #[arg(long, env = "MNEMO_HEAT_VISITS", default_value_t = 1.0)]
+    pub heat_visits: f64,
+    /// Heat per 1,000 tokens of the segment's pages.
+    #[arg(long, env = "MNEMO_HEAT_LENGTH", default_value_t = 1.0)]
+    pub heat_length: f64,
+    /// Heat of recency, 1 at the last visit and decaying exponentially.
+    #[arg(long, env = "MNEMO_HEAT_RECENCY", default_value_t = 1.0)]
+    pub heat_recency: f64,
+    /// Hours after which recency has fallen to 1/e.
+    #[arg(long, env = "MNEMO_HEAT_TAU_HOURS", default_value_t = 24.0)]
+    pub heat_tau_hours: f64,
+    /// Heat at which a segment's pages are analysed into the profile (needs a chat model);
+    /// 0: only on demand.
+    #[arg(long, env = "MNEMO_PROFILE_HEAT_THRESHOLD", default_value_t = 5.0)]
+    pub profile_heat_threshold: f64,
+    /// Count reads (access counts, segment visits) in the background; off only to measure
+    /// what counting costs.
+    #[arg(long, env = "MNEMO_USAGE_TRACKING", default_value_t = true, action = clap::ArgAction::Set)]
+    pub usage_tracking: bool,
+}
+
+impl TierArgs {
+    /// The settings these flags give (checked later, by `MemoryConfig::validate`).
+    pub fn config(&self) -> mnemo_core::TierConfig {
+        mnemo_core::TierConfig {
+            short_term_capacity: self.short_term_capacity,
+            mid_term_capacity: self.mid_term_capacity,
+            join_threshold: self.join_threshold,
+            continuity_threshold: self.continuity_threshold,
+            heat: mnemo_core::HeatWeights {
+                visits: self.heat_visits,
+                length: self.heat_length,
+                recency: self.heat_recency,
+                tau_hours: self.heat_tau_hours,
+            },
+            profile_heat_threshold: Some(self.profile_heat_threshold)
+                .filter(|t| *t != 0.0),
+        }
+    }
 }
 
 #[derive(Debug, Args, Clone)]

@@ -401,6 +401,27 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
             memory.search_with_vector_blocking(&r, v).expect("search");
         }));
     }
+    // What read counting costs: the async search path, which records what it returns, with
+    // counting on and off, alternating per query (and which goes first) so that drift and
+    // warm caches treat both alike. The counts are written in the background meanwhile.
+    let (tracked, untracked) = (
+        memory.clone().with_usage_tracking(true),
+        memory.clone().with_usage_tracking(false),
+    );
+    let (mut tracking_on, mut tracking_off) =
+        (Vec::with_capacity(queries), Vec::with_capacity(queries));
+    for (i, (q, v)) in qs.iter().zip(&qvecs).enumerate() {
+        let mut runs = [(&tracked, &mut tracking_on), (&untracked, &mut tracking_off)];
+        if i % 2 == 1 {
+            runs.reverse();
+        }
+        for (m, out) in runs {
+            let t = Instant::now();
+            m.search_with_vector(req(q), v.clone()).await?;
+            out.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    memory.flush_usage().await?;
     let cq = CandidateQuery {
         scope: &scope,
         kinds: None,
@@ -456,6 +477,8 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         &mut brute,
         &mut dense_side,
         &mut lexical_side,
+        &mut tracking_on,
+        &mut tracking_off,
     ] {
         v.sort_by(f64::total_cmp);
     }
@@ -477,6 +500,9 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "search_p95_ms": percentile(&with_embed, 0.95),
         "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
         "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
+        "search_p50_ms_no_embed_tracking_on": percentile(&tracking_on, 0.5),
+        "search_p50_ms_no_embed_tracking_off": percentile(&tracking_off, 0.5),
+        "usage_tracking_p50_ratio": percentile(&tracking_on, 0.5) / percentile(&tracking_off, 0.5),
         "bruteforce_dense_p50_ms": percentile(&brute, 0.5),
         "dense_candidates_p50_ms": percentile(&dense_side, 0.5),
         "ann_recall_at_10": recall_sum / queries as f64,

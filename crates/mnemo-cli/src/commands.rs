@@ -52,6 +52,8 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
         link_entity: cli.notes.note_link_entity,
         max_rule_links: cli.notes.note_max_links,
     };
+    cfg.tiers = cli.tiers.config();
+    cfg.usage_tracking = cli.tiers.usage_tracking;
     Ok(cfg)
 }
 

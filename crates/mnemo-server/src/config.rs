@@ -121,6 +121,25 @@ pub struct FileConfig {
     pub llm: LlmSection,
     #[serde(default)]
     pub notes: NotesSection,
+    #[serde(default)]
+    pub tiers: TiersSection,
+    /// Count reads (access counts, segment visits); see `MemoryConfig::usage_tracking`.
+    pub usage_tracking: Option<bool>,
+}
+
+/// `[tiers]`: the memory hierarchy; see `mnemo_core::TierConfig`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TiersSection {
+    pub short_term_capacity: Option<usize>,
+    pub mid_term_capacity: Option<usize>,
+    pub join_threshold: Option<f32>,
+    pub continuity_threshold: Option<f32>,
+    pub heat_visits: Option<f64>,
+    pub heat_length: Option<f64>,
+    pub heat_recency: Option<f64>,
+    pub heat_tau_hours: Option<f64>,
+    pub profile_heat_threshold: Option<f64>,
 }
 
 /// `[notes]`: note adds (neighbours, link rules); see `mnemo_core::NoteConfig`.
@@ -261,6 +280,36 @@ impl FileConfig {
             n.link_entity.map(|v| v.to_string()),
         );
         put("MNEMO_NOTE_MAX_LINKS", n.max_links.map(|v| v.to_string()));
+        let t = &self.tiers;
+        let num = |v: Option<f64>| v.map(|v| v.to_string());
+        put(
+            "MNEMO_SHORT_TERM_CAPACITY",
+            t.short_term_capacity.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_MID_TERM_CAPACITY",
+            t.mid_term_capacity.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_JOIN_THRESHOLD",
+            t.join_threshold.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_CONTINUITY_THRESHOLD",
+            t.continuity_threshold.map(|v| v.to_string()),
+        );
+        put("MNEMO_HEAT_VISITS", num(t.heat_visits));
+        put("MNEMO_HEAT_LENGTH", num(t.heat_length));
+        put("MNEMO_HEAT_RECENCY", num(t.heat_recency));
+        put("MNEMO_HEAT_TAU_HOURS", num(t.heat_tau_hours));
+        put(
+            "MNEMO_PROFILE_HEAT_THRESHOLD",
+            num(t.profile_heat_threshold),
+        );
+        put(
+            "MNEMO_USAGE_TRACKING",
+            self.usage_tracking.map(|v| v.to_string()),
+        );
         out
     }
 }
@@ -275,9 +324,11 @@ mod tests {
         let c = FileConfig::parse(text).unwrap();
         assert_eq!(c.server.bind.as_deref(), Some("127.0.0.1:8750"));
         assert_eq!(c.server.no_auth, Some(false));
-        // The example sets every key but `llm.gguf` (it excludes `llm.base_url`).
+        // The example sets every key but `llm.gguf` and `tiers.mid_term_capacity` (unbounded).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 26, "{env:?}");
+        assert_eq!(env.len(), 35, "{env:?}");
+        assert!(env.contains(&("MNEMO_SHORT_TERM_CAPACITY", "10".to_string())));
+        assert!(env.contains(&("MNEMO_USAGE_TRACKING", "true".to_string())));
         assert!(!env.iter().any(|(k, _)| *k == "MNEMO_LLM_GGUF"));
         assert!(env.contains(&("MNEMO_RATE_LIMIT_PER_MINUTE", "1200".to_string())));
     }

@@ -244,6 +244,7 @@ impl Memory {
     /// Several adds. Raw adds are embedded together (one model batch) and written in one
     /// transaction; inferred adds run their pipelines one after another, each its own transaction.
     pub async fn add_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+        let planner = self.tier_planner(&reqs);
         let flags = reqs
             .iter()
             .map(|r| self.infers(r))
@@ -297,18 +298,29 @@ impl Memory {
             prepared.push(p.ok_or_else(|| Error::internal("every add is prepared"))?);
         }
         let store = self.store().clone();
-        run_blocking(move || write_prepared(store.as_ref(), prepared)).await
+        run_blocking(move || write_prepared(store.as_ref(), prepared, &planner)).await
+    }
+
+    /// The hierarchy planner of a write of `reqs`: the chat model writes summaries and judges
+    /// continuity unless one of them turned inference off (then rules do, for all of them).
+    fn tier_planner(&self, reqs: &[AddRequest]) -> crate::tiers::TierPlanner {
+        let model = reqs.iter().all(|r| r.infer != Some(false));
+        crate::tiers::TierPlanner {
+            config: self.inner.tiers.clone(),
+            chat: self.inner.chat.clone().filter(|_| model),
+        }
     }
 
     async fn add_inferred(&self, req: AddRequest) -> Result<AddOutcome> {
         let (scope, request_id) = (req.scope.clone(), req.request_id.clone());
         let messages = prepare(&req, chrono::Utc::now())?.0;
         let log_on_failure = self.inner.infer.log_messages_on_failure;
+        let planner = self.tier_planner(std::slice::from_ref(&req));
         let store = self.store().clone();
         let written = match self.prepare_inferred(req).await {
             Ok((prepared, _)) => {
                 let store = store.clone();
-                run_blocking(move || write_prepared(store.as_ref(), vec![prepared]))
+                run_blocking(move || write_prepared(store.as_ref(), vec![prepared], &planner))
                     .await
                     .and_then(|mut o| o.pop().ok_or_else(|| Error::internal("no outcome")))
             }
@@ -389,6 +401,16 @@ impl Memory {
                 reason: None,
                 request_id: req.request_id.clone(),
             };
+            // The pages' vectors: their texts, embedded in one call (the facts' vectors are of
+            // other texts).
+            let exchanges = mnemo_core::tier_plan::exchanges(&messages);
+            let texts: Vec<String> = exchanges
+                .iter()
+                .map(|r| mnemo_core::tier_plan::page_text(&messages[r.clone()]))
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let mut vectors = log.embed(embedder.as_ref(), &refs)?.into_iter();
+            let pages = crate::tiers::drafts(&messages, |_| vectors.next().unwrap_or_default());
             let batch = WriteBatch {
                 scope: req.scope.clone(),
                 messages: messages.clone(),
@@ -404,6 +426,7 @@ impl Memory {
                 batch: Box::new(batch),
                 warnings: warnings.into_iter().chain(plan.warnings).collect(),
                 usage: std::mem::take(&mut log.calls),
+                pages,
             };
             Ok((prepared, messages))
         })
@@ -504,6 +527,15 @@ impl Memory {
                 .into_iter()
                 .zip(plans)
                 .map(|((req, messages, _, warnings, idem, _, _), plan)| {
+                    // A page's vector pools its notes' vectors (each note is one message).
+                    let pages = crate::tiers::drafts(&messages, |r| {
+                        crate::tiers::pooled(messages[r].iter().filter_map(|m| {
+                            plan.memories
+                                .iter()
+                                .find(|n| n.sources.first() == Some(&m.id))
+                                .map(|n| (n.vector.as_slice(), m.content.as_str()))
+                        }))
+                    });
                     let batch = WriteBatch {
                         scope: req.scope.clone(),
                         messages: messages.clone(),
@@ -523,6 +555,7 @@ impl Memory {
                             batch: Box::new(batch),
                             warnings: warnings.into_iter().chain(plan.warnings).collect(),
                             usage: usage.clone(),
+                            pages,
                         },
                         messages,
                     )
@@ -543,9 +576,10 @@ impl Memory {
 
     /// Raw adds embedded together (one model batch) and written in one transaction.
     async fn add_raw_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+        let planner = self.tier_planner(&reqs);
         let prepared = self.prepare_raw(reqs).await?;
         let store = self.store().clone();
-        run_blocking(move || write_prepared(store.as_ref(), prepared)).await
+        run_blocking(move || write_prepared(store.as_ref(), prepared, &planner)).await
     }
 
     /// The writes of raw adds, their texts embedded in one model batch.
@@ -656,17 +690,31 @@ impl Memory {
             .collect();
         let mut vectors = vectors.into_iter();
         let mut out = Vec::with_capacity(reqs.len());
-        for (((req, ((messages, metadata, warnings), idem)), replay), index) in reqs
+        for ((((req, ((messages, metadata, warnings), idem)), replay), index), slots) in reqs
             .into_iter()
             .zip(prepared)
             .zip(&replays)
             .zip(index_texts)
+            .zip(&slots)
         {
-            let index = index.texts;
             if let Some(r) = replay {
                 out.push(Prepared::Replayed(r.clone()));
                 continue;
             }
+            // A page's vector pools its turns' own-line vectors: no text is embedded twice.
+            let own: Vec<Option<(&[f32], &str)>> = index
+                .texts
+                .iter()
+                .map(|t| {
+                    let at = t.embed.first()?.0;
+                    let v = line_vectors.get(*slots.get(at)?)?;
+                    Some((v.as_slice(), index.lines.get(at)?.as_str()))
+                })
+                .collect();
+            let pages = crate::tiers::drafts(&messages, |r| {
+                crate::tiers::pooled(own[r].iter().flatten().copied())
+            });
+            let index = index.texts;
             let memories = messages
                 .iter()
                 .zip(index)
@@ -701,6 +749,7 @@ impl Memory {
                 warnings,
                 // One embedding call serves every request of the batch.
                 usage: embed_call.clone().into_iter().collect(),
+                pages,
             });
         }
         Ok(out)
@@ -714,13 +763,21 @@ enum Prepared {
         batch: Box<WriteBatch>,
         warnings: Vec<String>,
         usage: Vec<ModelCall>,
+        /// The add's exchanges, planned into `batch.tiers` at write time.
+        pages: Vec<crate::tiers::PageDraft>,
     },
 }
 
 /// Commits every prepared write in one transaction and returns one outcome per preparation, in
-/// order.
-fn write_prepared(store: &dyn Store, prepared: Vec<Prepared>) -> Result<Vec<AddOutcome>> {
+/// order. The hierarchy changes are planned here, just before the transaction, and planned
+/// again when the store finds the snapshot they came from stale (see `crate::tiers`).
+fn write_prepared(
+    store: &dyn Store,
+    prepared: Vec<Prepared>,
+    planner: &crate::tiers::TierPlanner,
+) -> Result<Vec<AddOutcome>> {
     let mut to_write = Vec::new();
+    let mut drafts = Vec::new();
     // Per preparation: its outcome already, or what to attach to the next written one.
     let mut slots = Vec::with_capacity(prepared.len());
     for p in prepared {
@@ -730,18 +787,41 @@ fn write_prepared(store: &dyn Store, prepared: Vec<Prepared>) -> Result<Vec<AddO
                 batch,
                 warnings,
                 usage,
+                pages,
             } => {
                 to_write.push(*batch);
+                drafts.push(pages);
                 slots.push(Err((warnings, usage)));
             }
         }
     }
+    let mut tier_usage: Vec<Vec<ModelCall>> = Vec::new();
     let mut written = if to_write.is_empty() {
         Vec::new()
     } else {
-        store.write(to_write)?
+        let mut attempt = 1;
+        loop {
+            let mut batches = to_write.clone();
+            let calls = planner.plan_all(store, &mut batches, &drafts)?;
+            tier_usage.resize_with(calls.len(), Vec::new);
+            tier_usage
+                .iter_mut()
+                .zip(calls)
+                .for_each(|(all, c)| all.extend(c));
+            let tiers = batches.iter().any(|b| !b.tiers.is_empty());
+            match store.write(batches) {
+                Err(e)
+                    if attempt < crate::tiers::MAX_ATTEMPTS
+                        && crate::tiers::retry_worthy(&e, tiers) =>
+                {
+                    attempt += 1;
+                }
+                other => break other?,
+            }
+        }
     }
     .into_iter();
+    let mut tier_usage = tier_usage.into_iter();
     slots
         .into_iter()
         .map(|slot| match slot {
@@ -750,9 +830,10 @@ fn write_prepared(store: &dyn Store, prepared: Vec<Prepared>) -> Result<Vec<AddO
                 let mut o = written
                     .next()
                     .ok_or_else(|| Error::internal("store returned too few outcomes"))?;
+                let tiers = tier_usage.next().unwrap_or_default();
                 if !o.replayed {
                     o.warnings = warnings;
-                    o.usage = usage;
+                    o.usage = usage.into_iter().chain(tiers).collect();
                 }
                 Ok(o)
             }

@@ -40,6 +40,11 @@ pub struct MemoryConfig {
     pub infer: mnemo_core::pipeline::InferConfig,
     /// Note adds: neighbours considered and the link rules (see `mnemo_core::note`).
     pub notes: mnemo_core::NoteConfig,
+    /// The hierarchy: short-term window, mid-term segments, heat (see `mnemo_core::tier`).
+    pub tiers: mnemo_core::TierConfig,
+    /// Count reads (`access_count`, `last_accessed_at`, segment visits), written in the
+    /// background; off only to measure what counting costs.
+    pub usage_tracking: bool,
 }
 
 /// Which chat model infers memories.
@@ -137,6 +142,8 @@ impl MemoryConfig {
             llm: None,
             infer: mnemo_core::pipeline::InferConfig::default(),
             notes: mnemo_core::NoteConfig::default(),
+            tiers: mnemo_core::TierConfig::default(),
+            usage_tracking: true,
         }
     }
 
@@ -171,6 +178,7 @@ impl MemoryConfig {
                 return Err(Error::invalid(field, "must be a number in [0, 1]"));
             }
         }
+        self.tiers.validate()?;
         Ok(())
     }
 }

@@ -11,16 +11,17 @@ mod config;
 mod context;
 mod ops;
 mod profile;
+mod tiers;
 mod usage;
 
 pub use add::{AddInput, AddRequest};
-pub use context::{ContextRequest, ContextTuning};
 pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexing, MemoryConfig};
+pub use context::{ContextRequest, ContextTuning};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
-pub use profile::{ProfileOptions, ProfileOutcome};
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
+pub use profile::{ProfileOptions, ProfileOutcome};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};
@@ -36,7 +37,10 @@ struct Inner {
     chat: Option<Arc<dyn ChatModel>>,
     infer: InferConfig,
     notes: mnemo_core::NoteConfig,
+    tiers: mnemo_core::TierConfig,
     usage: Arc<usage::Usage>,
+    /// Whether reads are counted (see `usage`).
+    usage_tracking: bool,
 }
 
 /// The memory engine. Cheap to clone; all clones share one store and one embedder.
@@ -63,7 +67,9 @@ impl Memory {
             config.rank,
             config.indexing,
         )
-        .with_note_config(config.notes);
+        .with_note_config(config.notes)
+        .with_tier_config(config.tiers.clone())
+        .with_usage_tracking(config.usage_tracking);
         Ok(match &config.llm {
             Some(llm) => {
                 let llm = llm.clone();
@@ -112,7 +118,9 @@ impl Memory {
                 chat: None,
                 infer: InferConfig::default(),
                 notes: mnemo_core::NoteConfig::default(),
+                tiers: mnemo_core::TierConfig::default(),
                 usage: Arc::default(),
+                usage_tracking: true,
             }),
         }
     }
@@ -125,6 +133,33 @@ impl Memory {
                 ..(*self.inner).clone()
             }),
         }
+    }
+
+    /// The same engine with other hierarchy settings (window and segment capacities,
+    /// thresholds, heat). Not validated here: `MemoryConfig::validate` checks them at open.
+    pub fn with_tier_config(self, tiers: mnemo_core::TierConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                tiers,
+                ..(*self.inner).clone()
+            }),
+        }
+    }
+
+    /// The same engine with read counting on or off (on by default; off only to measure what
+    /// counting costs, as `mnemo bench` does).
+    pub fn with_usage_tracking(self, on: bool) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                usage_tracking: on,
+                ..(*self.inner).clone()
+            }),
+        }
+    }
+
+    /// The hierarchy settings in force.
+    pub fn tier_config(&self) -> &mnemo_core::TierConfig {
+        &self.inner.tiers
     }
 
     /// The same engine with a chat model: adds infer by default from now on.

@@ -1,15 +1,32 @@
-//! Usage bookkeeping for notes: every read path that returns notes (search, get, list) records
-//! them here, and one background task writes the counts (`Store::touch`, one transaction per
-//! scope per flush). The read answers first; the write happens after it, batched with the reads
-//! that arrive meanwhile, so counting never slows a search down. A failed flush is logged and
-//! its counts are dropped: usage is a ranking hint, not a record anyone audits.
+//! Usage bookkeeping: every read path that returns memories (search, get, list, context packs)
+//! records them here, of every kind, and retrievals that return a segment's pages record a
+//! visit of the segment ([`Memory::record_visits`]). One background task writes what was
+//! recorded — `Store::touch` (access counts and last access) and `Store::record_visits` (heat),
+//! one transaction per scope and kind per flush. The read answers first; the write happens
+//! after it, batched with the reads that arrive meanwhile, so counting stays off the hot path
+//! (`mnemo bench` measures search with it on and off). A failed flush is logged and its counts
+//! are dropped: usage is a ranking and eviction hint, not a record anyone audits.
+//!
+//! `MemoryConfig::usage_tracking = false` records nothing (for measuring what counting costs).
 
 use crate::{run_blocking, Memory, MemoryRecord};
-use mnemo_core::{MemoryId, MemoryKind, Result, Scope, Timestamp};
+use mnemo_core::{MemoryId, Result, Scope, SegmentId, Timestamp};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-type Pending = Vec<(Scope, MemoryId, Timestamp)>;
+/// What is waiting to be written: per read call, its scope, the ids it returned and when.
+#[derive(Default)]
+struct Pending {
+    reads: Vec<(Scope, Vec<MemoryId>, Timestamp)>,
+    visits: Vec<(Scope, Vec<SegmentId>, Timestamp)>,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.reads.is_empty() && self.visits.is_empty()
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct Usage {
@@ -21,29 +38,58 @@ pub(crate) struct Usage {
 }
 
 impl Usage {
-    /// The pending reads; a poisoned lock still holds a valid list (pushes cannot tear).
+    /// The pending reads; a poisoned lock still holds valid lists (pushes cannot tear).
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Memory {
-    /// Notes to count as read by `scope` now; a flush is started when none is running.
+    /// Memories to count as read by `scope` now; a flush is started when none is running.
     pub(crate) fn record_reads<'a>(
         &self,
         scope: &Scope,
         memories: impl IntoIterator<Item = &'a MemoryRecord>,
     ) {
-        let now = chrono::Utc::now();
-        let read: Vec<(Scope, MemoryId, Timestamp)> = memories
-            .into_iter()
-            .filter(|m| m.kind == MemoryKind::Note)
-            .map(|m| (scope.clone(), m.id, now))
-            .collect();
-        if read.is_empty() {
+        if !self.inner.usage_tracking {
             return;
         }
-        self.inner.usage.pending().extend(read);
+        let ids: Vec<MemoryId> = memories.into_iter().map(|m| m.id).collect();
+        if ids.is_empty() {
+            return;
+        }
+        let now = chrono::Utc::now();
+        self.inner
+            .usage
+            .pending()
+            .reads
+            .push((scope.clone(), ids, now));
+        self.start_flush();
+    }
+
+    /// Segments of `scope` whose pages a retrieval returned: each gains a visit (heat) in the
+    /// next background flush. An id listed twice counts twice; evicted, unknown and other
+    /// scopes' segments are skipped when the visits are written.
+    pub fn record_visits(&self, scope: &Scope, segments: impl IntoIterator<Item = SegmentId>) {
+        if !self.inner.usage_tracking {
+            return;
+        }
+        let ids: Vec<SegmentId> = segments.into_iter().collect();
+        if ids.is_empty() {
+            return;
+        }
+        let now = chrono::Utc::now();
+        self.inner
+            .usage
+            .pending()
+            .visits
+            .push((scope.clone(), ids, now));
+        self.start_flush();
+    }
+
+    /// Starts the background flush unless one is running (or there is no runtime to run it on:
+    /// the counts then wait for the next read or `flush_usage`).
+    fn start_flush(&self) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -68,9 +114,9 @@ impl Memory {
         });
     }
 
-    /// Writes the usage counts recorded so far; returns how many rows changed. Reads flush on
-    /// their own in the background; this is for callers that need the counts on disk now
-    /// (tests, shutdown).
+    /// Writes the usage counts and visits recorded so far; returns how many rows (memories and
+    /// segments) changed. Reads flush on their own in the background; this is for callers that
+    /// need the counts on disk now (tests, shutdown).
     pub async fn flush_usage(&self) -> Result<u64> {
         let _writing = self.inner.usage.writing.lock().await;
         let taken = std::mem::take(&mut *self.inner.usage.pending());
@@ -79,22 +125,42 @@ impl Memory {
         }
         let store = self.store().clone();
         run_blocking(move || {
-            let mut by_scope: Vec<(Scope, Vec<MemoryId>, Timestamp)> = Vec::new();
-            for (scope, id, at) in taken {
-                match by_scope.iter_mut().find(|(s, _, _)| *s == scope) {
-                    Some((_, ids, last)) => {
-                        ids.push(id);
-                        *last = (*last).max(at);
-                    }
-                    None => by_scope.push((scope, vec![id], at)),
-                }
-            }
             let mut n = 0;
-            for (scope, ids, at) in by_scope {
+            for (scope, ids, at) in by_scope(taken.reads) {
                 n += store.touch(&scope, &ids, at)?;
+            }
+            for (scope, ids, at) in by_scope(taken.visits) {
+                let mut counts: Vec<(SegmentId, u32)> = Vec::new();
+                for id in ids {
+                    match counts.iter_mut().find(|(s, _)| *s == id) {
+                        Some((_, c)) => *c = c.saturating_add(1),
+                        None => counts.push((id, 1)),
+                    }
+                }
+                n += store.record_visits(&scope, &counts, at)?;
             }
             Ok(n)
         })
         .await
     }
+}
+
+/// The recorded ids grouped by scope (first-seen order), each group with its latest time.
+fn by_scope<T>(items: Vec<(Scope, Vec<T>, Timestamp)>) -> Vec<(Scope, Vec<T>, Timestamp)> {
+    let mut out: Vec<(Scope, Vec<T>, Timestamp)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for (scope, ids, t) in items {
+        match at.get(&scope.key()) {
+            Some(&i) => {
+                let (_, all, last) = &mut out[i];
+                all.extend(ids);
+                *last = (*last).max(t);
+            }
+            None => {
+                at.insert(scope.key(), out.len());
+                out.push((scope, ids, t));
+            }
+        }
+    }
+    out
 }

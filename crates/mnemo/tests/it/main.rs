@@ -8,6 +8,7 @@ mod limits;
 mod notes;
 mod profile;
 mod robustness;
+mod tiers;
 mod visibility;
 use mnemo::{AddInput, AddRequest, Memory};
 use mnemo_testkit::HashEmbedder;

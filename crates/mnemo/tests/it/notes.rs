@@ -367,7 +367,11 @@ async fn reads_that_return_notes_count_usage_after_answering() {
     let n = get(&e.store, id);
     assert_eq!(n.access_count, 2, "one search and one get");
     assert!(n.last_accessed_at.is_some());
-    assert_eq!(get(&e.store, raw).access_count, 0, "only notes are counted");
+    assert_eq!(
+        get(&e.store, raw).access_count,
+        1,
+        "every kind is counted: the raw memory was returned by the search"
+    );
 }
 
 fn link_to_all(req: &ChatRequest) -> Result<String> {

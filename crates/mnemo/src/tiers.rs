@@ -1,0 +1,203 @@
+//! The hierarchy's part of every add: the add's exchanges become pages (with vectors the add
+//! already has where it can), and, inside the blocking write, each batch's [`TierWrite`] is
+//! planned from a fresh snapshot of the store (`mnemo_core::tier_plan`) and committed in the
+//! same transaction as the add's messages and memories.
+//!
+//! Several adds written together plan one after another against the snapshot as the earlier
+//! ones leave it ([`tier_plan::apply`]), so two adds of one session in one batch see each
+//! other's pages. When the store refuses the batch with a conflict (another writer moved a
+//! page or changed a segment since the snapshot), everything is planned again from a new
+//! snapshot, up to [`MAX_ATTEMPTS`] times.
+
+use mnemo_core::pack::TokenCounter;
+use mnemo_core::pipeline::CallLog;
+use mnemo_core::tier_plan::{self, PlanInput, Window};
+use mnemo_core::*;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// Tries of one write when stale snapshots make the store refuse it.
+pub(crate) const MAX_ATTEMPTS: usize = 3;
+
+/// One exchange of an add, before its page is planned.
+#[derive(Debug, Clone)]
+pub(crate) struct PageDraft {
+    pub messages: Vec<Message>,
+    pub vector: Vec<f32>,
+}
+
+/// The exchanges of an add's messages with each page's vector made by `vector_of` from the
+/// indexes of its messages.
+pub(crate) fn drafts(
+    messages: &[Message],
+    mut vector_of: impl FnMut(std::ops::Range<usize>) -> Vec<f32>,
+) -> Vec<PageDraft> {
+    tier_plan::exchanges(messages)
+        .into_iter()
+        .map(|r| PageDraft {
+            messages: messages[r.clone()].to_vec(),
+            vector: vector_of(r),
+        })
+        .collect()
+}
+
+/// The unit-length, length-weighted sum of the given (vector, text) parts: a page's vector
+/// from its turns' vectors, as a window's vector is made (no extra embedding).
+pub(crate) fn pooled<'a>(parts: impl IntoIterator<Item = (&'a [f32], &'a str)>) -> Vec<f32> {
+    let mut out: Vec<f32> = Vec::new();
+    for (v, text) in parts {
+        if out.is_empty() {
+            out = vec![0.0; v.len()];
+        }
+        let w = text.chars().count().max(1) as f32;
+        out.iter_mut().zip(v).for_each(|(o, x)| *o += w * x);
+    }
+    mnemo_core::embed::l2_normalize(&mut out);
+    out
+}
+
+/// The token counter of page lengths: cl100k, loaded once per process (the estimate if the
+/// table cannot be loaded, which only a broken build would cause).
+fn counter() -> Option<&'static Arc<dyn TokenCounter>> {
+    static COUNTER: OnceLock<Option<Arc<dyn TokenCounter>>> = OnceLock::new();
+    COUNTER
+        .get_or_init(|| mnemo_models::token_counter(mnemo_core::pack::DEFAULT_TOKENIZER).ok())
+        .as_ref()
+}
+
+fn count_tokens(text: &str) -> u32 {
+    match counter() {
+        Some(c) => c.count(text),
+        None => tier_plan::estimate_tokens(text),
+    }
+}
+
+/// What the planner needs besides the store.
+#[derive(Clone)]
+pub(crate) struct TierPlanner {
+    pub config: TierConfig,
+    pub chat: Option<Arc<dyn ChatModel>>,
+}
+
+/// The snapshot of one write's scopes and sessions, advanced as each batch is planned.
+#[derive(Default)]
+struct Snapshot {
+    windows: HashMap<(String, Option<String>), Window>,
+    segments: HashMap<String, Vec<Segment>>,
+}
+
+impl TierPlanner {
+    /// Plans the hierarchy changes of every batch (its drafts in `drafts`, same order) into
+    /// `batch.tiers`, returning each batch's model calls.
+    pub(crate) fn plan_all(
+        &self,
+        store: &dyn Store,
+        batches: &mut [WriteBatch],
+        drafts: &[Vec<PageDraft>],
+    ) -> Result<Vec<Vec<ModelCall>>> {
+        let mut snap = Snapshot::default();
+        let mut usage = Vec::with_capacity(batches.len());
+        let now = chrono::Utc::now();
+        for (batch, drafts) in batches.iter_mut().zip(drafts) {
+            let mut log = CallLog::default();
+            batch.tiers = self.plan_one(store, &mut snap, &batch.scope, drafts, now, &mut log)?;
+            usage.push(log.calls);
+        }
+        Ok(usage)
+    }
+
+    fn plan_one(
+        &self,
+        store: &dyn Store,
+        snap: &mut Snapshot,
+        scope: &Scope,
+        drafts: &[PageDraft],
+        now: Timestamp,
+        log: &mut CallLog,
+    ) -> Result<TierWrite> {
+        let Some(first) = drafts.first().and_then(|d| d.messages.first()) else {
+            return Ok(TierWrite::default());
+        };
+        let session = first.session_id.clone();
+        let key = (scope.key(), session.clone());
+        if !snap.windows.contains_key(&key) {
+            let pages = store.pages(&PageQuery {
+                scope: Some(scope.clone()),
+                exact: true,
+                session: Some(session.clone()),
+                tier: Some(PageTier::Short),
+                ..PageQuery::default()
+            })?;
+            snap.windows.insert(
+                key.clone(),
+                Window {
+                    pages,
+                    before: None,
+                },
+            );
+        }
+        let window = snap
+            .windows
+            .get_mut(&key)
+            .ok_or_else(|| Error::internal("the window was just read"))?;
+        let migrates = window.pages.len() + drafts.len() > self.config.short_term_capacity;
+        if migrates && window.before.is_none() && session.is_some() {
+            // The session's newest page outside the window, for continuity.
+            let mut newest: Option<StoredPage> = None;
+            for tier in [PageTier::Mid, PageTier::Evicted] {
+                let found = store.pages(&PageQuery {
+                    scope: Some(scope.clone()),
+                    exact: true,
+                    session: Some(session.clone()),
+                    tier: Some(tier),
+                    limit: Some(1),
+                    ..PageQuery::default()
+                })?;
+                for p in found {
+                    if newest.as_ref().is_none_or(|n| n.seq < p.seq) {
+                        newest = Some(p);
+                    }
+                }
+            }
+            window.before = newest;
+        }
+        if migrates && !snap.segments.contains_key(&key.0) {
+            let segments = store.segments(scope, true, false)?;
+            snap.segments.insert(key.0.clone(), segments);
+        }
+        let segments = snap.segments.entry(key.0.clone()).or_default();
+        let neighbours: Vec<&str> = window.pages.iter().map(|p| p.text.as_str()).collect();
+        let pages: Vec<NewPage> = drafts
+            .iter()
+            .map(|d| {
+                tier_plan::new_page(
+                    scope,
+                    &d.messages,
+                    d.vector.clone(),
+                    &neighbours,
+                    &count_tokens,
+                )
+            })
+            .collect();
+        let write = tier_plan::plan(
+            PlanInput {
+                scope,
+                window,
+                segments,
+                pages,
+                config: &self.config,
+                now,
+            },
+            self.chat.as_deref(),
+            log,
+        )?;
+        tier_plan::apply(&write, window, segments);
+        Ok(write)
+    }
+}
+
+/// Whether a failed write is worth planning again: a conflict, when the write carried
+/// hierarchy changes (the snapshot they were planned from may be stale).
+pub(crate) fn retry_worthy(e: &Error, had_tiers: bool) -> bool {
+    had_tiers && e.kind() == ErrorKind::Conflict
+}
