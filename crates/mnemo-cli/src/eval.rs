@@ -173,6 +173,8 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         baselines: !a.no_baselines,
         notes: a.notes.then_some(a.expand_links),
         note_config: cfg.notes,
+        pack_budgets: a.pack_budgets.clone(),
+        pack_tuning: pack_tuning(&a),
     };
     let result = mnemo_eval::run_locomo(&opts).await;
     if !a.keep_stores {
@@ -232,4 +234,22 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         println!("report: {}", a.out.display());
     }
     Ok(())
+}
+
+/// Context-pack tuning from the eval flags, mnemo's defaults for those not given.
+fn pack_tuning(a: &LocomoArgs) -> mnemo::ContextTuning {
+    let mut t = mnemo::ContextTuning::default();
+    if let Some(n) = a.pack_neighbours {
+        t.neighbours = n;
+    }
+    if let Some(d) = a.pack_neighbour_decay {
+        t.neighbour_decay = d;
+    }
+    if let Some(e) = a.pack_size_exponent {
+        t.pack.size_exponent = e;
+    }
+    if let Some(n) = a.pack_tokens_per_candidate {
+        t.tokens_per_candidate = n;
+    }
+    t
 }

@@ -7,6 +7,8 @@
 //! `get_context`); assembly lives beside them.
 
 mod assemble;
+#[cfg(test)]
+mod tests;
 
 pub use assemble::{assemble, section_header, Block, Candidate, PackParams};
 

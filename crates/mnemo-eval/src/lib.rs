@@ -6,11 +6,13 @@
 //!   the BM25-alone and dense-alone baselines, and optionally answers with a chat model;
 //! - [`metrics`] holds the scores (evidence recall/hit@k, MRR, LoCoMo F1, BLEU-1, percentiles);
 //! - [`qa`] the answer and judge prompts;
+//! - [`pack`] scores context packs against plain search cut to the same token budgets;
 //! - [`report`] the JSON schema and Markdown; [`plots`] the SVG and PNG charts.
 
 pub mod correctness;
 pub mod locomo;
 pub mod metrics;
+pub mod pack;
 pub mod plots;
 pub mod qa;
 pub mod report;

@@ -17,6 +17,9 @@
 //!   `{retrieval, per_category}`; the expanded list is one ranking by score cut at each k, so
 //!   linked results count among the k memories they are scored at. `mean_linked_in_top_k`:
 //!   linked results among the top-k per question; `add`: note add latency per session.
+//! - `pack` (only with `--pack-budgets`): per budget, the evidence recall of the context pack
+//!   and of plain search results cut to the same budget, with the tokens and items each used
+//!   (`budgets`), the tokenizer, and the session the packs were asked for (see [`crate::pack`]).
 //! - `config`: everything that determines the numbers.
 
 use crate::metrics::{RetrievalSummary, RETRIEVAL_KEYS as COLUMNS};
@@ -79,6 +82,9 @@ pub struct Report {
     pub qa: QaSection,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<NotesSection>,
+    /// Context packs against plain search at equal token budgets (`--pack-budgets`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack: Option<crate::pack::PackReport>,
     pub config: serde_json::Value,
     /// Every search latency, for the histogram; not part of the JSON.
     #[serde(skip)]
@@ -175,6 +181,26 @@ impl Report {
                 if let Some(e) = n.expanded.per_category.get(c) {
                     s.push_str(&row(&format!("notes + links, {name}"), e));
                 }
+            }
+        }
+        if let Some(p) = &self.pack {
+            let _ = writeln!(
+                s,
+                "\n## Context packs vs plain search at equal budgets\n\n{} questions; {} tokens; packs asked with session `{}`. Search results are cut to the budget in rank order, one line each.\n\n| budget | pack recall | search recall | pack tokens | search tokens | pack items | search results |\n|---|---|---|---|---|---|---|",
+                p.questions, p.tokenizer, p.session
+            );
+            for r in &p.budgets {
+                let _ = writeln!(
+                    s,
+                    "| {} | {:.3} | {:.3} | {:.0} | {:.0} | {:.1} | {:.1} |",
+                    r.budget_tokens,
+                    r.pack_recall,
+                    r.search_recall,
+                    r.pack_mean_tokens,
+                    r.search_mean_tokens,
+                    r.pack_mean_items,
+                    r.search_mean_results
+                );
             }
         }
         let _ = writeln!(

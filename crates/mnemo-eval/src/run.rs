@@ -63,6 +63,11 @@ pub struct EvalOptions {
     pub notes: Option<usize>,
     /// Note settings of the notes store (neighbours, link rules).
     pub note_config: mnemo::NoteConfig,
+    /// Token budgets at which context packs are scored against plain search cut to the same
+    /// budget (see [`crate::pack`]); empty: not scored.
+    pub pack_budgets: Vec<u32>,
+    /// How packs are gathered and chosen.
+    pub pack_tuning: mnemo::ContextTuning,
 }
 
 impl std::fmt::Debug for EvalOptions {
@@ -285,6 +290,16 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
     }
     let engines = open_engines(opts)?;
     let bpe = tiktoken_rs::cl100k_base().context("loading the cl100k tokenizer")?;
+    let counter = mnemo_models::token_counter(mnemo_core::pack::DEFAULT_TOKENIZER)?;
+    for &b in &opts.pack_budgets {
+        if b == 0 || b > mnemo_core::pack::MAX_BUDGET_TOKENS {
+            bail!(
+                "--pack-budgets: each budget must be between 1 and {}",
+                mnemo_core::pack::MAX_BUDGET_TOKENS
+            );
+        }
+    }
+    let mut pack_tally = crate::pack::PackTally::new(&opts.pack_budgets);
     let depth = opts.top_k.max(SCORED_DEPTH);
 
     let mut counts = Counts {
@@ -373,6 +388,19 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 Some(s) => {
                     counts.questions_with_evidence += 1;
                     mnemo_tally.push(q.category, &s);
+                    if !opts.pack_budgets.is_empty() {
+                        pack_tally
+                            .ask(
+                                &engines.mnemo,
+                                &scope,
+                                &q.question,
+                                &q.evidence,
+                                &turn_of,
+                                counter.as_ref(),
+                                opts.pack_tuning,
+                            )
+                            .await?;
+                    }
                     if let Some(plain) = &engines.plain {
                         for (mode, tally) in [
                             (SearchMode::Lexical, &mut bm25_tally),
@@ -468,6 +496,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 p95: percentile(&notes_add_ms, 0.95),
             },
         }),
+        pack: (!opts.pack_budgets.is_empty()).then(|| pack_tally.summary(counter.name())),
         counts,
         context: ContextCost {
             top_k: opts.top_k,
@@ -504,6 +533,14 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 "link_similarity": opts.note_config.link_similarity,
                 "link_entity": opts.note_config.link_entity,
                 "max_rule_links": opts.note_config.max_rule_links,
+            },
+            "pack_budgets": opts.pack_budgets,
+            "pack_tuning": {
+                "neighbours": opts.pack_tuning.neighbours,
+                "neighbour_decay": opts.pack_tuning.neighbour_decay,
+                "summary_weight": opts.pack_tuning.summary_weight,
+                "tokens_per_candidate": opts.pack_tuning.tokens_per_candidate,
+                "size_exponent": opts.pack_tuning.pack.size_exponent,
             },
             "infer_model": opts.infer_model.as_ref().map(|m| m.model_id().to_string()),
             "mnemo_version": env!("CARGO_PKG_VERSION"),

@@ -33,6 +33,8 @@ fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
         baselines: true,
         notes: None,
         note_config: mnemo::NoteConfig::default(),
+        pack_budgets: Vec::new(),
+        pack_tuning: mnemo::ContextTuning::default(),
     }
 }
 
@@ -311,4 +313,34 @@ fn the_expanded_ranking_is_one_list_by_score_cut_at_the_depth() {
         vec!["a", "a1", "b"],
         "a linked result takes the place its score earns"
     );
+}
+
+#[tokio::test]
+async fn packs_and_cut_search_are_scored_per_budget_in_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path(), None);
+    opts.baselines = false;
+    opts.pack_budgets = vec![10, 60, 2000];
+    let report = run_locomo(&opts).await.unwrap();
+    let pack = report.pack.as_ref().expect("pack section with --pack-budgets");
+    assert_eq!(pack.tokenizer, "cl100k_base");
+    assert_eq!(pack.session, "none");
+    assert_eq!(pack.questions, 2, "questions with evidence");
+    let budgets: Vec<u32> = pack.budgets.iter().map(|r| r.budget_tokens).collect();
+    assert_eq!(budgets, vec![10, 60, 2000]);
+    for r in &pack.budgets {
+        assert!(r.pack_mean_tokens <= f64::from(r.budget_tokens), "{r:?}");
+        assert!(r.search_mean_tokens <= f64::from(r.budget_tokens), "{r:?}");
+        assert!((0.0..=1.0).contains(&r.pack_recall), "{r:?}");
+    }
+    // 2,000 tokens hold the whole seven-turn conversation either way.
+    let wide = &pack.budgets[2];
+    assert_eq!(wide.pack_recall, 1.0, "{wide:?}");
+    assert_eq!(wide.search_recall, 1.0, "{wide:?}");
+    // 10 tokens hold a header at most: nothing to score.
+    assert_eq!(pack.budgets[0].search_recall, 0.0);
+    let json = serde_json::to_value(&report).unwrap();
+    assert!(json["pack"]["budgets"][1]["pack_recall"].is_number());
+    let md = report.to_markdown(&[]);
+    assert!(md.contains("Context packs vs plain search"), "{md}");
 }
