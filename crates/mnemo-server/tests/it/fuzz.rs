@@ -161,6 +161,18 @@ fn routes() -> Vec<(&'static str, &'static str, Value)> {
         ("POST", "/v1/memories/search", search.clone()),
         (
             "POST",
+            "/v1/context",
+            json!({"query": "tea", "user_id": "u", "budget_tokens": 100, "session_id": "s"}),
+        ),
+        ("GET", "/v1/memories/{id}/links", none.clone()),
+        (
+            "POST",
+            "/v1/memories/{id}/links",
+            json!({"links": [{"to": ID, "strength": 0.5, "reason": "r"}]}),
+        ),
+        ("DELETE", "/v1/memories/{id}/links/{id}", none.clone()),
+        (
+            "POST",
             "/v1/memories/batch",
             json!({"items": [add.clone(), conversation.clone()]}),
         ),
@@ -317,6 +329,8 @@ proptest! {
     ) {
         let _ = serde_json::from_value::<AddBody>(v.clone());
         let _ = serde_json::from_value::<SearchBody>(v.clone());
+        let _ = serde_json::from_value::<ContextBody>(v.clone());
+        let _ = serde_json::from_value::<LinkBody>(v.clone());
         let _ = serde_json::from_value::<UpdateBody>(v.clone());
         let _ = serde_json::from_value::<BatchAddBody>(v.clone());
         let _ = serde_json::from_value::<BatchUpdateBody>(v.clone());
