@@ -316,6 +316,8 @@ impl Memory {
         let messages = prepare(&req, chrono::Utc::now())?.0;
         let log_on_failure = self.inner.infer.log_messages_on_failure;
         let planner = self.tier_planner(std::slice::from_ref(&req));
+        let planner_after = planner.clone();
+        let keyed = req.idempotency_key.is_some();
         let store = self.store().clone();
         let written = match self.prepare_inferred(req).await {
             Ok((prepared, _)) => {
@@ -326,19 +328,51 @@ impl Memory {
             }
             Err(e) => Err(e),
         };
-        written.or_else(|e| {
-            // The error's message may quote the model's answer: only its kind is logged.
-            tracing::warn!(
-                error_kind = e.kind().as_str(),
-                "inferred add failed; no memory written"
-            );
-            if log_on_failure && e.kind() != ErrorKind::InvalidInput {
-                let mut batch = WriteBatch::new(scope, messages, Vec::new());
-                batch.context.request_id = request_id;
-                store.write(vec![batch])?;
-            }
-            Err(e)
-        })
+        let Err(e) = written else {
+            return written;
+        };
+        // The error's message may quote the model's answer: only its kind is logged.
+        tracing::warn!(
+            error_kind = e.kind().as_str(),
+            "inferred add failed; no memory written"
+        );
+        if log_on_failure && e.kind() != ErrorKind::InvalidInput {
+            // The logged messages still become pages (by rules: the model just failed), so no
+            // exchange is left in neither tier. A retry with the same key logs the same
+            // messages again and makes their pages then, so a keyed add logs them alone.
+            let pages = if keyed {
+                Vec::new()
+            } else {
+                self.embedded_pages(&messages).await.unwrap_or_default()
+            };
+            let mut batch = WriteBatch::new(scope, messages, Vec::new());
+            batch.context.request_id = request_id;
+            let prepared = Prepared::Write {
+                batch: Box::new(batch),
+                warnings: Vec::new(),
+                usage: Vec::new(),
+                pages,
+            };
+            let planner = crate::tiers::TierPlanner {
+                chat: None,
+                ..planner_after
+            };
+            run_blocking(move || write_prepared(store.as_ref(), vec![prepared], &planner)).await?;
+        }
+        Err(e)
+    }
+
+    /// The pages of `messages` with their texts embedded (one call).
+    async fn embedded_pages(&self, messages: &[Message]) -> Result<Vec<crate::tiers::PageDraft>> {
+        let exchanges = mnemo_core::tier_plan::exchanges(messages);
+        let texts = exchanges
+            .iter()
+            .map(|r| mnemo_core::tier_plan::page_text(&messages[r.clone()]))
+            .collect();
+        let mut vectors = self.embed(texts).await?.into_iter();
+        Ok(crate::tiers::drafts(messages, |_| {
+            vectors.next().unwrap_or_default()
+        }))
     }
 
     /// The model work of an inferred add: the write it plans (or the stored outcome of a

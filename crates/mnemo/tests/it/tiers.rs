@@ -23,6 +23,11 @@ struct Env {
 /// An engine with these hierarchy settings; with `chat`, a scripted model answering each call
 /// with the next reply queued for its step (an unqueued call fails the test).
 fn env(tiers: TierConfig, chat: bool) -> Env {
+    env_with(tiers, chat, false)
+}
+
+/// [`env`], choosing whether a failed inferred add still logs its messages.
+fn env_with(tiers: TierConfig, chat: bool, log_on_failure: bool) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
     let m = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
@@ -45,7 +50,7 @@ fn env(tiers: TierConfig, chat: bool) -> Env {
             reply(req)
         });
         let infer = InferConfig {
-            log_messages_on_failure: false,
+            log_messages_on_failure: log_on_failure,
             ..InferConfig::default()
         };
         m.with_chat(Arc::new(model), infer)
@@ -375,6 +380,30 @@ async fn a_failing_model_writes_nothing_and_loses_no_page() {
     assert_eq!(mnemo_store_sqlite::testing::row_counts(&e.store), rows);
     assert_eq!(e.pages(None), pages, "the tea page is still in the window");
     assert!(e.segments(true).is_empty());
+}
+
+#[tokio::test]
+async fn messages_logged_by_a_failed_inferred_add_still_become_pages() {
+    let e = env_with(cap(1, None), true, true);
+    e.fail("extract");
+    let err = e.m.add(inferred(exchange(TEA.0, TEA.1))).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(e.store.messages(&lena(), None, 10).unwrap().len(), 2);
+    let pages = e.pages(None);
+    assert_eq!(pages.len(), 1, "the logged exchange is a page");
+    assert_eq!(pages[0].tier, PageTier::Short);
+
+    // The next failure pushes it out by rules: no model call is made for the hierarchy.
+    e.fail("extract");
+    e.m.add(inferred(exchange(CHESS.0, CHESS.1)))
+        .await
+        .unwrap_err();
+    let segment = e
+        .segments(false)
+        .pop()
+        .expect("the tea page moved to a segment");
+    assert_eq!(segment.summary_author, Author::Rule);
+    assert!(e.replies.lock().unwrap().is_empty());
 }
 
 #[tokio::test]
