@@ -55,6 +55,30 @@ fn a_key_never_touches_another_users_memories_on_any_route() {
             Some(json!({"items": [{"text": "ok"}, {"text": "planted", "user_id": "alice"}]})),
             403,
         ),
+        (
+            "POST",
+            "/v1/context".into(),
+            Some(json!({"query": "door code", "budget_tokens": 500, "user_id": "alice"})),
+            403,
+        ),
+        (
+            "GET",
+            format!("/v1/memories/{a}/links?user_id=alice"),
+            None,
+            403,
+        ),
+        (
+            "POST",
+            format!("/v1/memories/{a}/links"),
+            Some(json!({"user_id": "alice", "links": [{"to": random}]})),
+            403,
+        ),
+        (
+            "DELETE",
+            format!("/v1/memories/{a}/links/{random}?user_id=alice"),
+            None,
+            403,
+        ),
         // ...and guessing her ids inside bob's own scope finds nothing.
         ("GET", format!("/v1/memories/{a}"), None, 404),
         (
@@ -65,6 +89,19 @@ fn a_key_never_touches_another_users_memories_on_any_route() {
         ),
         ("DELETE", format!("/v1/memories/{a}"), None, 404),
         ("GET", format!("/v1/memories/{a}/history"), None, 404),
+        ("GET", format!("/v1/memories/{a}/links"), None, 404),
+        (
+            "POST",
+            format!("/v1/memories/{a}/links"),
+            Some(json!({"links": [{"to": random}]})),
+            404,
+        ),
+        (
+            "DELETE",
+            format!("/v1/memories/{a}/links/{random}"),
+            None,
+            404,
+        ),
         (
             "PUT",
             "/v1/memories/batch".into(),
@@ -181,6 +218,8 @@ fn a_key_never_touches_another_users_memories_on_any_route() {
             "{method} {path} leaked alice's text: {text}"
         );
     }
+    // Compared before bob's own reads below, which count as accesses of his memories.
+    assert_eq!(s.snapshot(), before, "a refused probe changed the store");
     // A guessed id that exists and one that does not answer alike (no existence oracle).
     let real = s.call("GET", &format!("/v1/memories/{a}"), Some(&bob), None);
     let fake = s.call("GET", &format!("/v1/memories/{random}"), Some(&bob), None);
@@ -193,6 +232,11 @@ fn a_key_never_touches_another_users_memories_on_any_route() {
             "POST",
             "/v1/memories/search",
             Some(json!({"query": "door code 4711"})),
+        ),
+        (
+            "POST",
+            "/v1/context",
+            Some(json!({"query": "door code 4711", "budget_tokens": 500})),
         ),
         (
             "POST",
@@ -219,7 +263,6 @@ fn a_key_never_touches_another_users_memories_on_any_route() {
             "{method} {path}: {text}"
         );
     }
-    assert_eq!(s.snapshot(), before, "a refused probe changed the store");
     s.stop();
 }
 
