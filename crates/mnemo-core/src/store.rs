@@ -337,6 +337,66 @@ pub enum ExportRecord {
     Message(Box<Message>),
     /// Exported after every memory; imported after the memories of its import.
     Link(Box<Link>),
+    /// The lexical index text of the memory just before it, where it differs from its text
+    /// (a conversation turn's context window, a note's enriched text). Imports also embed it.
+    IndexText {
+        memory_id: MemoryId,
+        index_text: String,
+    },
+    /// One history event with its owner (history outlives hard-deleted memories). When an
+    /// import carries a memory's events, they replace the `ADD` event an import would write.
+    History(Box<HistoryRecord>),
+    /// An entity of an exact scope and the memories linked to it.
+    Entity(Box<EntityRecord>),
+    /// A mid-term segment (its vector is recomputed from its pages on import).
+    Segment(Box<crate::tier::Segment>),
+    /// A page of the hierarchy (its vector is recomputed from its text on import).
+    Page(Box<PageRecord>),
+    /// A stored idempotency result, so a retry after a move still replays.
+    Idempotency(Box<IdempotencyRecord>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRecord {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub event: HistoryEvent,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityRecord {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    pub entity: Entity,
+    pub memories: Vec<MemoryId>,
+}
+
+/// A page as exported: [`crate::tier::StoredPage`] without its store-local order and vector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageRecord {
+    pub id: PageId,
+    pub scope: Scope,
+    pub session_id: Option<String>,
+    pub message_ids: Vec<MessageId>,
+    pub text: String,
+    pub tokens: u32,
+    pub at: Timestamp,
+    pub keywords: Vec<String>,
+    pub tier: PageTier,
+    pub segment: Option<SegmentId>,
+    pub continues: Option<PageId>,
+    pub analysed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdempotencyRecord {
+    pub scope_key: String,
+    pub key: String,
+    pub request_hash: String,
+    pub outcome: serde_json::Value,
+    pub created_at: Timestamp,
 }
 
 /// Embeds a batch of texts for [`Store::rebind_embedder`].

@@ -84,6 +84,18 @@ pub fn has_visible_content(text: &str) -> bool {
         .any(|c| !(c.is_whitespace() || c.is_control() || is_format(c)))
 }
 
+/// `text` with consecutive repeated lines collapsed to one: the text a memory was embedded from,
+/// recovered from its lexical index text (which repeats the memory's own line as a boost).
+pub fn collapse_repeated_lines(text: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for line in text.split('\n') {
+        if out.last() != Some(&line) {
+            out.push(line);
+        }
+    }
+    out.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

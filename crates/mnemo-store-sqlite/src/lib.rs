@@ -16,6 +16,7 @@ mod predicate;
 mod read;
 mod schema;
 mod tiers;
+mod transfer;
 mod write;
 
 pub use schema::SCHEMA_VERSION;

@@ -655,6 +655,7 @@ impl SqliteStore {
                 }
             }
             Self::export_links(&tx, sink)?;
+            crate::transfer::export_rest(&tx, sink)?;
             tx.finish().map_err(sql_err)
         })
     }

@@ -167,14 +167,29 @@ impl SqliteStore {
         }
         for id in &w.analysed {
             self.step("analyse")?;
+            // Only an unanalysed page can be consumed: two analyses racing for the same pages
+            // cannot both commit (the later one fails whole and writes nothing).
             let n = tx
                 .execute(
-                    "UPDATE pages SET analysed = 1 WHERE id = ?1 AND scope_key = ?2",
+                    "UPDATE pages SET analysed = 1 WHERE id = ?1 AND scope_key = ?2 AND analysed = 0",
                     params![id.to_string(), key],
                 )
                 .map_err(sql_err)?;
             if n == 0 {
-                return Err(Error::not_found("page", id));
+                let known: Option<i64> = tx
+                    .query_row(
+                        "SELECT 1 FROM pages WHERE id = ?1 AND scope_key = ?2",
+                        params![id.to_string(), key],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(sql_err)?;
+                return Err(match known {
+                    Some(_) => conflict(format!(
+                        "page {id} was already analysed by another analysis; refresh again"
+                    )),
+                    None => Error::not_found("page", id),
+                });
             }
         }
         Ok(())
@@ -562,4 +577,64 @@ pub(crate) fn rebind_pages(
         .map_err(sql_err)?;
     }
     Ok(rows.len() as u64)
+}
+
+/// Every segment, evicted ones included, in write order (export).
+pub(crate) fn all_segments(conn: &Connection) -> Result<Vec<Segment>> {
+    let sql = format!("SELECT {SEGMENT_COLS} FROM segments s ORDER BY s.seq");
+    let mut st = conn.prepare(&sql).map_err(sql_err)?;
+    let rows = st.query_map([], segment_from_row).map_err(sql_err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+}
+
+/// Every page in write order (export).
+pub(crate) fn all_pages(conn: &Connection) -> Result<Vec<StoredPage>> {
+    query_pages(
+        conn,
+        &format!("SELECT {PAGE_COLS} FROM pages p ORDER BY p.seq"),
+        &[],
+    )
+}
+
+/// Writes an exported segment as it was (its vector is set by the import's end); an existing
+/// id is kept. Returns rows written.
+pub(crate) fn import_segment(tx: &Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
+    let (u, a, r) = scope_cols(&s.scope);
+    let n = tx
+        .execute(
+            "INSERT OR IGNORE INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
+             keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
+             evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            params![
+                s.id.to_string(), u, a, r, s.scope.key(), s.summary, s.summary_author.as_str(),
+                serde_json::to_string(&s.keywords).map_err(Error::storage)?,
+                vector_to_blob(&vec![0.0; dim]), s.page_count, s.length_tokens as i64, s.visits as i64,
+                s.last_visit_at.timestamp_millis(), s.created_at.timestamp_millis(),
+                s.updated_at.timestamp_millis(), s.evicted_at.map(|t| t.timestamp_millis()),
+                s.version as i64
+            ],
+        )
+        .map_err(sql_err)?;
+    Ok(n as u64)
+}
+
+/// Writes an exported page as it was, with `vector`; an existing id is kept.
+pub(crate) fn import_page(tx: &Transaction<'_>, p: &PageRecord, vector: &[u8]) -> Result<u64> {
+    let (u, a, r) = scope_cols(&p.scope);
+    let n = tx
+        .execute(
+            "INSERT OR IGNORE INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
+             text, tokens, at, vector, keywords, tier, segment_id, continues, analysed) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            params![
+                p.id.to_string(), u, a, r, p.scope.key(), p.session_id,
+                serde_json::to_string(&p.message_ids).map_err(Error::storage)?,
+                p.text, p.tokens, p.at.timestamp_millis(), vector,
+                serde_json::to_string(&p.keywords).map_err(Error::storage)?,
+                p.tier.as_str(), p.segment.map(|s| s.to_string()), p.continues.map(|c| c.to_string()),
+                p.analysed
+            ],
+        )
+        .map_err(sql_err)?;
+    Ok(n as u64)
 }

@@ -50,16 +50,9 @@ pub(crate) fn history(
     Ok(())
 }
 
-/// The text a memory is embedded from, recovered from its lexical index text: the own line is
-/// repeated there as a field boost, and consecutive repeats are collapsed back to one.
+/// The text a memory is embedded from (see [`mnemo_core::text::collapse_repeated_lines`]).
 fn embed_text_of(index_text: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for line in index_text.split('\n') {
-        if out.last() != Some(&line) {
-            out.push(line);
-        }
-    }
-    out.join("\n")
+    mnemo_core::text::collapse_repeated_lines(index_text)
 }
 
 fn check_vector(v: &[f32], dim: usize) -> Result<()> {
@@ -883,6 +876,7 @@ impl SqliteStore {
     ) -> Result<u64> {
         self.write_tx(|tx| {
             let mut written = 0u64;
+            let mut state = crate::transfer::ImportState::scan(&records);
             for (rec, vector) in &records {
                 match rec {
                     ExportRecord::Message(m) => {
@@ -946,24 +940,39 @@ impl SqliteStore {
                             &m.sources,
                             note.as_ref(),
                         )?;
-                        let ctx = WriteContext {
-                            reason: Some("import".into()),
-                            ..WriteContext::default()
-                        };
-                        history(
-                            tx,
-                            m.id,
-                            scope_cols(&scope),
-                            HistoryKind::Add,
-                            (None, None),
-                            (Some(&m.text), Some(&m.metadata)),
-                            &ctx,
-                            times.0,
-                        )?;
+                        tx.execute(
+                            "UPDATE memories SET access_count = ?1, last_accessed_at = ?2 WHERE id = ?3",
+                            params![m.access_count as i64, opt_ms(m.last_accessed_at), m.id.to_string()],
+                        )
+                        .map_err(sql_err)?;
+                        // The import's own history of the memory, when it carries one, stands
+                        // in for the ADD event an import writes.
+                        if !state.with_history.contains(&m.id) {
+                            let ctx = WriteContext {
+                                reason: Some("import".into()),
+                                ..WriteContext::default()
+                            };
+                            history(
+                                tx,
+                                m.id,
+                                scope_cols(&scope),
+                                HistoryKind::Add,
+                                (None, None),
+                                (Some(&m.text), Some(&m.metadata)),
+                                &ctx,
+                                times.0,
+                            )?;
+                        }
+                        state.imported.insert(m.id);
                         written += 1;
+                    }
+                    other => {
+                        written +=
+                            Self::import_rest(tx, other, vector.as_deref(), &mut state)?;
                     }
                 }
             }
+            Self::finish_import(tx, &state)?;
             Ok(written)
         })
     }

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 pub use crate::contract_notes::*;
 pub use crate::contract_tiers::*;
+pub use crate::contract_transfer::*;
 
 fn all(read_expired: bool) -> ReadOptions {
     ReadOptions {
@@ -786,8 +787,8 @@ pub fn export_import_round_trip(h: &dyn Harness) {
         .collect();
     assert_eq!(
         dst.import(parsed.clone()).unwrap(),
-        4,
-        "two messages and two memories"
+        7,
+        "two messages, two memories and their three history events (two ADD, one DELETE)"
     );
     assert_eq!(
         dst.import(parsed).unwrap(),

@@ -279,8 +279,8 @@ pub fn links_survive_reopen_and_round_trip_through_export(h: &dyn Harness) {
     let dst = h.fresh();
     assert_eq!(
         dst.import(parsed.clone()).unwrap(),
-        5,
-        "two messages, two notes, one link"
+        9,
+        "two messages, two notes, one link, and each note's index text and ADD event"
     );
     assert_eq!(
         dst.import(parsed).unwrap(),

@@ -496,6 +496,16 @@ pub fn analysed_marks_are_part_of_the_batch(h: &dyn Harness) {
         })
         .expect("pages");
     assert!(unanalysed.is_empty());
+    // A page already consumed cannot be consumed again: a second analysis racing the first
+    // fails whole (its memory is not written).
+    let mut again = batch(&s, "the user is a nurse, again", json!({}));
+    again.tiers.analysed = vec![a];
+    let before = store.integrity().expect("integrity").memories;
+    assert_eq!(
+        store.write(vec![again]).unwrap_err().kind(),
+        ErrorKind::Conflict
+    );
+    assert_eq!(store.integrity().expect("integrity").memories, before);
     // Another scope cannot mark it.
     let mut b = batch(&scope("tiers-analysed-2"), "x", json!({}));
     b.tiers.analysed = vec![a];

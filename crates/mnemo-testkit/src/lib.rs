@@ -9,6 +9,7 @@ mod chat;
 pub mod contract;
 mod contract_notes;
 mod contract_tiers;
+mod contract_transfer;
 mod embedder;
 mod fixtures;
 pub mod stub_http;
@@ -51,7 +52,8 @@ macro_rules! store_contract_tests {
             segment_rewrites_check_their_version, visits_warm_segments_of_the_scope_only,
             eviction_keeps_messages_and_lineage, tiers_are_isolated_by_scope,
             tiers_survive_reopen_and_reset, analysed_marks_are_part_of_the_batch,
-            erase_scrubs_pages_and_summaries, rebind_reembeds_pages_and_segments);
+            erase_scrubs_pages_and_summaries, rebind_reembeds_pages_and_segments,
+            export_is_lossless_through_import);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -416,13 +416,29 @@ impl Memory {
 
     /// Writes exported records back in one transaction, embedding the memories that need it.
     pub async fn import_records(&self, records: Vec<ExportRecord>) -> Result<u64> {
+        // A memory is embedded from its index text when the export carries one (a turn's
+        // context window), else from its text (or a note's enriched text); a page from its text.
+        let index_texts: std::collections::HashMap<MemoryId, &str> = records
+            .iter()
+            .filter_map(|r| match r {
+                ExportRecord::IndexText {
+                    memory_id,
+                    index_text,
+                } => Some((*memory_id, index_text.as_str())),
+                _ => None,
+            })
+            .collect();
         let texts: Vec<String> = records
             .iter()
             .filter_map(|r| match r {
-                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => Some(match &m.note {
-                    Some(n) => mnemo_core::note::enriched_text(&m.text, n),
-                    None => m.text.clone(),
-                }),
+                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => {
+                    Some(match (index_texts.get(&m.id), &m.note) {
+                        (Some(t), None) => mnemo_core::text::collapse_repeated_lines(t),
+                        (_, Some(n)) => mnemo_core::note::enriched_text(&m.text, n),
+                        (None, None) => m.text.clone(),
+                    })
+                }
+                ExportRecord::Page(p) => Some(p.text.clone()),
                 _ => None,
             })
             .collect();
@@ -437,6 +453,7 @@ impl Memory {
             .map(|r| {
                 let v = match &r {
                     ExportRecord::Memory(m) if m.state != MemoryState::Deleted => vectors.next(),
+                    ExportRecord::Page(_) => vectors.next(),
                     _ => None,
                 };
                 (r, v)

@@ -1,0 +1,376 @@
+//! The parts of export and import beyond memories, messages and links: index texts, history,
+//! entity links, the hierarchy (segments and pages) and idempotency results, so that an export
+//! imported into an empty store exports again byte for byte (see the contract case
+//! `export_is_lossless_through_import`).
+
+use crate::codec::{from_ms, metadata_text, note_text, sql_err, vector_to_blob};
+use crate::write::log_change;
+use crate::SqliteStore;
+use mnemo_core::*;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use std::collections::{HashMap, HashSet};
+
+type Sink<'a> = &'a mut dyn FnMut(ExportRecord) -> Result<()>;
+
+fn uuid_of(raw: &str) -> Result<uuid::Uuid> {
+    uuid::Uuid::parse_str(raw).map_err(|e| Error::storage(format!("bad id {raw:?}: {e}")))
+}
+
+/// Everything after the memories and links, in a fixed order.
+pub(crate) fn export_rest(conn: &Connection, sink: Sink<'_>) -> Result<()> {
+    {
+        let mut st = conn
+            .prepare(
+                "SELECT id, index_text FROM memories WHERE index_text IS NOT NULL ORDER BY seq",
+            )
+            .map_err(sql_err)?;
+        let mut rows = st.query([]).map_err(sql_err)?;
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            let id: String = r.get(0).map_err(sql_err)?;
+            sink(ExportRecord::IndexText {
+                memory_id: MemoryId(uuid_of(&id)?),
+                index_text: r.get(1).map_err(sql_err)?,
+            })?;
+        }
+    }
+    {
+        let sql = format!(
+            "SELECT user_id, agent_id, run_id, {} FROM history ORDER BY id",
+            crate::codec::HISTORY_COLS
+        );
+        let mut st = conn.prepare(&sql).map_err(sql_err)?;
+        let mut rows = st.query([]).map_err(sql_err)?;
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            let event = history_shifted(r, 3)?;
+            sink(ExportRecord::History(Box::new(HistoryRecord {
+                user_id: r.get(0).map_err(sql_err)?,
+                agent_id: r.get(1).map_err(sql_err)?,
+                run_id: r.get(2).map_err(sql_err)?,
+                event,
+            })))?;
+        }
+    }
+    {
+        let mut st = conn
+            .prepare(
+                "SELECT e.id, e.user_id, e.agent_id, e.run_id, e.name, e.normalized, e.entity_type, \
+                 e.created_at, (SELECT json_group_array(memory_id) FROM \
+                   (SELECT memory_id FROM entity_memories em WHERE em.entity_id = e.id ORDER BY memory_id)) \
+                 FROM entities e ORDER BY e.id",
+            )
+            .map_err(sql_err)?;
+        let mut rows = st.query([]).map_err(sql_err)?;
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            let id: String = r.get(0).map_err(sql_err)?;
+            let memories: Vec<MemoryId> =
+                serde_json::from_str(&r.get::<_, String>(8).map_err(sql_err)?)
+                    .map_err(Error::storage)?;
+            sink(ExportRecord::Entity(Box::new(EntityRecord {
+                user_id: r.get(1).map_err(sql_err)?,
+                agent_id: r.get(2).map_err(sql_err)?,
+                run_id: r.get(3).map_err(sql_err)?,
+                entity: Entity {
+                    id: EntityId(uuid_of(&id)?),
+                    name: r.get(4).map_err(sql_err)?,
+                    normalized: r.get(5).map_err(sql_err)?,
+                    entity_type: r.get(6).map_err(sql_err)?,
+                    created_at: from_ms(r.get(7).map_err(sql_err)?),
+                },
+                memories,
+            })))?;
+        }
+    }
+    for seg in crate::tiers::all_segments(conn)? {
+        sink(ExportRecord::Segment(Box::new(seg)))?;
+    }
+    for p in crate::tiers::all_pages(conn)? {
+        sink(ExportRecord::Page(Box::new(PageRecord {
+            id: p.id,
+            scope: p.scope,
+            session_id: p.session_id,
+            message_ids: p.message_ids,
+            text: p.text,
+            tokens: p.tokens,
+            at: p.at,
+            keywords: p.keywords,
+            tier: p.tier,
+            segment: p.segment,
+            continues: p.continues,
+            analysed: p.analysed,
+        })))?;
+    }
+    {
+        let mut st = conn
+            .prepare("SELECT scope_key, key, request_hash, outcome, created_at FROM idempotency ORDER BY scope_key, key")
+            .map_err(sql_err)?;
+        let mut rows = st.query([]).map_err(sql_err)?;
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            let outcome: String = r.get(3).map_err(sql_err)?;
+            sink(ExportRecord::Idempotency(Box::new(IdempotencyRecord {
+                scope_key: r.get(0).map_err(sql_err)?,
+                key: r.get(1).map_err(sql_err)?,
+                request_hash: r.get(2).map_err(sql_err)?,
+                outcome: serde_json::from_str(&outcome).map_err(Error::storage)?,
+                created_at: from_ms(r.get(4).map_err(sql_err)?),
+            })))?;
+        }
+    }
+    Ok(())
+}
+
+/// A history row whose `HISTORY_COLS` start at column `o` (after the scope columns).
+fn history_shifted(r: &rusqlite::Row<'_>, o: usize) -> Result<HistoryEvent> {
+    let md = |i: usize| -> Result<Option<Metadata>> {
+        r.get::<_, Option<String>>(o + i)
+            .map_err(sql_err)?
+            .map(|s| crate::codec::metadata_from_text(&s).map_err(sql_err))
+            .transpose()
+    };
+    let note = |i: usize| -> Result<Option<NoteFields>> {
+        crate::codec::note_from_text(r.get(o + i).map_err(sql_err)?).map_err(sql_err)
+    };
+    let text = |i: usize| -> Result<Option<String>> { r.get(o + i).map_err(sql_err) };
+    let memory_id: String = r.get(o + 1).map_err(sql_err)?;
+    let event: String = r.get(o + 2).map_err(sql_err)?;
+    let role: Option<String> = r.get(o + 8).map_err(sql_err)?;
+    Ok(HistoryEvent {
+        id: r.get(o).map_err(sql_err)?,
+        memory_id: MemoryId(uuid_of(&memory_id)?),
+        event: event.parse()?,
+        old_memory: text(3)?,
+        new_memory: text(4)?,
+        old_metadata: md(5)?,
+        new_metadata: md(6)?,
+        actor: text(7)?,
+        role: role.map(|r| r.parse()).transpose()?,
+        reason: text(9)?,
+        request_id: text(10)?,
+        created_at: from_ms(r.get(o + 11).map_err(sql_err)?),
+        old_note: note(12)?,
+        new_note: note(13)?,
+    })
+}
+
+/// What an import has done so far, for the records that refer back to it.
+#[derive(Default)]
+pub(crate) struct ImportState {
+    /// Memories written by this import (records naming others are skipped).
+    pub imported: HashSet<MemoryId>,
+    /// Memories whose history the import carries (their synthetic `ADD` is not written).
+    pub with_history: HashSet<MemoryId>,
+    /// Segments written by this import, whose vectors are recomputed at the end.
+    pub segments: HashSet<SegmentId>,
+}
+
+impl ImportState {
+    pub(crate) fn scan(records: &[(ExportRecord, Option<Vec<f32>>)]) -> Self {
+        let with_history = records
+            .iter()
+            .filter_map(|(r, _)| match r {
+                ExportRecord::History(h) => Some(h.event.memory_id),
+                _ => None,
+            })
+            .collect();
+        Self {
+            with_history,
+            ..Self::default()
+        }
+    }
+}
+
+impl SqliteStore {
+    /// Imports one record of the kinds `export_rest` writes; returns rows written.
+    pub(crate) fn import_rest(
+        tx: &Transaction<'_>,
+        rec: &ExportRecord,
+        vector: Option<&[f32]>,
+        state: &mut ImportState,
+    ) -> Result<u64> {
+        match rec {
+            ExportRecord::IndexText {
+                memory_id,
+                index_text,
+            } => {
+                if !state.imported.contains(memory_id) {
+                    return Ok(0);
+                }
+                let seq: i64 = tx
+                    .query_row(
+                        "SELECT seq FROM memories WHERE id = ?1",
+                        [memory_id.to_string()],
+                        |r| r.get(0),
+                    )
+                    .map_err(sql_err)?;
+                tx.execute(
+                    "UPDATE memories SET index_text = ?1 WHERE seq = ?2",
+                    params![index_text, seq],
+                )
+                .map_err(sql_err)?;
+                if tx
+                    .execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
+                    .map_err(sql_err)?
+                    > 0
+                {
+                    tx.execute(
+                        "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
+                        params![seq, index_text],
+                    )
+                    .map_err(sql_err)?;
+                    log_change(tx, seq, "put")?;
+                }
+                Ok(1)
+            }
+            ExportRecord::History(h) => {
+                let e = &h.event;
+                let exists: bool = tx
+                    .query_row(
+                        "SELECT EXISTS (SELECT 1 FROM history WHERE memory_id = ?1 AND event = ?2 \
+                         AND created_at = ?3 AND new_text IS ?4 AND old_text IS ?5)",
+                        params![
+                            e.memory_id.to_string(),
+                            e.event.as_str(),
+                            e.created_at.timestamp_millis(),
+                            e.new_memory,
+                            e.old_memory
+                        ],
+                        |r| r.get(0),
+                    )
+                    .map_err(sql_err)?;
+                if exists {
+                    return Ok(0);
+                }
+                let id_free: bool = tx
+                    .query_row(
+                        "SELECT NOT EXISTS (SELECT 1 FROM history WHERE id = ?1)",
+                        [e.id],
+                        |r| r.get(0),
+                    )
+                    .map_err(sql_err)?;
+                tx.execute(
+                    "INSERT INTO history (id, memory_id, user_id, agent_id, run_id, event, old_text, new_text, \
+                     old_metadata, new_metadata, actor, role, reason, request_id, created_at, old_note, new_note) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                    params![
+                        id_free.then_some(e.id), e.memory_id.to_string(), h.user_id, h.agent_id, h.run_id,
+                        e.event.as_str(), e.old_memory, e.new_memory,
+                        e.old_metadata.as_ref().map(metadata_text), e.new_metadata.as_ref().map(metadata_text),
+                        e.actor, e.role.map(|r| r.as_str()), e.reason, e.request_id,
+                        e.created_at.timestamp_millis(), e.old_note.as_ref().map(note_text),
+                        e.new_note.as_ref().map(note_text)
+                    ],
+                )
+                .map_err(sql_err)?;
+                Ok(1)
+            }
+            ExportRecord::Entity(r) => {
+                Scope::from_parts(
+                    r.user_id.as_deref(),
+                    r.agent_id.as_deref(),
+                    r.run_id.as_deref(),
+                )?;
+                let e = &r.entity;
+                let mut n = tx
+                    .execute(
+                        "INSERT OR IGNORE INTO entities (id, user_id, agent_id, run_id, name, normalized, entity_type, created_at) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                        params![
+                            e.id.to_string(), r.user_id, r.agent_id, r.run_id, e.name, e.normalized,
+                            e.entity_type, e.created_at.timestamp_millis()
+                        ],
+                    )
+                    .map_err(sql_err)? as u64;
+                for m in &r.memories {
+                    let seq: Option<i64> = tx
+                        .query_row(
+                            "SELECT seq FROM memories WHERE id = ?1 AND user_id IS ?2 AND agent_id IS ?3 AND run_id IS ?4",
+                            params![m.to_string(), r.user_id, r.agent_id, r.run_id],
+                            |row| row.get(0),
+                        )
+                        .optional()
+                        .map_err(sql_err)?;
+                    if let Some(seq) = seq {
+                        n += tx
+                            .execute(
+                                "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id, memory_seq) VALUES (?1, ?2, ?3)",
+                                params![e.id.to_string(), m.to_string(), seq],
+                            )
+                            .map_err(sql_err)? as u64;
+                    }
+                }
+                tx.execute(
+                    "UPDATE entities SET mentions = (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = entities.id) \
+                     WHERE id = ?1",
+                    [e.id.to_string()],
+                )
+                .map_err(sql_err)?;
+                Ok(n)
+            }
+            ExportRecord::Segment(s) => {
+                s.scope.validate()?;
+                let dim = Self::dimension_of(tx)?;
+                let n = crate::tiers::import_segment(tx, s, dim)?;
+                if n > 0 {
+                    state.segments.insert(s.id);
+                }
+                Ok(n)
+            }
+            ExportRecord::Page(p) => {
+                p.scope.validate()?;
+                let v = vector
+                    .ok_or_else(|| Error::invalid("vector", "missing for an imported page"))?;
+                let dim = Self::dimension_of(tx)?;
+                if v.len() != dim {
+                    return Err(Error::invalid(
+                        "vector",
+                        format!("has {} dimensions, the store holds {dim}", v.len()),
+                    ));
+                }
+                crate::tiers::import_page(tx, p, &vector_to_blob(v))
+            }
+            ExportRecord::Idempotency(r) => {
+                let outcome = serde_json::to_string(&r.outcome).map_err(Error::storage)?;
+                Ok(tx
+                    .execute(
+                        "INSERT OR IGNORE INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![r.scope_key, r.key, r.request_hash, outcome, r.created_at.timestamp_millis()],
+                    )
+                    .map_err(sql_err)? as u64)
+            }
+            ExportRecord::Memory(_) | ExportRecord::Message(_) | ExportRecord::Link(_) => Err(
+                Error::internal("memories, messages and links are imported by import_records"),
+            ),
+        }
+    }
+
+    /// The end of an import: segments written by it get the normalised mean of their pages'
+    /// vectors.
+    pub(crate) fn finish_import(tx: &Transaction<'_>, state: &ImportState) -> Result<()> {
+        let mut sums: HashMap<SegmentId, Vec<f32>> = HashMap::new();
+        for id in &state.segments {
+            let mut st = tx
+                .prepare_cached("SELECT vector FROM pages WHERE segment_id = ?1")
+                .map_err(sql_err)?;
+            let rows = st
+                .query_map([id.to_string()], |r| r.get::<_, Vec<u8>>(0))
+                .map_err(sql_err)?;
+            for blob in rows {
+                let v = crate::codec::blob_to_vector(&blob.map_err(sql_err)?);
+                let sum = sums.entry(*id).or_insert_with(|| vec![0.0; v.len()]);
+                sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+            }
+        }
+        for (id, mut sum) in sums {
+            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                sum.iter_mut().for_each(|x| *x /= norm);
+            }
+            tx.execute(
+                "UPDATE segments SET vector = ?1 WHERE id = ?2",
+                params![vector_to_blob(&sum), id.to_string()],
+            )
+            .map_err(sql_err)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,245 @@
+//! The store contract for moving a store: an export imported into an empty store exports again
+//! byte for byte — memories with their index texts, usage counters and metadata types, messages,
+//! history (updates, supersessions, deletions), links, entity links, segments, pages and
+//! idempotency results. Re-exported by `contract`.
+
+use crate::contract_tiers::{new_segment, page_batch, tier_batch};
+use crate::*;
+use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use mnemo_core::*;
+use serde_json::json;
+
+/// Every record of `store`'s export, one JSON line each.
+pub fn export_lines(store: &dyn Store) -> Vec<String> {
+    let mut lines = Vec::new();
+    store
+        .export(&mut |r| {
+            lines.push(serde_json::to_string(&r).expect("records serialise"));
+            Ok(())
+        })
+        .expect("export");
+    lines
+}
+
+/// Parses export lines and gives each record the vector an importer would compute with the
+/// scripted embedder (index text, enriched note text or text; a page's text).
+pub fn with_vectors(lines: &[String]) -> Vec<(ExportRecord, Option<Vec<f32>>)> {
+    let records: Vec<ExportRecord> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("records parse"))
+        .collect();
+    let index: std::collections::HashMap<MemoryId, String> = records
+        .iter()
+        .filter_map(|r| match r {
+            ExportRecord::IndexText {
+                memory_id,
+                index_text,
+            } => Some((*memory_id, index_text.clone())),
+            _ => None,
+        })
+        .collect();
+    records
+        .into_iter()
+        .map(|r| {
+            let v = match &r {
+                ExportRecord::Memory(m) if m.state != MemoryState::Deleted => {
+                    let text = match (&m.note, index.get(&m.id)) {
+                        (Some(n), _) => note::enriched_text(&m.text, n),
+                        (None, Some(t)) => text::collapse_repeated_lines(t),
+                        (None, None) => m.text.clone(),
+                    };
+                    Some(HashEmbedder::vector(&text))
+                }
+                ExportRecord::Page(p) => Some(HashEmbedder::vector(&p.text)),
+                _ => None,
+            };
+            (r, v)
+        })
+        .collect()
+}
+
+pub fn export_is_lossless_through_import(h: &dyn Harness) {
+    let src = h.fresh();
+    let s = Scope::from_parts(Some("lossless"), Some("bot"), None).expect("scope");
+    let other = scope("lossless-other");
+
+    // A conversation turn with a context window and an entity, in a session's window.
+    let (mut b, first_page) = page_batch(&s, Some("s1"), "Ines moved to Porto in May");
+    b.memories[0].index_text =
+        Some("Ines moved to Porto in May\nInes moved to Porto in May\nshe loves the river".into());
+    b.memories[0].entities = vec![EntityMention::new("Porto", "place")];
+    b.memories[0].metadata = json!({"zip": "0012", "n": 12, "flag": true})
+        .as_object()
+        .cloned()
+        .expect("object");
+    b.idempotency = Some(Idempotency {
+        key: "turn-1".into(),
+        request_hash: "h1".into(),
+    });
+    let turn = src.write(vec![b]).expect("write")[0].results[0].id;
+    // A second fact that supersedes a third: UPDATE history with a reason and a link.
+    let old = put(src.as_ref(), &s, "Ines lives in Lisbon", json!({}));
+    let mut upd = batch(&s, "Ines lives in Porto", json!({}));
+    upd.changes = vec![Supersession {
+        old,
+        by: Some(upd.memories[0].id),
+        state: MemoryState::Superseded,
+        valid_until: chrono::Utc::now(),
+        reason: Some("she moved".into()),
+    }];
+    let new = src.write(vec![upd]).expect("update")[0].results[0].id;
+    // A caller's link, a soft-deleted memory, a read counter, a note.
+    src.add_links(
+        &s,
+        &[Link {
+            from: turn,
+            to: new,
+            kind: LinkKind::Related,
+            strength: 0.7,
+            author: Author::Caller,
+            created_at: chrono::Utc::now(),
+            reason: Some("same move".into()),
+        }],
+    )
+    .expect("link");
+    let gone = put(src.as_ref(), &s, "a passing remark", json!({}));
+    src.delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+        .expect("delete");
+    src.touch(&s, &[turn, turn], chrono::Utc::now())
+        .expect("touch");
+    crate::contract_notes::put_note(
+        src.as_ref(),
+        &other,
+        "Pack the tent",
+        NoteFields {
+            keywords: vec!["tent".into()],
+            tags: vec!["trip".into()],
+            context: "camping plans".into(),
+        },
+    );
+    // The hierarchy: one page migrated into a segment, another segment evicted, a visit.
+    let second_page = {
+        let (b, id) = page_batch(&s, Some("s1"), "the river walk was lovely");
+        src.write(vec![b]).expect("page");
+        id
+    };
+    let kept = new_segment(&s, "moving to Porto");
+    let cold = new_segment(&s, "an old topic");
+    src.write(vec![tier_batch(
+        &s,
+        TierWrite {
+            segments: vec![
+                SegmentWrite {
+                    segment: kept.clone(),
+                    expected_version: None,
+                },
+                SegmentWrite {
+                    segment: cold.clone(),
+                    expected_version: None,
+                },
+            ],
+            migrations: vec![
+                Migration {
+                    page: first_page,
+                    segment: kept.id,
+                    continues: None,
+                },
+                Migration {
+                    page: second_page,
+                    segment: cold.id,
+                    continues: Some(first_page),
+                },
+            ],
+            ..TierWrite::default()
+        },
+    )])
+    .expect("migrate");
+    src.write(vec![tier_batch(
+        &s,
+        TierWrite {
+            evictions: vec![Eviction {
+                segment: cold.id,
+                expected_version: 1,
+                reason: "coldest".into(),
+            }],
+            ..TierWrite::default()
+        },
+    )])
+    .expect("evict");
+    src.record_visits(&s, &[(kept.id, 3)], chrono::Utc::now())
+        .expect("visits");
+
+    let lines = export_lines(src.as_ref());
+    for kind in [
+        "\"memory\"",
+        "\"message\"",
+        "\"link\"",
+        "\"index_text\"",
+        "\"history\"",
+        "\"entity\"",
+        "\"segment\"",
+        "\"page\"",
+        "\"idempotency\"",
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("\"type\":{kind}"))),
+            "the export has {kind} records"
+        );
+    }
+    let dst = h.fresh();
+    let written = dst.import(with_vectors(&lines)).expect("import");
+    assert!(written > 0);
+    assert_eq!(
+        export_lines(dst.as_ref()),
+        lines,
+        "export → import → export is identical"
+    );
+    assert_eq!(
+        dst.import(with_vectors(&lines)).expect("second import"),
+        0,
+        "importing twice writes nothing"
+    );
+    assert_eq!(export_lines(dst.as_ref()), lines);
+    assert!(dst.integrity().expect("integrity").is_consistent());
+    // What the imported store answers from those records.
+    let replay = dst
+        .replay(
+            &s,
+            &Idempotency {
+                key: "turn-1".into(),
+                request_hash: "h1".into(),
+            },
+        )
+        .expect("replay")
+        .expect("the stored result replays");
+    assert_eq!(replay.results[0].id, turn);
+    let hist = dst
+        .history(&s, old, &ReadOptions::default())
+        .expect("history");
+    assert!(hist
+        .iter()
+        .any(|e| e.reason.as_deref() == Some("she moved")));
+    let ents = dst.entities_of(&s, turn).expect("entities");
+    assert_eq!(ents.len(), 1);
+    let q = CandidateQuery {
+        scope: &s,
+        kinds: None,
+        filter: None,
+        read: ReadOptions::default(),
+        limit: 5,
+    };
+    let lexical = dst
+        .lexical_candidates(&q, &["river".to_string()])
+        .expect("lexical");
+    assert!(!lexical.is_empty(), "the imported index text is searchable");
+    let segs = dst.segments(&s, true, false).expect("segments");
+    assert_eq!(segs.len(), 1);
+    assert_eq!(segs[0].visits, 3);
+    assert_eq!(segs[0].vector, {
+        let v = HashEmbedder::vector("user: Ines moved to Porto in May");
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect::<Vec<f32>>()
+    });
+}
