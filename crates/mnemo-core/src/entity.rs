@@ -711,8 +711,39 @@ fn levenshtein_within(a: &str, b: &str, limit: usize, cells: &mut usize) -> Opti
     Some(prev[b.len()]).filter(|d| *d <= limit)
 }
 
+/// How much a memory matching some query names is worth as an entity candidate, in [0, 1]:
+/// per query name, the most informative matching entity of the memory counts
+/// `idf = ln(1 + (N − df + 0.5)/(df + 0.5))` (`df` the entity's linked memories, `N` the memories
+/// the scope indexes); the sum over names is divided by `ln(1 + N)` and capped at 1. The one
+/// definition every backend scores entity candidates with, from counts it reads.
+///
+/// `mentions[i]` is, for query name `i`, the link counts of the memory's entities that matched
+/// it (empty when none did). `total` is `N`; callers pass at least the largest link count among
+/// the query's matched entities, so no idf goes negative.
+pub fn entity_score(mentions: &[Vec<u64>], total: u64) -> f32 {
+    let total = total as f64;
+    let idf = |d: f64| (1.0 + (total - d + 0.5) / (d + 0.5)).ln();
+    let scale = (1.0 + total).ln().max(f64::MIN_POSITIVE);
+    let sum: f64 = mentions
+        .iter()
+        .map(|ms| ms.iter().map(|&m| idf(m as f64)).fold(0.0, f64::max))
+        .sum();
+    (sum / scale).min(1.0) as f32
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn entity_score_favours_rare_names_and_caps_at_one() {
+        let rare = super::entity_score(&[vec![1]], 1000);
+        let common = super::entity_score(&[vec![900]], 1000);
+        assert!(rare > 0.9 && common < 0.1, "{rare} {common}");
+        assert_eq!(super::entity_score(&[vec![], vec![]], 1000), 0.0);
+        assert!(super::entity_score(&[vec![1], vec![1]], 1000) <= 1.0);
+        // The best entity per name counts, not the sum of a name's entities.
+        assert_eq!(super::entity_score(&[vec![1, 900]], 1000), rare);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

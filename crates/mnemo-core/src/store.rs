@@ -123,7 +123,87 @@ pub struct LinkedMemory {
     pub memory: Memory,
 }
 
+/// A vector's shape: `dim` finite numbers.
+pub fn check_vector(field: &str, v: &[f32], dim: usize) -> Result<()> {
+    if v.len() != dim {
+        return Err(crate::Error::invalid(
+            field,
+            format!("has {} dimensions, the store holds {dim}", v.len()),
+        ));
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err(crate::Error::invalid(field, "contains a non-finite value"));
+    }
+    Ok(())
+}
+
 impl WriteBatch {
+    /// What every backend checks before writing a batch, without reading the store: the scope
+    /// is valid; every memory, page and segment carries the batch's scope; vectors have the
+    /// store's dimension `dim` (when the store has one) and finite values; a superseding memory
+    /// is written by the same batch; links and new pages are well-formed. The error names the
+    /// field. Checks that need the store (both ends of a link exist, a retired memory is still
+    /// active, snapshot versions) are the backend's, inside its transaction.
+    pub fn validate(&self, dim: Option<usize>) -> Result<()> {
+        use crate::Error;
+        self.scope.validate()?;
+        for m in &self.memories {
+            if m.scope != self.scope {
+                return Err(Error::invalid(
+                    "scope",
+                    "every memory of a batch must carry the batch's scope",
+                ));
+            }
+            if let Some(d) = dim {
+                check_vector("vector", &m.vector, d)?;
+            }
+        }
+        for c in &self.changes {
+            if let Some(by) = c.by {
+                if !self.memories.iter().any(|m| m.id == by) {
+                    return Err(Error::invalid(
+                        "changes",
+                        "a superseding memory must be written in the same batch",
+                    ));
+                }
+            }
+        }
+        for l in &self.links {
+            l.validate()?;
+        }
+        if let Some(d) = dim {
+            for e in &self.evolutions {
+                check_vector("evolutions.vector", &e.vector, d)?;
+            }
+        }
+        for p in &self.tiers.pages {
+            if p.scope != self.scope {
+                return Err(Error::invalid(
+                    "pages",
+                    "every page of a batch must carry the batch's scope",
+                ));
+            }
+            if p.message_ids.is_empty() {
+                return Err(Error::invalid("pages", "a page needs at least one message"));
+            }
+            if let Some(d) = dim {
+                check_vector("pages.vector", &p.vector, d)?;
+            }
+        }
+        for w in &self.tiers.segments {
+            if w.segment.scope != self.scope {
+                return Err(Error::invalid(
+                    "segments",
+                    "every segment of a batch must carry the batch's scope",
+                ));
+            }
+            if let Some(d) = dim {
+                check_vector("segments.vector", &w.segment.vector, d)?;
+            }
+        }
+        Ok(())
+    }
+
     /// A batch that appends messages and adds memories, with no changes to existing ones.
     pub fn new(scope: Scope, messages: Vec<Message>, memories: Vec<NewMemory>) -> Self {
         Self {

@@ -393,24 +393,20 @@ impl SqliteStore {
                 .as_ref()
                 .and_then(|a| a.scope_ids(q.scope).map(|ids| a.scope_size(ids)))
                 .unwrap_or(0) as f64;
-            let total = total.max(matched.values().map(|(m, _)| *m as f64).fold(0.0, f64::max));
-            let idf = |d: f64| (1.0 + (total - d + 0.5) / (d + 0.5)).ln();
-            let scale = (1.0 + total).ln().max(f64::MIN_POSITIVE);
+            let total = (total as u64).max(matched.values().map(|(m, _)| *m as u64).max().unwrap_or(0));
             let mut out: Vec<Candidate> = per_memory
                 .into_iter()
                 .map(|(key, entities)| {
-                    // Per query name, the most informative entity of this memory that matched it.
-                    let mut best = vec![0f64; names.len()];
+                    let mut mentions = vec![Vec::new(); names.len()];
                     for e in entities {
-                        let (mentions, which) = &matched[e];
-                        let w = idf(*mentions as f64);
+                        let (m, which) = &matched[e];
                         for &i in which {
-                            best[i] = best[i].max(w);
+                            mentions[i].push(*m as u64);
                         }
                     }
                     Candidate {
                         key,
-                        score: (best.iter().sum::<f64>() / scale).min(1.0) as f32,
+                        score: mnemo_core::entity::entity_score(&mentions, total),
                     }
                 })
                 .collect();

@@ -318,11 +318,16 @@ impl SqliteStore {
                 return Ok(o);
             }
         }
-        let dim = if batch.memories.is_empty() && batch.evolutions.is_empty() {
-            0
-        } else {
+        let needs_vectors = !batch.memories.is_empty()
+            || !batch.evolutions.is_empty()
+            || !batch.tiers.pages.is_empty()
+            || !batch.tiers.segments.is_empty();
+        let dim = if needs_vectors {
             Self::dimension_of(tx)?
+        } else {
+            0
         };
+        batch.validate(needs_vectors.then_some(dim))?;
         for m in &batch.messages {
             self.step("message")?;
             insert_message(tx, m)?;
@@ -341,13 +346,6 @@ impl SqliteStore {
         }
         let mut results = Vec::with_capacity(batch.memories.len() + batch.changes.len());
         for m in &batch.memories {
-            check_vector(&m.vector, dim)?;
-            if m.scope != batch.scope {
-                return Err(Error::invalid(
-                    "scope",
-                    "every memory of a batch must carry the batch's scope",
-                ));
-            }
             self.step("memory")?;
             let at = m.created_at.timestamp_millis();
             let seq = insert_memory(
@@ -409,12 +407,6 @@ impl SqliteStore {
         for (old, c) in &retired {
             match c.by {
                 Some(by) => {
-                    if !batch.memories.iter().any(|m| m.id == by) {
-                        return Err(Error::invalid(
-                            "changes",
-                            "a superseding memory must be written in the same batch",
-                        ));
-                    }
                     self.step("link")?;
                     crate::graph::insert_link(
                         tx,
