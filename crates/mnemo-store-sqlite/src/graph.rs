@@ -393,7 +393,7 @@ impl SqliteStore {
                 .as_ref()
                 .and_then(|a| a.scope_ids(q.scope).map(|ids| a.scope_size(ids)))
                 .unwrap_or(0) as f64;
-            let total = (total as u64).max(matched.values().map(|(m, _)| *m as u64).max().unwrap_or(0));
+            let total = (total as u64).max(matched.values().map(|(m, _)| *m).max().unwrap_or(0));
             let mut out: Vec<Candidate> = per_memory
                 .into_iter()
                 .map(|(key, entities)| {
@@ -401,7 +401,7 @@ impl SqliteStore {
                     for e in entities {
                         let (m, which) = &matched[e];
                         for &i in which {
-                            mentions[i].push(*m as u64);
+                            mentions[i].push(*m);
                         }
                     }
                     Candidate {
