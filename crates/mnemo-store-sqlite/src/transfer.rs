@@ -221,6 +221,11 @@ impl SqliteStore {
                 Ok(1)
             }
             ExportRecord::History(h) => {
+                Scope::from_parts(
+                    h.user_id.as_deref(),
+                    h.agent_id.as_deref(),
+                    h.run_id.as_deref(),
+                )?;
                 let e = &h.event;
                 let exists: bool = tx
                     .query_row(
