@@ -601,6 +601,10 @@ pub struct LocomoArgs {
     /// Packs: memories retrieved = budget / this (between 20 and 200).
     #[arg(long)]
     pub pack_tokens_per_candidate: Option<u32>,
+    /// Packs: retrieved turns longer than this many words show their sentences that share
+    /// words with the question (0: whole turns).
+    #[arg(long)]
+    pub pack_excerpt_words: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -251,5 +251,8 @@ fn pack_tuning(a: &LocomoArgs) -> mnemo::ContextTuning {
     if let Some(n) = a.pack_tokens_per_candidate {
         t.tokens_per_candidate = n;
     }
+    if let Some(n) = a.pack_excerpt_words {
+        t.excerpt_words = (n > 0).then_some(n);
+    }
     t
 }

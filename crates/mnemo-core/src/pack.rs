@@ -7,10 +7,12 @@
 //! `get_context`); assembly lives beside them.
 
 mod assemble;
+mod excerpt;
 #[cfg(test)]
 mod tests;
 
 pub use assemble::{assemble, section_header, Block, Candidate, PackParams};
+pub use excerpt::excerpt;
 
 use crate::memory::{MessageId, Timestamp};
 use serde::{Deserialize, Serialize};

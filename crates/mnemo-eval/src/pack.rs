@@ -170,7 +170,11 @@ pub fn search_line(h: &Hit) -> String {
 
 /// How many of the leading `lines` (each with its token count, newline included) fit in
 /// `budget` when joined, and the exact tokens of that text.
-pub fn cut_to_budget(lines: &[(String, u32)], budget: u32, counter: &dyn TokenCounter) -> (usize, u32) {
+pub fn cut_to_budget(
+    lines: &[(String, u32)],
+    budget: u32,
+    counter: &dyn TokenCounter,
+) -> (usize, u32) {
     let mut n = 0;
     let mut sum = 0u32;
     for (_, t) in lines {

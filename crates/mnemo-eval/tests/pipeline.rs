@@ -322,7 +322,10 @@ async fn packs_and_cut_search_are_scored_per_budget_in_the_same_run() {
     opts.baselines = false;
     opts.pack_budgets = vec![10, 60, 2000];
     let report = run_locomo(&opts).await.unwrap();
-    let pack = report.pack.as_ref().expect("pack section with --pack-budgets");
+    let pack = report
+        .pack
+        .as_ref()
+        .expect("pack section with --pack-budgets");
     assert_eq!(pack.tokenizer, "cl100k_base");
     assert_eq!(pack.session, "none");
     assert_eq!(pack.questions, 2, "questions with evidence");

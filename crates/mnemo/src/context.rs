@@ -18,14 +18,10 @@
 
 use crate::{run_blocking, Memory};
 use mnemo_core::pack::{
-    assemble, Candidate, ContextOptions, ContextPack, PackItem, PackParams, Reason,
-    Section, TokenCounter, DEFAULT_TOKENIZER, MAX_BUDGET_TOKENS,
+    assemble, Candidate, ContextOptions, ContextPack, PackItem, PackParams, Reason, Section,
+    TokenCounter, DEFAULT_TOKENIZER, MAX_BUDGET_TOKENS,
 };
-use mnemo_core::{
-    Error, ListQuery, MemoryKind, ReadOptions, Result, Scope, SearchRequest,
-    Store,
-};
-use std::sync::Arc;
+use mnemo_core::{Error, ListQuery, MemoryKind, ReadOptions, Result, Scope, SearchRequest, Store};
 
 mod gather;
 
@@ -52,6 +48,9 @@ pub struct ContextTuning {
     /// Memories retrieved when the options do not say: `budget_tokens / tokens_per_candidate`,
     /// between 20 and 200.
     pub tokens_per_candidate: u32,
+    /// Retrieved turns longer than this many words are shown as their sentences that share
+    /// words with the query (see `mnemo_core::pack::excerpt`); `None`: whole turns.
+    pub excerpt_words: Option<usize>,
     pub pack: PackParams,
 }
 
@@ -62,6 +61,7 @@ impl Default for ContextTuning {
             neighbour_decay: 0.5,
             summary_weight: 0.3,
             tokens_per_candidate: 20,
+            excerpt_words: None,
             pack: PackParams::default(),
         }
     }
@@ -113,7 +113,10 @@ impl Memory {
     ) -> Result<ContextPack> {
         req.validate()?;
         let counter = mnemo_models::token_counter(
-            req.options.tokenizer.as_deref().unwrap_or(DEFAULT_TOKENIZER),
+            req.options
+                .tokenizer
+                .as_deref()
+                .unwrap_or(DEFAULT_TOKENIZER),
         )?;
         let query = req.query.trim().to_string();
         let vector = if query.is_empty() {
@@ -148,15 +151,14 @@ impl Memory {
         if !req.options.no_profile {
             cands.extend(profile(store, scope, &read)?);
         }
-        let mut g = gather::Gatherer::new(store, scope, tuning);
+        let mut g = gather::Gatherer::new(store, scope, tuning, query);
         if let Some(session) = &req.options.session_id {
-            cands.extend(g.window(session, self.short_term_capacity())?);
+            cands.extend(g.window(session, self.inner.tiers.short_term_capacity)?);
         }
         let hits = match vector {
             Some(v) => {
                 let top_k = req.options.memory_candidates.unwrap_or_else(|| {
-                    (req.budget_tokens / tuning.tokens_per_candidate.max(1)).clamp(20, 200)
-                        as usize
+                    (req.budget_tokens / tuning.tokens_per_candidate.max(1)).clamp(20, 200) as usize
                 });
                 let search = SearchRequest {
                     read: read.clone(),
@@ -177,30 +179,11 @@ impl Memory {
         Ok((pack, shown))
     }
 
-    /// The short-term window's size (the hierarchy's setting once the facade holds it).
-    fn short_term_capacity(&self) -> usize {
-        mnemo_core::TierConfig::default().short_term_capacity
-    }
-
-    /// Counts what a pack showed: memories as reads, segments as visits. Bookkeeping failures
-    /// are logged, never the caller's error (usage is a ranking hint).
+    /// Counts what a pack showed: memories as reads, segments as visits (usage bookkeeping,
+    /// batched off the answer's path).
     fn record_pack_usage(&self, shown: gather::Shown) {
         self.record_reads(&shown.scope, shown.memories.iter());
-        if shown.segments.is_empty() {
-            return;
-        }
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let store: Arc<dyn Store> = self.store().clone();
-        rt.spawn(async move {
-            let now = chrono::Utc::now();
-            let visits: Vec<_> = shown.segments.iter().map(|s| (*s, 1u32)).collect();
-            let r = run_blocking(move || store.record_visits(&shown.scope, &visits, now)).await;
-            if let Err(e) = r {
-                tracing::warn!(error_kind = e.kind().as_str(), "segment visits not written");
-            }
-        });
+        self.record_visits(&shown.scope, shown.segments);
     }
 }
 
@@ -234,4 +217,3 @@ fn profile(store: &dyn Store, scope: &Scope, read: &ReadOptions) -> Result<Optio
         verbatim: false,
     }))
 }
-

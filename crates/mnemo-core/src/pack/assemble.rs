@@ -15,7 +15,7 @@
 //!
 //! So `used_tokens`, the count of the final `rendered`, never exceeds the budget.
 
-use super::{ContextPack, PackItem, PackSection, Section, TokenCounter};
+use super::{ContextPack, PackItem, PackSection, Reason, Section, TokenCounter};
 use crate::memory::MessageId;
 use std::collections::{HashMap, HashSet};
 
@@ -29,7 +29,7 @@ pub struct PackParams {
 
 impl Default for PackParams {
     fn default() -> Self {
-        Self { size_exponent: 0.5 }
+        Self { size_exponent: 0.0 }
     }
 }
 
@@ -177,7 +177,7 @@ pub fn assemble(
         .into_iter()
         .map(|(section, items)| PackSection {
             section,
-            items: items.iter().map(|&i| cands[i].item.clone()).collect(),
+            items: merge_runs(items.iter().map(|&i| &cands[i])),
         })
         .collect();
     ContextPack {
@@ -214,7 +214,11 @@ fn dedupe(candidates: Vec<Candidate>) -> Vec<Candidate> {
             .iter()
             .filter_map(|m| by_message.get(m).copied())
             .collect();
-        let all_shown = c.item.message_ids.iter().all(|m| by_message.contains_key(m));
+        let all_shown = c
+            .item
+            .message_ids
+            .iter()
+            .all(|m| by_message.contains_key(m));
         if all_shown && holders.len() == 1 {
             dropped[i] = true;
             lift.extend(holders.into_iter().map(|h| (h, i)));
@@ -259,6 +263,38 @@ fn layout(cands: &[Candidate], chosen: &[usize]) -> Vec<(Section, Vec<usize>)> {
         });
     }
     sections
+}
+
+/// Items in display order, consecutive lines of one page (same kind and id, same block) joined
+/// into one item: its lines, tokens and messages together, the strongest reason (a match, with
+/// the best score) and the earliest time.
+fn merge_runs<'c>(cands: impl Iterator<Item = &'c Candidate>) -> Vec<PackItem> {
+    let mut out: Vec<(PackItem, Option<String>)> = Vec::new();
+    for c in cands {
+        let block = c.block.as_ref().map(|b| b.key.clone());
+        match out.last_mut() {
+            Some((last, b))
+                if c.is_exchange()
+                    && last.kind == c.item.kind
+                    && last.id == c.item.id
+                    && *b == block =>
+            {
+                last.text.push('\n');
+                last.text.push_str(&c.item.text);
+                last.tokens = last.tokens.saturating_add(c.item.tokens);
+                last.message_ids.extend(c.item.message_ids.iter().copied());
+                if c.item.reason == Reason::Matched
+                    && (last.reason != Reason::Matched || c.item.score > last.score)
+                {
+                    last.reason = Reason::Matched;
+                    last.score = c.item.score;
+                    last.from = None;
+                }
+            }
+            _ => out.push((c.item.clone(), block)),
+        }
+    }
+    out.into_iter().map(|(i, _)| i).collect()
 }
 
 fn render(cands: &[Candidate], chosen: &[usize]) -> String {

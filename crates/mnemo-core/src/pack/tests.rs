@@ -32,7 +32,13 @@ fn item(kind: &str, id: &str, text: &str, reason: Reason, messages: Vec<MessageI
     }
 }
 
-fn cand(section: Section, it: PackItem, value: f32, session: Option<&str>, order: i64) -> Candidate {
+fn cand(
+    section: Section,
+    it: PackItem,
+    value: f32,
+    session: Option<&str>,
+    order: i64,
+) -> Candidate {
     Candidate {
         section,
         item: it,
@@ -49,14 +55,32 @@ fn cand(section: Section, it: PackItem, value: f32, session: Option<&str>, order
 
 fn sample() -> (Vec<Candidate>, MessageId) {
     let m = MessageId::new();
-    let turn = item("turn", "t1", "Ann: I adopted a greyhound", Reason::Matched, vec![m]);
-    let mut raw = item("memory", "r1", "I adopted a greyhound", Reason::Matched, vec![m]);
+    let turn = item(
+        "turn",
+        "t1",
+        "Ann: I adopted a greyhound",
+        Reason::Matched,
+        vec![m],
+    );
+    let mut raw = item(
+        "memory",
+        "r1",
+        "I adopted a greyhound",
+        Reason::Matched,
+        vec![m],
+    );
     raw.score = Some(0.9);
     let mut raw = cand(Section::Memories, raw, 0.9, None, 0);
     raw.verbatim = true;
     let fact = item("memory", "f1", "Ann owns a dog", Reason::Matched, vec![m]);
     let profile = item("profile", "p", "pets: a greyhound", Reason::Profile, vec![]);
-    let recent = item("page", "s1", "Ann: see you tomorrow", Reason::Recent, vec![]);
+    let recent = item(
+        "page",
+        "s1",
+        "Ann: see you tomorrow",
+        Reason::Recent,
+        vec![],
+    );
     (
         vec![
             cand(Section::Segments, turn, 0.2, Some("one"), 3),
@@ -76,7 +100,12 @@ fn sections_come_in_order_with_reasons_and_token_counts() {
     let order: Vec<Section> = pack.sections.iter().map(|s| s.section).collect();
     assert_eq!(
         order,
-        vec![Section::Profile, Section::ShortTerm, Section::Segments, Section::Memories]
+        vec![
+            Section::Profile,
+            Section::ShortTerm,
+            Section::Segments,
+            Section::Memories
+        ]
     );
     let reasons: Vec<(String, Reason)> = pack
         .sections
@@ -90,8 +119,12 @@ fn sections_come_in_order_with_reasons_and_token_counts() {
         assert!(i.tokens > 0, "{i:?}");
     }
     assert_eq!(pack.used_tokens, Words.count(&pack.rendered));
-    assert!(pack.rendered.starts_with("## User profile\npets: a greyhound\n"));
-    assert!(pack.rendered.contains("[one]\nAnn: I adopted a greyhound\n"));
+    assert!(pack
+        .rendered
+        .starts_with("## User profile\npets: a greyhound\n"));
+    assert!(pack
+        .rendered
+        .contains("[one]\nAnn: I adopted a greyhound\n"));
     assert_eq!(pack.tokenizer, "words");
 }
 
@@ -106,8 +139,15 @@ fn a_raw_memory_shown_by_its_turn_appears_once_and_lifts_the_turn() {
         .map(|i| i.id.as_str())
         .collect();
     assert!(!ids.contains(&"r1"), "the raw repeat is dropped: {ids:?}");
-    assert!(ids.contains(&"f1"), "a fact with the same source stays: {ids:?}");
-    let turn = pack.sections[2].items.iter().find(|i| i.id == "t1").unwrap();
+    assert!(
+        ids.contains(&"f1"),
+        "a fact with the same source stays: {ids:?}"
+    );
+    let turn = pack.sections[2]
+        .items
+        .iter()
+        .find(|i| i.id == "t1")
+        .unwrap();
     assert_eq!(turn.score, Some(0.9), "the turn takes the memory's match");
     assert_eq!(pack.rendered.matches("adopted a greyhound").count(), 1);
     assert_eq!(pack.omitted, 0);
@@ -123,7 +163,10 @@ fn what_does_not_fit_is_counted_and_the_most_valuable_is_kept() {
     let none = assemble(cands, 2, &Words, &PackParams::default());
     assert_eq!(none.rendered, "");
     assert_eq!(none.used_tokens, 0);
-    assert_eq!(none.omitted, 4, "four candidates after the raw repeat merged");
+    assert_eq!(
+        none.omitted, 4,
+        "four candidates after the raw repeat merged"
+    );
 }
 
 #[test]
@@ -132,7 +175,13 @@ fn session_blocks_share_one_header_in_conversation_order() {
     for (i, text) in ["A: one", "B: two", "A: three"].iter().enumerate() {
         let it = item("turn", &format!("t{i}"), text, Reason::Linked, vec![]);
         // Value order is the reverse of conversation order.
-        cands.push(cand(Section::Segments, it, 1.0 - i as f32 * 0.1, Some("s"), 10 - i as i64));
+        cands.push(cand(
+            Section::Segments,
+            it,
+            1.0 - i as f32 * 0.1,
+            Some("s"),
+            10 - i as i64,
+        ));
     }
     let pack = assemble(cands, 100, &Words, &PackParams::default());
     assert_eq!(
@@ -181,4 +230,35 @@ proptest! {
             prop_assert!(w[0].section < w[1].section);
         }
     }
+}
+
+#[test]
+fn consecutive_lines_of_one_page_are_one_item_with_the_best_reason() {
+    let (a, b) = (MessageId::new(), MessageId::new());
+    let mut first = item("page", "p1", "Ann: hi", Reason::Linked, vec![a]);
+    first.from = Some("p1".into());
+    let mut second = item(
+        "page",
+        "p1",
+        "Bo: I adopted a greyhound",
+        Reason::Matched,
+        vec![b],
+    );
+    second.score = Some(0.8);
+    let other = item("page", "p2", "Ann: lovely", Reason::Linked, vec![]);
+    let cands = vec![
+        cand(Section::Segments, first, 0.4, Some("s"), 1),
+        cand(Section::Segments, second, 0.8, Some("s"), 2),
+        cand(Section::Segments, other, 0.4, Some("s"), 3),
+    ];
+    let pack = assemble(cands, 100, &Words, &PackParams::default());
+    let items = &pack.sections[0].items;
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert_eq!(items[0].text, "Ann: hi\nBo: I adopted a greyhound");
+    assert_eq!(items[0].message_ids, vec![a, b]);
+    assert_eq!(items[0].reason, Reason::Matched);
+    assert_eq!(items[0].score, Some(0.8));
+    assert_eq!(items[0].from, None);
+    assert_eq!(items[0].tokens, 2 + 5);
+    assert_eq!(items[1].id, "p2");
 }

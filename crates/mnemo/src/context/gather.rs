@@ -1,15 +1,17 @@
 //! Turning the store's pages, message log, segments and search hits into pack candidates.
 //!
-//! The unit a pack shows from a conversation is an **exchange**: the stored page holding a
-//! message, or the logged message itself (`turn`) where no page holds it (messages logged before
-//! the hierarchy existed, or by adds that make no pages). Each session touched is read once
-//! (its messages and pages), so neighbours are found by position in the session's log.
+//! The unit a pack chooses from a conversation is one logged message, shown as a
+//! `speaker: text` line: an exchange costs what its useful turns cost, not the whole page. A
+//! message a stored page holds is reported as (part of) that page — consecutive lines of one
+//! page are one item — and a message no page holds (logged before the hierarchy existed, or by
+//! adds that make no pages) as a `turn`. Each session touched is read once (its messages and
+//! pages), so neighbours are found by position in the session's log.
 
 use super::{ContextTuning, SESSION_READ_LIMIT};
-use mnemo_core::pack::{Block, Candidate, ContextPack, PackItem, Reason, Section};
+use mnemo_core::pack::{excerpt, Block, Candidate, ContextPack, PackItem, Reason, Section};
 use mnemo_core::tier::{cosine, heat};
 use mnemo_core::{
-    Error, Hit, HeatWeights, Memory, MemoryKind, Message, MessageId, PageQuery, PageTier, Result,
+    Error, HeatWeights, Hit, Memory, MemoryKind, Message, MessageId, PageQuery, PageTier, Result,
     Scope, Segment, SegmentId, Store, StoredPage,
 };
 use std::collections::{HashMap, HashSet};
@@ -23,13 +25,18 @@ pub(crate) struct Shown {
 
 /// One exchange of a session's log.
 struct Unit {
+    /// The message's id: what makes a unit unique.
+    key: String,
+    /// `page` or `turn`, and the page's or the message's id.
     kind: &'static str,
     id: String,
-    text: String,
+    /// `speaker: ` and the message's content.
+    speaker: String,
+    content: String,
     message_ids: Vec<MessageId>,
     at: mnemo_core::Timestamp,
     segment: Option<SegmentId>,
-    /// Index of the unit this one continues (a page's `continues` link).
+    /// For a page's first message: the unit (last message) of the page it continues.
     continues: Option<usize>,
 }
 
@@ -40,6 +47,8 @@ struct SessionLog {
 }
 
 pub(crate) struct Gatherer<'a> {
+    /// The query's terms, for excerpts.
+    terms: Vec<String>,
     store: &'a dyn Store,
     scope: &'a Scope,
     tuning: &'a ContextTuning,
@@ -57,8 +66,14 @@ pub(crate) struct Gatherer<'a> {
 }
 
 impl<'a> Gatherer<'a> {
-    pub fn new(store: &'a dyn Store, scope: &'a Scope, tuning: &'a ContextTuning) -> Self {
+    pub fn new(
+        store: &'a dyn Store,
+        scope: &'a Scope,
+        tuning: &'a ContextTuning,
+        query: &str,
+    ) -> Self {
         Self {
+            terms: mnemo_core::text::query_terms(query),
             store,
             scope,
             tuning,
@@ -76,7 +91,11 @@ impl<'a> Gatherer<'a> {
     /// The current session's short-term window: its short-term pages, else its last `capacity`
     /// logged turns. `invalid_input` naming `session_id` when the scope has no such session.
     pub fn window(&mut self, session: &str, capacity: usize) -> Result<Vec<Candidate>> {
-        if self.store.messages(self.scope, Some(session), 1)?.is_empty() {
+        if self
+            .store
+            .messages(self.scope, Some(session), 1)?
+            .is_empty()
+        {
             return Err(Error::invalid(
                 "session_id",
                 format!("the scope has no session {session:?}"),
@@ -106,10 +125,19 @@ impl<'a> Gatherer<'a> {
         let mut out = Vec::new();
         for (k, i) in chosen.into_iter().enumerate() {
             let u = &log.units[i];
-            self.window.insert(u.id.clone());
+            self.window.insert(u.key.clone());
             // Above any match, the newest highest: the conversation in progress comes first.
             let value = 2.0 - 0.01 * (n - 1 - k) as f32;
-            let mut c = candidate(u, Section::ShortTerm, None, value, Reason::Recent, None);
+            let text = format!("{}{}", u.speaker, u.content);
+            let mut c = candidate(
+                u,
+                text,
+                Section::ShortTerm,
+                None,
+                value,
+                Reason::Recent,
+                None,
+            );
             c.order = i as i64;
             out.push(c);
         }
@@ -161,6 +189,7 @@ impl<'a> Gatherer<'a> {
         };
         let score = h.score.max(0.0);
         let origin = log.units[at].id.clone();
+        let origin_key = log.units[at].key.clone();
         self.hits_of
             .entry(origin.clone())
             .or_default()
@@ -180,28 +209,32 @@ impl<'a> Gatherer<'a> {
             reached.push((p, v, Reason::Linked, Some(origin.clone())));
         }
         for (i, u) in log.units.iter().enumerate() {
-            if u.continues == Some(at) {
+            if u.continues == Some(at) && u.key != origin_key {
                 reached.push((i, v, Reason::Linked, Some(origin.clone())));
             }
         }
         let mut summaries = Vec::new();
         for (i, value, reason, from) in reached {
             let u = &log.units[i];
-            if self.window.contains(&u.id) {
+            if self.window.contains(&u.key) {
                 continue;
             }
             let score = (reason == Reason::Matched).then_some(score);
-            let mut c = candidate(u, Section::Segments, score, value, reason, from);
+            let text = match t.excerpt_words {
+                Some(n) => format!("{}{}", u.speaker, excerpt(&u.content, &self.terms, n)),
+                None => format!("{}{}", u.speaker, u.content),
+            };
+            let mut c = candidate(u, text, Section::Segments, score, value, reason, from);
             c.block = Some(log.block.clone());
             c.order = i as i64;
             if let Some(s) = u.segment {
                 self.segment_of.insert(u.id.clone(), s);
                 summaries.push((s, u.id.clone(), value * t.summary_weight));
             }
-            match self.exchanges.get(&u.id) {
+            match self.exchanges.get(&u.key) {
                 Some(old) if old.value >= c.value => {}
                 _ => {
-                    self.exchanges.insert(u.id.clone(), c);
+                    self.exchanges.insert(u.key.clone(), c);
                 }
             }
         }
@@ -277,7 +310,11 @@ impl<'a> Gatherer<'a> {
         };
         for (seg, score, reason) in found.drain(..) {
             let value = score * w;
-            if self.summaries.get(&seg.id).is_some_and(|c| c.value >= value) {
+            if self
+                .summaries
+                .get(&seg.id)
+                .is_some_and(|c| c.value >= value)
+            {
                 continue;
             }
             if let Some(mut c) = summary_candidate(&seg, value, reason) {
@@ -301,7 +338,13 @@ impl<'a> Gatherer<'a> {
         out.extend(self.summaries.values().cloned());
         out.extend(self.memories.iter().cloned());
         // Deterministic input order (the maps iterate in any order).
-        out.sort_by(|a, b| a.item.id.cmp(&b.item.id));
+        out.sort_by(|a, b| {
+            (&a.item.id, a.order, &a.item.message_ids).cmp(&(
+                &b.item.id,
+                b.order,
+                &b.item.message_ids,
+            ))
+        });
         out
     }
 
@@ -360,46 +403,39 @@ fn session_log(session: &str, messages: &[Message], pages: &[StoredPage]) -> Ses
         .collect();
     let mut units: Vec<Unit> = Vec::new();
     let mut by_message = HashMap::new();
-    let mut unit_of_page: HashMap<usize, usize> = HashMap::new();
+    // Each page's first and last unit, for `continues`.
+    let mut span: HashMap<usize, (usize, usize)> = HashMap::new();
     for m in messages {
-        let idx = match page_of.get(&m.id) {
-            Some(&p) => *unit_of_page.entry(p).or_insert_with(|| {
-                let page = &pages[p];
-                units.push(Unit {
-                    kind: "page",
-                    id: page.id.to_string(),
-                    text: page.text.trim().to_string(),
-                    message_ids: page.message_ids.clone(),
-                    at: page.at,
-                    segment: page.segment.filter(|_| page.tier == PageTier::Mid),
-                    continues: None,
-                });
-                units.len() - 1
-            }),
-            None => {
-                let name = m.name.as_deref().unwrap_or(m.role.as_str());
-                units.push(Unit {
-                    kind: "turn",
-                    id: m.id.to_string(),
-                    text: format!("{name}: {}", m.content.trim()),
-                    message_ids: vec![m.id],
-                    at: m.created_at,
-                    segment: None,
-                    continues: None,
-                });
-                units.len() - 1
-            }
-        };
-        by_message.insert(m.id, idx);
+        let name = m.name.as_deref().unwrap_or(m.role.as_str());
+        let page = page_of.get(&m.id).map(|&p| (p, &pages[p]));
+        let at = units.len();
+        units.push(Unit {
+            key: m.id.to_string(),
+            kind: if page.is_some() { "page" } else { "turn" },
+            id: page.map_or_else(|| m.id.to_string(), |(_, p)| p.id.to_string()),
+            speaker: format!("{name}: "),
+            content: m.content.trim().to_string(),
+            message_ids: vec![m.id],
+            at: page.map_or(m.created_at, |(_, p)| p.at),
+            segment: page
+                .filter(|(_, p)| p.tier == PageTier::Mid)
+                .and_then(|(_, p)| p.segment),
+            continues: None,
+        });
+        if let Some((p, _)) = page {
+            span.entry(p).and_modify(|s| s.1 = at).or_insert((at, at));
+        }
+        by_message.insert(m.id, at);
     }
-    let unit_by_id: HashMap<String, usize> = units
+    let page_index: HashMap<String, usize> = pages
         .iter()
         .enumerate()
-        .map(|(i, u)| (u.id.clone(), i))
+        .map(|(i, p)| (p.id.to_string(), i))
         .collect();
-    for p in pages {
-        if let (Some(&u), Some(c)) = (unit_by_id.get(&p.id.to_string()), p.continues) {
-            units[u].continues = unit_by_id.get(&c.to_string()).copied();
+    for (i, p) in pages.iter().enumerate() {
+        let earlier = p.continues.and_then(|c| page_index.get(&c.to_string()));
+        if let (Some(&(first, _)), Some(e)) = (span.get(&i), earlier) {
+            units[first].continues = span.get(e).map(|s| s.1);
         }
     }
     let first = messages.first().map(|m| m.created_at);
@@ -420,6 +456,7 @@ fn session_log(session: &str, messages: &[Message], pages: &[StoredPage]) -> Ses
 
 fn candidate(
     u: &Unit,
+    text: String,
     section: Section,
     score: Option<f32>,
     value: f32,
@@ -431,7 +468,7 @@ fn candidate(
         item: PackItem {
             kind: u.kind.into(),
             id: u.id.clone(),
-            text: u.text.clone(),
+            text,
             tokens: 0,
             reason,
             score,

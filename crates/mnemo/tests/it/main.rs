@@ -2,6 +2,7 @@
 
 use mnemo::core::*;
 
+mod context;
 mod embedding_work;
 mod infer;
 mod limits;

@@ -1,0 +1,307 @@
+//! Context packs through the facade over the real SQLite store: validation, the short-term
+//! window, matched turns with their neighbours, scope isolation, expiry and deletion, and the
+//! budget over random conversations.
+
+use mnemo::core::pack::{ContextOptions, ContextPack, Reason, Section};
+use mnemo::core::*;
+use mnemo::{AddInput, AddRequest, ContextRequest, Memory};
+use mnemo_testkit::HashEmbedder;
+use std::sync::Arc;
+
+fn engine() -> (Memory, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
+    let m = Memory::from_parts(
+        Arc::new(store),
+        Arc::new(HashEmbedder),
+        RankParams::default(),
+    )
+    .unwrap();
+    (m, dir)
+}
+
+fn turns(scope: &Scope, session: &str, lines: &[(&str, &str)]) -> AddRequest {
+    let mut req = AddRequest::text(scope.clone(), "");
+    req.input = AddInput::Messages(
+        lines
+            .iter()
+            .map(|(name, text)| InputMessage {
+                role: Role::User,
+                content: (*text).into(),
+                name: Some((*name).into()),
+            })
+            .collect(),
+    );
+    req.session_id = Some(session.into());
+    req
+}
+
+fn ask(scope: &Scope, query: &str, budget: u32) -> ContextRequest {
+    ContextRequest {
+        scope: scope.clone(),
+        query: query.into(),
+        budget_tokens: budget,
+        options: ContextOptions::default(),
+    }
+}
+
+fn items(p: &ContextPack) -> Vec<&mnemo::core::pack::PackItem> {
+    p.sections.iter().flat_map(|s| &s.items).collect()
+}
+
+#[tokio::test]
+async fn bad_budgets_unknown_sessions_and_tokenizers_name_the_field() {
+    let (m, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    m.add(turns(&scope, "s1", &[("Ann", "hello there")]))
+        .await
+        .unwrap();
+    for (budget, session, tokenizer, field) in [
+        (0, None, None, "budget_tokens"),
+        (pack::MAX_BUDGET_TOKENS + 1, None, None, "budget_tokens"),
+        (100, Some("nope"), None, "session_id"),
+        (100, None, Some("gpt-9"), "tokenizer"),
+    ] {
+        let mut req = ask(&scope, "hello", budget);
+        req.options.session_id = session.map(String::from);
+        req.options.tokenizer = tokenizer.map(String::from);
+        let e = m.context(req).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{field}: {e}");
+        assert!(e.to_string().contains(field), "{field}: {e}");
+    }
+    // Another user's session is unknown to this scope.
+    let mut req = ask(&Scope::user("v").unwrap(), "hello", 100);
+    req.options.session_id = Some("s1".into());
+    let e = m.context(req).await.unwrap_err();
+    assert!(e.to_string().contains("session_id"), "{e}");
+}
+
+#[tokio::test]
+async fn a_matched_turn_comes_with_its_neighbours_under_one_session_header() {
+    let (m, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    m.add(turns(
+        &scope,
+        "s1",
+        &[
+            ("Ann", "What did you do at the weekend?"),
+            ("Bo", "I adopted a greyhound called Biscuit"),
+            ("Ann", "Lovely! How old is he?"),
+            ("Bo", "Also the kitchen tap is leaking again"),
+            ("Ann", "Call the plumber then"),
+        ],
+    ))
+    .await
+    .unwrap();
+    // One retrieved memory: whatever else the pack shows was reached from it.
+    let mut req = ask(&scope, "greyhound Biscuit", 1000);
+    req.options.memory_candidates = Some(1);
+    let pack = m.context(req).await.unwrap();
+    assert_eq!(pack.tokenizer, "cl100k_base");
+    assert!(pack.used_tokens <= 1000);
+    let all = items(&pack);
+    let matched = all
+        .iter()
+        .find(|i| i.text.contains("greyhound"))
+        .expect("the matched turn");
+    assert_eq!(matched.reason, Reason::Matched);
+    assert!(matched.score.is_some());
+    assert_eq!(matched.kind, "page", "the exchange the turn belongs to");
+    assert!(
+        matched
+            .text
+            .contains("Bo: I adopted a greyhound called Biscuit"),
+        "{matched:?}"
+    );
+    let neighbour = all
+        .iter()
+        .find(|i| i.text.contains("How old"))
+        .expect("the next exchange");
+    assert_eq!(neighbour.reason, Reason::Linked);
+    assert_eq!(neighbour.from.as_deref(), Some(matched.id.as_str()));
+    assert!(
+        !pack.rendered.contains("plumber"),
+        "two steps away is beyond the default one neighbour: {}",
+        pack.rendered
+    );
+    assert_eq!(
+        pack.rendered.matches("greyhound").count(),
+        1,
+        "the raw memory and its turn are shown once: {}",
+        pack.rendered
+    );
+    assert_eq!(pack.rendered.matches('[').count(), 1, "one session header");
+    let weekend = pack.rendered.find("weekend");
+    let adopted = pack.rendered.find("adopted");
+    if let (Some(w), Some(a)) = (weekend, adopted) {
+        assert!(w < a, "conversation order: {}", pack.rendered);
+    }
+}
+
+#[tokio::test]
+async fn the_window_of_the_current_session_comes_first_and_recent() {
+    let (m, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    m.add(turns(&scope, "old", &[("Ann", "My sister lives in Porto")]))
+        .await
+        .unwrap();
+    m.add(turns(
+        &scope,
+        "now",
+        &[("Ann", "Planning a trip"), ("Bo", "Where to?")],
+    ))
+    .await
+    .unwrap();
+    let mut req = ask(&scope, "sister Porto", 500);
+    req.options.session_id = Some("now".into());
+    let pack = m.context(req).await.unwrap();
+    assert_eq!(pack.sections[0].section, Section::ShortTerm);
+    let window: Vec<&str> = pack.sections[0]
+        .items
+        .iter()
+        .map(|i| i.text.as_str())
+        .collect();
+    assert!(window.iter().all(|t| !t.contains("Porto")), "{window:?}");
+    assert!(pack.sections[0]
+        .items
+        .iter()
+        .all(|i| i.reason == Reason::Recent));
+    assert!(
+        pack.rendered.find("Planning").unwrap() < pack.rendered.find("Where to").unwrap(),
+        "oldest first: {}",
+        pack.rendered
+    );
+    assert!(pack.rendered.contains("Porto"), "{}", pack.rendered);
+    assert_eq!(pack.rendered.matches("Planning").count(), 1);
+}
+
+#[tokio::test]
+async fn another_users_memories_and_turns_never_appear() {
+    let (m, _dir) = engine();
+    let (u, v) = (Scope::user("u").unwrap(), Scope::user("v").unwrap());
+    m.add(turns(&u, "s", &[("Ann", "I keep bees in the garden")]))
+        .await
+        .unwrap();
+    m.add(turns(
+        &v,
+        "s",
+        &[
+            ("Eve", "I keep bees too, secret hives"),
+            ("Eve", "bees bees"),
+        ],
+    ))
+    .await
+    .unwrap();
+    m.add(AddRequest::text(v.clone(), "Eve's bees live on the roof"))
+        .await
+        .unwrap();
+    let pack = m.context(ask(&u, "bees hives roof", 2000)).await.unwrap();
+    assert!(pack.rendered.contains("garden"), "{}", pack.rendered);
+    for word in ["secret", "roof", "Eve"] {
+        assert!(!pack.rendered.contains(word), "{word}: {}", pack.rendered);
+    }
+    let own: Vec<MessageId> = m
+        .store()
+        .messages(&u, None, 100)
+        .unwrap()
+        .iter()
+        .map(|x| x.id)
+        .collect();
+    for i in items(&pack) {
+        assert!(i.message_ids.iter().all(|id| own.contains(id)), "{i:?}");
+    }
+}
+
+#[tokio::test]
+async fn expired_and_deleted_memories_stay_out_as_in_search() {
+    let (m, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    // Expiry is judged at read time; an add refuses a past expiry, so this one expires soon
+    // and the test waits until it has (a deadline, not a timing guess).
+    let deadline = chrono::Utc::now() + chrono::Duration::milliseconds(300);
+    let mut gone = AddRequest::text(scope.clone(), "The plumber comes on Tuesday");
+    gone.expires_at = Some(deadline);
+    m.add(gone).await.unwrap();
+    while chrono::Utc::now() <= deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let deleted = m
+        .add(AddRequest::text(
+            scope.clone(),
+            "The plumber's number is 555",
+        ))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    m.delete(
+        scope.clone(),
+        deleted,
+        DeleteMode::Soft,
+        WriteContext::default(),
+    )
+    .await
+    .unwrap();
+    m.add(AddRequest::text(scope.clone(), "The plumber fixed the tap"))
+        .await
+        .unwrap();
+    let pack = m.context(ask(&scope, "plumber", 1000)).await.unwrap();
+    assert!(pack.rendered.contains("fixed the tap"), "{}", pack.rendered);
+    assert!(!pack.rendered.contains("Tuesday"), "{}", pack.rendered);
+    assert!(!pack.rendered.contains("555"), "{}", pack.rendered);
+}
+
+/// A small deterministic generator: the same stores on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+#[tokio::test]
+async fn packs_never_exceed_random_budgets_over_random_conversations() {
+    const WORDS: [&str; 12] = [
+        "tea", "garden", "Lisbon", "marathon", "dog", "piano", "sister", "job", "rain", "birthday",
+        "café", "—",
+    ];
+    let mut rng = Lcg(7);
+    for store in 0..3 {
+        let (m, _dir) = engine();
+        let scope = Scope::user("u").unwrap();
+        for s in 0..(2 + rng.next(3)) {
+            let n = 1 + rng.next(12);
+            let lines: Vec<(String, String)> = (0..n)
+                .map(|_| {
+                    let len = 1 + rng.next(30);
+                    let text: Vec<&str> = (0..len).map(|_| WORDS[rng.next(WORDS.len())]).collect();
+                    (["Ann", "Bo"][rng.next(2)].to_string(), text.join(" "))
+                })
+                .collect();
+            let refs: Vec<(&str, &str)> = lines
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            m.add(turns(&scope, &format!("s{s}"), &refs)).await.unwrap();
+        }
+        for _ in 0..8 {
+            let budget = 1 + rng.next(600) as u32;
+            let query = WORDS[rng.next(WORDS.len())];
+            let mut req = ask(&scope, query, budget);
+            if rng.next(2) == 0 {
+                req.options.session_id = Some("s0".into());
+            }
+            let pack = m.context(req).await.unwrap();
+            let counter = mnemo_models::token_counter("cl100k_base").unwrap();
+            assert!(pack.used_tokens <= budget, "store {store}, budget {budget}");
+            assert_eq!(pack.used_tokens, counter.count(&pack.rendered));
+            let sum: u32 = items(&pack).iter().map(|i| i.tokens).sum();
+            assert!(sum <= budget, "items alone fit too");
+        }
+    }
+}
