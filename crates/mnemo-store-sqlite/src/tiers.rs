@@ -482,25 +482,54 @@ fn evict(
     )
 }
 
-/// Removes erased texts from the pages and segment summaries of `owner` (exact scope) that quote
-/// them, replacing each occurrence with `[erased]`; returns how many rows changed.
+/// Removes erased texts from the pages and segments of `owner` (exact scope) that quote them:
+/// each occurrence in a page's text or a segment's summary becomes `[erased]`, and keywords
+/// taken from an erased text are dropped from both. Returns how many rows changed.
 pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Result<u64> {
     let key = owner.key();
+    let texts: Vec<&String> = texts.iter().filter(|t| !t.trim().is_empty()).collect();
+    if texts.is_empty() {
+        return Ok(0);
+    }
+    let lowered: Vec<String> = texts.iter().map(|t| t.to_lowercase()).collect();
+    let quoted = |k: &String| {
+        let k = k.to_lowercase();
+        lowered.iter().any(|t| t.contains(&k))
+    };
     let mut n = 0u64;
-    for t in texts.iter().filter(|t| !t.is_empty()) {
-        n += tx
-            .execute(
-                "UPDATE pages SET text = replace(text, ?1, '[erased]') WHERE scope_key = ?2 AND instr(text, ?1) > 0",
-                params![t, key],
+    for (table, column) in [("pages", "text"), ("segments", "summary")] {
+        let rows: Vec<(String, String, String)> = {
+            let mut st = tx
+                .prepare(&format!(
+                    "SELECT id, {column}, keywords FROM {table} WHERE scope_key = ?1"
+                ))
+                .map_err(sql_err)?;
+            let it = st
+                .query_map([&key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(sql_err)?;
+            it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+        };
+        for (id, body, keywords) in rows {
+            if !texts.iter().any(|t| body.contains(t.as_str())) {
+                continue;
+            }
+            let mut body = body;
+            for t in &texts {
+                body = body.replace(t.as_str(), "[erased]");
+            }
+            let keywords: Vec<String> = serde_json::from_str(&keywords).map_err(Error::storage)?;
+            let kept: Vec<&String> = keywords.iter().filter(|k| !quoted(k)).collect();
+            tx.execute(
+                &format!("UPDATE {table} SET {column} = ?1, keywords = ?2 WHERE id = ?3"),
+                params![
+                    body,
+                    serde_json::to_string(&kept).map_err(Error::storage)?,
+                    id
+                ],
             )
-            .map_err(sql_err)? as u64;
-        n += tx
-            .execute(
-                "UPDATE segments SET summary = replace(summary, ?1, '[erased]') \
-                 WHERE scope_key = ?2 AND instr(summary, ?1) > 0",
-                params![t, key],
-            )
-            .map_err(sql_err)? as u64;
+            .map_err(sql_err)?;
+            n += 1;
+        }
     }
     Ok(n)
 }

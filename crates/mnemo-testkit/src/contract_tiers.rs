@@ -523,6 +523,7 @@ pub fn erase_scrubs_pages_and_summaries(h: &dyn Harness) {
     let id = store.write(vec![b]).expect("write")[0].results[0].id;
     let mut seg = new_segment(&s, &format!("summary: {secret}"));
     seg.summary = format!("the user said {secret}");
+    seg.keywords = vec!["X1234567".into(), "travel".into()];
     store
         .write(vec![tier_batch(
             &s,
@@ -539,9 +540,16 @@ pub fn erase_scrubs_pages_and_summaries(h: &dyn Harness) {
         .erase(&s, id, true, &WriteContext::default())
         .expect("erase");
     assert_eq!(report.pages_scrubbed, 2, "{report:?}");
-    assert!(!page(store.as_ref(), a).text.contains("X1234567"));
+    let p = page(store.as_ref(), a);
+    assert!(!p.text.contains("X1234567"), "{}", p.text);
+    assert!(
+        !p.keywords.iter().any(|k| k.contains("X1234567")),
+        "{:?}",
+        p.keywords
+    );
     let segs = store.segments(&s, true, false).expect("segments");
     assert!(!segs[0].summary.contains("X1234567"), "{}", segs[0].summary);
+    assert_eq!(segs[0].keywords, vec!["travel".to_string()]);
 }
 
 pub fn rebind_reembeds_pages_and_segments(h: &dyn Harness) {
