@@ -1,5 +1,6 @@
 //! Charts of a report, drawn as SVG here and rasterised to PNG with resvg: recall@k curves of
-//! mnemo and the baselines, recall@10 per category, and the search latency histogram.
+//! mnemo and the baselines, recall@10 per category, the search latency histogram, and (with
+//! `--pack-budgets`) context-pack against cut-search recall per token budget.
 //!
 //! PNG text needs a system font; without one the PNG still has its bars and lines, and the SVG
 //! (which the viewer renders with its own fonts) is complete.
@@ -165,6 +166,56 @@ pub fn recall_curves(report: &Report) -> String {
     c.finish()
 }
 
+/// Evidence recall of context packs and of plain search cut to the same token budgets, one
+/// line each over the budgets (`--pack-budgets`).
+pub fn pack_curves(pack: &crate::pack::PackReport) -> String {
+    let mut c = Canvas::new(
+        "Evidence recall at a token budget: context pack vs plain search",
+        "evidence recall",
+        1.0,
+    );
+    let n = pack.budgets.len().max(1);
+    let x = |i: usize| {
+        if n == 1 {
+            (LEFT + W - RIGHT) / 2.0
+        } else {
+            LEFT + 30.0 + (W - LEFT - RIGHT - 60.0) * i as f64 / (n - 1) as f64
+        }
+    };
+    for (i, b) in pack.budgets.iter().enumerate() {
+        c.x_label(x(i), &b.budget_tokens.to_string());
+    }
+    c.x_title(&format!("budget ({} tokens)", pack.tokenizer));
+    let lines: [(&str, fn(&crate::pack::BudgetRow) -> f64); 2] = [
+        ("context pack", |b| b.pack_recall),
+        ("plain search, cut", |b| b.search_recall),
+    ];
+    for (k, (_, get)) in lines.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let pts: Vec<(f64, f64)> = pack
+            .budgets
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (x(i), c.y(get(b))))
+            .collect();
+        let joined: Vec<String> = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
+        let _ = write!(
+            c.svg,
+            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2.5"/>"#,
+            joined.join(" ")
+        );
+        for (px, py) in &pts {
+            let _ = write!(
+                c.svg,
+                r#"<circle cx="{px:.1}" cy="{py:.1}" r="3.5" fill="{color}"/>"#
+            );
+        }
+    }
+    let names: Vec<&str> = lines.iter().map(|(n, _)| *n).collect();
+    c.legend(&names);
+    c.finish()
+}
+
 /// Recall@10 per category, grouped bars per system.
 pub fn category_bars(report: &Report) -> String {
     let mut c = Canvas::new("Evidence recall@10 per category", "recall@10", 1.0);
@@ -279,7 +330,7 @@ pub fn svg_to_png(svg: &str, path: &Path) -> Result<()> {
 /// Writes every chart as `<name>.svg` and `<name>.png` into `dir`; returns the file names.
 pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let charts = [
+    let mut charts = vec![
         ("recall_at_k", recall_curves(report)),
         ("recall_by_category", category_bars(report)),
         (
@@ -287,6 +338,9 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
             latency_histogram(&report.search_samples_ms),
         ),
     ];
+    if let Some(p) = &report.pack {
+        charts.push(("pack_vs_search", pack_curves(p)));
+    }
     let mut written = Vec::new();
     for (name, svg) in charts {
         let svg_path = dir.join(format!("{name}.svg"));

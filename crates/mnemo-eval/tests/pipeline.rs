@@ -346,4 +346,12 @@ async fn packs_and_cut_search_are_scored_per_budget_in_the_same_run() {
     assert!(json["pack"]["budgets"][1]["pack_recall"].is_number());
     let md = report.to_markdown(&[]);
     assert!(md.contains("Context packs vs plain search"), "{md}");
+    let written = mnemo_eval::plots::write_all(&report, &dir.path().join("plots")).unwrap();
+    let svg = written
+        .iter()
+        .find(|p| p.ends_with("pack_vs_search.svg"))
+        .expect("the pack chart");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 2, "pack and search lines");
+    assert!(svg.contains(">2000<"), "budgets on the x axis");
 }

@@ -161,7 +161,7 @@ impl Memory {
                     (req.budget_tokens / tuning.tokens_per_candidate.max(1)).clamp(20, 200) as usize
                 });
                 let search = SearchRequest {
-                    read: read.clone(),
+                    read,
                     ..SearchRequest::new(scope.clone(), query, top_k)
                 };
                 let hits = self.search_with_vector_blocking(&search, v)?;
@@ -195,7 +195,7 @@ fn profile(store: &dyn Store, scope: &Scope, read: &ReadOptions) -> Result<Optio
         filter: None,
         limit: 1,
         cursor: None,
-        read: read.clone(),
+        read: *read,
     })?;
     Ok(page.results.into_iter().next().map(|m| Candidate {
         section: Section::Profile,
