@@ -19,6 +19,10 @@ use std::sync::{Arc, OnceLock};
 /// Tries of one write when stale snapshots make the store refuse it.
 pub(crate) const MAX_ATTEMPTS: usize = 3;
 
+/// The newest window pages a new page's keywords are judged against: enough to tell a
+/// session's recurring words, and a bound on the work when the window is large.
+const KEYWORD_NEIGHBOURS: usize = 20;
+
 /// One exchange of an add, before its page is planned.
 #[derive(Debug, Clone)]
 pub(crate) struct PageDraft {
@@ -166,7 +170,13 @@ impl TierPlanner {
             snap.segments.insert(key.0.clone(), segments);
         }
         let segments = snap.segments.entry(key.0.clone()).or_default();
-        let neighbours: Vec<&str> = window.pages.iter().map(|p| p.text.as_str()).collect();
+        let neighbours: Vec<&str> = window
+            .pages
+            .iter()
+            .rev()
+            .take(KEYWORD_NEIGHBOURS)
+            .map(|p| p.text.as_str())
+            .collect();
         let pages: Vec<NewPage> = drafts
             .iter()
             .map(|d| {
