@@ -157,8 +157,7 @@ impl TierArgs {
                 recency: self.heat_recency,
                 tau_hours: self.heat_tau_hours,
             },
-            profile_heat_threshold: Some(self.profile_heat_threshold)
-                .filter(|t| *t != 0.0),
+            profile_heat_threshold: Some(self.profile_heat_threshold).filter(|t| *t != 0.0),
         }
     }
 }

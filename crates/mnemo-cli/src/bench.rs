@@ -411,7 +411,10 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     let (mut tracking_on, mut tracking_off) =
         (Vec::with_capacity(queries), Vec::with_capacity(queries));
     for (i, (q, v)) in qs.iter().zip(&qvecs).enumerate() {
-        let mut runs = [(&tracked, &mut tracking_on), (&untracked, &mut tracking_off)];
+        let mut runs = [
+            (&tracked, &mut tracking_on),
+            (&untracked, &mut tracking_off),
+        ];
         if i % 2 == 1 {
             runs.reverse();
         }
