@@ -9,6 +9,7 @@ mod limits;
 mod notes;
 mod profile;
 mod robustness;
+mod tier_retry;
 mod tiers;
 mod visibility;
 use mnemo::{AddInput, AddRequest, Memory};

@@ -1,0 +1,233 @@
+//! Re-planning on a stale snapshot: a store that lets another writer (here: segment visits)
+//! change every segment between the plan's snapshot and its write, a given number of times.
+
+use mnemo::core::*;
+use mnemo::{AddInput, AddRequest, Memory};
+use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::HashEmbedder;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The SQLite store, except that each of the first `races` writes is preceded by a visit to
+/// every active segment of its scopes (which moves their versions past the plan's).
+struct Racing {
+    inner: Arc<SqliteStore>,
+    races: AtomicUsize,
+    writes: AtomicUsize,
+}
+
+impl Store for Racing {
+    fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        let race = self
+            .races
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if race {
+            for b in &batches {
+                let visits: Vec<(SegmentId, u32)> = self
+                    .inner
+                    .segments(&b.scope, true, false)?
+                    .iter()
+                    .map(|s| (s.id, 1))
+                    .collect();
+                self.inner
+                    .record_visits(&b.scope, &visits, chrono::Utc::now())?;
+            }
+        }
+        self.inner.write(batches)
+    }
+    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
+        self.inner.bind_embedder(model_id, dimension)
+    }
+    fn rebind_embedder(&self, m: &str, d: usize, b: usize, e: &mut EmbedBatch<'_>) -> Result<u64> {
+        self.inner.rebind_embedder(m, d, b, e)
+    }
+    fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
+        self.inner.replay(scope, idem)
+    }
+    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<mnemo::core::Memory> {
+        self.inner.get(scope, id, read)
+    }
+    fn list(&self, query: &ListQuery) -> Result<Page> {
+        self.inner.list(query)
+    }
+    fn update(
+        &self,
+        s: &Scope,
+        id: MemoryId,
+        p: MemoryPatch,
+        c: &WriteContext,
+    ) -> Result<mnemo::core::Memory> {
+        self.inner.update(s, id, p, c)
+    }
+    fn delete(&self, s: &Scope, id: MemoryId, m: DeleteMode, c: &WriteContext) -> Result<()> {
+        self.inner.delete(s, id, m, c)
+    }
+    fn update_many(
+        &self,
+        i: Vec<(Scope, MemoryId, MemoryPatch)>,
+        c: &WriteContext,
+    ) -> Result<Vec<mnemo::core::Memory>> {
+        self.inner.update_many(i, c)
+    }
+    fn delete_many(&self, i: &[(Scope, MemoryId)], m: DeleteMode, c: &WriteContext) -> Result<u64> {
+        self.inner.delete_many(i, m, c)
+    }
+    fn erase(&self, s: &Scope, id: MemoryId, src: bool, c: &WriteContext) -> Result<EraseReport> {
+        self.inner.erase(s, id, src, c)
+    }
+    fn delete_all(&self, s: &Scope, m: DeleteMode, c: &WriteContext) -> Result<u64> {
+        self.inner.delete_all(s, m, c)
+    }
+    fn history(&self, s: &Scope, id: MemoryId, r: &ReadOptions) -> Result<Vec<HistoryEvent>> {
+        self.inner.history(s, id, r)
+    }
+    fn reset(&self) -> Result<()> {
+        self.inner.reset()
+    }
+    fn dense_candidates(&self, q: &CandidateQuery<'_>, v: &[f32]) -> Result<Vec<Candidate>> {
+        self.inner.dense_candidates(q, v)
+    }
+    fn lexical_candidates(&self, q: &CandidateQuery<'_>, t: &[String]) -> Result<Vec<Candidate>> {
+        self.inner.lexical_candidates(q, t)
+    }
+    fn vector_scores(&self, k: &[i64], v: &[f32]) -> Result<Vec<Candidate>> {
+        self.inner.vector_scores(k, v)
+    }
+    fn fetch(&self, q: &CandidateQuery<'_>, k: &[i64]) -> Result<Vec<(i64, mnemo::core::Memory)>> {
+        self.inner.fetch(q, k)
+    }
+    fn find_by_hash(&self, s: &Scope, h: &[String]) -> Result<Vec<(String, MemoryId)>> {
+        self.inner.find_by_hash(s, h)
+    }
+    fn entity_candidates(
+        &self,
+        q: &CandidateQuery<'_>,
+        n: &[String],
+        p: &[i64],
+    ) -> Result<Vec<Candidate>> {
+        self.inner.entity_candidates(q, n, p)
+    }
+    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
+        self.inner.owner_of(id)
+    }
+    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
+        self.inner.owners()
+    }
+    fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
+        self.inner.messages_by_id(s, ids)
+    }
+    fn links(&self, s: &Scope, id: MemoryId) -> Result<Vec<Link>> {
+        self.inner.links(s, id)
+    }
+    fn add_links(&self, s: &Scope, l: &[Link]) -> Result<()> {
+        self.inner.add_links(s, l)
+    }
+    fn remove_link(&self, s: &Scope, f: MemoryId, t: MemoryId, k: LinkKind) -> Result<bool> {
+        self.inner.remove_link(s, f, t, k)
+    }
+    fn linked(
+        &self,
+        q: &CandidateQuery<'_>,
+        ids: &[MemoryId],
+        k: &[LinkKind],
+    ) -> Result<Vec<LinkedMemory>> {
+        self.inner.linked(q, ids, k)
+    }
+    fn touch(&self, s: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
+        self.inner.touch(s, ids, at)
+    }
+    fn entities_of(&self, s: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
+        self.inner.entities_of(s, id)
+    }
+    fn messages(&self, s: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
+        self.inner.messages(s, session, limit)
+    }
+    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+        self.inner.export(sink)
+    }
+    fn import(&self, r: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+        self.inner.import(r)
+    }
+    fn integrity(&self) -> Result<IntegrityReport> {
+        self.inner.integrity()
+    }
+    fn stats(&self) -> Result<StoreStats> {
+        self.inner.stats()
+    }
+    fn pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
+        self.inner.pages(q)
+    }
+    fn segments(&self, s: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
+        self.inner.segments(s, exact, evicted)
+    }
+    fn record_visits(&self, s: &Scope, v: &[(SegmentId, u32)], at: Timestamp) -> Result<u64> {
+        self.inner.record_visits(s, v, at)
+    }
+}
+
+fn tea(n: usize) -> AddRequest {
+    let mut req = AddRequest::text(Scope::user("lena").unwrap(), "");
+    req.input = AddInput::Messages(vec![InputMessage {
+        role: Role::User,
+        content: format!("green jasmine tea from the new kettle, cup {n}"),
+        name: Some("Lena".into()),
+    }]);
+    req.session_id = Some("s1".into());
+    req
+}
+
+/// An engine whose window holds one page, with two tea pages already added (one of them in a
+/// segment), and `races` stale-snapshot writes to come.
+async fn engine(races: usize) -> (Memory, Arc<Racing>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Racing {
+        inner: Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap()),
+        races: AtomicUsize::new(0),
+        writes: AtomicUsize::new(0),
+    });
+    let m = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
+        .unwrap()
+        .with_tier_config(TierConfig {
+            short_term_capacity: 1,
+            ..TierConfig::default()
+        });
+    m.add(tea(1)).await.unwrap();
+    m.add(tea(2)).await.unwrap();
+    store.races.store(races, Ordering::SeqCst);
+    store.writes.store(0, Ordering::SeqCst);
+    (m, store, dir)
+}
+
+#[tokio::test]
+async fn a_stale_segment_version_is_planned_again_and_the_add_succeeds() {
+    let (m, store, _dir) = engine(2).await;
+    m.add(tea(3)).await.unwrap();
+    assert_eq!(
+        store.writes.load(Ordering::SeqCst),
+        3,
+        "two refused, the third written"
+    );
+    let segments = store
+        .segments(&Scope::user("lena").unwrap(), true, false)
+        .unwrap();
+    assert_eq!(segments.len(), 1);
+    assert_eq!(
+        segments[0].page_count, 2,
+        "the second page joined the same segment"
+    );
+    assert_eq!(segments[0].visits, 2, "the racing visits were kept");
+}
+
+#[tokio::test]
+async fn a_write_still_stale_after_three_plans_is_a_conflict_and_writes_nothing() {
+    let (m, store, _dir) = engine(5).await;
+    let rows = mnemo_store_sqlite::testing::row_counts(&store.inner);
+    let err = m.add(tea(3)).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+    assert_eq!(store.writes.load(Ordering::SeqCst), 3);
+    let after = mnemo_store_sqlite::testing::row_counts(&store.inner);
+    // Only the racing visits changed anything (segment rows are updated in place).
+    assert_eq!(after, rows);
+}
