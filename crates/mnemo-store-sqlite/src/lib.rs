@@ -289,6 +289,9 @@ impl Drop for SqliteStore {
         if let Err(e) = self.flush_index() {
             tracing::warn!(error = %e, "could not save the vector index; it will be rebuilt on next open");
         }
+        // Readers close before the writer: SQLite removes the WAL and shared-memory files when
+        // the last connection closes, which must be the writer's (it checkpoints first).
+        self.readers.lock().clear();
     }
 }
 

@@ -279,9 +279,23 @@ fn export_then_import_is_lossless_and_idempotent() {
     let out = mnemo(&a).args(["export"]).arg(&file).output().unwrap();
     assert!(out.status.success());
     let summary = run_last_line(mnemo(&b).arg("import").arg(&file));
-    assert_eq!(summary["imported"]["restored"], 4);
+    // Two messages, two memories, their two ADD events and their two pages.
+    assert_eq!(summary["imported"]["restored"], 8);
     let again = run_last_line(mnemo(&b).arg("import").arg(&file));
     assert_eq!(again["imported"]["restored"], 0);
+    // Exported again, the copy is the original byte for byte.
+    let copy = dir.path().join("copy.jsonl");
+    assert!(mnemo(&b)
+        .args(["export"])
+        .arg(&copy)
+        .output()
+        .unwrap()
+        .status
+        .success());
+    assert_eq!(
+        std::fs::read_to_string(&copy).unwrap(),
+        std::fs::read_to_string(&file).unwrap()
+    );
     let la = run_ok(mnemo(&a).args(["list", "--user-id", "u"]));
     let lb = run_ok(mnemo(&b).args(["list", "--user-id", "u"]));
     assert_eq!(la["results"], lb["results"]);
