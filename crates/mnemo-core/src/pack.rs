@@ -42,7 +42,7 @@ pub struct ContextOptions {
     pub session_id: Option<String>,
     /// Leave the profile out.
     pub no_profile: bool,
-    /// Candidate memories retrieved for the memories section (default 50).
+    /// Memories retrieved for the pack (default: `budget_tokens / 10`, between 20 and 200).
     pub memory_candidates: Option<usize>,
     /// The tokenizer to count with (`cl100k_base` when absent; see
     /// `mnemo_models::TOKENIZERS`).

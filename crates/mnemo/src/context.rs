@@ -13,6 +13,12 @@
 //!   their own. An empty query retrieves nothing: the pack is then the profile, the window and
 //!   the hottest segments' summaries.
 //!
+//! Choice is by value (a hit's score; a neighbour's decayed from its source's), each item
+//! taken when it still fits; a retrieved turn longer than `excerpt_words` words shows only its
+//! sentences that share words with the query, cut marks `…` included (a budget then holds
+//! about twice the turns; see `mnemo_core::pack::excerpt`). The defaults are the best of the
+//! settings measured on the LoCoMo dev file (`mnemo eval locomo --pack-budgets …`).
+//!
 //! The pages shown count as visits of their segments and the memories shown as reads (usage
 //! bookkeeping, off the answer's path).
 
@@ -60,8 +66,8 @@ impl Default for ContextTuning {
             neighbours: 1,
             neighbour_decay: 0.5,
             summary_weight: 0.3,
-            tokens_per_candidate: 20,
-            excerpt_words: None,
+            tokens_per_candidate: 10,
+            excerpt_words: Some(10),
             pack: PackParams::default(),
         }
     }

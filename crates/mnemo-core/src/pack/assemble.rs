@@ -23,7 +23,9 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PackParams {
     /// How strongly a long item is penalised: candidates are taken by
-    /// `value / tokens^size_exponent` (0: by value alone; 1: by value per token).
+    /// `value / tokens^size_exponent` (0, the default: by value alone, each taken while it
+    /// fits; 1: by value per token). On LoCoMo any penalty lost recall: it prefers short
+    /// chit-chat ("Wow!") to the longer turns that hold the facts.
     pub size_exponent: f32,
 }
 
