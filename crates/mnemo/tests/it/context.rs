@@ -305,3 +305,47 @@ async fn packs_never_exceed_random_budgets_over_random_conversations() {
         }
     }
 }
+
+#[tokio::test]
+async fn migrated_pages_bring_their_segment_summary_and_count_a_visit() {
+    let (m, _dir) = engine();
+    let m = m.with_tier_config(TierConfig {
+        short_term_capacity: 1,
+        profile_heat_threshold: None,
+        ..TierConfig::default()
+    });
+    let scope = Scope::user("u").unwrap();
+    for (a, b) in [
+        ("I adopted a greyhound called Biscuit", "What a lovely dog"),
+        ("Biscuit the greyhound loves the beach", "Dogs love sand"),
+        ("Unrelated: the kitchen tap leaks", "Call a plumber"),
+    ] {
+        m.add(turns(&scope, "s1", &[("Ann", a), ("Bo", b)]))
+            .await
+            .unwrap();
+    }
+    let segments = m.store().segments(&scope, false, false).unwrap();
+    assert!(!segments.is_empty(), "pages migrated into segments");
+    let mut req = ask(&scope, "greyhound Biscuit", 2000);
+    req.options.memory_candidates = Some(2);
+    let pack = m.context(req).await.unwrap();
+    let all = items(&pack);
+    let summary = all
+        .iter()
+        .find(|i| i.kind == "segment")
+        .expect("the summary of a matched page's segment");
+    assert!(segments.iter().any(|s| s.id.to_string() == summary.id));
+    assert!(
+        matches!(summary.reason, Reason::Linked | Reason::Matched),
+        "{summary:?}"
+    );
+    assert!(pack.rendered.contains("Topic: "), "{}", pack.rendered);
+    assert!(all.iter().any(|i| i.kind == "page"), "{all:?}");
+    m.flush_usage().await.unwrap();
+    let after = m.store().segments(&scope, false, false).unwrap();
+    let visited = after
+        .iter()
+        .find(|s| s.id.to_string() == summary.id)
+        .unwrap();
+    assert!(visited.visits >= 1, "the pack's retrieval counted a visit");
+}
