@@ -166,6 +166,9 @@ pub fn recall_curves(report: &Report) -> String {
     c.finish()
 }
 
+/// Reads one score of a budget's row.
+type RowValue = fn(&crate::pack::BudgetRow) -> f64;
+
 /// Evidence recall of context packs and of plain search cut to the same token budgets, one
 /// line each over the budgets (`--pack-budgets`).
 pub fn pack_curves(pack: &crate::pack::PackReport) -> String {
@@ -186,7 +189,7 @@ pub fn pack_curves(pack: &crate::pack::PackReport) -> String {
         c.x_label(x(i), &b.budget_tokens.to_string());
     }
     c.x_title(&format!("budget ({} tokens)", pack.tokenizer));
-    let lines: [(&str, fn(&crate::pack::BudgetRow) -> f64); 2] = [
+    let lines: [(&str, RowValue); 2] = [
         ("context pack", |b| b.pack_recall),
         ("plain search, cut", |b| b.search_recall),
     ];
