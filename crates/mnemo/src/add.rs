@@ -244,6 +244,32 @@ impl Memory {
     /// Several adds. Raw adds are embedded together (one model batch) and written in one
     /// transaction; inferred adds run their pipelines one after another, each its own transaction.
     pub async fn add_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+        let scopes: Vec<Scope> = reqs.iter().map(|r| r.scope.clone()).collect();
+        let mut out = self.add_many_written(reqs).await?;
+        // Long-term memory: after the add is written, each scope's hot segments are analysed
+        // into the profile and knowledge (a chat model and a threshold needed). A failure there
+        // is a warning on the outcome and the pages wait for the next add; the add stands.
+        let threshold = self.inner.tiers.profile_heat_threshold;
+        if self.inner.chat.is_some() && threshold.is_some() {
+            let mut seen = std::collections::HashSet::new();
+            for (i, scope) in scopes.iter().enumerate() {
+                if out.get(i).is_none_or(|o| o.replayed) || !seen.insert(scope.key()) {
+                    continue;
+                }
+                let (warnings, usage) = self
+                    .profile_after_add(scope, threshold, &self.inner.tiers.heat)
+                    .await;
+                if let Some(o) = out.get_mut(i) {
+                    o.warnings.extend(warnings);
+                    o.usage.extend(usage);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Memory::add_many`] up to its commit.
+    async fn add_many_written(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
         let planner = self.tier_planner(&reqs);
         let flags = reqs
             .iter()

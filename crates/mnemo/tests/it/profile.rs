@@ -8,7 +8,7 @@
 
 use mnemo::core::tier::{HeatWeights, Migration, NewPage, PageQuery, Segment, SegmentWrite};
 use mnemo::core::*;
-use mnemo::{InferConfig, Memory, ProfileOptions};
+use mnemo::{AddRequest, InferConfig, Memory, ProfileOptions};
 use mnemo_store_sqlite::SqliteStore;
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use serde_json::{json, Value};
@@ -662,5 +662,43 @@ async fn hot_segments_are_analysed_after_an_add_and_failures_only_warn() {
     assert!(usage.iter().any(|c| c.purpose == "profile"), "{usage:?}");
     assert_eq!(e.unanalysed("ann"), 0);
     let p = e.m.profile(scope).await.unwrap().unwrap();
+    assert_eq!(p.text, "music: plays the cello");
+}
+
+/// The trigger runs on its own after an add: with a short window, the second exchange of a
+/// session pushes the first into a new segment, which is hot enough at this threshold, so the
+/// add's outcome carries the profile call and the profile exists.
+#[tokio::test]
+async fn an_add_that_heats_a_segment_updates_the_profile() {
+    let e = env();
+    let m = e.m.clone().with_tier_config(TierConfig {
+        short_term_capacity: 1,
+        profile_heat_threshold: Some(0.5),
+        ..TierConfig::default()
+    });
+    let scope = user_scope();
+    let add = |text: &str| {
+        let mut r = AddRequest::text(scope.clone(), text);
+        r.session_id = Some("s1".into());
+        r
+    };
+    let first = m.add(add("I play the cello")).await.unwrap();
+    assert!(
+        first.usage.iter().all(|c| c.purpose != "profile"),
+        "{first:?}"
+    );
+    e.reply(|req| {
+        Ok(answer(
+            json!({"dimensions": [{"name": "music", "value": "plays the cello", "messages": [num(req, "cello")]}]}),
+            json!([]),
+            json!([]),
+        ))
+    });
+    let second = m.add(add("I also sing")).await.unwrap();
+    assert!(
+        second.usage.iter().any(|c| c.purpose == "profile"),
+        "{second:?}"
+    );
+    let p = m.profile(scope).await.unwrap().unwrap();
     assert_eq!(p.text, "music: plays the cello");
 }
