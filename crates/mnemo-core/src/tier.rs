@@ -89,7 +89,10 @@ impl TierConfig {
             return Err(Error::invalid("short_term_capacity", "must be at least 1"));
         }
         if self.short_term_capacity > 10_000 {
-            return Err(Error::invalid("short_term_capacity", "must be at most 10000"));
+            return Err(Error::invalid(
+                "short_term_capacity",
+                "must be at most 10000",
+            ));
         }
         if self.mid_term_capacity == Some(0) {
             return Err(Error::invalid(
@@ -116,7 +119,10 @@ impl TierConfig {
             }
         }
         if !(h.tau_hours.is_finite() && h.tau_hours > 0.0) {
-            return Err(Error::invalid("heat.tau_hours", "must be a positive number"));
+            return Err(Error::invalid(
+                "heat.tau_hours",
+                "must be a positive number",
+            ));
         }
         if let Some(t) = self.profile_heat_threshold {
             if !(t.is_finite() && t > 0.0) {
@@ -338,7 +344,10 @@ mod tests {
         let fresh = heat(&segment(2, 500, now), &w, now);
         assert!((fresh - (2.0 + 0.5 + 1.0)).abs() < 1e-9, "{fresh}");
         let day_old = heat(&segment(2, 500, now - chrono::Duration::hours(24)), &w, now);
-        assert!((day_old - (2.5 + (-1.0f64).exp())).abs() < 1e-9, "{day_old}");
+        assert!(
+            (day_old - (2.5 + (-1.0f64).exp())).abs() < 1e-9,
+            "{day_old}"
+        );
         assert!(heat(&segment(3, 0, now), &w, now) > heat(&segment(2, 0, now), &w, now));
     }
 
@@ -359,10 +368,18 @@ mod tests {
             short_term_capacity: 0,
             ..TierConfig::default()
         };
-        assert!(c.validate().unwrap_err().to_string().contains("short_term_capacity"));
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("short_term_capacity"));
         c.short_term_capacity = 10;
         c.mid_term_capacity = Some(0);
-        assert!(c.validate().unwrap_err().to_string().contains("mid_term_capacity"));
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("mid_term_capacity"));
         c.mid_term_capacity = None;
         c.heat.tau_hours = 0.0;
         assert!(c.validate().unwrap_err().to_string().contains("tau_hours"));
