@@ -431,7 +431,7 @@ pub enum ExportRecord {
     /// A mid-term segment (its vector is recomputed from its pages on import).
     Segment(Box<crate::tier::Segment>),
     /// A page of the hierarchy (its vector is recomputed from its text on import).
-    Page(Box<PageRecord>),
+    Page(Box<crate::tier::StoredPage>),
     /// A stored idempotency result, so a retry after a move still replays.
     Idempotency(Box<IdempotencyRecord>),
 }
@@ -451,23 +451,6 @@ pub struct EntityRecord {
     pub run_id: Option<String>,
     pub entity: Entity,
     pub memories: Vec<MemoryId>,
-}
-
-/// A page as exported: [`crate::tier::StoredPage`] without its store-local order and vector.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PageRecord {
-    pub id: PageId,
-    pub scope: Scope,
-    pub session_id: Option<String>,
-    pub message_ids: Vec<MessageId>,
-    pub text: String,
-    pub tokens: u32,
-    pub at: Timestamp,
-    pub keywords: Vec<String>,
-    pub tier: PageTier,
-    pub segment: Option<SegmentId>,
-    pub continues: Option<PageId>,
-    pub analysed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

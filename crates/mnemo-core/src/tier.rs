@@ -156,18 +156,21 @@ pub struct NewPage {
     pub keywords: Vec<String>,
 }
 
-/// A page as stored.
-#[derive(Debug, Clone, PartialEq)]
+/// A page as stored. Its JSON form (an export record) leaves out the store-local `seq` and the
+/// vector, which an import recomputes from the text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredPage {
     pub id: PageId,
     pub scope: Scope,
     pub session_id: Option<String>,
     /// Store-assigned, increasing in write order across the store: orders a window.
+    #[serde(skip)]
     pub seq: i64,
     pub message_ids: Vec<MessageId>,
     pub text: String,
     pub tokens: u32,
     pub at: Timestamp,
+    #[serde(skip)]
     pub vector: Vec<f32>,
     pub keywords: Vec<String>,
     pub tier: PageTier,

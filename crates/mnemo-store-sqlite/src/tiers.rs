@@ -101,18 +101,9 @@ fn conflict(reason: String) -> Error {
     Error::Conflict { reason }
 }
 
-fn check_dim(v: &[f32], dim: usize, field: &str) -> Result<()> {
-    if v.len() != dim || v.iter().any(|x| !x.is_finite()) {
-        return Err(Error::invalid(
-            field,
-            format!("must be {dim} finite numbers (the store's dimension)"),
-        ));
-    }
-    Ok(())
-}
-
 impl SqliteStore {
-    /// Applies one batch's hierarchy changes inside its transaction (see the module docs).
+    /// Applies one batch's hierarchy changes inside its transaction (see the module docs). The
+    /// batch's shape (scopes, vectors, pages' messages) was checked by `WriteBatch::validate`.
     pub(crate) fn write_tiers(
         &self,
         tx: &Transaction<'_>,
@@ -122,21 +113,10 @@ impl SqliteStore {
         if w.is_empty() {
             return Ok(());
         }
-        let dim = Self::dimension_of(tx)?;
         let key = scope.key();
         let (u, a, r) = scope_cols(scope);
         for p in &w.pages {
             self.step("page")?;
-            if &p.scope != scope {
-                return Err(Error::invalid(
-                    "pages",
-                    "every page of a batch must carry the batch's scope",
-                ));
-            }
-            check_dim(&p.vector, dim, "pages.vector")?;
-            if p.message_ids.is_empty() {
-                return Err(Error::invalid("pages", "a page needs at least one message"));
-            }
             tx.execute(
                 "INSERT INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
                  text, tokens, at, vector, keywords, tier, analysed) \
@@ -153,7 +133,7 @@ impl SqliteStore {
         let mut written: HashSet<SegmentId> = HashSet::new();
         for s in &w.segments {
             self.step("segment")?;
-            write_segment(tx, scope, &key, s, dim)?;
+            write_segment(tx, scope, &key, s)?;
             written.insert(s.segment.id);
         }
         for m in &w.migrations {
@@ -311,21 +291,8 @@ fn query_pages(conn: &Connection, sql: &str, params: &[Sql]) -> Result<Vec<Store
     rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
 }
 
-fn write_segment(
-    tx: &Transaction<'_>,
-    scope: &Scope,
-    key: &str,
-    w: &SegmentWrite,
-    dim: usize,
-) -> Result<()> {
+fn write_segment(tx: &Transaction<'_>, scope: &Scope, key: &str, w: &SegmentWrite) -> Result<()> {
     let s = &w.segment;
-    if &s.scope != scope {
-        return Err(Error::invalid(
-            "segments",
-            "every segment of a batch must carry the batch's scope",
-        ));
-    }
-    check_dim(&s.vector, dim, "segments.vector")?;
     let keywords = serde_json::to_string(&s.keywords).map_err(Error::storage)?;
     let (u, a, r) = scope_cols(scope);
     match w.expected_version {
@@ -566,7 +533,7 @@ pub(crate) fn rebind_pages(
             .map_err(sql_err)?;
         it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
-    let mut sums: std::collections::HashMap<String, Vec<f32>> = Default::default();
+    let mut segments: std::collections::BTreeSet<String> = Default::default();
     for chunk in rows.chunks(batch.max(1)) {
         let refs: Vec<&str> = chunk.iter().map(|(_, t, _)| t.as_str()).collect();
         let vectors = embed(&refs)?;
@@ -580,32 +547,58 @@ pub(crate) fn rebind_pages(
             });
         }
         for ((seq, _, segment), v) in chunk.iter().zip(vectors) {
-            check_dim(&v, dimension, "vector")?;
+            check_vector("vector", &v, dimension)?;
             tx.execute(
                 "UPDATE pages SET vector = ?1 WHERE seq = ?2",
                 params![vector_to_blob(&v), seq],
             )
             .map_err(sql_err)?;
-            if let Some(s) = segment {
-                let sum = sums
-                    .entry(s.clone())
-                    .or_insert_with(|| vec![0.0; dimension]);
-                sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
-            }
+            segments.extend(segment.clone());
         }
     }
-    for (segment, mut sum) in sums {
-        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            sum.iter_mut().for_each(|x| *x /= norm);
-        }
+    for segment in &segments {
+        set_vector_from_pages(tx, segment)?;
         tx.execute(
-            "UPDATE segments SET vector = ?1, version = version + 1 WHERE id = ?2",
-            params![vector_to_blob(&sum), segment],
+            "UPDATE segments SET version = version + 1 WHERE id = ?1",
+            [segment],
         )
         .map_err(sql_err)?;
     }
     Ok(rows.len() as u64)
+}
+
+/// Sets a segment's vector to the normalised mean of its pages' vectors (a rebind's new model,
+/// an import's re-embedded pages). A segment without pages keeps its vector.
+pub(crate) fn set_vector_from_pages(tx: &Transaction<'_>, segment: &str) -> Result<()> {
+    let mut sum: Vec<f32> = Vec::new();
+    {
+        let mut st = tx
+            .prepare_cached("SELECT vector FROM pages WHERE segment_id = ?1")
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map([segment], |r| r.get::<_, Vec<u8>>(0))
+            .map_err(sql_err)?;
+        for blob in rows {
+            let v = blob_to_vector(&blob.map_err(sql_err)?);
+            if sum.is_empty() {
+                sum = vec![0.0; v.len()];
+            }
+            sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+        }
+    }
+    if sum.is_empty() {
+        return Ok(());
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        sum.iter_mut().for_each(|x| *x /= norm);
+    }
+    tx.execute(
+        "UPDATE segments SET vector = ?1 WHERE id = ?2",
+        params![vector_to_blob(&sum), segment],
+    )
+    .map_err(sql_err)?;
+    Ok(())
 }
 
 /// Every segment, evicted ones included, in write order (export).
@@ -648,7 +641,7 @@ pub(crate) fn import_segment(tx: &Transaction<'_>, s: &Segment, dim: usize) -> R
 }
 
 /// Writes an exported page as it was, with `vector`; an existing id is kept.
-pub(crate) fn import_page(tx: &Transaction<'_>, p: &PageRecord, vector: &[u8]) -> Result<u64> {
+pub(crate) fn import_page(tx: &Transaction<'_>, p: &StoredPage, vector: &[u8]) -> Result<u64> {
     let (u, a, r) = scope_cols(&p.scope);
     let n = tx
         .execute(

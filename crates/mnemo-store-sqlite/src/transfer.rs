@@ -3,12 +3,12 @@
 //! imported into an empty store exports again byte for byte (see the contract case
 //! `export_is_lossless_through_import`).
 
-use crate::codec::{from_ms, metadata_text, note_text, sql_err, vector_to_blob};
+use crate::codec::{from_ms, history_from_row, metadata_text, note_text, sql_err, vector_to_blob};
 use crate::write::log_change;
 use crate::SqliteStore;
 use mnemo_core::*;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 type Sink<'a> = &'a mut dyn FnMut(ExportRecord) -> Result<()>;
 
@@ -34,19 +34,20 @@ pub(crate) fn export_rest(conn: &Connection, sink: Sink<'_>) -> Result<()> {
         }
     }
     {
+        // The event's columns first, so the one history row reader reads them; the owner after.
         let sql = format!(
-            "SELECT user_id, agent_id, run_id, {} FROM history ORDER BY id",
+            "SELECT {}, user_id, agent_id, run_id FROM history ORDER BY id",
             crate::codec::HISTORY_COLS
         );
+        let owner = crate::codec::HISTORY_COLS.split(',').count();
         let mut st = conn.prepare(&sql).map_err(sql_err)?;
         let mut rows = st.query([]).map_err(sql_err)?;
         while let Some(r) = rows.next().map_err(sql_err)? {
-            let event = history_shifted(r, 3)?;
             sink(ExportRecord::History(Box::new(HistoryRecord {
-                user_id: r.get(0).map_err(sql_err)?,
-                agent_id: r.get(1).map_err(sql_err)?,
-                run_id: r.get(2).map_err(sql_err)?,
-                event,
+                event: history_from_row(r).map_err(sql_err)?,
+                user_id: r.get(owner).map_err(sql_err)?,
+                agent_id: r.get(owner + 1).map_err(sql_err)?,
+                run_id: r.get(owner + 2).map_err(sql_err)?,
             })))?;
         }
     }
@@ -84,20 +85,7 @@ pub(crate) fn export_rest(conn: &Connection, sink: Sink<'_>) -> Result<()> {
         sink(ExportRecord::Segment(Box::new(seg)))?;
     }
     for p in crate::tiers::all_pages(conn)? {
-        sink(ExportRecord::Page(Box::new(PageRecord {
-            id: p.id,
-            scope: p.scope,
-            session_id: p.session_id,
-            message_ids: p.message_ids,
-            text: p.text,
-            tokens: p.tokens,
-            at: p.at,
-            keywords: p.keywords,
-            tier: p.tier,
-            segment: p.segment,
-            continues: p.continues,
-            analysed: p.analysed,
-        })))?;
+        sink(ExportRecord::Page(Box::new(p)))?;
     }
     {
         let mut st = conn
@@ -116,39 +104,6 @@ pub(crate) fn export_rest(conn: &Connection, sink: Sink<'_>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// A history row whose `HISTORY_COLS` start at column `o` (after the scope columns).
-fn history_shifted(r: &rusqlite::Row<'_>, o: usize) -> Result<HistoryEvent> {
-    let md = |i: usize| -> Result<Option<Metadata>> {
-        r.get::<_, Option<String>>(o + i)
-            .map_err(sql_err)?
-            .map(|s| crate::codec::metadata_from_text(&s).map_err(sql_err))
-            .transpose()
-    };
-    let note = |i: usize| -> Result<Option<NoteFields>> {
-        crate::codec::note_from_text(r.get(o + i).map_err(sql_err)?).map_err(sql_err)
-    };
-    let text = |i: usize| -> Result<Option<String>> { r.get(o + i).map_err(sql_err) };
-    let memory_id: String = r.get(o + 1).map_err(sql_err)?;
-    let event: String = r.get(o + 2).map_err(sql_err)?;
-    let role: Option<String> = r.get(o + 8).map_err(sql_err)?;
-    Ok(HistoryEvent {
-        id: r.get(o).map_err(sql_err)?,
-        memory_id: MemoryId(uuid_of(&memory_id)?),
-        event: event.parse()?,
-        old_memory: text(3)?,
-        new_memory: text(4)?,
-        old_metadata: md(5)?,
-        new_metadata: md(6)?,
-        actor: text(7)?,
-        role: role.map(|r| r.parse()).transpose()?,
-        reason: text(9)?,
-        request_id: text(10)?,
-        created_at: from_ms(r.get(o + 11).map_err(sql_err)?),
-        old_note: note(12)?,
-        new_note: note(13)?,
-    })
 }
 
 /// What an import has done so far, for the records that refer back to it.
@@ -351,30 +306,8 @@ impl SqliteStore {
     /// The end of an import: segments written by it get the normalised mean of their pages'
     /// vectors.
     pub(crate) fn finish_import(tx: &Transaction<'_>, state: &ImportState) -> Result<()> {
-        let mut sums: HashMap<SegmentId, Vec<f32>> = HashMap::new();
         for id in &state.segments {
-            let mut st = tx
-                .prepare_cached("SELECT vector FROM pages WHERE segment_id = ?1")
-                .map_err(sql_err)?;
-            let rows = st
-                .query_map([id.to_string()], |r| r.get::<_, Vec<u8>>(0))
-                .map_err(sql_err)?;
-            for blob in rows {
-                let v = crate::codec::blob_to_vector(&blob.map_err(sql_err)?);
-                let sum = sums.entry(*id).or_insert_with(|| vec![0.0; v.len()]);
-                sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
-            }
-        }
-        for (id, mut sum) in sums {
-            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if norm > 0.0 {
-                sum.iter_mut().for_each(|x| *x /= norm);
-            }
-            tx.execute(
-                "UPDATE segments SET vector = ?1 WHERE id = ?2",
-                params![vector_to_blob(&sum), id.to_string()],
-            )
-            .map_err(sql_err)?;
+            crate::tiers::set_vector_from_pages(tx, &id.to_string())?;
         }
         Ok(())
     }

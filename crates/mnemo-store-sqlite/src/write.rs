@@ -55,17 +55,9 @@ fn embed_text_of(index_text: &str) -> String {
     mnemo_core::text::collapse_repeated_lines(index_text)
 }
 
+/// A memory's vector against the store's dimension (the one check, in `mnemo_core`).
 fn check_vector(v: &[f32], dim: usize) -> Result<()> {
-    if v.len() != dim {
-        return Err(Error::invalid(
-            "vector",
-            format!("has {} dimensions, the store holds {dim}", v.len()),
-        ));
-    }
-    if v.iter().any(|x| !x.is_finite()) {
-        return Err(Error::invalid("vector", "contains a non-finite value"));
-    }
-    Ok(())
+    mnemo_core::check_vector("vector", v, dim)
 }
 
 pub(crate) fn insert_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {

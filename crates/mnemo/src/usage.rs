@@ -51,39 +51,31 @@ impl Memory {
         scope: &Scope,
         memories: impl IntoIterator<Item = &'a MemoryRecord>,
     ) {
-        if !self.inner.usage_tracking {
-            return;
-        }
         let ids: Vec<MemoryId> = memories.into_iter().map(|m| m.id).collect();
-        if ids.is_empty() {
-            return;
-        }
-        let now = chrono::Utc::now();
-        self.inner
-            .usage
-            .pending()
-            .reads
-            .push((scope.clone(), ids, now));
-        self.start_flush();
+        self.record(scope, ids, |p| &mut p.reads);
     }
 
     /// Segments of `scope` whose pages a retrieval returned: each gains a visit (heat) in the
     /// next background flush. An id listed twice counts twice; evicted, unknown and other
     /// scopes' segments are skipped when the visits are written.
     pub fn record_visits(&self, scope: &Scope, segments: impl IntoIterator<Item = SegmentId>) {
-        if !self.inner.usage_tracking {
-            return;
-        }
         let ids: Vec<SegmentId> = segments.into_iter().collect();
-        if ids.is_empty() {
+        self.record(scope, ids, |p| &mut p.visits);
+    }
+
+    /// Queues `ids` read by `scope` now on the pending list `list` picks, and starts a flush;
+    /// nothing when usage tracking is off or there is nothing to count.
+    fn record<T>(
+        &self,
+        scope: &Scope,
+        ids: Vec<T>,
+        list: impl FnOnce(&mut Pending) -> &mut Vec<(Scope, Vec<T>, Timestamp)>,
+    ) {
+        if !self.inner.usage_tracking || ids.is_empty() {
             return;
         }
         let now = chrono::Utc::now();
-        self.inner
-            .usage
-            .pending()
-            .visits
-            .push((scope.clone(), ids, now));
+        list(&mut self.inner.usage.pending()).push((scope.clone(), ids, now));
         self.start_flush();
     }
 
