@@ -1,19 +1,32 @@
-//! mnemo-store-postgres: the PostgreSQL + pgvector store (issue 14). **Groundwork**: this crate
-//! connects, checks and migrates a database and keeps a pool of connections; it does not yet
-//! implement [`mnemo_core::Store`], so nothing above it can choose it.
+//! mnemo-store-postgres: the PostgreSQL + pgvector store. It connects, checks and migrates a
+//! database, keeps a pool of connections and implements [`mnemo_core::Store`] on it.
 //!
-//! Layout: `schema` (the versioned schema, every table keyed by owner), this file (URL
-//! validation, start-up checks, the pool). The start-up contract: a malformed URL is
+//! Layout: `schema` (the versioned schema, every table keyed by owner), `write` (adds, updates,
+//! deletes, links), `read` (get, list, history, provenance), `search` (dense, lexical and entity
+//! candidates; binding the embedder), `erase`, `tiers` (pages and segments), `transfer`
+//! (export/import), this file (URL validation, start-up checks, the pool, the trait). The start-up contract: a malformed URL is
 //! `invalid_input` naming `store_url`; an unreachable server is `unavailable` (retryable);
 //! a database without pgvector that the user cannot install it into, or a schema from a newer
 //! mnemo, is a typed error naming what to do, and nothing is half-migrated.
 
+mod erase;
+mod read;
 mod schema;
+mod search;
+mod tiers;
+mod transfer;
+mod write;
 
 pub use schema::SCHEMA_VERSION;
 
-use mnemo_core::{Error, Result};
 use parking_lot::Mutex;
+
+/// The error of a store operation this backend does not implement yet.
+pub(crate) fn not_yet(op: &str) -> Error {
+    Error::Storage {
+        reason: format!("{op} is not implemented by the PostgreSQL store yet"),
+    }
+}
 
 /// A PostgreSQL error as a mnemo error: connection failures are `unavailable` (retryable),
 /// the rest are storage errors with the server's message.
@@ -63,6 +76,17 @@ impl Pool {
             })
     }
 
+    /// Runs `f` in one transaction on a pooled connection: committed when `f` succeeds, rolled
+    /// back otherwise.
+    fn tx<T>(&self, f: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.with(|c| {
+            let mut tx = c.transaction().map_err(pg_err)?;
+            let out = f(&mut tx)?;
+            tx.commit().map_err(pg_err)?;
+            Ok(out)
+        })
+    }
+
     /// Runs `f` on an idle connection (or a new one), returning the connection to the pool
     /// unless it broke.
     fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
@@ -85,6 +109,18 @@ impl Pool {
 /// A PostgreSQL database holding one mnemo store.
 pub struct PgStore {
     pool: Pool,
+    /// Test hook: the write step that fails (see `testing::fail_at`).
+    fail_at: Mutex<Option<String>>,
+}
+
+/// Helpers for tests that need to reach under the store (not part of the stable API).
+#[doc(hidden)]
+pub mod testing {
+    /// Makes every later write fail at `step` (the same step names as the embedded store's
+    /// `testing::WRITE_STEPS`) until cleared with `None`.
+    pub fn fail_at(store: &super::PgStore, step: Option<&str>) {
+        *store.fail_at.lock() = step.map(str::to_string);
+    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -111,7 +147,33 @@ impl PgStore {
             ensure_vector(c)?;
             schema::migrate(c)
         })?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            fail_at: Mutex::new(None),
+        })
+    }
+
+    /// Runs `f` on a pooled connection.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
+        self.pool.with(f)
+    }
+
+    /// Runs `f` in one transaction on a pooled connection (see `Pool::tx`).
+    pub(crate) fn tx<T>(
+        &self,
+        f: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.pool.tx(f)
+    }
+
+    /// Fails when the test hook names `step` (see `testing::fail_at`).
+    pub(crate) fn step(&self, step: &str) -> Result<()> {
+        match self.fail_at.lock().as_deref() {
+            Some(s) if s == step => Err(Error::Storage {
+                reason: format!("injected failure at {step}"),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The schema version the database holds.
@@ -170,4 +232,191 @@ fn ensure_vector(c: &mut postgres::Client) -> Result<()> {
                     .map_or_else(|| e.to_string(), |d| d.message().to_string())
             ),
         })
+}
+
+use mnemo_core::tier::{PageQuery, Segment, StoredPage};
+use mnemo_core::*;
+
+impl Store for PgStore {
+    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
+        self.bind(model_id, dimension)
+    }
+    fn rebind_embedder(
+        &self,
+        model_id: &str,
+        dimension: usize,
+        batch: usize,
+        embed: &mut EmbedBatch<'_>,
+    ) -> Result<u64> {
+        self.rebind(model_id, dimension, batch, embed)
+    }
+    fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
+        self.write_batches(batches)
+    }
+    fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
+        self.stored_outcome(scope, idem)
+    }
+    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
+        self.get_memory(scope, id, read)
+    }
+    fn list(&self, query: &ListQuery) -> Result<Page> {
+        self.list_memories(query)
+    }
+    fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
+        self.locate_memories(query, skip)
+    }
+    fn update(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        patch: MemoryPatch,
+        ctx: &WriteContext,
+    ) -> Result<Memory> {
+        self.update_memory(scope, id, patch, ctx)
+    }
+    fn delete(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<()> {
+        self.delete_memory(scope, id, mode, ctx)
+    }
+    fn update_many(
+        &self,
+        items: Vec<(Scope, MemoryId, MemoryPatch)>,
+        ctx: &WriteContext,
+    ) -> Result<Vec<Memory>> {
+        self.update_memories(items, ctx)
+    }
+    fn delete_many(
+        &self,
+        items: &[(Scope, MemoryId)],
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<u64> {
+        self.delete_memories(items, mode, ctx)
+    }
+    fn erase(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        sources: bool,
+        ctx: &WriteContext,
+    ) -> Result<EraseReport> {
+        self.erase_memory(scope, id, sources, ctx)
+    }
+    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
+        self.delete_scope(scope, mode, ctx)
+    }
+    fn history(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        read: &ReadOptions,
+    ) -> Result<Vec<HistoryEvent>> {
+        self.history_of(scope, id, read)
+    }
+    fn reset(&self) -> Result<()> {
+        self.reset_all()
+    }
+    fn dense_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>> {
+        self.dense(query, vector)
+    }
+    fn lexical_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        terms: &[String],
+    ) -> Result<Vec<Candidate>> {
+        self.lexical(query, terms)
+    }
+    fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
+        self.exact_scores(keys, vector)
+    }
+    fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
+        self.fetch_keys(query, keys)
+    }
+    fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>> {
+        self.by_hash(scope, hashes)
+    }
+    fn entity_candidates(
+        &self,
+        query: &CandidateQuery<'_>,
+        names: &[String],
+        pooled: &[i64],
+    ) -> Result<Vec<Candidate>> {
+        self.by_entities(query, names, pooled)
+    }
+    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
+        self.owner(id)
+    }
+    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
+        self.owner_counts()
+    }
+    fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
+        self.messages_with_ids(scope, ids)
+    }
+    fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
+        self.links_of(scope, id)
+    }
+    fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
+        self.add_links_checked(scope, links)
+    }
+    fn remove_link(
+        &self,
+        scope: &Scope,
+        from: MemoryId,
+        to: MemoryId,
+        kind: LinkKind,
+    ) -> Result<bool> {
+        self.remove_one_link(scope, from, to, kind)
+    }
+    fn linked(
+        &self,
+        query: &CandidateQuery<'_>,
+        ids: &[MemoryId],
+        kinds: &[LinkKind],
+    ) -> Result<Vec<LinkedMemory>> {
+        self.linked_memories(query, ids, kinds)
+    }
+    fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
+        self.touch_memories(scope, ids, at)
+    }
+    fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
+        self.entities_of_memory(scope, id)
+    }
+    fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
+        self.message_log(scope, session, limit)
+    }
+    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+        self.export_all(sink)
+    }
+    fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+        self.import_all(records)
+    }
+    fn integrity(&self) -> Result<IntegrityReport> {
+        self.check_integrity()
+    }
+    fn stats(&self) -> Result<StoreStats> {
+        self.store_stats()
+    }
+    fn pages(&self, query: &PageQuery) -> Result<Vec<StoredPage>> {
+        self.stored_pages(query)
+    }
+    fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
+        self.stored_segments(scope, exact, evicted)
+    }
+    fn record_visits(
+        &self,
+        scope: &Scope,
+        visits: &[(SegmentId, u32)],
+        at: Timestamp,
+    ) -> Result<u64> {
+        self.visit_segments(scope, visits, at)
+    }
 }

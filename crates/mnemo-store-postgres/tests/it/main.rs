@@ -36,3 +36,49 @@ fn fresh_schema(tag: &str) -> (String, String) {
 }
 
 mod groundwork;
+
+mod contract {
+    //! The whole store contract suite, on PostgreSQL: each case in a fresh schema.
+
+    use mnemo_core::Store;
+    use mnemo_store_postgres::PgStore;
+    use mnemo_testkit::{store_contract_tests, Harness, HashEmbedder};
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    thread_local! {
+        /// The URL of the last store this test thread made (each test runs on its own thread).
+        static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+
+    fn open(url: &str) -> Arc<dyn Store> {
+        let store = PgStore::connect(url, 4).expect("connect to the test schema");
+        store
+            .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+            .expect("bind");
+        Arc::new(store)
+    }
+
+    pub struct PgHarness;
+
+    impl Harness for PgHarness {
+        fn fresh(&self) -> Arc<dyn Store> {
+            let (_schema, url) = super::fresh_schema("contract");
+            LAST.with(|l| *l.borrow_mut() = Some(url.clone()));
+            open(&url)
+        }
+
+        fn reopen(&self, store: Arc<dyn Store>) -> Arc<dyn Store> {
+            let url = LAST.with(|l| l.borrow().clone().expect("store url"));
+            assert_eq!(
+                Arc::strong_count(&store),
+                1,
+                "reopen needs the only reference"
+            );
+            drop(store);
+            open(&url)
+        }
+    }
+
+    store_contract_tests!(PgHarness);
+}
