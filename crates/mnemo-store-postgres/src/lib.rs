@@ -9,6 +9,7 @@
 //! a database without pgvector that the user cannot install it into, or a schema from a newer
 //! mnemo, is a typed error naming what to do, and nothing is half-migrated.
 
+mod codec;
 mod erase;
 mod read;
 mod schema;
