@@ -12,6 +12,7 @@ pub mod entity;
 pub mod error;
 pub mod filter;
 pub mod jsonfix;
+pub mod keys;
 pub mod limits;
 pub mod memory;
 pub mod note;
@@ -31,6 +32,7 @@ pub use entity::{entities_match, extract_entities, normalize_entity, EntityMenti
 pub use error::{Error, ErrorKind, Result};
 pub use filter::Filter;
 pub use jsonfix::{parse_model_json, JsonRepairError};
+pub use keys::{ApiKeyRecord, ApiKeyStore};
 pub use memory::*;
 pub use note::{NoteConfig, NoteInput};
 pub use scope::{AgentId, RunId, Scope, UserId};

@@ -659,6 +659,12 @@ pub trait Store: Send + Sync {
         visits: &[(crate::memory::SegmentId, u32)],
         at: Timestamp,
     ) -> Result<u64>;
+    /// The store's API key table, when it keeps one (see [`crate::keys`]). Defaults to none so
+    /// a store built for one process (tests, tools) need not carry keys; servers refuse to
+    /// authenticate against a store without them.
+    fn api_keys(&self) -> Option<&dyn crate::keys::ApiKeyStore> {
+        None
+    }
 }
 
 /// [`Store::locate`] from `list` alone: walks the listing a page at a time, stopping a page

@@ -11,6 +11,7 @@
 
 mod codec;
 mod erase;
+mod predicate;
 mod read;
 mod schema;
 mod search;
@@ -112,6 +113,8 @@ pub struct PgStore {
     pool: Pool,
     /// Test hook: the write step that fails (see `testing::fail_at`).
     fail_at: Mutex<Option<String>>,
+    /// The list cursor key, read from `mnemo_meta` on first use (see `read::Cursors`).
+    cursors: std::sync::OnceLock<read::Cursors>,
 }
 
 /// Helpers for tests that need to reach under the store (not part of the stable API).
@@ -151,6 +154,7 @@ impl PgStore {
         Ok(Self {
             pool,
             fail_at: Mutex::new(None),
+            cursors: std::sync::OnceLock::new(),
         })
     }
 

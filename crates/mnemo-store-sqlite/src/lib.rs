@@ -10,6 +10,7 @@ mod ann;
 mod codec;
 mod erase;
 mod graph;
+mod keys;
 mod lexical;
 mod links;
 mod predicate;
@@ -19,6 +20,7 @@ mod tiers;
 mod transfer;
 mod write;
 
+pub use keys::legacy_keys;
 pub use schema::SCHEMA_VERSION;
 
 /// Helpers for tests that need to reach under the store (not part of the stable API).
@@ -489,5 +491,8 @@ impl Store for SqliteStore {
         at: Timestamp,
     ) -> Result<u64> {
         self.visits(scope, visits, at)
+    }
+    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
+        Some(self)
     }
 }

@@ -196,6 +196,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX segments_by_user ON segments (user_id);
     CREATE INDEX segments_by_agent ON segments (agent_id);
     "#,
+    // v6: API keys live in the store (they were in a `keys.db` beside it), so every process on
+    // one store sees the same keys and revocations. Only the secret's hash is kept.
+    r#"
+    CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,
+        name TEXT,
+        admin INTEGER NOT NULL,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    ) STRICT;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
