@@ -11,6 +11,7 @@
 
 mod codec;
 mod erase;
+mod keys;
 mod predicate;
 mod read;
 mod schema;
@@ -423,5 +424,8 @@ impl Store for PgStore {
         at: Timestamp,
     ) -> Result<u64> {
         self.visit_segments(scope, visits, at)
+    }
+    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
+        Some(self)
     }
 }
