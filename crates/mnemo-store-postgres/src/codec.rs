@@ -39,8 +39,7 @@ pub(crate) const LINK_COLUMNS: &str =
     "l.from_id, l.to_id, l.kind, l.strength, l.author, l.created_at, l.reason";
 
 /// The select list `entity_from_row` reads (`entities` aliased `e`).
-pub(crate) const ENTITY_COLUMNS: &str =
-    "e.id, e.name, e.normalized, e.entity_type, e.created_at";
+pub(crate) const ENTITY_COLUMNS: &str = "e.id, e.name, e.normalized, e.entity_type, e.created_at";
 
 /// A column of `row`, or a storage error naming it (a decode failure means the row is not what
 /// mnemo wrote: never a connection problem, so not `pg_err`).

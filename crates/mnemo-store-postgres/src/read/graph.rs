@@ -1,0 +1,121 @@
+//! Links and entities of memories: a memory's links, the linked memories that search expansion
+//! follows, and the entities a memory mentions.
+//!
+//! Links and entity links join memories of one exact owner, so once a memory's owner key is
+//! known every query here runs on that owner's rows through the primary keys.
+
+use super::{owned_key, query_memories};
+use crate::codec::{entity_from_row, link_from_row, ENTITY_COLUMNS, LINK_COLUMNS};
+use crate::predicate;
+use crate::{pg_err, PgStore};
+use mnemo_core::*;
+use std::collections::{HashMap, HashSet};
+
+impl PgStore {
+    /// Every link from or to a memory of (or under) the scope, in any state, oldest first.
+    pub(crate) fn links_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
+        scope.validate()?;
+        self.with(|c| {
+            let key = owned_key(c, scope, id)?.ok_or_else(|| Error::not_found("memory", id))?;
+            let rows = c
+                .query(
+                    &format!(
+                        "SELECT {LINK_COLUMNS} FROM links l WHERE l.scope_key = $1 \
+                         AND (l.from_id = $2 OR l.to_id = $2) \
+                         ORDER BY l.created_at, l.from_id, l.to_id, l.kind"
+                    ),
+                    &[&key, &id.0],
+                )
+                .map_err(pg_err)?;
+            rows.iter().map(link_from_row).collect()
+        })
+    }
+
+    /// The memories linked to `ids` by links of `kinds`, strongest link first. Scope, the
+    /// visibility rule, kinds and filter apply to the linked side (the memory returned); a
+    /// memory reached through two links comes back once per link, as in the embedded store.
+    pub(crate) fn linked_memories(
+        &self,
+        q: &CandidateQuery<'_>,
+        ids: &[MemoryId],
+        kinds: &[LinkKind],
+    ) -> Result<Vec<LinkedMemory>> {
+        q.scope.validate()?;
+        if ids.is_empty() || kinds.is_empty() || q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let id_list: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
+        let kind_list: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
+        // The owners of the given memories narrow the links to their rows (the links' keys
+        // start with the owner).
+        let sql = format!(
+            "SELECT {LINK_COLUMNS} FROM links l \
+             WHERE l.scope_key IN (SELECT m.scope_key FROM memories m WHERE m.id = ANY($1::uuid[])) \
+             AND (l.from_id = ANY($1::uuid[]) OR l.to_id = ANY($1::uuid[])) \
+             AND l.kind = ANY($2::text[]) \
+             ORDER BY l.strength DESC, l.created_at, l.from_id, l.to_id"
+        );
+        self.with(|c| {
+            let links = c
+                .query(&sql, &[&id_list, &kind_list])
+                .map_err(pg_err)?
+                .iter()
+                .map(link_from_row)
+                .collect::<Result<Vec<_>>>()?;
+            let wanted: HashSet<MemoryId> = ids.iter().copied().collect();
+            // (end reached from, link, other end) for each direction a link is reached from.
+            let mut reached: Vec<(MemoryId, Link, MemoryId)> = Vec::new();
+            for l in links {
+                if wanted.contains(&l.from) {
+                    reached.push((l.from, l.clone(), l.to));
+                }
+                if wanted.contains(&l.to) {
+                    reached.push((l.to, l.clone(), l.from));
+                }
+            }
+            let mut others: Vec<uuid::Uuid> = reached.iter().map(|r| r.2 .0).collect();
+            others.sort();
+            others.dedup();
+            let mut loaded: HashMap<MemoryId, Memory> = HashMap::new();
+            for chunk in others.chunks(1000) {
+                let mut p = predicate::candidate(q)?;
+                let a = p.arg(chunk.to_vec());
+                p.and(&format!("m.id = ANY({a}::uuid[])"));
+                for (_, m) in query_memories(c, &p, "")? {
+                    loaded.insert(m.id, m);
+                }
+            }
+            Ok(reached
+                .into_iter()
+                .filter_map(|(from, link, other)| {
+                    loaded.get(&other).map(|m| LinkedMemory {
+                        from,
+                        link,
+                        memory: m.clone(),
+                    })
+                })
+                .take(q.limit)
+                .collect())
+        })
+    }
+
+    /// The entities a memory of (or under) the scope mentions, by normalised name.
+    pub(crate) fn entities_of_memory(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
+        scope.validate()?;
+        self.with(|c| {
+            let key = owned_key(c, scope, id)?.ok_or_else(|| Error::not_found("memory", id))?;
+            let rows = c
+                .query(
+                    &format!(
+                        "SELECT {ENTITY_COLUMNS} FROM entity_memories em \
+                         JOIN entities e ON e.scope_key = em.scope_key AND e.id = em.entity_id \
+                         WHERE em.scope_key = $1 AND em.memory_id = $2 \
+                         ORDER BY e.normalized COLLATE \"C\", e.id"
+                    ),
+                    &[&key, &id.0],
+                )
+                .map_err(pg_err)?;
+            rows.iter().map(entity_from_row).collect()
+        })
+    }
+}
