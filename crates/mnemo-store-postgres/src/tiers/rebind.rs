@@ -1,0 +1,175 @@
+//! Whole-store work on the hierarchy: re-embedding pages and segments on a model change,
+//! scrubbing erased texts out of pages and summaries, and the consistency count `integrity`
+//! reports.
+
+use super::{json_list, strings_of};
+use crate::codec::col;
+use crate::{pg_err, PgStore};
+use mnemo_core::*;
+use pgvector::Vector;
+use postgres::{GenericClient, Transaction};
+use std::collections::BTreeSet;
+
+impl PgStore {
+    /// Re-embeds every page's text through `embed` (batches of at most `batch`) and sets each
+    /// segment's vector to the normalised mean of its pages' new vectors; part of a rebind's
+    /// transaction, so no page or segment keeps a vector of the old model. Returns the pages
+    /// re-embedded.
+    pub(crate) fn rebind_tiers(
+        &self,
+        tx: &mut Transaction<'_>,
+        dimension: usize,
+        batch: usize,
+        embed: &mut EmbedBatch<'_>,
+    ) -> Result<u64> {
+        let rows = tx
+            .query(
+                "SELECT scope_key, id, text, segment_id FROM pages ORDER BY seq",
+                &[],
+            )
+            .map_err(pg_err)?;
+        let mut segments: BTreeSet<(String, uuid::Uuid)> = BTreeSet::new();
+        for chunk in rows.chunks(batch.max(1)) {
+            let texts = chunk
+                .iter()
+                .map(|r| col::<&str>(r, "text"))
+                .collect::<Result<Vec<_>>>()?;
+            let vectors = embed(&texts)?;
+            if vectors.len() != chunk.len() {
+                return Err(Error::Model {
+                    reason: format!(
+                        "the embedder returned {} vectors for {} texts",
+                        vectors.len(),
+                        chunk.len()
+                    ),
+                });
+            }
+            for (row, v) in chunk.iter().zip(vectors) {
+                check_vector("vector", &v, dimension)?;
+                let key: String = col(row, "scope_key")?;
+                let id: uuid::Uuid = col(row, "id")?;
+                tx.execute(
+                    "UPDATE pages SET embedding = $1 WHERE scope_key = $2 AND id = $3",
+                    &[&Vector::from(v), &key, &id],
+                )
+                .map_err(pg_err)?;
+                if let Some(s) = col::<Option<uuid::Uuid>>(row, "segment_id")? {
+                    segments.insert((key, s));
+                }
+            }
+        }
+        for (key, segment) in &segments {
+            set_vector_from_pages(tx, key, SegmentId(*segment))?;
+            tx.execute(
+                "UPDATE segments SET version = version + 1 WHERE scope_key = $1 AND id = $2",
+                &[key, segment],
+            )
+            .map_err(pg_err)?;
+        }
+        Ok(rows.len() as u64)
+    }
+}
+
+/// Sets a segment's vector to the normalised mean of its pages' vectors (a rebind's new model,
+/// an import's re-embedded pages). A segment without pages keeps its vector.
+pub(crate) fn set_vector_from_pages(
+    tx: &mut impl GenericClient,
+    key: &str,
+    segment: SegmentId,
+) -> Result<()> {
+    let rows = tx
+        .query(
+            "SELECT embedding FROM pages WHERE scope_key = $1 AND segment_id = $2",
+            &[&key, &segment.0],
+        )
+        .map_err(pg_err)?;
+    let mut sum: Vec<f32> = Vec::new();
+    for row in &rows {
+        let v = col::<Vector>(row, "embedding")?.to_vec();
+        if sum.is_empty() {
+            sum = vec![0.0; v.len()];
+        }
+        sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+    }
+    if sum.is_empty() {
+        return Ok(());
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        sum.iter_mut().for_each(|x| *x /= norm);
+    }
+    tx.execute(
+        "UPDATE segments SET embedding = $1 WHERE scope_key = $2 AND id = $3",
+        &[&Vector::from(sum), &key, &segment.0],
+    )
+    .map_err(pg_err)?;
+    Ok(())
+}
+
+#[allow(dead_code)]
+/// Removes erased texts from the pages and segments of `owner` (exact scope) that quote them:
+/// each occurrence in a page's text or a segment's summary becomes `[erased]`, and keywords
+/// taken from an erased text are dropped from both. Returns how many rows changed.
+pub(crate) fn scrub_tiers(
+    tx: &mut Transaction<'_>,
+    owner: &Scope,
+    texts: &[String],
+) -> Result<u64> {
+    let key = owner.key();
+    let texts: Vec<&String> = texts.iter().filter(|t| !t.trim().is_empty()).collect();
+    if texts.is_empty() {
+        return Ok(0);
+    }
+    let lowered: Vec<String> = texts.iter().map(|t| t.to_lowercase()).collect();
+    let quoted = |k: &String| {
+        let k = k.to_lowercase();
+        lowered.iter().any(|t| t.contains(&k))
+    };
+    let mut n = 0u64;
+    for (table, column) in [("pages", "text"), ("segments", "summary")] {
+        let rows = tx
+            .query(
+                &format!("SELECT id, {column}, keywords FROM {table} WHERE scope_key = $1"),
+                &[&key],
+            )
+            .map_err(pg_err)?;
+        for row in &rows {
+            let id: uuid::Uuid = col(row, "id")?;
+            let mut body: String = col(row, column)?;
+            if !texts.iter().any(|t| body.contains(t.as_str())) {
+                continue;
+            }
+            for t in &texts {
+                body = body.replace(t.as_str(), "[erased]");
+            }
+            let kept: Vec<String> = strings_of("keywords", col(row, "keywords")?)?
+                .into_iter()
+                .filter(|k| !quoted(k))
+                .collect();
+            tx.execute(
+                &format!(
+                    "UPDATE {table} SET {column} = $1, keywords = $2 \
+                     WHERE scope_key = $3 AND id = $4"
+                ),
+                &[&body, &json_list(&kept), &key, &id],
+            )
+            .map_err(pg_err)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+#[allow(dead_code)]
+/// Mid-term pages without an active segment of their owner: 0 in a consistent store.
+pub(crate) fn inconsistent_pages(client: &mut impl GenericClient) -> Result<u64> {
+    let row = client
+        .query_one(
+            "SELECT COUNT(*) AS n FROM pages p WHERE p.tier = 'mid' AND NOT EXISTS \
+             (SELECT 1 FROM segments s WHERE s.scope_key = p.scope_key \
+              AND s.id = p.segment_id AND s.evicted_at IS NULL)",
+            &[],
+        )
+        .map_err(pg_err)?;
+    Ok(col::<i64>(&row, "n")? as u64)
+}
