@@ -10,6 +10,8 @@
 //! mnemo, is a typed error naming what to do, and nothing is half-migrated.
 
 mod codec;
+mod encode;
+mod entities;
 mod erase;
 mod keys;
 mod predicate;

@@ -42,13 +42,16 @@ const MIGRATIONS: &[&str] = &[
         last_accessed_at BIGINT,
         note JSONB,
         embedding vector,
-        lexical tsvector GENERATED ALWAYS AS
-            (to_tsvector('english', COALESCE(index_text, text))) STORED,
+        -- A deleted memory leaves both indexes: its embedding is NULL and so is this.
+        lexical tsvector GENERATED ALWAYS AS (CASE WHEN state = 'deleted' THEN NULL
+            ELSE to_tsvector('english', COALESCE(index_text, text)) END) STORED,
         PRIMARY KEY (scope_key, id)
     );
     CREATE INDEX memories_by_user ON memories (user_id, seq);
     CREATE INDEX memories_by_agent ON memories (agent_id, seq);
     CREATE INDEX memories_by_hash ON memories (scope_key, hash);
+    -- Memories addressed by id alone (a link's ends, an admin's lookup of the owner).
+    CREATE INDEX memories_by_id ON memories (id);
     CREATE INDEX memories_lexical ON memories USING GIN (lexical);
 
     CREATE TABLE messages (
@@ -105,7 +108,9 @@ const MIGRATIONS: &[&str] = &[
         id UUID NOT NULL,
         user_id TEXT, agent_id TEXT, run_id TEXT,
         name TEXT NOT NULL,
-        normalized TEXT NOT NULL,
+        -- Byte order, as the embedded store: a near-match lookup scans one first character's
+        -- range of the name indexes.
+        normalized TEXT COLLATE "C" NOT NULL,
         entity_type TEXT NOT NULL,
         mentions BIGINT NOT NULL DEFAULT 0,
         created_at BIGINT NOT NULL,

@@ -1,96 +1,423 @@
-// Stubs until this module is implemented (issue 14); remove this allow with them.
-#![allow(unused_variables, unused_imports, dead_code)]
-//! The write path on PostgreSQL: add batches (messages, memories, provenance, history,
-//! entities, links, evolutions, idempotency), updates, deletes, touches and links. Every public
-//! write is one database transaction.
+//! The write path on PostgreSQL: an add's batches (messages, memories with their provenance,
+//! history, entities, retirements, links, note evolutions, the hierarchy's changes and the
+//! idempotency row) in one transaction; updates, deletes, touches and links in `change` and
+//! `links`. Every public write is one database transaction.
+//!
+//! Concurrency. Transactions run at READ COMMITTED, and the checks a write makes are kept true
+//! until it commits by locks, not by retries:
+//! - an add first takes a transaction-scoped advisory lock per exact scope it writes (sorted, so
+//!   two adds never wait on each other in a cycle). Adds of one scope therefore run one after
+//!   another, as on the embedded store: an idempotency key is looked up and stored under the
+//!   lock (a concurrent retry waits and then replays), and an entity is never created twice.
+//!   Adds of different scopes run in parallel.
+//! - every row a write checks before changing it (a memory to retire, update, delete or
+//!   evolve) is read `FOR UPDATE` with the visibility rule in the same statement; PostgreSQL
+//!   re-checks the rule on the newest row version after waiting, so a memory retired by a
+//!   concurrent writer is not found (a conflict for a retirement) rather than retired twice.
+//! - a link's ends are read `FOR KEY SHARE`, so neither can be hard-deleted before the link
+//!   commits.
+//! - counters (`access_count`, `mentions`) change by `SET x = x + n`, which PostgreSQL applies
+//!   to the newest row version.
 
-use crate::PgStore;
-use mnemo_core::tier::*;
+mod change;
+mod links;
+
+use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
+use crate::encode::{insert_history, insert_memory, insert_message, Change, MemoryRow};
+use crate::predicate::{self, Pred};
+use crate::{pg_err, PgStore};
 use mnemo_core::*;
+use postgres::{GenericClient, Transaction};
+use std::collections::HashMap;
+
+/// The class of the scope write locks: two-key advisory locks, a key space apart from the
+/// one-key locks of migration and binding ("mnmo").
+const SCOPE_LOCK_CLASS: i32 = 0x6d6e_6d6f;
+
+/// Takes the write lock of each exact scope (by its key) until the transaction ends, in one
+/// global order. Keys are hashed to 32 bits: two scopes sharing a hash only wait on each other.
+pub(crate) fn lock_scopes<'k>(
+    tx: &mut Transaction<'_>,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> Result<()> {
+    let mut hashes: Vec<i32> = keys.into_iter().map(fnv1a).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    for h in hashes {
+        tx.execute(
+            "SELECT pg_advisory_xact_lock($1, $2)",
+            &[&SCOPE_LOCK_CLASS, &h],
+        )
+        .map_err(pg_err)?;
+    }
+    Ok(())
+}
+
+/// FNV-1a: a hash every server computes alike (the standard library's is seeded per process).
+fn fnv1a(s: &str) -> i32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h as i32
+}
+
+/// The memory `id` that `scope` may change — owned by a scope it covers, active and unexpired
+/// (the default read) — locked until the transaction ends; not found otherwise.
+pub(crate) fn locate(tx: &mut Transaction<'_>, scope: &Scope, id: MemoryId) -> Result<Memory> {
+    let mut p = Pred::default();
+    let a = p.arg(id.0);
+    p.and(&format!("m.id = {a}"));
+    predicate::scope(&mut p, "m", scope);
+    predicate::visibility(&mut p, "m", &ReadOptions::default());
+    let sql = format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {} FOR UPDATE",
+        p.where_sql()
+    );
+    let row = tx
+        .query_opt(&sql, &p.params())
+        .map_err(pg_err)?
+        .ok_or_else(|| Error::not_found("memory", id))?;
+    memory_from_row(&row)
+}
+
+/// Like [`locate`], for a memory another reader saw active: gone or retired since is a conflict.
+fn locate_still_active(
+    tx: &mut Transaction<'_>,
+    scope: &Scope,
+    id: MemoryId,
+    what: &str,
+) -> Result<Memory> {
+    locate(tx, scope, id).map_err(|e| match e {
+        Error::NotFound { .. } => Error::Conflict {
+            reason: format!(
+                "{what} {id} is no longer active in this scope; it changed since it was read"
+            ),
+        },
+        e => e,
+    })
+}
+
+/// The time a change to `m` is recorded at: now, never before its last change.
+fn change_time(m: &Memory) -> i64 {
+    chrono::Utc::now().timestamp_millis().max(ms(m.updated_at))
+}
+
+/// The outcome stored under an idempotency key of `scope`: `None` when the key is new, the
+/// outcome (`replayed`) for the same request, a conflict for a different one.
+fn stored_outcome_in(
+    c: &mut impl GenericClient,
+    scope: &Scope,
+    idem: &Idempotency,
+) -> Result<Option<AddOutcome>> {
+    let row = c
+        .query_opt(
+            "SELECT request_hash, outcome FROM idempotency WHERE scope_key = $1 AND key = $2",
+            &[&scope.key(), &idem.key],
+        )
+        .map_err(pg_err)?;
+    let Some(row) = row else { return Ok(None) };
+    let hash: String = row.get(0);
+    if hash != idem.request_hash {
+        return Err(Error::Conflict {
+            reason: format!(
+                "idempotency key {:?} was already used for a different request",
+                idem.key
+            ),
+        });
+    }
+    let mut outcome: AddOutcome =
+        serde_json::from_value(row.get::<_, serde_json::Value>(1)).map_err(Error::storage)?;
+    outcome.replayed = true;
+    Ok(Some(outcome))
+}
 
 impl PgStore {
-    pub(crate) fn write_batches(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        Err(crate::not_yet("write_batches"))
-    }
-
     pub(crate) fn stored_outcome(
         &self,
         scope: &Scope,
         idem: &Idempotency,
     ) -> Result<Option<AddOutcome>> {
-        Err(crate::not_yet("stored_outcome"))
+        scope.validate()?;
+        self.with(|c| stored_outcome_in(c, scope, idem))
     }
 
-    pub(crate) fn update_memory(
+    pub(crate) fn write_batches(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
+        for b in &batches {
+            b.scope.validate()?;
+        }
+        self.tx(|tx| {
+            lock_scopes(
+                tx,
+                batches
+                    .iter()
+                    .map(|b| b.scope.key())
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(String::as_str),
+            )?;
+            batches.iter().map(|b| self.write_one(tx, b)).collect()
+        })
+    }
+
+    fn write_one(&self, tx: &mut Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
+        if let Some(idem) = &batch.idempotency {
+            if let Some(o) = stored_outcome_in(tx, &batch.scope, idem)? {
+                return Ok(o);
+            }
+        }
+        let needs_vectors = !batch.memories.is_empty()
+            || !batch.evolutions.is_empty()
+            || !batch.tiers.pages.is_empty()
+            || !batch.tiers.segments.is_empty();
+        let dim = if needs_vectors {
+            Some(crate::search::dimension_of(tx)?)
+        } else {
+            None
+        };
+        batch.validate(dim)?;
+        for m in &batch.messages {
+            self.step("message")?;
+            insert_message(tx, m)?;
+        }
+        // Retire first: a memory that replaces another must not be judged a duplicate of it.
+        let mut retired: Vec<(Memory, &Supersession)> = Vec::with_capacity(batch.changes.len());
+        for c in &batch.changes {
+            self.step("change")?;
+            let successor =
+                c.by.and_then(|by| batch.memories.iter().find(|m| m.id == by))
+                    .map(|m| m.text.as_str());
+            retired.push((self.retire(tx, batch, c, successor)?, c));
+        }
+        let mut results = Vec::with_capacity(batch.memories.len() + batch.changes.len());
+        for m in &batch.memories {
+            self.step("memory")?;
+            let at = ms(m.created_at);
+            insert_memory(
+                tx,
+                &MemoryRow {
+                    id: m.id,
+                    scope: &m.scope,
+                    kind: m.kind,
+                    state: MemoryState::Active,
+                    text: &m.text,
+                    index_text: m.index_text.as_deref(),
+                    metadata: &m.metadata,
+                    created_at: at,
+                    updated_at: at,
+                    expires_at: m.expires_at.map(ms),
+                    valid_from: m.valid_from.map(ms),
+                    valid_until: None,
+                    actor: m.actor.as_deref(),
+                    role: m.role,
+                    vector: Some(&m.vector),
+                    sources: &m.sources,
+                    note: m.note.as_ref(),
+                },
+            )?;
+            self.step("history")?;
+            let ctx = WriteContext {
+                reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
+                ..batch.context.clone()
+            };
+            let change = Change {
+                new_text: Some(&m.text),
+                new_metadata: Some(&m.metadata),
+                ..Change::default()
+            };
+            insert_history(tx, (m.id, &m.scope), HistoryKind::Add, &change, &ctx, at)?;
+            for e in &m.entities {
+                self.step("entity")?;
+                crate::entities::link_entity(tx, &m.scope, m.id, e, at)?;
+            }
+            let replaced = retired.iter().find(|(_, c)| c.by == Some(m.id));
+            results.push(match replaced {
+                Some((old, c)) => AddResult {
+                    id: m.id,
+                    memory: m.text.clone(),
+                    event: HistoryKind::Update,
+                    previous_memory: Some(old.text.clone()),
+                    previous_id: Some(old.id),
+                    reason: c.reason.clone(),
+                },
+                None => AddResult {
+                    id: m.id,
+                    memory: m.text.clone(),
+                    event: HistoryKind::Add,
+                    previous_memory: None,
+                    previous_id: None,
+                    reason: m.reason.clone(),
+                },
+            });
+        }
+        let now = chrono::Utc::now().timestamp_millis();
+        for (old, c) in &retired {
+            match c.by {
+                Some(by) => {
+                    self.step("link")?;
+                    let link = Link {
+                        from: by,
+                        to: old.id,
+                        kind: LinkKind::Supersedes,
+                        strength: 1.0,
+                        author: Author::Model,
+                        created_at: crate::codec::from_ms(now),
+                        reason: c.reason.clone(),
+                    };
+                    crate::encode::write_link(tx, &batch.scope.key(), &link, true)?;
+                }
+                None => results.push(AddResult {
+                    id: old.id,
+                    memory: old.text.clone(),
+                    event: HistoryKind::Delete,
+                    previous_memory: None,
+                    previous_id: None,
+                    reason: c.reason.clone(),
+                }),
+            }
+        }
+        let pending: HashMap<MemoryId, Scope> = batch
+            .memories
+            .iter()
+            .map(|m| (m.id, m.scope.clone()))
+            .collect();
+        for l in &batch.links {
+            let owner = links::check_link(tx, &batch.scope, l, &pending)?;
+            self.step("link")?;
+            crate::encode::write_link(tx, &owner.key(), l, true)?;
+        }
+        for e in &batch.evolutions {
+            self.step("evolve")?;
+            Self::evolve(tx, batch, e)?;
+        }
+        self.write_tiers(tx, &batch.scope, &batch.tiers)?;
+        let outcome = AddOutcome {
+            results,
+            replayed: false,
+            warnings: Vec::new(),
+            usage: Vec::new(),
+        };
+        if let Some(idem) = &batch.idempotency {
+            self.step("idempotency")?;
+            let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
+            tx.execute(
+                "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &batch.scope.key(),
+                    &idem.key,
+                    &idem.request_hash,
+                    &stored,
+                    &now,
+                ],
+            )
+            .map_err(pg_err)?;
+        }
+        Ok(outcome)
+    }
+
+    /// Retires one active memory of the batch's scope (superseded or soft-deleted), keeping its
+    /// text; a superseded memory stays in the indexes (hidden by the state rule, found by reads
+    /// that ask for inactive memories), a deleted one leaves them.
+    fn retire(
         &self,
-        scope: &Scope,
-        id: MemoryId,
-        patch: MemoryPatch,
-        ctx: &WriteContext,
+        tx: &mut Transaction<'_>,
+        batch: &WriteBatch,
+        c: &Supersession,
+        successor: Option<&str>,
     ) -> Result<Memory> {
-        Err(crate::not_yet("update_memory"))
+        let old = locate_still_active(tx, &batch.scope, c.old, "memory")?;
+        let owner = old.scope()?;
+        let event = match c.state {
+            MemoryState::Superseded => HistoryKind::Supersede,
+            MemoryState::Deleted => HistoryKind::Delete,
+            MemoryState::Active => {
+                return Err(Error::invalid("changes", "a change must retire the memory"))
+            }
+        };
+        let now = change_time(&old);
+        tx.execute(
+            "UPDATE memories SET state = $1, updated_at = $2, \
+             valid_until = COALESCE(valid_until, $3), \
+             embedding = CASE WHEN $1 = 'deleted' THEN NULL ELSE embedding END \
+             WHERE scope_key = $4 AND id = $5",
+            &[
+                &c.state.as_str(),
+                &now,
+                &ms(c.valid_until),
+                &owner.key(),
+                &c.old.0,
+            ],
+        )
+        .map_err(pg_err)?;
+        self.step("history")?;
+        let ctx = WriteContext {
+            reason: c.reason.clone().or_else(|| batch.context.reason.clone()),
+            ..batch.context.clone()
+        };
+        let change = Change {
+            old_text: Some(&old.text),
+            old_metadata: Some(&old.metadata),
+            new_text: successor,
+            ..Change::default()
+        };
+        insert_history(tx, (c.old, &owner), event, &change, &ctx, now)?;
+        Ok(old)
     }
 
-    pub(crate) fn delete_memory(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        Err(crate::not_yet("delete_memory"))
-    }
-
-    pub(crate) fn update_memories(
-        &self,
-        items: Vec<(Scope, MemoryId, MemoryPatch)>,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Memory>> {
-        Err(crate::not_yet("update_memories"))
-    }
-
-    pub(crate) fn delete_memories(
-        &self,
-        items: &[(Scope, MemoryId)],
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
-        Err(crate::not_yet("delete_memories"))
-    }
-
-    pub(crate) fn delete_scope(
-        &self,
-        scope: &Scope,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
-        Err(crate::not_yet("delete_scope"))
-    }
-
-    pub(crate) fn reset_all(&self) -> Result<()> {
-        Err(crate::not_yet("reset_all"))
-    }
-
-    pub(crate) fn touch_memories(
-        &self,
-        scope: &Scope,
-        ids: &[MemoryId],
-        at: Timestamp,
-    ) -> Result<u64> {
-        Err(crate::not_yet("touch_memories"))
-    }
-
-    pub(crate) fn add_links_checked(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        Err(crate::not_yet("add_links_checked"))
-    }
-
-    pub(crate) fn remove_one_link(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool> {
-        Err(crate::not_yet("remove_one_link"))
+    /// Re-describes an active note of exactly the batch's scope: new fields, index text and
+    /// vector, and an `EVOLVE` event with the old and new fields. Its text is untouched.
+    fn evolve(tx: &mut Transaction<'_>, batch: &WriteBatch, e: &Evolution) -> Result<()> {
+        let note = e.note.validated()?;
+        let old = locate_still_active(tx, &batch.scope, e.id, "note")?;
+        if old.kind != MemoryKind::Note || old.scope()? != batch.scope {
+            return Err(Error::invalid(
+                "evolutions",
+                format!("memory {} is not a note of this scope", e.id),
+            ));
+        }
+        let now = change_time(&old);
+        let old_entry: Option<String> = tx
+            .query_one(
+                "SELECT index_text FROM memories WHERE scope_key = $1 AND id = $2",
+                &[&batch.scope.key(), &e.id.0],
+            )
+            .map_err(pg_err)?
+            .get(0);
+        let old_enriched =
+            mnemo_core::note::enriched_text(&old.text, &old.note.clone().unwrap_or_default());
+        let entry = mnemo_core::note::reindexed(old_entry.as_deref(), &old_enriched, &e.index_text);
+        tx.execute(
+            "UPDATE memories SET note = $1, index_text = $2, updated_at = $3, embedding = $4 \
+             WHERE scope_key = $5 AND id = $6",
+            &[
+                &crate::codec::note_value(&note),
+                &entry,
+                &now,
+                &pgvector::Vector::from(e.vector.clone()),
+                &batch.scope.key(),
+                &e.id.0,
+            ],
+        )
+        .map_err(pg_err)?;
+        let ctx = WriteContext {
+            reason: e.reason.clone().or_else(|| batch.context.reason.clone()),
+            ..batch.context.clone()
+        };
+        let change = Change {
+            old_text: Some(&old.text),
+            new_text: Some(&old.text),
+            old_note: old.note.as_ref(),
+            new_note: Some(&note),
+            ..Change::default()
+        };
+        insert_history(
+            tx,
+            (e.id, &batch.scope),
+            HistoryKind::Evolve,
+            &change,
+            &ctx,
+            now,
+        )
     }
 }

@@ -1,0 +1,98 @@
+//! Links a caller adds and removes, and the check every written link passes (an add's links
+//! are checked here too, inside the add's transaction).
+
+use crate::encode::write_link;
+use crate::{pg_err, PgStore};
+use mnemo_core::*;
+use postgres::Transaction;
+use std::collections::HashMap;
+
+/// The exact scope owning a memory (any state), if it exists; the row is share-locked so the
+/// memory cannot be hard-deleted before the transaction ends.
+fn owner_in(tx: &mut Transaction<'_>, id: MemoryId) -> Result<Option<Scope>> {
+    let row = tx
+        .query_opt(
+            "SELECT user_id, agent_id, run_id FROM memories WHERE id = $1 LIMIT 1 FOR KEY SHARE",
+            &[&id.0],
+        )
+        .map_err(pg_err)?;
+    row.map(|r| crate::codec::scope_from_row(&r)).transpose()
+}
+
+/// Checks a link before it is written: [`Link::validate`], then both ends exist — in `pending`
+/// (memories of the same batch, with their scope) or in the store — under `scope`, and belong
+/// to one exact scope, which is returned (the link's owner). Invalid input names the end at
+/// fault.
+pub(crate) fn check_link(
+    tx: &mut Transaction<'_>,
+    scope: &Scope,
+    link: &Link,
+    pending: &HashMap<MemoryId, Scope>,
+) -> Result<Scope> {
+    link.validate()?;
+    let mut owners = Vec::with_capacity(2);
+    for (field, id) in [("from", link.from), ("to", link.to)] {
+        let owner = match pending.get(&id) {
+            Some(s) => Some(s.clone()),
+            None => owner_in(tx, id)?,
+        };
+        match owner {
+            Some(o) if scope.covers(&o) => owners.push(o),
+            _ => {
+                return Err(Error::invalid(
+                    field,
+                    format!("no memory {id} in this scope"),
+                ))
+            }
+        }
+    }
+    if owners[0] != owners[1] {
+        return Err(Error::invalid(
+            "to",
+            "a link joins two memories of one scope; these belong to different scopes",
+        ));
+    }
+    Ok(owners.swap_remove(0))
+}
+
+impl PgStore {
+    /// Adds (or replaces) links in one transaction, all or none.
+    pub(crate) fn add_links_checked(&self, scope: &Scope, links: &[Link]) -> Result<()> {
+        scope.validate()?;
+        for l in links {
+            l.validate()?;
+        }
+        self.tx(|tx| {
+            for l in links {
+                let owner = check_link(tx, scope, l, &HashMap::new())?;
+                self.step("link")?;
+                write_link(tx, &owner.key(), l, true)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes `from → to` of `kind`; `from` must be a memory (any state) of a scope `scope`
+    /// covers.
+    pub(crate) fn remove_one_link(
+        &self,
+        scope: &Scope,
+        from: MemoryId,
+        to: MemoryId,
+        kind: LinkKind,
+    ) -> Result<bool> {
+        scope.validate()?;
+        self.tx(|tx| {
+            let owner = crate::read::owned_key(tx, scope, from)?
+                .ok_or_else(|| Error::not_found("memory", from))?;
+            let n = tx
+                .execute(
+                    "DELETE FROM links WHERE scope_key = $1 AND from_id = $2 AND to_id = $3 \
+                     AND kind = $4",
+                    &[&owner, &from.0, &to.0, &kind.as_str()],
+                )
+                .map_err(pg_err)?;
+            Ok(n > 0)
+        })
+    }
+}
