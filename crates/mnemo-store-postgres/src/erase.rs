@@ -1,10 +1,35 @@
-// Stubs until this module is implemented (issue 14); remove this allow with them.
-#![allow(unused_variables, unused_imports, dead_code)]
-//! Erasing a memory on PostgreSQL: every copy of its text, in one transaction.
+//! Erasure on PostgreSQL: removing a memory's content from every row that keeps a copy, for the
+//! deletions people ask for by law. A soft delete keeps the text for audit; an erase does not.
+//!
+//! Copies of a memory's text live in its row (text, index text, metadata, note, embedding and the
+//! generated `lexical` vector), its history events (and the events of its owner that quote it:
+//! supersessions), link reasons, the index texts of its conversation neighbours (context
+//! windows), stored idempotency results, its entities, the pages and segment summaries of the
+//! hierarchy and — with `sources` — the messages it came from. All of them are rewritten in one
+//! transaction, under the owner's write lock, ending with an `ERASE` event.
+//!
+//! Unlike the embedded store, which zeroes freed pages and truncates its WAL before returning,
+//! PostgreSQL keeps the old row versions as dead tuples until (auto)vacuum prunes them, and its
+//! WAL segments and base backups until they are recycled: once `erase` returns no query sees the
+//! text, but the server's files may hold it until then. Operators who must also clear the files
+//! run `VACUUM` on the tables after erasures and manage WAL archives and backups accordingly.
 
-use crate::PgStore;
-use mnemo_core::tier::*;
+use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
+use crate::encode::{insert_history, Change};
+use crate::predicate::{self, Pred};
+use crate::{pg_err, PgStore};
 use mnemo_core::*;
+use postgres::Transaction;
+
+/// Removes every line of `index` that quotes one of `texts`; `None` when nothing changes.
+fn without_quotes(index: &str, texts: &[String]) -> Option<String> {
+    let kept: Vec<&str> = index
+        .split('\n')
+        .filter(|line| !texts.iter().any(|t| line.contains(t.as_str())))
+        .collect();
+    let out = kept.join("\n");
+    (out.len() != index.len()).then_some(out)
+}
 
 impl PgStore {
     pub(crate) fn erase_memory(
@@ -14,6 +39,243 @@ impl PgStore {
         sources: bool,
         ctx: &WriteContext,
     ) -> Result<EraseReport> {
-        Err(crate::not_yet("erase_memory"))
+        scope.validate()?;
+        self.tx(|tx| erase_in(tx, scope, id, sources, ctx))
+    }
+}
+
+fn erase_in(
+    tx: &mut Transaction<'_>,
+    scope: &Scope,
+    id: MemoryId,
+    sources: bool,
+    ctx: &WriteContext,
+) -> Result<EraseReport> {
+    // Any state: a soft-deleted or superseded memory still holds its text.
+    let mut p = Pred::default();
+    let a = p.arg(id.0);
+    p.and(&format!("m.id = {a}"));
+    predicate::scope(&mut p, "m", scope);
+    let sql = format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {}",
+        p.where_sql()
+    );
+    let found = tx
+        .query_opt(&sql, &p.params())
+        .map_err(pg_err)?
+        .ok_or_else(|| Error::not_found("memory", id))?;
+    let owner = memory_from_row(&found)?.scope()?;
+    let key = owner.key();
+    // The owner's write lock (as an add takes it): entity counts and neighbours' index texts
+    // change under it. The row is read again under the lock.
+    crate::write::lock_scopes(tx, [key.as_str()])?;
+    let row = tx
+        .query_one(
+            &format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = $1 AND m.id = $2 \
+                 FOR UPDATE"
+            ),
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?;
+    let m = memory_from_row(&row)?;
+
+    // Every text the memory ever had, from its row and its history.
+    let mut texts = vec![m.text.clone()];
+    for r in tx
+        .query(
+            "SELECT old_text, new_text FROM history WHERE scope_key = $1 AND memory_id = $2",
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?
+    {
+        texts.extend(r.get::<_, Option<String>>(0));
+        texts.extend(r.get::<_, Option<String>>(1));
+    }
+    texts.retain(|t| !t.trim().is_empty());
+    texts.sort();
+    texts.dedup();
+
+    // The record keeps its id, scope, kind, times and the `deleted` state; `lexical` is
+    // generated NULL for a deleted memory, so the lexical index forgets it with the text.
+    let now = chrono::Utc::now().timestamp_millis().max(ms(m.updated_at));
+    tx.execute(
+        "UPDATE memories SET text = '', index_text = NULL, note = NULL, metadata = '{}'::jsonb, \
+         hash = '', embedding = NULL, state = 'deleted', updated_at = $1, \
+         valid_from = COALESCE(valid_until, $1), valid_until = COALESCE(valid_until, $1) \
+         WHERE scope_key = $2 AND id = $3",
+        &[&now, &key, &id.0],
+    )
+    .map_err(pg_err)?;
+
+    // History: this memory's events lose their content; other events of the owner that quote
+    // one of its texts (supersession records) lose the quoting fields.
+    let mut history_scrubbed = tx
+        .execute(
+            "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
+             new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL \
+             WHERE scope_key = $1 AND memory_id = $2",
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?;
+    // A link's stated reason may quote either end.
+    tx.execute(
+        "UPDATE links SET reason = NULL WHERE scope_key = $1 AND (from_id = $2 OR to_id = $2)",
+        &[&key, &id.0],
+    )
+    .map_err(pg_err)?;
+    if !texts.is_empty() {
+        let quotes = |col: &str| {
+            format!("EXISTS (SELECT 1 FROM unnest($3::text[]) t WHERE strpos(h.{col}, t) > 0)")
+        };
+        let (old, new, reason) = (quotes("old_text"), quotes("new_text"), quotes("reason"));
+        history_scrubbed += tx
+            .execute(
+                &format!(
+                    "UPDATE history h SET \
+                       old_text = CASE WHEN {old} THEN NULL ELSE h.old_text END, \
+                       new_text = CASE WHEN {new} THEN NULL ELSE h.new_text END, \
+                       reason = CASE WHEN {reason} THEN NULL ELSE h.reason END \
+                     WHERE h.scope_key = $1 AND h.memory_id <> $2 AND ({old} OR {new} OR {reason})"
+                ),
+                &[&key, &id.0, &texts],
+            )
+            .map_err(pg_err)?;
+    }
+
+    // Neighbours whose context windows quote it: their index texts lose those lines (and their
+    // generated lexical vectors follow). Their vectors are numbers, not text, and stay as
+    // embedded (`mnemo reembed` recomputes them).
+    let mut neighbours_reindexed = 0u64;
+    let quoting = tx
+        .query(
+            "SELECT id, index_text FROM memories WHERE scope_key = $1 AND index_text IS NOT NULL",
+            &[&key],
+        )
+        .map_err(pg_err)?;
+    for r in quoting {
+        let (nid, index): (uuid::Uuid, String) = (r.get(0), r.get(1));
+        let Some(new_index) = without_quotes(&index, &texts) else {
+            continue;
+        };
+        let new_index = (!new_index.trim().is_empty()).then_some(new_index);
+        tx.execute(
+            "UPDATE memories SET index_text = $1 WHERE scope_key = $2 AND id = $3",
+            &[&new_index, &key, &nid],
+        )
+        .map_err(pg_err)?;
+        neighbours_reindexed += 1;
+    }
+
+    // The messages it came from: their contents are erased with `sources`, and the pages and
+    // segment summaries of the hierarchy that copy them are scrubbed either way.
+    let mut erased_texts = texts.clone();
+    let source_sql =
+        "SELECT message_id FROM memory_sources WHERE scope_key = $1 AND memory_id = $2";
+    if sources {
+        for r in tx
+            .query(
+                &format!(
+                    "SELECT content FROM messages WHERE scope_key = $1 AND id IN ({source_sql})"
+                ),
+                &[&key, &id.0],
+            )
+            .map_err(pg_err)?
+        {
+            erased_texts.push(r.get(0));
+        }
+    }
+    let pages_scrubbed = crate::tiers::scrub_tiers(tx, &owner, &erased_texts)?;
+
+    // Entities: unlinked; one that named only this memory goes, its name with it.
+    crate::entities::unlink_memory(tx, &key, id)?;
+    let entities_removed = tx
+        .execute(
+            "DELETE FROM entities WHERE scope_key = $1 AND mentions <= 0",
+            &[&key],
+        )
+        .map_err(pg_err)?;
+
+    let messages_erased = if sources {
+        tx.execute(
+            &format!(
+                "UPDATE messages SET content = '', name = NULL \
+                 WHERE scope_key = $1 AND id IN ({source_sql})"
+            ),
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?
+    } else {
+        0
+    };
+
+    let replays_scrubbed = scrub_replays(tx, id)?;
+
+    insert_history(
+        tx,
+        (id, &owner),
+        HistoryKind::Erase,
+        &Change::default(),
+        ctx,
+        now,
+    )?;
+    Ok(EraseReport {
+        id,
+        history_scrubbed,
+        messages_erased,
+        neighbours_reindexed,
+        entities_removed,
+        replays_scrubbed,
+        pages_scrubbed,
+    })
+}
+
+/// Stored add results that name the memory keep their ids and events, not its text: a retry
+/// with the same key still gets the original answer, with the erased text left out.
+fn scrub_replays(tx: &mut Transaction<'_>, id: MemoryId) -> Result<u64> {
+    let rows = tx
+        .query(
+            "SELECT scope_key, key, outcome FROM idempotency WHERE strpos(outcome::text, $1) > 0",
+            &[&id.to_string()],
+        )
+        .map_err(pg_err)?;
+    let mut n = 0;
+    for r in rows {
+        let (scope_key, key): (String, String) = (r.get(0), r.get(1));
+        let mut outcome: AddOutcome = serde_json::from_value(r.get(2))
+            .map_err(|e| Error::internal(format!("stored idempotency result: {e}")))?;
+        for res in &mut outcome.results {
+            if res.id == id {
+                res.memory = String::new();
+                res.reason = None;
+            }
+            if res.previous_id == Some(id) {
+                res.previous_memory = None;
+            }
+        }
+        let stored = serde_json::to_value(&outcome)
+            .map_err(|e| Error::internal(format!("idempotency result: {e}")))?;
+        n += tx
+            .execute(
+                "UPDATE idempotency SET outcome = $1 WHERE scope_key = $2 AND key = $3",
+                &[&stored, &scope_key, &key],
+            )
+            .map_err(pg_err)?;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_quotes;
+
+    #[test]
+    fn quoting_lines_are_dropped_and_others_kept() {
+        let texts = vec!["I live in Oslo".to_string()];
+        assert_eq!(
+            without_quotes("Ann: hi\nAnn: hi\nBo: I live in Oslo\nAnn: nice", &texts).as_deref(),
+            Some("Ann: hi\nAnn: hi\nAnn: nice")
+        );
+        assert_eq!(without_quotes("Ann: hi", &texts), None);
     }
 }

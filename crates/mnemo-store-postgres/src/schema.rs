@@ -49,6 +49,8 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX memories_by_user ON memories (user_id, seq);
     CREATE INDEX memories_by_agent ON memories (agent_id, seq);
+    -- Candidate keys are `seq`: exact scores and pooled entity keys look memories up by it.
+    CREATE UNIQUE INDEX memories_by_seq ON memories (seq);
     CREATE INDEX memories_by_hash ON memories (scope_key, hash);
     -- Memories addressed by id alone (a link's ends, an admin's lookup of the owner).
     CREATE INDEX memories_by_id ON memories (id);
@@ -67,6 +69,8 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (scope_key, id)
     );
     CREATE INDEX messages_by_session ON messages (scope_key, session_id, seq);
+    -- Provenance reads messages by id alone (a scope may name only some owner parts).
+    CREATE INDEX messages_by_id ON messages (id);
 
     CREATE TABLE memory_sources (
         scope_key TEXT NOT NULL,

@@ -1,18 +1,28 @@
-// Stubs until this module is implemented (issue 14); remove this allow with them.
-#![allow(unused_variables, unused_imports, dead_code)]
 //! Search candidates on PostgreSQL: pgvector HNSW dense candidates with the scope filter in
-//! the query, full-text candidates from the database's own text search, exact vector scores,
-//! entity candidates; binding and rebinding the embedding model.
+//! the query, full-text candidates from the database's own text search (`lexical`), exact
+//! vector scores, entity candidates (`entity`); binding and rebinding the embedding model.
 //!
 //! Binding records `model_id` and `dimension` in `mnemo_meta`, fixes the `embedding` columns of
 //! memories, pages and segments to `vector(D)` and builds the HNSW index on memories
 //! (`vector_cosine_ops`). The first bind of a database does that DDL under an advisory lock;
 //! every later bind to the same model is one read.
+//!
+//! A memory is indexed exactly when its `embedding` is not NULL (a deleted memory has neither
+//! an embedding nor a `lexical` vector), so candidates need no other index table.
 
+mod entity;
+mod lexical;
+
+use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
-use mnemo_core::tier::*;
 use mnemo_core::*;
+use pgvector::Vector;
 use postgres::GenericClient;
+
+/// `hnsw.ef_search` bounds: at least pgvector's default 40 raised for recall on filtered
+/// scans, at most the 1,000 pgvector accepts.
+const EF_SEARCH_MIN: usize = 100;
+const EF_SEARCH_MAX: usize = 1000;
 
 /// The advisory lock binds and rebinds take, so two servers never alter the columns together.
 const BIND_LOCK: i64 = 0x006d_6e65_6d62;
@@ -127,35 +137,140 @@ impl PgStore {
         batch: usize,
         embed: &mut EmbedBatch<'_>,
     ) -> Result<u64> {
-        Err(crate::not_yet("rebind"))
+        if dimension == 0 {
+            return Err(Error::invalid("dimension", "must be positive"));
+        }
+        self.tx(|tx| {
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&BIND_LOCK])
+                .map_err(pg_err)?;
+            // The columns lose their dimension first, so the new vectors fit whatever it is; the
+            // index of the old vectors goes with it and is built again at the end.
+            tx.batch_execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+                .map_err(pg_err)?;
+            for table in ["memories", "pages", "segments"] {
+                tx.batch_execute(&format!(
+                    "ALTER TABLE {table} ALTER COLUMN embedding TYPE vector"
+                ))
+                .map_err(pg_err)?;
+            }
+            let rows = tx
+                .query(
+                    "SELECT scope_key, id, COALESCE(index_text, text) FROM memories \
+                     WHERE embedding IS NOT NULL ORDER BY seq",
+                    &[],
+                )
+                .map_err(pg_err)?;
+            for chunk in rows.chunks(batch.max(1)) {
+                let texts: Vec<String> = chunk
+                    .iter()
+                    .map(|r| mnemo_core::text::collapse_repeated_lines(r.get::<_, &str>(2)))
+                    .collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let vectors = embed(&refs)?;
+                if vectors.len() != chunk.len() {
+                    return Err(Error::Model {
+                        reason: format!(
+                            "the embedder returned {} vectors for {} texts",
+                            vectors.len(),
+                            chunk.len()
+                        ),
+                    });
+                }
+                for (row, v) in chunk.iter().zip(vectors) {
+                    check_vector("vector", &v, dimension)?;
+                    let (key, id): (&str, uuid::Uuid) = (row.get(0), row.get(1));
+                    tx.execute(
+                        "UPDATE memories SET embedding = $1 WHERE scope_key = $2 AND id = $3",
+                        &[&Vector::from(v), &key, &id],
+                    )
+                    .map_err(pg_err)?;
+                }
+            }
+            self.rebind_tiers(tx, dimension, batch, embed)?;
+            set_binding(tx, model_id, dimension)?;
+            Ok(rows.len() as u64)
+        })
     }
 
-    pub(crate) fn dense(
-        &self,
-        query: &CandidateQuery<'_>,
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        Err(crate::not_yet("dense"))
-    }
-
-    pub(crate) fn lexical(
-        &self,
-        query: &CandidateQuery<'_>,
-        terms: &[String],
-    ) -> Result<Vec<Candidate>> {
-        Err(crate::not_yet("lexical"))
+    pub(crate) fn dense(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
+        q.scope.validate()?;
+        if q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.tx(|tx| {
+            let Some((_, dim)) = bound(tx)? else {
+                return Ok(Vec::new());
+            };
+            check_vector("vector", vector, dim)?;
+            // With the filter in the query, an HNSW scan that stopped at `ef_search` entries
+            // could return fewer rows than asked; pgvector 0.8's iterative scan goes on through
+            // the graph until the limit is met (or `hnsw.max_scan_tuples`). Relaxed order is
+            // why the rows are sorted again below.
+            let ef = q
+                .limit
+                .saturating_mul(4)
+                .clamp(EF_SEARCH_MIN, EF_SEARCH_MAX);
+            tx.batch_execute(&format!(
+                "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}"
+            ))
+            .map_err(pg_err)?;
+            let mut p = candidate_pred(q)?;
+            p.and("m.embedding IS NOT NULL");
+            let v = p.arg(Vector::from(vector.to_vec()));
+            let limit = p.arg(q.limit as i64);
+            let sql = format!(
+                "SELECT m.seq, m.embedding <=> {v} FROM memories m WHERE {} \
+                 ORDER BY m.embedding <=> {v} LIMIT {limit}",
+                p.where_sql()
+            );
+            let rows = tx.query(&sql, &p.params()).map_err(pg_err)?;
+            Ok(ranked(rows.iter().map(similarity).collect()))
+        })
     }
 
     pub(crate) fn exact_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
-        Err(crate::not_yet("exact_scores"))
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.with(|c| {
+            let Some((_, dim)) = bound(c)? else {
+                return Ok(Vec::new());
+            };
+            check_vector("vector", vector, dim)?;
+            let rows = c
+                .query(
+                    "SELECT m.seq, m.embedding <=> $1 FROM memories m \
+                     WHERE m.seq = ANY($2) AND m.embedding IS NOT NULL",
+                    &[&Vector::from(vector.to_vec()), &keys],
+                )
+                .map_err(pg_err)?;
+            Ok(rows.iter().map(similarity).collect())
+        })
     }
+}
 
-    pub(crate) fn by_entities(
-        &self,
-        query: &CandidateQuery<'_>,
-        names: &[String],
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        Err(crate::not_yet("by_entities"))
+/// A `(seq, cosine distance)` row as a candidate scored by cosine similarity.
+fn similarity(r: &postgres::Row) -> Candidate {
+    Candidate {
+        key: r.get(0),
+        score: (1.0 - r.get::<_, f64>(1)) as f32,
     }
+}
+
+/// Best first, ties by key (a relaxed-order index scan returns rows nearly sorted).
+pub(crate) fn ranked(mut c: Vec<Candidate>) -> Vec<Candidate> {
+    c.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+    c
+}
+
+/// Scope, visibility, kinds and filter of a candidate query, on `memories` aliased `m`.
+pub(crate) fn candidate_pred(q: &CandidateQuery<'_>) -> Result<Pred> {
+    let mut p = Pred::default();
+    predicate::scope(&mut p, "m", q.scope);
+    predicate::visibility(&mut p, "m", &q.read);
+    predicate::kinds(&mut p, "m", q.kinds);
+    if let Some(f) = q.filter {
+        predicate::filter(&mut p, "m", f)?;
+    }
+    Ok(p)
 }
