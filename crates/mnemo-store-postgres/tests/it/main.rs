@@ -37,6 +37,7 @@ fn fresh_schema(tag: &str) -> (String, String) {
 
 mod groundwork;
 mod recall;
+mod write;
 
 mod contract {
     //! The whole store contract suite, on PostgreSQL: each case in a fresh schema.
