@@ -19,11 +19,11 @@ mod rebind;
 pub(crate) use rebind::{inconsistent_pages, scrub_tiers, set_vector_from_pages};
 
 use crate::codec::{col, from_ms, scope_from_row};
+use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
 use mnemo_core::*;
 use pgvector::Vector;
-use postgres::types::ToSql;
 use postgres::{GenericClient, Row, Transaction};
 use std::collections::HashSet;
 
@@ -37,54 +37,12 @@ pub(crate) const SEGMENT_COLS: &str = "s.id, s.user_id, s.agent_id, s.run_id, s.
      s.summary_author, s.keywords, s.embedding, s.page_count, s.length_tokens, s.visits, \
      s.last_visit_at, s.created_at, s.updated_at, s.evicted_at, s.version";
 
-/// A parameter list for queries whose conditions are built at run time.
-#[derive(Default)]
-struct Conds {
-    sql: Vec<String>,
-    params: Vec<Box<dyn ToSql + Sync>>,
-}
-
-impl Conds {
-    /// Adds a parameter; returns its placeholder.
-    fn param(&mut self, value: impl ToSql + Sync + 'static) -> String {
-        self.params.push(Box::new(value));
-        format!("${}", self.params.len())
-    }
-
-    /// Adds a condition with one parameter, written `$?` in `cond`.
-    fn push(&mut self, cond: &str, value: impl ToSql + Sync + 'static) {
-        let mark = self.param(value);
-        self.sql.push(cond.replace("$?", &mark));
-    }
-
-    fn and(&mut self, cond: &str) {
-        self.sql.push(cond.to_string());
-    }
-
-    /// The owners `scope` covers (exactly `scope` when `exact`), on the table aliased `alias`.
-    fn scope(&mut self, alias: &str, scope: &Scope, exact: bool) {
-        if exact {
-            self.push(&format!("{alias}.scope_key = $?"), scope.key());
-            return;
-        }
-        let (u, a, r) = cols(scope);
-        for (col, v) in [("user_id", u), ("agent_id", a), ("run_id", r)] {
-            if let Some(v) = v {
-                self.push(&format!("{alias}.{col} = $?"), v.to_string());
-            }
-        }
-    }
-
-    fn where_sql(&self) -> String {
-        if self.sql.is_empty() {
-            "TRUE".into()
-        } else {
-            self.sql.join(" AND ")
-        }
-    }
-
-    fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
-        self.params.iter().map(|p| p.as_ref()).collect()
+/// The owners `scope` covers (exactly `scope` when `exact`), on the table aliased `alias`.
+fn scope_pred(p: &mut Pred, alias: &str, scope: &Scope, exact: bool) {
+    if exact {
+        predicate::exact_scope(p, alias, scope);
+    } else {
+        predicate::scope(p, alias, scope);
     }
 }
 
@@ -161,33 +119,37 @@ fn conflict(reason: String) -> Error {
 
 impl PgStore {
     pub(crate) fn stored_pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
-        let mut c = Conds::default();
+        let mut c = Pred::default();
         if let Some(s) = &q.scope {
             s.validate()?;
-            c.scope("p", s, q.exact);
+            scope_pred(&mut c, "p", s, q.exact);
         }
         match &q.session {
-            Some(Some(s)) => c.push("p.session_id = $?", s.clone()),
+            Some(Some(s)) => {
+                let a = c.arg(s.clone());
+                c.and(&format!("p.session_id = {a}"));
+            }
             Some(None) => c.and("p.session_id IS NULL"),
             None => {}
         }
         if let Some(t) = q.tier {
-            c.push("p.tier = $?", t.as_str().to_string());
+            let a = c.arg(t.as_str().to_string());
+            c.and(&format!("p.tier = {a}"));
         }
         if let Some(s) = q.segment {
-            c.push("p.segment_id = $?", s.0);
+            let a = c.arg(s.0);
+            c.and(&format!("p.segment_id = {a}"));
         }
-        if let Some(a) = q.analysed {
-            c.push("p.analysed = $?", a);
+        if let Some(analysed) = q.analysed {
+            let a = c.arg(analysed);
+            c.and(&format!("p.analysed = {a}"));
         }
         if let Some(ids) = &q.ids {
             if ids.is_empty() {
                 return Ok(Vec::new());
             }
-            c.push(
-                "p.id = ANY($?)",
-                ids.iter().map(|i| i.0).collect::<Vec<uuid::Uuid>>(),
-            );
+            let a = c.arg(ids.iter().map(|i| i.0).collect::<Vec<uuid::Uuid>>());
+            c.and(&format!("p.id = ANY({a})"));
         }
         let limit = q.limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default();
         // Newest first so that `limit` keeps the newest; reversed to oldest first below.
@@ -196,7 +158,7 @@ impl PgStore {
             c.where_sql()
         );
         self.with(|client| {
-            let rows = client.query(&sql, &c.refs()).map_err(pg_err)?;
+            let rows = client.query(&sql, &c.params()).map_err(pg_err)?;
             let mut pages = rows.iter().map(page_from_row).collect::<Result<Vec<_>>>()?;
             pages.reverse();
             Ok(pages)
@@ -210,8 +172,8 @@ impl PgStore {
         evicted: bool,
     ) -> Result<Vec<Segment>> {
         scope.validate()?;
-        let mut c = Conds::default();
-        c.scope("s", scope, exact);
+        let mut c = Pred::default();
+        scope_pred(&mut c, "s", scope, exact);
         if !evicted {
             c.and("s.evicted_at IS NULL");
         }
@@ -220,7 +182,7 @@ impl PgStore {
             c.where_sql()
         );
         self.with(|client| {
-            let rows = client.query(&sql, &c.refs()).map_err(pg_err)?;
+            let rows = client.query(&sql, &c.params()).map_err(pg_err)?;
             rows.iter().map(segment_from_row).collect()
         })
     }
@@ -239,19 +201,19 @@ impl PgStore {
         self.tx(|tx| {
             let mut n = 0u64;
             for (id, count) in visits {
-                let mut c = Conds::default();
-                let count = c.param(i64::from(*count));
-                let at = c.param(at);
-                c.push("s.id = $?", id.0);
-                c.and("s.evicted_at IS NULL");
-                c.scope("s", scope, false);
+                let mut c = Pred::default();
+                let count = c.arg(i64::from(*count));
+                let at = c.arg(at);
+                let id = c.arg(id.0);
+                c.and(&format!("s.id = {id} AND s.evicted_at IS NULL"));
+                predicate::scope(&mut c, "s", scope);
                 let sql = format!(
                     "UPDATE segments AS s SET visits = s.visits + {count}, \
                      last_visit_at = GREATEST(s.last_visit_at, {at}), version = s.version + 1 \
                      WHERE {}",
                     c.where_sql()
                 );
-                n += tx.execute(&sql, &c.refs()).map_err(pg_err)?;
+                n += tx.execute(&sql, &c.params()).map_err(pg_err)?;
             }
             Ok(n)
         })

@@ -1,0 +1,430 @@
+//! Import: the records of an export written in one transaction. A record whose id the store
+//! already holds is skipped (importing twice writes nothing); records that refer to memories
+//! (index texts) only apply to memories this import wrote. A memory whose history the import
+//! carries gets that history instead of the synthetic `ADD` an import writes otherwise.
+
+use crate::codec::{metadata_value, ms, note_value, opt_ms};
+use crate::encode::{insert_history, insert_memory, insert_message, Change, MemoryRow};
+use crate::tiers::{cols, json_list, set_vector_from_pages};
+use crate::{pg_err, search};
+use mnemo_core::tier::{Segment, StoredPage};
+use mnemo_core::*;
+use pgvector::Vector;
+use postgres::{GenericClient, Transaction};
+use std::collections::HashSet;
+
+/// What an import has done so far, for the records that refer back to it.
+#[derive(Default)]
+struct State {
+    /// Memories written by this import.
+    imported: HashSet<MemoryId>,
+    /// Memories whose history the import carries.
+    with_history: HashSet<MemoryId>,
+    /// Segments written by this import (key, id), whose vectors are recomputed at the end.
+    segments: Vec<(String, SegmentId)>,
+    /// Whether a history event kept its exported id (the id sequence then moves past it).
+    kept_history_ids: bool,
+    /// The bound dimension, read on first need.
+    dimension: Option<usize>,
+}
+
+impl State {
+    fn dimension(&mut self, tx: &mut Transaction<'_>) -> Result<usize> {
+        match self.dimension {
+            Some(d) => Ok(d),
+            None => {
+                let d = search::dimension_of(tx)?;
+                self.dimension = Some(d);
+                Ok(d)
+            }
+        }
+    }
+}
+
+fn exists(tx: &mut Transaction<'_>, sql: &str, id: uuid::Uuid) -> Result<bool> {
+    Ok(tx.query_opt(sql, &[&id]).map_err(pg_err)?.is_some())
+}
+
+/// Imports `records` inside `tx`; returns the rows written.
+pub(super) fn import_records(
+    tx: &mut Transaction<'_>,
+    records: &[(ExportRecord, Option<Vec<f32>>)],
+) -> Result<u64> {
+    let mut state = State {
+        with_history: records
+            .iter()
+            .filter_map(|(r, _)| match r {
+                ExportRecord::History(h) => Some(h.event.memory_id),
+                _ => None,
+            })
+            .collect(),
+        ..State::default()
+    };
+    let mut written = 0u64;
+    for (rec, vector) in records {
+        written += match rec {
+            ExportRecord::Message(m) => {
+                // Records built in code skip deserialisation's scope check.
+                m.scope()?;
+                let new = !exists(tx, "SELECT 1 FROM messages WHERE id = $1", m.id.0)?;
+                insert_message(tx, m)?;
+                u64::from(new)
+            }
+            ExportRecord::Memory(m) => memory(tx, m, vector.as_deref(), &mut state)?,
+            ExportRecord::Link(l) => link(tx, l)?,
+            ExportRecord::IndexText {
+                memory_id,
+                index_text,
+            } => {
+                if !state.imported.contains(memory_id) {
+                    continue;
+                }
+                // The lexical column follows `index_text` (it is generated from it).
+                tx.execute(
+                    "UPDATE memories SET index_text = $1 WHERE id = $2",
+                    &[index_text, &memory_id.0],
+                )
+                .map_err(pg_err)?
+            }
+            ExportRecord::History(h) => history(tx, h, &mut state)?,
+            ExportRecord::Entity(e) => entity(tx, e)?,
+            ExportRecord::Segment(s) => {
+                let dim = state.dimension(tx)?;
+                let n = segment(tx, s, dim)?;
+                if n > 0 {
+                    state.segments.push((s.scope.key(), s.id));
+                }
+                n
+            }
+            ExportRecord::Page(p) => {
+                let v = vector
+                    .as_deref()
+                    .ok_or_else(|| Error::invalid("vector", "missing for an imported page"))?;
+                check_vector("vector", v, state.dimension(tx)?)?;
+                page(tx, p, v)?
+            }
+            ExportRecord::Idempotency(r) => tx
+                .execute(
+                    "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                    &[
+                        &r.scope_key,
+                        &r.key,
+                        &r.request_hash,
+                        &r.outcome,
+                        &ms(r.created_at),
+                    ],
+                )
+                .map_err(pg_err)?,
+        };
+    }
+    for (key, id) in &state.segments {
+        set_vector_from_pages(tx, key, *id)?;
+    }
+    if state.kept_history_ids {
+        // Events written later must not draw an id an imported event already holds.
+        tx.execute(
+            "SELECT setval(pg_get_serial_sequence('history', 'id'), \
+             (SELECT COALESCE(MAX(id), 0) + 1 FROM history), false)",
+            &[],
+        )
+        .map_err(pg_err)?;
+    }
+    Ok(written)
+}
+
+fn memory(
+    tx: &mut Transaction<'_>,
+    m: &Memory,
+    vector: Option<&[f32]>,
+    state: &mut State,
+) -> Result<u64> {
+    if exists(tx, "SELECT 1 FROM memories WHERE id = $1", m.id.0)? {
+        return Ok(0);
+    }
+    let scope = m.scope()?;
+    if m.state != MemoryState::Deleted {
+        let v = vector.ok_or_else(|| Error::invalid("vector", "missing for an imported memory"))?;
+        check_vector("vector", v, state.dimension(tx)?)?;
+    }
+    let note = m.note.as_ref().map(NoteFields::validated).transpose()?;
+    let index_text = note
+        .as_ref()
+        .map(|n| mnemo_core::note::enriched_text(&m.text, n));
+    insert_memory(
+        tx,
+        &MemoryRow {
+            id: m.id,
+            scope: &scope,
+            kind: m.kind,
+            state: m.state,
+            text: &m.text,
+            index_text: index_text.as_deref(),
+            metadata: &m.metadata,
+            created_at: ms(m.created_at),
+            updated_at: ms(m.updated_at),
+            expires_at: opt_ms(m.expires_at),
+            valid_from: opt_ms(m.valid_from),
+            valid_until: opt_ms(m.valid_until),
+            actor: m.actor.as_deref(),
+            role: m.role,
+            vector,
+            sources: &m.sources,
+            note: note.as_ref(),
+        },
+    )?;
+    tx.execute(
+        "UPDATE memories SET access_count = $1, last_accessed_at = $2 \
+         WHERE scope_key = $3 AND id = $4",
+        &[
+            &(m.access_count as i64),
+            &opt_ms(m.last_accessed_at),
+            &scope.key(),
+            &m.id.0,
+        ],
+    )
+    .map_err(pg_err)?;
+    if !state.with_history.contains(&m.id) {
+        let ctx = WriteContext {
+            reason: Some("import".into()),
+            ..WriteContext::default()
+        };
+        let change = Change {
+            new_text: Some(&m.text),
+            new_metadata: Some(&m.metadata),
+            ..Change::default()
+        };
+        insert_history(
+            tx,
+            (m.id, &scope),
+            HistoryKind::Add,
+            &change,
+            &ctx,
+            ms(m.created_at),
+        )?;
+    }
+    state.imported.insert(m.id);
+    Ok(1)
+}
+
+/// The exact owner of a memory, if the store holds it.
+fn owner_key(tx: &mut impl GenericClient, id: MemoryId) -> Result<Option<String>> {
+    let row = tx
+        .query_opt(
+            "SELECT scope_key FROM memories WHERE id = $1 LIMIT 1",
+            &[&id.0],
+        )
+        .map_err(pg_err)?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// A link joins two stored memories of one exact scope; an existing link is kept.
+fn link(tx: &mut Transaction<'_>, l: &Link) -> Result<u64> {
+    l.validate()?;
+    let from = owner_key(tx, l.from)?
+        .ok_or_else(|| Error::invalid("from", format!("no memory {} to link from", l.from)))?;
+    match owner_key(tx, l.to)? {
+        Some(to) if to == from => {}
+        Some(_) => {
+            return Err(Error::invalid(
+                "to",
+                "a link joins two memories of one scope; these belong to different scopes",
+            ))
+        }
+        None => {
+            return Err(Error::invalid(
+                "to",
+                format!("no memory {} to link to", l.to),
+            ))
+        }
+    }
+    crate::encode::write_link(tx, &from, l, false)
+}
+
+fn history(tx: &mut Transaction<'_>, h: &HistoryRecord, state: &mut State) -> Result<u64> {
+    let owner = Scope::from_parts(
+        h.user_id.as_deref(),
+        h.agent_id.as_deref(),
+        h.run_id.as_deref(),
+    )?;
+    let e = &h.event;
+    let key = owner.key();
+    let seen = tx
+        .query_opt(
+            "SELECT 1 FROM history WHERE scope_key = $1 AND memory_id = $2 AND event = $3 \
+             AND created_at = $4 AND new_text IS NOT DISTINCT FROM $5 \
+             AND old_text IS NOT DISTINCT FROM $6",
+            &[
+                &key,
+                &e.memory_id.0,
+                &e.event.as_str(),
+                &ms(e.created_at),
+                &e.new_memory,
+                &e.old_memory,
+            ],
+        )
+        .map_err(pg_err)?
+        .is_some();
+    if seen {
+        return Ok(0);
+    }
+    // The event keeps its exported id where that id is free, so the history reads back in the
+    // same order; else it draws a new one.
+    let id_free = tx
+        .query_opt("SELECT 1 FROM history WHERE id = $1", &[&e.id])
+        .map_err(pg_err)?
+        .is_none();
+    let (u, a, r) = cols(&owner);
+    let (id_col, id_val, overriding) = if id_free {
+        state.kept_history_ids = true;
+        ("id, ", "$18, ", "OVERRIDING SYSTEM VALUE ")
+    } else {
+        ("", "", "")
+    };
+    let sql = format!(
+        "INSERT INTO history ({id_col}scope_key, memory_id, user_id, agent_id, run_id, event, \
+         old_text, new_text, old_metadata, new_metadata, old_note, new_note, actor, role, \
+         reason, request_id, created_at) {overriding}VALUES ({id_val}$1, $2, $3, $4, $5, $6, \
+         $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+    );
+    let role = e.role.map(Role::as_str);
+    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = Vec::with_capacity(18);
+    let old_metadata = e.old_metadata.as_ref().map(metadata_value);
+    let new_metadata = e.new_metadata.as_ref().map(metadata_value);
+    let old_note = e.old_note.as_ref().map(note_value);
+    let new_note = e.new_note.as_ref().map(note_value);
+    let at = ms(e.created_at);
+    let event = e.event.as_str();
+    params.extend([
+        &key as &(dyn postgres::types::ToSql + Sync),
+        &e.memory_id.0,
+        &u,
+        &a,
+        &r,
+        &event,
+        &e.old_memory,
+        &e.new_memory,
+        &old_metadata,
+        &new_metadata,
+        &old_note,
+        &new_note,
+        &e.actor,
+        &role,
+        &e.reason,
+        &e.request_id,
+        &at,
+    ]);
+    if id_free {
+        params.push(&e.id);
+    }
+    tx.execute(&sql, &params).map_err(pg_err)
+}
+
+fn entity(tx: &mut Transaction<'_>, r: &EntityRecord) -> Result<u64> {
+    let owner = Scope::from_parts(
+        r.user_id.as_deref(),
+        r.agent_id.as_deref(),
+        r.run_id.as_deref(),
+    )?;
+    let key = owner.key();
+    let e = &r.entity;
+    let mut n = tx
+        .execute(
+            "INSERT INTO entities (scope_key, id, user_id, agent_id, run_id, name, normalized, \
+             entity_type, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT DO NOTHING",
+            &[
+                &key,
+                &e.id.0,
+                &r.user_id,
+                &r.agent_id,
+                &r.run_id,
+                &e.name,
+                &e.normalized,
+                &e.entity_type,
+                &ms(e.created_at),
+            ],
+        )
+        .map_err(pg_err)?;
+    // Only memories of the entity's own scope are linked to it.
+    let memories: Vec<uuid::Uuid> = r.memories.iter().map(|m| m.0).collect();
+    n += tx
+        .execute(
+            "INSERT INTO entity_memories (scope_key, entity_id, memory_id) \
+             SELECT $1, $2, m.id FROM memories m WHERE m.scope_key = $1 AND m.id = ANY($3) \
+             ON CONFLICT DO NOTHING",
+            &[&key, &e.id.0, &memories],
+        )
+        .map_err(pg_err)?;
+    tx.execute(
+        "UPDATE entities SET mentions = (SELECT COUNT(*) FROM entity_memories em \
+         WHERE em.scope_key = $1 AND em.entity_id = $2) WHERE scope_key = $1 AND id = $2",
+        &[&key, &e.id.0],
+    )
+    .map_err(pg_err)?;
+    Ok(n)
+}
+
+/// An exported segment as it was, with a zero vector until the import's end sets it from its
+/// pages; an existing id is kept.
+fn segment(tx: &mut Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
+    s.scope.validate()?;
+    let (u, a, r) = cols(&s.scope);
+    tx.execute(
+        "INSERT INTO segments (scope_key, id, user_id, agent_id, run_id, summary, \
+         summary_author, keywords, embedding, page_count, length_tokens, visits, last_visit_at, \
+         created_at, updated_at, evicted_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
+         $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING",
+        &[
+            &s.scope.key(),
+            &s.id.0,
+            &u,
+            &a,
+            &r,
+            &s.summary,
+            &s.summary_author.as_str(),
+            &json_list(&s.keywords),
+            &Vector::from(vec![0.0; dim]),
+            &(s.page_count as i32),
+            &(s.length_tokens as i64),
+            &(s.visits as i64),
+            &ms(s.last_visit_at),
+            &ms(s.created_at),
+            &ms(s.updated_at),
+            &opt_ms(s.evicted_at),
+            &(s.version as i64),
+        ],
+    )
+    .map_err(pg_err)
+}
+
+/// An exported page as it was, with `vector`; an existing id is kept.
+fn page(tx: &mut Transaction<'_>, p: &StoredPage, vector: &[f32]) -> Result<u64> {
+    p.scope.validate()?;
+    let (u, a, r) = cols(&p.scope);
+    tx.execute(
+        "INSERT INTO pages (scope_key, id, user_id, agent_id, run_id, session_id, message_ids, \
+         text, tokens, at, embedding, keywords, tier, segment_id, continues, analysed) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+         ON CONFLICT DO NOTHING",
+        &[
+            &p.scope.key(),
+            &p.id.0,
+            &u,
+            &a,
+            &r,
+            &p.session_id,
+            &json_list(&p.message_ids),
+            &p.text,
+            &(p.tokens as i32),
+            &ms(p.at),
+            &Vector::from(vector.to_vec()),
+            &json_list(&p.keywords),
+            &p.tier.as_str(),
+            &p.segment.map(|s| s.0),
+            &p.continues.map(|c| c.0),
+            &p.analysed,
+        ],
+    )
+    .map_err(pg_err)
+}
