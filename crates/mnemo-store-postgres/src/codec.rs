@@ -1,5 +1,3 @@
-// Some decoders serve the write and transfer modules, which land separately.
-#![allow(dead_code)]
 //! Rows as mnemo types. Times are epoch milliseconds (`BIGINT`), ids are `UUID`, metadata and
 //! note fields are `JSONB`, enums are their `as_str` text. Columns are read by name, so a query
 //! may select them in any order as long as it selects the ones a decoder reads (the `*_COLUMNS`

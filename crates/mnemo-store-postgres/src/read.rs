@@ -86,7 +86,10 @@ pub(crate) fn owned_key(
     let a = p.arg(id.0);
     p.and(&format!("m.id = {a}"));
     predicate::scope(&mut p, "m", scope);
-    let sql = format!("SELECT m.scope_key FROM memories m WHERE {}", p.where_sql());
+    let sql = format!(
+        "SELECT m.scope_key FROM memories m WHERE {} LIMIT 1",
+        p.where_sql()
+    );
     let row = c.query_opt(&sql, &p.params()).map_err(pg_err)?;
     Ok(row.map(|r| r.get(0)))
 }
@@ -220,32 +223,41 @@ impl PgStore {
             // A memory that still exists must be visible to the scope (expiry and as-of included;
             // state not: a deleted memory's history stays readable). A hard-deleted memory's
             // history is checked against the owner recorded on its history rows.
-            let exists = c
-                .query_opt("SELECT 1 FROM memories WHERE id = $1", &[&id.0])
+            let owner: Option<String> = c
+                .query_opt(
+                    "SELECT scope_key FROM memories WHERE id = $1 LIMIT 1",
+                    &[&id.0],
+                )
                 .map_err(pg_err)?
-                .is_some();
-            if exists {
-                let mut p = Pred::default();
-                let a = p.arg(id.0);
-                p.and(&format!("m.id = {a}"));
-                predicate::scope(&mut p, "m", scope);
+                .map(|r| r.get(0));
+            let mut p = Pred::default();
+            let a = p.arg(id.0);
+            p.and(&format!("h.memory_id = {a}"));
+            predicate::scope(&mut p, "h", scope);
+            if let Some(key) = owner {
+                let mut seen = Pred::default();
+                let a = seen.arg(id.0);
+                seen.and(&format!("m.id = {a}"));
+                predicate::scope(&mut seen, "m", scope);
                 predicate::visibility(
-                    &mut p,
+                    &mut seen,
                     "m",
                     &ReadOptions {
                         include_inactive: true,
                         ..*read
                     },
                 );
-                let sql = format!("SELECT 1 FROM memories m WHERE {}", p.where_sql());
-                if c.query_opt(&sql, &p.params()).map_err(pg_err)?.is_none() {
+                let sql = format!(
+                    "SELECT 1 FROM memories m WHERE {} LIMIT 1",
+                    seen.where_sql()
+                );
+                if c.query_opt(&sql, &seen.params()).map_err(pg_err)?.is_none() {
                     return Err(Error::not_found("memory", id));
                 }
+                // A memory's history rows carry its owner: their index starts with it.
+                let k = p.arg(key);
+                p.and(&format!("h.scope_key = {k}"));
             }
-            let mut p = Pred::default();
-            let a = p.arg(id.0);
-            p.and(&format!("h.memory_id = {a}"));
-            predicate::scope(&mut p, "h", scope);
             let sql = format!(
                 "SELECT {HISTORY_COLUMNS} FROM history h WHERE {} ORDER BY h.id",
                 p.where_sql()
@@ -313,7 +325,7 @@ impl PgStore {
         self.with(|c| {
             let row = c
                 .query_opt(
-                    "SELECT user_id, agent_id, run_id FROM memories WHERE id = $1",
+                    "SELECT user_id, agent_id, run_id FROM memories WHERE id = $1 LIMIT 1",
                     &[&id.0],
                 )
                 .map_err(pg_err)?

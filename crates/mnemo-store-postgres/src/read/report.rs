@@ -22,14 +22,12 @@ impl PgStore {
                      (SELECT COUNT(*) FROM messages), \
                      (SELECT COUNT(*) FROM entities e WHERE e.mentions <> (SELECT COUNT(*) \
                         FROM entity_memories em WHERE em.scope_key = e.scope_key AND em.entity_id = e.id)), \
-                     (SELECT COUNT(*) FROM pages), \
-                     (SELECT COUNT(*) FROM pages p WHERE p.tier = 'mid' AND NOT EXISTS \
-                        (SELECT 1 FROM segments s WHERE s.scope_key = p.scope_key \
-                         AND s.id = p.segment_id AND s.evicted_at IS NULL))",
+                     (SELECT COUNT(*) FROM pages)",
                     &[],
                 )
                 .map_err(pg_err)?;
             let n = |i: usize| row.get::<_, i64>(i).max(0) as u64;
+            let mid_pages_without_segment = crate::tiers::inconsistent_pages(c)?;
             Ok(IntegrityReport {
                 memories: n(0),
                 indexed_memories: n(1),
@@ -41,7 +39,7 @@ impl PgStore {
                 messages: n(5),
                 entities_with_wrong_mentions: n(6),
                 pages: n(7),
-                mid_pages_without_segment: n(8),
+                mid_pages_without_segment,
             })
         })
     }
