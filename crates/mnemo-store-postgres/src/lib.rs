@@ -26,13 +26,6 @@ pub use schema::SCHEMA_VERSION;
 
 use parking_lot::Mutex;
 
-/// The error of a store operation this backend does not implement yet.
-pub(crate) fn not_yet(op: &str) -> Error {
-    Error::Storage {
-        reason: format!("{op} is not implemented by the PostgreSQL store yet"),
-    }
-}
-
 /// A PostgreSQL error as a mnemo error: connection failures are `unavailable` (retryable),
 /// the rest are storage errors with the server's message.
 pub(crate) fn pg_err(e: postgres::Error) -> Error {

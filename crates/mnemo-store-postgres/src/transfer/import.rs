@@ -4,8 +4,10 @@
 //! carries gets that history instead of the synthetic `ADD` an import writes otherwise.
 
 use crate::codec::{metadata_value, ms, note_value, opt_ms};
-use crate::encode::{insert_history, insert_memory, insert_message, Change, MemoryRow};
-use crate::tiers::{cols, json_list, set_vector_from_pages};
+use crate::encode::{
+    insert_history, insert_memory, insert_message, scope_parts, Change, MemoryRow,
+};
+use crate::tiers::{json_list, set_vector_from_pages};
 use crate::{pg_err, search};
 use mnemo_core::tier::{Segment, StoredPage};
 use mnemo_core::*;
@@ -274,50 +276,39 @@ fn history(tx: &mut Transaction<'_>, h: &HistoryRecord, state: &mut State) -> Re
         .query_opt("SELECT 1 FROM history WHERE id = $1", &[&e.id])
         .map_err(pg_err)?
         .is_none();
-    let (u, a, r) = cols(&owner);
-    let (id_col, id_val, overriding) = if id_free {
-        state.kept_history_ids = true;
-        ("id, ", "$18, ", "OVERRIDING SYSTEM VALUE ")
-    } else {
-        ("", "", "")
-    };
-    let sql = format!(
-        "INSERT INTO history ({id_col}scope_key, memory_id, user_id, agent_id, run_id, event, \
-         old_text, new_text, old_metadata, new_metadata, old_note, new_note, actor, role, \
-         reason, request_id, created_at) {overriding}VALUES ({id_val}$1, $2, $3, $4, $5, $6, \
-         $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
-    );
-    let role = e.role.map(Role::as_str);
-    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = Vec::with_capacity(18);
-    let old_metadata = e.old_metadata.as_ref().map(metadata_value);
-    let new_metadata = e.new_metadata.as_ref().map(metadata_value);
-    let old_note = e.old_note.as_ref().map(note_value);
-    let new_note = e.new_note.as_ref().map(note_value);
-    let at = ms(e.created_at);
-    let event = e.event.as_str();
-    params.extend([
-        &key as &(dyn postgres::types::ToSql + Sync),
-        &e.memory_id.0,
-        &u,
-        &a,
-        &r,
-        &event,
-        &e.old_memory,
-        &e.new_memory,
-        &old_metadata,
-        &new_metadata,
-        &old_note,
-        &new_note,
-        &e.actor,
-        &role,
-        &e.reason,
-        &e.request_id,
-        &at,
-    ]);
     if id_free {
-        params.push(&e.id);
+        state.kept_history_ids = true;
     }
-    tx.execute(&sql, &params).map_err(pg_err)
+    let [u, a, r] = scope_parts(&owner);
+    // A taken id draws the next one from the column's own sequence.
+    tx.execute(
+        "INSERT INTO history (id, scope_key, memory_id, user_id, agent_id, run_id, event, \
+         old_text, new_text, old_metadata, new_metadata, old_note, new_note, actor, role, reason, \
+         request_id, created_at) OVERRIDING SYSTEM VALUE VALUES \
+         (COALESCE($1, nextval(pg_get_serial_sequence('history', 'id'))), $2, $3, $4, $5, $6, \
+         $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+        &[
+            &id_free.then_some(e.id),
+            &key,
+            &e.memory_id.0,
+            &u,
+            &a,
+            &r,
+            &e.event.as_str(),
+            &e.old_memory,
+            &e.new_memory,
+            &e.old_metadata.as_ref().map(metadata_value),
+            &e.new_metadata.as_ref().map(metadata_value),
+            &e.old_note.as_ref().map(note_value),
+            &e.new_note.as_ref().map(note_value),
+            &e.actor,
+            &e.role.map(Role::as_str),
+            &e.reason,
+            &e.request_id,
+            &ms(e.created_at),
+        ],
+    )
+    .map_err(pg_err)
 }
 
 fn entity(tx: &mut Transaction<'_>, r: &EntityRecord) -> Result<u64> {
@@ -369,7 +360,7 @@ fn entity(tx: &mut Transaction<'_>, r: &EntityRecord) -> Result<u64> {
 /// pages; an existing id is kept.
 fn segment(tx: &mut Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
     s.scope.validate()?;
-    let (u, a, r) = cols(&s.scope);
+    let [u, a, r] = scope_parts(&s.scope);
     tx.execute(
         "INSERT INTO segments (scope_key, id, user_id, agent_id, run_id, summary, \
          summary_author, keywords, embedding, page_count, length_tokens, visits, last_visit_at, \
@@ -401,7 +392,7 @@ fn segment(tx: &mut Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
 /// An exported page as it was, with `vector`; an existing id is kept.
 fn page(tx: &mut Transaction<'_>, p: &StoredPage, vector: &[f32]) -> Result<u64> {
     p.scope.validate()?;
-    let (u, a, r) = cols(&p.scope);
+    let [u, a, r] = scope_parts(&p.scope);
     tx.execute(
         "INSERT INTO pages (scope_key, id, user_id, agent_id, run_id, session_id, message_ids, \
          text, tokens, at, embedding, keywords, tier, segment_id, continues, analysed) \
