@@ -13,6 +13,14 @@ pub struct Cli {
     /// Directory holding the store (default: the user's data directory).
     #[arg(long, global = false, env = "MNEMO_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// The store: a PostgreSQL URL (postgres://user@host:5432/db, shared by every mnemo
+    /// process given it, API keys included) or the path of a SQLite file (default:
+    /// <data dir>/mnemo.db).
+    #[arg(long = "store", env = "MNEMO_STORE_URL")]
+    pub store_url: Option<String>,
+    /// Connections a PostgreSQL store keeps open.
+    #[arg(long, env = "MNEMO_STORE_POOL_SIZE", default_value_t = mnemo::DEFAULT_STORE_POOL_SIZE)]
+    pub store_pool_size: usize,
     /// Print machine-readable JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -660,7 +668,8 @@ pub struct ServeArgs {
     /// Operations running at once; more wait in a queue.
     #[arg(long, env = "MNEMO_MAX_IN_FLIGHT", default_value_t = 64)]
     pub max_in_flight: usize,
-    /// Where API keys are kept (default: <data dir>/keys.db).
+    /// A keys file of an older mnemo, imported into the store at start (default:
+    /// <data dir>/keys.db, when present). Keys live in the store.
     #[arg(long, env = "MNEMO_KEYS_PATH")]
     pub keys_path: Option<PathBuf>,
     /// Let keys bound to an agent or run (no user) add to or change a user's memories.
@@ -678,7 +687,7 @@ pub struct ServeArgs {
     pub max_messages_per_add: usize,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum KeysAction {
     /// Create a key bound to a scope (or an admin key); the secret is printed once.
     Create {

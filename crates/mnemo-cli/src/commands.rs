@@ -33,6 +33,10 @@ fn id_of(raw: &str) -> Result<MemoryId, Error> {
 pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
     let data_dir = cli.data_dir.clone().unwrap_or_else(mnemo::default_data_dir);
     let mut cfg = MemoryConfig::new(data_dir);
+    cfg.store = match &cli.store_url {
+        Some(url) => Some(mnemo::StoreConfig::parse(url, cli.store_pool_size)?),
+        None => None,
+    };
     let models_dir = cli
         .models_dir
         .clone()
@@ -195,12 +199,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         } => return crate::eval::correctness(config_of(&cli)?, args.clone(), json).await,
         Command::Serve(args) => return crate::serve::serve(&cli, args, json).await,
         Command::Mcp { api_key } => return crate::serve::mcp(&cli, api_key).await,
-        Command::Keys { action } => return crate::serve::keys(&cli, action, json),
+        Command::Keys { action } => return crate::serve::keys(&cli, action, json).await,
         Command::Reembed { batch_size } => {
             return crate::reembed::run(config_of(&cli)?, *batch_size, json).await
         }
         _ => {}
     }
+    let location = config_of(&cli)?.store_config();
     let memory = Memory::open(config_of(&cli)?).await?;
     match cli.command {
         Command::Add {
@@ -612,7 +617,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             out.flush()?;
         }
         Command::Context(args) => crate::context::run(&memory, args, json).await?,
-        Command::Doctor => doctor(&memory, json).await?,
+        Command::Doctor => doctor(&memory, &location, json).await?,
         Command::Models { .. }
         | Command::Bench { .. }
         | Command::Eval { .. }
@@ -626,9 +631,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn doctor(memory: &Memory, json: bool) -> anyhow::Result<()> {
-    let stats = memory.store().stats()?;
-    let integrity = memory.store().integrity()?;
+async fn doctor(memory: &Memory, location: &mnemo::StoreConfig, json: bool) -> anyhow::Result<()> {
+    // Store work is blocking (and the PostgreSQL driver may not run on an async worker).
+    let store = memory.store().clone();
+    let (stats, integrity) =
+        tokio::task::spawn_blocking(move || Ok::<_, Error>((store.stats()?, store.integrity()?)))
+            .await??;
     let embedder = memory.embedder().await;
     let (model, dim, model_error) = match &embedder {
         Ok(e) => (Some(e.model_id().to_string()), Some(e.dimension()), None),
@@ -637,7 +645,8 @@ async fn doctor(memory: &Memory, json: bool) -> anyhow::Result<()> {
     let report = serde_json::json!({
         "mnemo_version": env!("CARGO_PKG_VERSION"),
         "schema_version": stats.schema_version,
-        "store": {"memories": stats.memories, "messages": stats.messages, "file_bytes": stats.file_bytes,
+        "store": {"kind": location.kind(), "location": location.describe(),
+                  "memories": stats.memories, "messages": stats.messages, "file_bytes": stats.file_bytes,
                   "embedding_model": stats.embedding_model, "dimension": stats.dimension,
                   "consistent": integrity.is_consistent(), "integrity": integrity},
         "embedder": {"model": model, "dimension": dim, "error": model_error},

@@ -1,6 +1,7 @@
 //! `mnemo reembed`: moves a store to the configured embedder.
 //!
-//! The current store is copied whole (`VACUUM INTO mnemo.db.reembed`: records, history, links,
+//! On PostgreSQL the vectors are replaced in place, in one transaction (`in_place`). On the
+//! embedded store, the current store is copied whole (`VACUUM INTO mnemo.db.reembed`: records, history, links,
 //! entities, messages, idempotency keys), then every vector of the copy is replaced in one
 //! transaction with the new model's (`Store::rebind_embedder`, which embeds each memory from the
 //! same text as before, conversation context included). When the counts and indexes of the copy
@@ -16,7 +17,7 @@
 //! the old vectors can never load beside the new file.
 
 use crate::io::print_json;
-use mnemo::MemoryConfig;
+use mnemo::{MemoryConfig, StoreConfig};
 use mnemo_core::{CachedEmbedder, Embedder, Error, IntegrityReport, Store};
 use mnemo_store_sqlite::SqliteStore;
 use std::path::{Path, PathBuf};
@@ -85,7 +86,12 @@ fn remove_store_files(db: &Path) -> std::io::Result<()> {
 
 pub async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let db = cfg.store_path();
+    let db = match cfg.store_config() {
+        StoreConfig::Embedded { path } => path,
+        shared @ StoreConfig::Postgres { .. } => {
+            return in_place(cfg, &shared, batch_size, json, started).await
+        }
+    };
     if !db.is_file() {
         return Err(Error::not_found("store", db.display()).into());
     }
@@ -104,14 +110,7 @@ pub async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> anyhow::Re
 
     // 2. The new embedder (an endpoint is probed here), then every vector of the copy replaced
     //    in one transaction.
-    let (embedder_cfg, cache) = (cfg.embedder.clone(), cfg.embedding_cache);
-    let embedder: Arc<dyn Embedder> = blocking(move || {
-        Ok(Arc::new(CachedEmbedder::new(
-            mnemo_models::load_embedder(&embedder_cfg)?,
-            cache,
-        )) as Arc<dyn Embedder>)
-    })
-    .await?;
+    let embedder = load_embedder(&cfg).await?;
     let (new_model, new_dim) = (embedder.model_id().to_string(), embedder.dimension());
     let bar = indicatif::ProgressBar::new(before.vectors);
     bar.set_style(
@@ -184,6 +183,65 @@ pub async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> anyhow::Re
             "backup: {} (to go back, move it and its .hnsw files over the store's)",
             backup.display()
         );
+    }
+    Ok(())
+}
+
+/// The new embedder (an endpoint is probed here), cached like the facade's.
+async fn load_embedder(cfg: &MemoryConfig) -> Result<Arc<dyn Embedder>, Error> {
+    let (embedder_cfg, cache) = (cfg.embedder.clone(), cfg.embedding_cache);
+    blocking(move || {
+        Ok(Arc::new(CachedEmbedder::new(
+            mnemo_models::load_embedder(&embedder_cfg)?,
+            cache,
+        )) as Arc<dyn Embedder>)
+    })
+    .await
+}
+
+/// A shared database cannot be copied aside and swapped: its vectors are replaced where they
+/// are, in the one transaction of `Store::rebind_embedder`. Other processes keep reading the
+/// old vectors until it commits; a failure rolls everything back and changes nothing.
+async fn in_place(
+    cfg: MemoryConfig,
+    location: &StoreConfig,
+    batch_size: usize,
+    json: bool,
+    started: std::time::Instant,
+) -> anyhow::Result<()> {
+    let embedder = load_embedder(&cfg).await?;
+    let (new_model, new_dim) = (embedder.model_id().to_string(), embedder.dimension());
+    let (loc, model) = (location.clone(), new_model.clone());
+    let (old_stats, before, written, after) = blocking(move || {
+        let store = mnemo::open_store(&loc)?;
+        let (old_stats, before) = (store.stats()?, store.integrity()?);
+        let n = store.rebind_embedder(&model, new_dim, batch_size.max(1), &mut |texts| {
+            embedder.embed(texts)
+        })?;
+        Ok((old_stats, before, n, store.integrity()?))
+    })
+    .await?;
+    if !after.is_consistent() || after.memories != before.memories {
+        return Err(Error::internal(format!(
+            "the store's indexes disagree after re-embedding (before {before:?}, after {after:?})"
+        ))
+        .into());
+    }
+    let summary = serde_json::json!({"reembedded": {
+        "store": location.describe(), "backup": null,
+        "memories": after.memories, "messages": after.messages, "vectors": written,
+        "from": {"model": old_stats.embedding_model, "dimension": old_stats.dimension},
+        "to": {"model": new_model, "dimension": new_dim},
+        "seconds": started.elapsed().as_secs_f64(),
+    }});
+    if json {
+        print_json(&summary)?;
+    } else {
+        println!(
+            "re-embedded {written} memories ({} messages) with {new_model} ({new_dim} dimensions)",
+            after.messages
+        );
+        println!("store: {} (in place, one transaction)", location.describe());
     }
     Ok(())
 }

@@ -1,10 +1,15 @@
 //! `mnemo serve`, `mnemo mcp` and `mnemo keys`: the server surfaces and their API keys, plus
 //! the `mnemo.toml` settings file that feeds every command's flags.
+//!
+//! API keys live in the configured store, so every server on one store shares them. A
+//! `keys.db` left by an older mnemo (`--keys-path`, by default in the data directory) is
+//! imported into the store whenever one of these commands opens it: idempotently, keys already
+//! in the store are kept as they are (a key revoked there stays revoked).
 
 use crate::args::{Cli, KeysAction, ServeArgs};
 use crate::commands::config_of;
 use crate::io::print_json;
-use mnemo::Memory;
+use mnemo::{Memory, StoreConfig};
 use mnemo_server::{FileConfig, KeyStore, Principal, ScopeParts, ServerConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -141,6 +146,8 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
     };
     config.validate()?;
     let memory = Memory::open(config_of(cli)?).await?;
+    let (store, legacy) = (memory.store().clone(), config.keys_path.clone());
+    blocking(move || Ok(mnemo::import_legacy_keys(store.as_ref(), &legacy)?)).await?;
     // Load the embedder now, so the first request does not pay for it and a missing model
     // stops the start instead of failing requests.
     memory.embedder().await?;
@@ -161,11 +168,18 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
 
 pub async fn mcp(cli: &Cli, api_key: &Option<String>) -> anyhow::Result<()> {
     init_logs("warn", false);
+    let memory = Memory::open(config_of(cli)?).await?;
     let caller = match api_key {
-        Some(k) => KeyStore::open(&keys_path(cli, &None))?.authenticate(k)?,
+        Some(k) => {
+            let (store, legacy, k) = (memory.store().clone(), keys_path(cli, &None), k.clone());
+            blocking(move || {
+                mnemo::import_legacy_keys(store.as_ref(), &legacy)?;
+                Ok(KeyStore::new(store)?.authenticate(&k)?)
+            })
+            .await?
+        }
         None => Principal::anonymous_admin(),
     };
-    let memory = Memory::open(config_of(cli)?).await?;
     let service = mnemo_server::Service::new(
         memory,
         Arc::new(mnemo_server::metrics::Metrics::new()),
@@ -175,21 +189,47 @@ pub async fn mcp(cli: &Cli, api_key: &Option<String>) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn keys(cli: &Cli, action: &KeysAction, json: bool) -> anyhow::Result<()> {
+/// Runs blocking store work off the async workers (the PostgreSQL driver may not run on them).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    tokio::task::spawn_blocking(f).await?
+}
+
+pub async fn keys(cli: &Cli, action: &KeysAction, json: bool) -> anyhow::Result<()> {
+    let store = config_of(cli)?.store_config();
+    let legacy = keys_path(
+        cli,
+        match action {
+            KeysAction::Create { keys_path, .. }
+            | KeysAction::List { keys_path }
+            | KeysAction::Revoke { keys_path, .. } => keys_path,
+        },
+    );
+    let action = action.clone();
+    blocking(move || keys_on(&store, &legacy, &action, json)).await
+}
+
+/// `mnemo keys` on the configured store (blocking).
+fn keys_on(
+    location: &StoreConfig,
+    legacy: &Path,
+    action: &KeysAction,
+    json: bool,
+) -> anyhow::Result<()> {
+    let store = mnemo::open_store(location)?;
+    mnemo::import_legacy_keys(store.as_ref(), legacy)?;
+    let keys = KeyStore::new(store)?;
     match action {
         KeysAction::Create {
-            scope,
-            admin,
-            name,
-            keys_path: kp,
+            scope, admin, name, ..
         } => {
-            let store = KeyStore::open(&keys_path(cli, kp))?;
             let bind = ScopeParts::new(
                 scope.user_id.clone(),
                 scope.agent_id.clone(),
                 scope.run_id.clone(),
             );
-            let key = store.create(name.as_deref(), *admin, &bind)?;
+            let key = keys.create(name.as_deref(), *admin, &bind)?;
             if json {
                 print_json(&key)?;
             } else {
@@ -201,8 +241,8 @@ pub fn keys(cli: &Cli, action: &KeysAction, json: bool) -> anyhow::Result<()> {
                 );
             }
         }
-        KeysAction::List { keys_path: kp } => {
-            let list = KeyStore::open(&keys_path(cli, kp))?.list()?;
+        KeysAction::List { .. } => {
+            let list = keys.list()?;
             if json {
                 print_json(&serde_json::json!({ "results": list }))?;
             } else {
@@ -226,8 +266,8 @@ pub fn keys(cli: &Cli, action: &KeysAction, json: bool) -> anyhow::Result<()> {
                 }
             }
         }
-        KeysAction::Revoke { id, keys_path: kp } => {
-            KeyStore::open(&keys_path(cli, kp))?.revoke(id)?;
+        KeysAction::Revoke { id, .. } => {
+            keys.revoke(id)?;
             if json {
                 print_json(&serde_json::json!({ "revoked": id }))?;
             } else {

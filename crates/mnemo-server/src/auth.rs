@@ -1,7 +1,8 @@
 //! API keys and what they may touch.
 //!
-//! A key is a random secret shown once at creation; only its SHA-256 is stored, in
-//! `keys.db` beside the memory store. Each key is either an admin key or bound to scope parts
+//! A key is a random secret shown once at creation; only its SHA-256 is stored, in the
+//! configured store's key table (`mnemo_core::ApiKeyStore`), so every server on one store
+//! shares keys. Each key is either an admin key or bound to scope parts
 //! (`user_id`, `agent_id`, `run_id`): a request may only name scopes that keep every bound part
 //! (a key for user A may use any agent or run of A, never user B). Revocation takes effect on
 //! the next request: keys are looked up per request, not cached.
@@ -9,12 +10,11 @@
 use crate::error::{ApiError, ApiKind, ApiResult};
 use chrono::Utc;
 use mnemo_core::Scope;
-use parking_lot::Mutex;
+use mnemo_core::{ApiKeyRecord, ApiKeyStore, Store};
 use rand::RngCore;
-use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::path::Path;
+use std::sync::Arc;
 
 /// The scope parts a request names (any may be absent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -150,21 +150,18 @@ pub struct NewKey {
     pub info: KeyInfo,
 }
 
-/// The key table. Cheap lookups by hash; one connection behind a lock.
+/// The API keys of the store the server runs on (`mnemo_core::ApiKeyStore`): every server on
+/// one store sees the same keys. Secrets are hashed here; the store only ever sees hashes.
+/// Every call is blocking store I/O: async callers run it on the blocking pool.
+#[derive(Clone)]
 pub struct KeyStore {
-    conn: Mutex<Connection>,
+    store: Arc<dyn Store>,
 }
 
 impl std::fmt::Debug for KeyStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KeyStore").finish_non_exhaustive()
     }
-}
-
-fn storage(e: rusqlite::Error) -> ApiError {
-    ApiError::from(mnemo_core::Error::Storage {
-        reason: format!("key store: {e}"),
-    })
 }
 
 fn hash(secret: &str) -> String {
@@ -177,33 +174,28 @@ fn random_hex(bytes: usize) -> String {
     hex::encode(buf)
 }
 
+fn info_of(k: ApiKeyRecord) -> KeyInfo {
+    KeyInfo {
+        id: k.id,
+        name: k.name,
+        admin: k.admin,
+        user_id: k.user_id,
+        agent_id: k.agent_id,
+        run_id: k.run_id,
+        created_at: k.created_at.to_rfc3339(),
+        revoked_at: k.revoked_at.map(|t| t.to_rfc3339()),
+    }
+}
+
 impl KeyStore {
-    pub fn open(path: &Path) -> ApiResult<Self> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                ApiError::from(mnemo_core::Error::Storage {
-                    reason: format!("creating {}: {e}", dir.display()),
-                })
-            })?;
-        }
-        let conn = Connection::open(path).map_err(storage)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL;
-             PRAGMA busy_timeout=5000;
-             CREATE TABLE IF NOT EXISTS api_keys (
-                 id TEXT PRIMARY KEY,
-                 hash TEXT NOT NULL UNIQUE,
-                 name TEXT,
-                 admin INTEGER NOT NULL,
-                 user_id TEXT, agent_id TEXT, run_id TEXT,
-                 created_at TEXT NOT NULL,
-                 revoked_at TEXT
-             );",
-        )
-        .map_err(storage)?;
-        Ok(Self {
-            conn: Mutex::new(conn),
-        })
+    /// The keys of `store`; fails (without I/O) when the store keeps none.
+    pub fn new(store: Arc<dyn Store>) -> ApiResult<Self> {
+        mnemo::key_store(store.as_ref())?;
+        Ok(Self { store })
+    }
+
+    fn table(&self) -> ApiResult<&dyn ApiKeyStore> {
+        Ok(mnemo::key_store(self.store.as_ref())?)
     }
 
     /// Creates a key. A non-admin key must be bound to at least one valid scope part.
@@ -227,107 +219,55 @@ impl KeyStore {
             })?;
         }
         let norm = |v: &Option<String>| v.as_ref().map(|s| s.trim().to_string());
-        let info = KeyInfo {
+        let key = format!("mnemo_{}", random_hex(24));
+        let record = ApiKeyRecord {
             id: format!("key_{}", random_hex(6)),
+            hash: hash(&key),
             name: name.map(str::to_string),
             admin,
             user_id: norm(&bind.user_id),
             agent_id: norm(&bind.agent_id),
             run_id: norm(&bind.run_id),
-            created_at: Utc::now().to_rfc3339(),
+            created_at: Utc::now(),
             revoked_at: None,
         };
-        let key = format!("mnemo_{}", random_hex(24));
-        self.conn
-            .lock()
-            .execute(
-                "INSERT INTO api_keys (id, hash, name, admin, user_id, agent_id, run_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    info.id,
-                    hash(&key),
-                    info.name,
-                    info.admin,
-                    info.user_id,
-                    info.agent_id,
-                    info.run_id,
-                    info.created_at
-                ],
-            )
-            .map_err(storage)?;
-        Ok(NewKey { key, info })
+        self.table()?.insert_key(&record)?;
+        Ok(NewKey {
+            key,
+            info: info_of(record),
+        })
     }
 
     pub fn list(&self) -> ApiResult<Vec<KeyInfo>> {
-        let conn = self.conn.lock();
-        let mut stmt = conn
-            .prepare(
-                "SELECT id, name, admin, user_id, agent_id, run_id, created_at, revoked_at
-                 FROM api_keys ORDER BY created_at",
-            )
-            .map_err(storage)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(KeyInfo {
-                    id: r.get(0)?,
-                    name: r.get(1)?,
-                    admin: r.get(2)?,
-                    user_id: r.get(3)?,
-                    agent_id: r.get(4)?,
-                    run_id: r.get(5)?,
-                    created_at: r.get(6)?,
-                    revoked_at: r.get(7)?,
-                })
-            })
-            .map_err(storage)?;
-        rows.collect::<Result<_, _>>().map_err(storage)
+        Ok(self
+            .table()?
+            .list_keys()?
+            .into_iter()
+            .map(info_of)
+            .collect())
     }
 
     /// Revokes a key by id; `not_found` when there is no such active key.
     pub fn revoke(&self, id: &str) -> ApiResult<()> {
-        let n = self
-            .conn
-            .lock()
-            .execute(
-                "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-                params![id, Utc::now().to_rfc3339()],
-            )
-            .map_err(storage)?;
-        if n == 0 {
-            return Err(ApiError::from(mnemo_core::Error::NotFound {
-                what: "api key",
-                id: id.to_string(),
-            }));
-        }
-        Ok(())
+        Ok(self.table()?.revoke_key(id, Utc::now())?)
     }
 
-    /// The principal of an active key, or `unauthenticated`.
+    /// The principal of an active key, or `unauthenticated`. Looked up in the store on every
+    /// call, so a revocation made through any server holds from the next request.
     pub fn authenticate(&self, secret: &str) -> ApiResult<Principal> {
-        let conn = self.conn.lock();
-        let row = conn
-            .prepare_cached(
-                "SELECT id, admin, user_id, agent_id, run_id FROM api_keys
-                 WHERE hash = ?1 AND revoked_at IS NULL",
-            )
-            .map_err(storage)?
-            .query_row([hash(secret.trim())], |r| {
-                Ok(Principal {
-                    key_id: r.get(0)?,
-                    admin: r.get(1)?,
-                    user_id: r.get(2)?,
-                    agent_id: r.get(3)?,
-                    run_id: r.get(4)?,
-                })
-            })
-            .optional()
-            .map_err(storage)?;
-        row.ok_or_else(|| {
-            ApiError::new(
+        match self.table()?.key_by_hash(&hash(secret.trim()))? {
+            Some(k) if k.is_active() => Ok(Principal {
+                key_id: k.id,
+                admin: k.admin,
+                user_id: k.user_id,
+                agent_id: k.agent_id,
+                run_id: k.run_id,
+            }),
+            _ => Err(ApiError::new(
                 ApiKind::Unauthenticated,
                 "the API key is unknown or revoked",
-            )
-        })
+            )),
+        }
     }
 }
 
@@ -342,20 +282,23 @@ mod tests {
     #[test]
     fn keys_are_stored_hashed_and_revocable() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("keys.db");
-        let ks = KeyStore::open(&path).unwrap();
+        let path = dir.path().join("mnemo.db");
+        let store = mnemo_store_sqlite::SqliteStore::open(&path).unwrap();
+        let ks = KeyStore::new(Arc::new(store)).unwrap();
         let k = ks
             .create(Some("app"), false, &parts(Some("alice"), None))
             .unwrap();
         let p = ks.authenticate(&k.key).unwrap();
         assert_eq!(p.user_id.as_deref(), Some("alice"));
         assert!(!p.admin);
-        let raw = std::fs::read(&path).unwrap();
         let needle = k.key.as_bytes();
-        assert!(
-            !raw.windows(needle.len()).any(|w| w == needle),
-            "secret stored in clear"
-        );
+        for file in std::fs::read_dir(dir.path()).unwrap() {
+            let raw = std::fs::read(file.unwrap().path()).unwrap();
+            assert!(
+                !raw.windows(needle.len()).any(|w| w == needle),
+                "secret stored in clear"
+            );
+        }
         ks.revoke(&k.info.id).unwrap();
         assert_eq!(
             ks.authenticate(&k.key).unwrap_err().kind,

@@ -28,7 +28,9 @@ pub struct ServerConfig {
     /// Write memory text and queries into the logs.
     pub log_content: bool,
     pub max_in_flight: usize,
-    /// Where API keys are kept (default: `keys.db` in the data directory).
+    /// A `keys.db` file from before API keys lived in the store (default: the one in the
+    /// data directory). `mnemo serve` imports its keys into the store at start, once (keys
+    /// already there are kept as they are); the server itself only reads the store.
     pub keys_path: PathBuf,
     /// Let keys bound to no user (agent or run keys) add to and change memories of a user they
     /// name. Off by default: such a write would appear in that user's own searches.
@@ -116,6 +118,8 @@ pub struct FileConfig {
     pub embedder: Option<String>,
     pub threads: Option<usize>,
     #[serde(default)]
+    pub store: StoreSection,
+    #[serde(default)]
     pub server: ServerSection,
     #[serde(default)]
     pub llm: LlmSection,
@@ -125,6 +129,17 @@ pub struct FileConfig {
     pub tiers: TiersSection,
     /// Count reads (access counts, segment visits); see `MemoryConfig::usage_tracking`.
     pub usage_tracking: Option<bool>,
+}
+
+/// `[store]`: where the store lives (see `mnemo::StoreConfig`); by default the embedded file
+/// in `data_dir`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// `postgres://…`, or the path of a SQLite file.
+    pub url: Option<String>,
+    /// Connections a PostgreSQL store keeps open.
+    pub pool_size: Option<usize>,
 }
 
 /// `[tiers]`: the memory hierarchy; see `mnemo_core::TierConfig`.
@@ -217,6 +232,11 @@ impl FileConfig {
         put("MNEMO_MODELS_DIR", path(&self.models_dir));
         put("MNEMO_EMBEDDER", self.embedder.clone());
         put("MNEMO_THREADS", self.threads.map(|v| v.to_string()));
+        put("MNEMO_STORE_URL", self.store.url.clone());
+        put(
+            "MNEMO_STORE_POOL_SIZE",
+            self.store.pool_size.map(|v| v.to_string()),
+        );
         put("MNEMO_BIND", s.bind.clone());
         put("MNEMO_NO_AUTH", s.no_auth.map(|v| v.to_string()));
         put(
@@ -324,9 +344,11 @@ mod tests {
         let c = FileConfig::parse(text).unwrap();
         assert_eq!(c.server.bind.as_deref(), Some("127.0.0.1:8750"));
         assert_eq!(c.server.no_auth, Some(false));
-        // The example sets every key but `llm.gguf` and `tiers.mid_term_capacity` (unbounded).
+        // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded) and
+        // `store.url` (the embedded file by default).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 35, "{env:?}");
+        assert_eq!(env.len(), 36, "{env:?}");
+        assert!(env.contains(&("MNEMO_STORE_POOL_SIZE", "16".to_string())));
         assert!(env.contains(&("MNEMO_SHORT_TERM_CAPACITY", "10".to_string())));
         assert!(env.contains(&("MNEMO_USAGE_TRACKING", "true".to_string())));
         assert!(!env.iter().any(|(k, _)| *k == "MNEMO_LLM_GGUF"));

@@ -74,9 +74,13 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
     let keys = if config.no_auth {
         None
     } else {
-        Some(Arc::new(
-            KeyStore::open(&config.keys_path).map_err(|e| Error::Storage { reason: e.message })?,
-        ))
+        // The store's own key table: every server on one store sees the same keys.
+        Some(Arc::new(KeyStore::new(memory.store().clone()).map_err(
+            |e| Error::Unavailable {
+                component: "api keys".into(),
+                reason: e.message,
+            },
+        )?))
     };
     let metrics = Arc::new(Metrics::new());
     let service = Service::new(

@@ -104,6 +104,18 @@ impl Pool {
     }
 }
 
+impl Drop for Pool {
+    /// Each synchronous client owns a small tokio runtime, and tokio panics when a runtime is
+    /// dropped on an async worker thread — where the last handle to a store is often released
+    /// (a server shutting down). The idle clients are therefore closed on a thread of their own.
+    fn drop(&mut self) {
+        let idle = std::mem::take(&mut *self.idle.lock());
+        if !idle.is_empty() {
+            let _ = std::thread::spawn(move || drop(idle)).join();
+        }
+    }
+}
+
 /// A PostgreSQL database holding one mnemo store.
 pub struct PgStore {
     pool: Pool,

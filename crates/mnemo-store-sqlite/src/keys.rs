@@ -119,7 +119,9 @@ pub fn legacy_keys(path: &Path) -> Result<Vec<ApiKeyRecord>> {
         .transpose()
     };
     let mut stmt = conn
-        .prepare(&format!("SELECT {COLS} FROM api_keys ORDER BY created_at, id"))
+        .prepare(&format!(
+            "SELECT {COLS} FROM api_keys ORDER BY created_at, id"
+        ))
         .map_err(sql_err)?;
     let rows = stmt
         .query_map([], |r| {
@@ -169,7 +171,10 @@ mod tests {
         assert_eq!(dup.kind(), mnemo_core::ErrorKind::Conflict);
         let at = from_ms(1_700_000_100_000);
         store.revoke_key("key_1", at).unwrap();
-        assert_eq!(store.key_by_hash("h1").unwrap().unwrap().revoked_at, Some(at));
+        assert_eq!(
+            store.key_by_hash("h1").unwrap().unwrap().revoked_at,
+            Some(at)
+        );
         let again = store.revoke_key("key_1", at).unwrap_err();
         assert_eq!(again.kind(), mnemo_core::ErrorKind::NotFound);
         assert_eq!(store.list_keys().unwrap().len(), 1);

@@ -28,8 +28,11 @@ pub fn default_models_dir() -> PathBuf {
 
 #[derive(Debug, Clone)]
 pub struct MemoryConfig {
-    /// Holds the store file `mnemo.db` (and its derived index files).
+    /// Holds the store file `mnemo.db` (and its derived index files) unless `store` names
+    /// another store.
     pub data_dir: PathBuf,
+    /// Where the store lives; `None` is the embedded file in `data_dir`.
+    pub store: Option<crate::StoreConfig>,
     pub embedder: EmbedderConfig,
     /// Entries in the content-hash embedding cache.
     pub embedding_cache: usize,
@@ -135,6 +138,7 @@ impl MemoryConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
+            store: None,
             embedder: EmbedderConfig::new(EmbedderBackend::Onnx, default_models_dir()),
             embedding_cache: 10_000,
             rank: RankParams::default(),
@@ -147,8 +151,16 @@ impl MemoryConfig {
         }
     }
 
+    /// The embedded store's file in `data_dir` (the default store).
     pub fn store_path(&self) -> PathBuf {
         self.data_dir.join("mnemo.db")
+    }
+
+    /// The store to open: `store`, or the embedded file in `data_dir`.
+    pub fn store_config(&self) -> crate::StoreConfig {
+        self.store
+            .clone()
+            .unwrap_or_else(|| crate::StoreConfig::embedded(&self.data_dir))
     }
 
     pub fn validate(&self) -> Result<()> {

@@ -1,4 +1,5 @@
-//! mnemo: the library facade. `Memory` joins a store (`mnemo-store-sqlite` by default) and an
+//! mnemo: the library facade. `Memory` joins a store (chosen by `StoreConfig`: the embedded
+//! SQLite file by default, or PostgreSQL; see `store`) and an
 //! embedder (`mnemo-models`, loaded lazily on first use) behind an async API: `add`, `search`,
 //! `get`, `list`, `update`, `delete`, `delete_all`, `history`, `reset`, `export`, `import`.
 //!
@@ -11,6 +12,7 @@ mod config;
 mod context;
 mod ops;
 mod profile;
+mod store;
 mod tiers;
 mod usage;
 
@@ -22,6 +24,7 @@ pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 pub use profile::{ProfileOptions, ProfileOutcome};
+pub use store::{import_legacy_keys, key_store, open_store, StoreConfig, DEFAULT_STORE_POOL_SIZE};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};
@@ -56,13 +59,14 @@ impl std::fmt::Debug for Memory {
 }
 
 impl Memory {
-    /// Opens the embedded store under `config.data_dir`; the embedder loads on first use.
+    /// Opens the configured store (`config.store`, by default the embedded file under
+    /// `config.data_dir`); the embedder loads on first use.
     pub async fn open(config: MemoryConfig) -> Result<Self> {
         config.validate()?;
-        let path = config.store_path();
-        let store = run_blocking(move || mnemo_store_sqlite::SqliteStore::open(path)).await?;
+        let location = config.store_config();
+        let store = run_blocking(move || open_store(&location)).await?;
         let m = Self::from_parts_inner(
-            Arc::new(store),
+            store,
             Some((config.embedder.clone(), config.embedding_cache)),
             config.rank,
             config.indexing,

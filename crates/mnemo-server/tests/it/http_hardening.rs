@@ -41,13 +41,11 @@ impl Served {
             .enable_all()
             .build()
             .unwrap();
-        let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
-        let memory = Memory::from_parts(
-            Arc::new(store),
-            Arc::new(HashEmbedder),
-            RankParams::default(),
-        )
-        .unwrap();
+        let store: Arc<dyn mnemo_core::Store> =
+            Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+        let memory =
+            Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
+                .unwrap();
         let cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
         let mut http = HttpConfig::new(&cfg);
         tweak(&mut http);
@@ -59,7 +57,7 @@ impl Served {
                 std::future::pending(),
             ))
             .unwrap();
-        let admin = KeyStore::open(&dir.path().join("keys.db"))
+        let admin = KeyStore::new(store)
             .unwrap()
             .create(Some("admin"), true, &ScopeParts::default())
             .unwrap()

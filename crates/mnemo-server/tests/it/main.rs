@@ -1,5 +1,5 @@
 //! The server, driven over real HTTP on 127.0.0.1: a store in a temp dir, the deterministic
-//! hash embedder, API keys from the real key store. Each test starts its own server on port 0.
+//! hash embedder, API keys in that store. Each test starts its own server on port 0.
 
 mod batches;
 mod context;
@@ -133,14 +133,16 @@ impl TestServer {
             .enable_all()
             .build()
             .unwrap();
-        let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
-        let memory = Memory::from_parts(Arc::new(store), embedder, RankParams::default()).unwrap();
+        let store: Arc<dyn mnemo_core::Store> =
+            Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+        let memory = Memory::from_parts(store.clone(), embedder, RankParams::default()).unwrap();
         let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
         tweak(&mut cfg);
         let server = rt
             .block_on(mnemo_server::start(memory, &cfg, std::future::pending()))
             .unwrap();
-        let keys = KeyStore::open(&dir.path().join("keys.db")).unwrap();
+        // The keys live in the store the server runs on.
+        let keys = KeyStore::new(store).unwrap();
         let admin = keys
             .create(Some("admin"), true, &ScopeParts::default())
             .unwrap()

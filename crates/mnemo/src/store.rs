@@ -1,0 +1,190 @@
+//! Which store a `Memory` runs on, chosen by configuration: the embedded SQLite file in the
+//! data directory by default, or a PostgreSQL database (`postgres://…`) that any number of
+//! processes share. [`open_store`] is the one place above the store crates that names a
+//! backend; everything else holds an `Arc<dyn Store>`.
+//!
+//! Opening is blocking (the PostgreSQL driver runs its own small runtime per connection, so it
+//! must never be called, nor dropped, on an async worker thread): async callers go through
+//! `spawn_blocking`, as `Memory::open` does.
+
+use mnemo_core::{ApiKeyStore, Error, ErrorKind, Result, Store};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Connections a PostgreSQL store keeps open when the configuration names no pool size:
+/// enough for a server's blocking pool to run searches and writes side by side, far below
+/// PostgreSQL's default `max_connections` of 100 even with several servers.
+pub const DEFAULT_STORE_POOL_SIZE: usize = 16;
+
+/// Where the store lives.
+#[derive(Clone, PartialEq)]
+pub enum StoreConfig {
+    /// The embedded store: one SQLite file (and its derived index files beside it).
+    Embedded { path: PathBuf },
+    /// A PostgreSQL database with pgvector, shared by every process given the same URL.
+    Postgres { url: String, pool_size: usize },
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl StoreConfig {
+    /// The default: `mnemo.db` in `data_dir`.
+    pub fn embedded(data_dir: &Path) -> Self {
+        Self::Embedded {
+            path: data_dir.join("mnemo.db"),
+        }
+    }
+
+    /// Reads a store location: a `postgres://` (or `postgresql://`) URL, a `sqlite://` path,
+    /// or a plain path to a SQLite file. A malformed URL or another scheme is `invalid_input`
+    /// naming `store_url`; nothing is connected here.
+    pub fn parse(location: &str, pool_size: usize) -> Result<Self> {
+        let loc = location.trim();
+        if loc.is_empty() {
+            return Err(Error::invalid("store_url", "is empty"));
+        }
+        if pool_size == 0 {
+            return Err(Error::invalid("store_pool_size", "must be at least 1"));
+        }
+        let lower = loc.to_ascii_lowercase();
+        if lower.starts_with("postgres:") || lower.starts_with("postgresql:") {
+            // Checks the form (and only the form) before any connection is tried.
+            mnemo_store_postgres::parse_url(loc)?;
+            return Ok(Self::Postgres {
+                url: loc.to_string(),
+                pool_size,
+            });
+        }
+        if let Some(path) = loc.strip_prefix("sqlite://") {
+            if path.is_empty() {
+                return Err(Error::invalid("store_url", "sqlite:// needs a file path"));
+            }
+            return Ok(Self::Embedded { path: path.into() });
+        }
+        if let Some((scheme, _)) = loc.split_once("://") {
+            return Err(Error::invalid(
+                "store_url",
+                format!(
+                    "the scheme {scheme:?} is not a store mnemo knows; use postgres://… or the path of a SQLite file"
+                ),
+            ));
+        }
+        Ok(Self::Embedded { path: loc.into() })
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Embedded { .. } => "sqlite",
+            Self::Postgres { .. } => "postgres",
+        }
+    }
+
+    /// The location for logs and reports, with any password in the URL hidden.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Embedded { path } => path.display().to_string(),
+            Self::Postgres { url, .. } => redact(url),
+        }
+    }
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}{tail}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Opens (creating and migrating as needed) the configured store. Blocking.
+pub fn open_store(config: &StoreConfig) -> Result<Arc<dyn Store>> {
+    Ok(match config {
+        StoreConfig::Embedded { path } => Arc::new(mnemo_store_sqlite::SqliteStore::open(path)?),
+        StoreConfig::Postgres { url, pool_size } => {
+            Arc::new(mnemo_store_postgres::PgStore::connect(url, *pool_size)?)
+        }
+    })
+}
+
+/// The store's key table, or a typed error for a store that keeps none.
+pub fn key_store(store: &dyn Store) -> Result<&dyn ApiKeyStore> {
+    store.api_keys().ok_or_else(|| Error::Unavailable {
+        component: "api keys".into(),
+        reason: "this store keeps no API keys".into(),
+    })
+}
+
+/// Copies the keys of a `keys.db` file (where mnemo kept API keys before they moved into the
+/// store) into the store. Idempotent: keys already there, by id or hash, are left as they are,
+/// so a key revoked in the store stays revoked. Returns how many were added; a missing file
+/// adds none. The file itself is never changed. Blocking.
+pub fn import_legacy_keys(store: &dyn Store, path: &Path) -> Result<usize> {
+    if !path.is_file() {
+        return Ok(0);
+    }
+    let keys = key_store(store)?;
+    let mut added = 0;
+    for key in mnemo_store_sqlite::legacy_keys(path)? {
+        match keys.insert_key(&key) {
+            Ok(()) => added += 1,
+            Err(e) if e.kind() == ErrorKind::Conflict => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if added > 0 {
+        tracing::info!(added, file = %path.display(), "imported API keys from a legacy keys file");
+    }
+    Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse_by_scheme() {
+        let pg = StoreConfig::parse("postgres://u:pw@127.0.0.1:5432/mnemo", 4).unwrap();
+        assert_eq!(pg.kind(), "postgres");
+        assert_eq!(pg.describe(), "postgres://u:***@127.0.0.1:5432/mnemo");
+        assert!(!format!("{pg:?}").contains("pw"));
+        let file = StoreConfig::parse("/tmp/x/mnemo.db", 4).unwrap();
+        assert_eq!(
+            file,
+            StoreConfig::Embedded {
+                path: "/tmp/x/mnemo.db".into()
+            }
+        );
+        assert_eq!(
+            StoreConfig::parse("sqlite:///tmp/y.db", 4).unwrap(),
+            StoreConfig::Embedded {
+                path: "/tmp/y.db".into()
+            }
+        );
+        for bad in [
+            "",
+            "mysql://h/db",
+            "postgres:/nohost",
+            "postgres://h:notaport/db",
+        ] {
+            let e = StoreConfig::parse(bad, 4).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidInput, "{bad}");
+            assert!(e.to_string().contains("store_url"), "{bad}: {e}");
+        }
+        assert!(StoreConfig::parse("postgres://h/db", 0).is_err());
+    }
+}
