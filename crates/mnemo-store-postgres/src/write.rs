@@ -20,6 +20,7 @@
 //!   to the newest row version.
 
 mod change;
+mod existing;
 mod links;
 
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
@@ -36,11 +37,11 @@ const SCOPE_LOCK_CLASS: i32 = 0x6d6e_6d6f;
 
 /// Takes the write lock of each exact scope (by its key) until the transaction ends, in one
 /// global order. Keys are hashed to 32 bits: two scopes sharing a hash only wait on each other.
-pub(crate) fn lock_scopes<'k>(
+pub(crate) fn lock_scopes(
     tx: &mut Transaction<'_>,
-    keys: impl IntoIterator<Item = &'k str>,
+    keys: impl IntoIterator<Item = impl AsRef<str>>,
 ) -> Result<()> {
-    let mut hashes: Vec<i32> = keys.into_iter().map(fnv1a).collect();
+    let mut hashes: Vec<i32> = keys.into_iter().map(|k| fnv1a(k.as_ref())).collect();
     hashes.sort_unstable();
     hashes.dedup();
     for h in hashes {
@@ -79,23 +80,6 @@ pub(crate) fn locate(tx: &mut Transaction<'_>, scope: &Scope, id: MemoryId) -> R
         .map_err(pg_err)?
         .ok_or_else(|| Error::not_found("memory", id))?;
     memory_from_row(&row)
-}
-
-/// Like [`locate`], for a memory another reader saw active: gone or retired since is a conflict.
-fn locate_still_active(
-    tx: &mut Transaction<'_>,
-    scope: &Scope,
-    id: MemoryId,
-    what: &str,
-) -> Result<Memory> {
-    locate(tx, scope, id).map_err(|e| match e {
-        Error::NotFound { .. } => Error::Conflict {
-            reason: format!(
-                "{what} {id} is no longer active in this scope; it changed since it was read"
-            ),
-        },
-        e => e,
-    })
 }
 
 /// The time a change to `m` is recorded at: now, never before its last change.
@@ -147,15 +131,8 @@ impl PgStore {
             b.scope.validate()?;
         }
         self.tx(|tx| {
-            lock_scopes(
-                tx,
-                batches
-                    .iter()
-                    .map(|b| b.scope.key())
-                    .collect::<Vec<_>>()
-                    .iter()
-                    .map(String::as_str),
-            )?;
+            let keys: Vec<String> = batches.iter().map(|b| b.scope.key()).collect();
+            lock_scopes(tx, &keys)?;
             batches.iter().map(|b| self.write_one(tx, b)).collect()
         })
     }
@@ -191,45 +168,7 @@ impl PgStore {
         }
         let mut results = Vec::with_capacity(batch.memories.len() + batch.changes.len());
         for m in &batch.memories {
-            self.step("memory")?;
-            let at = ms(m.created_at);
-            insert_memory(
-                tx,
-                &MemoryRow {
-                    id: m.id,
-                    scope: &m.scope,
-                    kind: m.kind,
-                    state: MemoryState::Active,
-                    text: &m.text,
-                    index_text: m.index_text.as_deref(),
-                    metadata: &m.metadata,
-                    created_at: at,
-                    updated_at: at,
-                    expires_at: m.expires_at.map(ms),
-                    valid_from: m.valid_from.map(ms),
-                    valid_until: None,
-                    actor: m.actor.as_deref(),
-                    role: m.role,
-                    vector: Some(&m.vector),
-                    sources: &m.sources,
-                    note: m.note.as_ref(),
-                },
-            )?;
-            self.step("history")?;
-            let ctx = WriteContext {
-                reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
-                ..batch.context.clone()
-            };
-            let change = Change {
-                new_text: Some(&m.text),
-                new_metadata: Some(&m.metadata),
-                ..Change::default()
-            };
-            insert_history(tx, (m.id, &m.scope), HistoryKind::Add, &change, &ctx, at)?;
-            for e in &m.entities {
-                self.step("entity")?;
-                crate::entities::link_entity(tx, &m.scope, m.id, e, at)?;
-            }
+            self.add_memory(tx, batch, m)?;
             let replaced = retired.iter().find(|(_, c)| c.by == Some(m.id));
             results.push(match replaced {
                 Some((old, c)) => AddResult {
@@ -316,108 +255,52 @@ impl PgStore {
         Ok(outcome)
     }
 
-    /// Retires one active memory of the batch's scope (superseded or soft-deleted), keeping its
-    /// text; a superseded memory stays in the indexes (hidden by the state rule, found by reads
-    /// that ask for inactive memories), a deleted one leaves them.
-    fn retire(
+    /// Inserts one new memory of the batch with its `ADD` event and entity links.
+    fn add_memory(
         &self,
         tx: &mut Transaction<'_>,
         batch: &WriteBatch,
-        c: &Supersession,
-        successor: Option<&str>,
-    ) -> Result<Memory> {
-        let old = locate_still_active(tx, &batch.scope, c.old, "memory")?;
-        let owner = old.scope()?;
-        let event = match c.state {
-            MemoryState::Superseded => HistoryKind::Supersede,
-            MemoryState::Deleted => HistoryKind::Delete,
-            MemoryState::Active => {
-                return Err(Error::invalid("changes", "a change must retire the memory"))
-            }
-        };
-        let now = change_time(&old);
-        tx.execute(
-            "UPDATE memories SET state = $1, updated_at = $2, \
-             valid_until = COALESCE(valid_until, $3), \
-             embedding = CASE WHEN $1 = 'deleted' THEN NULL ELSE embedding END \
-             WHERE scope_key = $4 AND id = $5",
-            &[
-                &c.state.as_str(),
-                &now,
-                &ms(c.valid_until),
-                &owner.key(),
-                &c.old.0,
-            ],
-        )
-        .map_err(pg_err)?;
+        m: &NewMemory,
+    ) -> Result<()> {
+        self.step("memory")?;
+        let at = ms(m.created_at);
+        insert_memory(
+            tx,
+            &MemoryRow {
+                id: m.id,
+                scope: &m.scope,
+                kind: m.kind,
+                state: MemoryState::Active,
+                text: &m.text,
+                index_text: m.index_text.as_deref(),
+                metadata: &m.metadata,
+                created_at: at,
+                updated_at: at,
+                expires_at: m.expires_at.map(ms),
+                valid_from: m.valid_from.map(ms),
+                valid_until: None,
+                actor: m.actor.as_deref(),
+                role: m.role,
+                vector: Some(&m.vector),
+                sources: &m.sources,
+                note: m.note.as_ref(),
+            },
+        )?;
         self.step("history")?;
         let ctx = WriteContext {
-            reason: c.reason.clone().or_else(|| batch.context.reason.clone()),
+            reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
             ..batch.context.clone()
         };
         let change = Change {
-            old_text: Some(&old.text),
-            old_metadata: Some(&old.metadata),
-            new_text: successor,
+            new_text: Some(&m.text),
+            new_metadata: Some(&m.metadata),
             ..Change::default()
         };
-        insert_history(tx, (c.old, &owner), event, &change, &ctx, now)?;
-        Ok(old)
-    }
-
-    /// Re-describes an active note of exactly the batch's scope: new fields, index text and
-    /// vector, and an `EVOLVE` event with the old and new fields. Its text is untouched.
-    fn evolve(tx: &mut Transaction<'_>, batch: &WriteBatch, e: &Evolution) -> Result<()> {
-        let note = e.note.validated()?;
-        let old = locate_still_active(tx, &batch.scope, e.id, "note")?;
-        if old.kind != MemoryKind::Note || old.scope()? != batch.scope {
-            return Err(Error::invalid(
-                "evolutions",
-                format!("memory {} is not a note of this scope", e.id),
-            ));
+        insert_history(tx, (m.id, &m.scope), HistoryKind::Add, &change, &ctx, at)?;
+        for e in &m.entities {
+            self.step("entity")?;
+            crate::entities::link_entity(tx, &m.scope, m.id, e, at)?;
         }
-        let now = change_time(&old);
-        let old_entry: Option<String> = tx
-            .query_one(
-                "SELECT index_text FROM memories WHERE scope_key = $1 AND id = $2",
-                &[&batch.scope.key(), &e.id.0],
-            )
-            .map_err(pg_err)?
-            .get(0);
-        let old_enriched =
-            mnemo_core::note::enriched_text(&old.text, &old.note.clone().unwrap_or_default());
-        let entry = mnemo_core::note::reindexed(old_entry.as_deref(), &old_enriched, &e.index_text);
-        tx.execute(
-            "UPDATE memories SET note = $1, index_text = $2, updated_at = $3, embedding = $4 \
-             WHERE scope_key = $5 AND id = $6",
-            &[
-                &crate::codec::note_value(&note),
-                &entry,
-                &now,
-                &pgvector::Vector::from(e.vector.clone()),
-                &batch.scope.key(),
-                &e.id.0,
-            ],
-        )
-        .map_err(pg_err)?;
-        let ctx = WriteContext {
-            reason: e.reason.clone().or_else(|| batch.context.reason.clone()),
-            ..batch.context.clone()
-        };
-        let change = Change {
-            old_text: Some(&old.text),
-            new_text: Some(&old.text),
-            old_note: old.note.as_ref(),
-            new_note: Some(&note),
-            ..Change::default()
-        };
-        insert_history(
-            tx,
-            (e.id, &batch.scope),
-            HistoryKind::Evolve,
-            &change,
-            &ctx,
-            now,
-        )
+        Ok(())
     }
 }
