@@ -37,6 +37,7 @@ fn fresh_schema(tag: &str) -> (String, String) {
 
 mod groundwork;
 mod recall;
+mod tiers;
 mod write;
 
 mod contract {
