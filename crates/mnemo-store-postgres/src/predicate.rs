@@ -187,6 +187,10 @@ fn eq_sql(p: &mut Pred, field: &str, value: &Value) -> String {
 
 fn meta_sql(p: &mut Pred, alias: &str, key: &str, op: Op, value: &Value) -> Result<String> {
     check_key(key)?;
+    // An empty set binds no key: PostgreSQL refuses a parameter no expression types.
+    if matches!(op, Op::In | Op::Nin) && value.as_array().is_some_and(|v| v.is_empty()) {
+        return Ok(if op == Op::In { "FALSE" } else { "TRUE" }.into());
+    }
     let k = p.arg(key.to_string());
     let field = format!("({alias}.metadata -> {k}::text)");
     let text = format!("({alias}.metadata ->> {k}::text)");
@@ -197,12 +201,8 @@ fn meta_sql(p: &mut Pred, alias: &str, key: &str, op: Op, value: &Value) -> Resu
             let items = value
                 .as_array()
                 .ok_or_else(|| Error::invalid("filters", format!("{key:?}: in/nin take a list")))?;
-            let any = if items.is_empty() {
-                "FALSE".to_string()
-            } else {
-                let parts: Vec<String> = items.iter().map(|v| eq_sql(p, &field, v)).collect();
-                format!("({})", parts.join(" OR "))
-            };
+            let parts: Vec<String> = items.iter().map(|v| eq_sql(p, &field, v)).collect();
+            let any = format!("({})", parts.join(" OR "));
             if op == Op::In {
                 any
             } else {
