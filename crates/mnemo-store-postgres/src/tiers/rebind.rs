@@ -22,14 +22,23 @@ impl PgStore {
         batch: usize,
         embed: &mut EmbedBatch<'_>,
     ) -> Result<u64> {
-        let rows = tx
-            .query(
+        // Streamed in `batch`-sized fetches, so a large store's pages are never all in memory;
+        // the portal reads the snapshot it started with, not the rows updated meanwhile.
+        let portal = tx
+            .bind(
                 "SELECT scope_key, id, text, segment_id FROM pages ORDER BY seq",
                 &[],
             )
             .map_err(pg_err)?;
+        let fetch = i32::try_from(batch.max(1)).unwrap_or(i32::MAX);
         let mut segments: BTreeSet<(String, uuid::Uuid)> = BTreeSet::new();
-        for chunk in rows.chunks(batch.max(1)) {
+        let mut n = 0u64;
+        loop {
+            let chunk = tx.query_portal(&portal, fetch).map_err(pg_err)?;
+            if chunk.is_empty() {
+                break;
+            }
+            n += chunk.len() as u64;
             let texts = chunk
                 .iter()
                 .map(|r| col::<&str>(r, "text"))
@@ -66,7 +75,7 @@ impl PgStore {
             )
             .map_err(pg_err)?;
         }
-        Ok(rows.len() as u64)
+        Ok(n)
     }
 }
 

@@ -13,7 +13,7 @@ use mnemo_core::tier::{Segment, StoredPage};
 use mnemo_core::*;
 use pgvector::Vector;
 use postgres::{GenericClient, Transaction};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// What an import has done so far, for the records that refer back to it.
 #[derive(Default)]
@@ -62,6 +62,8 @@ pub(super) fn import_records(
             .collect(),
         ..State::default()
     };
+    // Writers of the same scopes wait for the import (and it for them), as for an add.
+    crate::write::lock_scopes(tx, scope_keys(records)?)?;
     let mut written = 0u64;
     for (rec, vector) in records {
         written += match rec {
@@ -133,6 +135,27 @@ pub(super) fn import_records(
         .map_err(pg_err)?;
     }
     Ok(written)
+}
+
+/// The exact scopes the records write to (links and index texts write to their memories').
+fn scope_keys(records: &[(ExportRecord, Option<Vec<f32>>)]) -> Result<BTreeSet<String>> {
+    let owner = |u: &Option<String>, a: &Option<String>, r: &Option<String>| {
+        Scope::from_parts(u.as_deref(), a.as_deref(), r.as_deref()).map(|s| s.key())
+    };
+    let mut keys = BTreeSet::new();
+    for (rec, _) in records {
+        keys.insert(match rec {
+            ExportRecord::Message(m) => m.scope()?.key(),
+            ExportRecord::Memory(m) => m.scope()?.key(),
+            ExportRecord::History(h) => owner(&h.user_id, &h.agent_id, &h.run_id)?,
+            ExportRecord::Entity(e) => owner(&e.user_id, &e.agent_id, &e.run_id)?,
+            ExportRecord::Segment(s) => s.scope.key(),
+            ExportRecord::Page(p) => p.scope.key(),
+            ExportRecord::Idempotency(i) => i.scope_key.clone(),
+            ExportRecord::Link(_) | ExportRecord::IndexText { .. } => continue,
+        });
+    }
+    Ok(keys)
 }
 
 fn memory(
