@@ -8,9 +8,11 @@
 //! history, entities, segments, pages, idempotency results. Orders that compare text use the
 //! `C` collation, so two databases with different locales export the same bytes.
 //!
-//! The import (in `transfer/import.rs`) writes everything in one transaction.
+//! The import (`transfer/import.rs`, with the plain row writes in `transfer/tables.rs`) writes
+//! everything in one transaction.
 
 mod import;
+mod tables;
 
 use crate::codec::{
     col, entity_from_row, from_ms, history_from_row, keyed_memory_from_row, link_from_row,
