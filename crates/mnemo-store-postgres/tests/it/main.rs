@@ -39,6 +39,7 @@ mod groundwork;
 mod read;
 mod recall;
 mod tiers;
+mod transfer;
 mod write;
 
 mod contract {
