@@ -3,10 +3,12 @@
 //!
 //! Writes arrive as a [`TierWrite`] inside an add's batch and run in its transaction, in the
 //! order new pages → segment writes → migrations → evictions → analysed marks. Every step
-//! re-checks the snapshot the pipeline planned from in the statement that writes (a migrating
-//! page is still `short`, a rewritten segment still has the version the plan saw): under READ
-//! COMMITTED a concurrent writer's row is re-read before the `WHERE` is judged, so two plans
-//! racing for the same rows cannot both commit. A failed check fails the batch with a conflict.
+//! re-checks the snapshot the pipeline planned from where it writes (a migrating page is still
+//! `short`, a rewritten segment still has the version the plan saw, an evicted one is locked
+//! `FOR UPDATE` before its version is compared). The add holds its scope's write lock, and even
+//! without it READ COMMITTED re-reads a row a concurrent writer changed before judging the
+//! `WHERE`, so two plans racing for the same rows never both commit; visits, which take no
+//! lock, only add to counters. A failed check fails the batch with a conflict.
 //!
 //! This file holds the row decoding and the reads (pages, segments) and visits; the batch's
 //! writes are in [`write`]; re-embedding on a model change (`rebind_tiers`), erase's scrubbing
@@ -25,12 +27,12 @@ use mnemo_core::*;
 use pgvector::Vector;
 use postgres::Row;
 
-/// The page columns [`page_from_row`] reads, in its order.
+/// The page columns [`page_from_row`] reads (by name).
 pub(crate) const PAGE_COLS: &str = "p.seq, p.id, p.user_id, p.agent_id, p.run_id, p.session_id, \
      p.message_ids, p.text, p.tokens, p.at, p.embedding, p.keywords, p.tier, p.segment_id, \
      p.continues, p.analysed";
 
-/// The segment columns [`segment_from_row`] reads, in its order.
+/// The segment columns [`segment_from_row`] reads (by name).
 pub(crate) const SEGMENT_COLS: &str = "s.id, s.user_id, s.agent_id, s.run_id, s.summary, \
      s.summary_author, s.keywords, s.embedding, s.page_count, s.length_tokens, s.visits, \
      s.last_visit_at, s.created_at, s.updated_at, s.evicted_at, s.version";
@@ -66,10 +68,8 @@ pub(crate) fn page_from_row(row: &Row) -> Result<StoredPage> {
         id: PageId(col(row, "id")?),
         scope: scope_from_row(row)?,
         session_id: col(row, "session_id")?,
-        message_ids: strings_of("message_ids", col(row, "message_ids")?)?
-            .iter()
-            .map(|m| MessageId::parse(m))
-            .collect::<Result<_>>()?,
+        message_ids: serde_json::from_value(col(row, "message_ids")?)
+            .map_err(|e| Error::storage(format!("bad message_ids in a row: {e}")))?,
         text: col(row, "text")?,
         tokens: col::<i32>(row, "tokens")? as u32,
         at: from_ms(col(row, "at")?),
