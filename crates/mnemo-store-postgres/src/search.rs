@@ -160,35 +160,33 @@ impl PgStore {
                     &[],
                 )
                 .map_err(pg_err)?;
-            for chunk in rows.chunks(batch.max(1)) {
-                let texts: Vec<String> = chunk
-                    .iter()
-                    .map(|r| mnemo_core::text::collapse_repeated_lines(r.get::<_, &str>(2)))
-                    .collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let vectors = embed(&refs)?;
-                if vectors.len() != chunk.len() {
-                    return Err(Error::Model {
-                        reason: format!(
-                            "the embedder returned {} vectors for {} texts",
-                            vectors.len(),
-                            chunk.len()
-                        ),
-                    });
-                }
-                for (row, v) in chunk.iter().zip(vectors) {
-                    check_vector("vector", &v, dimension)?;
-                    let (key, id): (&str, uuid::Uuid) = (row.get(0), row.get(1));
-                    tx.execute(
-                        "UPDATE memories SET embedding = $1 WHERE scope_key = $2 AND id = $3",
-                        &[&Vector::from(v), &key, &id],
-                    )
-                    .map_err(pg_err)?;
-                }
-            }
+            let n = embed_rows(
+                tx,
+                ("memories", memory_text),
+                &rows,
+                (dimension, batch),
+                embed,
+            )?;
             self.rebind_tiers(tx, dimension, batch, embed)?;
+            // A segment whose pages are all gone has no pages to average: its summary is
+            // embedded instead, so no vector of the old model stays (the column's new
+            // dimension would refuse it).
+            let orphans = tx
+                .query(
+                    "SELECT scope_key, id, summary FROM segments \
+                     WHERE vector_dims(embedding) <> $1 ORDER BY seq",
+                    &[&(dimension as i32)],
+                )
+                .map_err(pg_err)?;
+            embed_rows(
+                tx,
+                ("segments", str::to_string),
+                &orphans,
+                (dimension, batch),
+                embed,
+            )?;
             set_binding(tx, model_id, dimension)?;
-            Ok(rows.len() as u64)
+            Ok(n)
         })
     }
 
@@ -247,6 +245,46 @@ impl PgStore {
             Ok(rows.iter().map(similarity).collect())
         })
     }
+}
+
+/// The text a memory is embedded from: its index text (or text) with repeated lines collapsed,
+/// as the write path embeds it.
+fn memory_text(text: &str) -> String {
+    mnemo_core::text::collapse_repeated_lines(text)
+}
+
+/// Embeds the text of each `(scope_key, id, text)` row (as `prepare` gives it) through `embed`
+/// (batches of at most `batch`) and stores the vectors in `table`'s `embedding`; returns the
+/// rows embedded.
+fn embed_rows(
+    tx: &mut postgres::Transaction<'_>,
+    (table, prepare): (&str, fn(&str) -> String),
+    rows: &[postgres::Row],
+    (dimension, batch): (usize, usize),
+    embed: &mut EmbedBatch<'_>,
+) -> Result<u64> {
+    let sql = format!("UPDATE {table} SET embedding = $1 WHERE scope_key = $2 AND id = $3");
+    for chunk in rows.chunks(batch.max(1)) {
+        let texts: Vec<String> = chunk.iter().map(|r| prepare(r.get::<_, &str>(2))).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embed(&refs)?;
+        if vectors.len() != chunk.len() {
+            return Err(Error::Model {
+                reason: format!(
+                    "the embedder returned {} vectors for {} texts",
+                    vectors.len(),
+                    chunk.len()
+                ),
+            });
+        }
+        for (row, v) in chunk.iter().zip(vectors) {
+            check_vector("vector", &v, dimension)?;
+            let (key, id): (&str, uuid::Uuid) = (row.get(0), row.get(1));
+            tx.execute(&sql, &[&Vector::from(v), &key, &id])
+                .map_err(pg_err)?;
+        }
+    }
+    Ok(rows.len() as u64)
 }
 
 /// A `(seq, cosine distance)` row as a candidate scored by cosine similarity.
