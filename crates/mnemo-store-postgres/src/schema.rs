@@ -49,6 +49,7 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX memories_by_user ON memories (user_id, seq);
     CREATE INDEX memories_by_agent ON memories (agent_id, seq);
+    CREATE INDEX memories_by_run ON memories (run_id, seq);
     -- Candidate keys are `seq`: exact scores and pooled entity keys look memories up by it.
     CREATE UNIQUE INDEX memories_by_seq ON memories (seq);
     CREATE INDEX memories_by_hash ON memories (scope_key, hash);
@@ -69,6 +70,10 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (scope_key, id)
     );
     CREATE INDEX messages_by_session ON messages (scope_key, session_id, seq);
+    -- The message log of a scope that names some owner parts (newest first, every add).
+    CREATE INDEX messages_by_user ON messages (user_id, seq);
+    CREATE INDEX messages_by_agent ON messages (agent_id, seq);
+    CREATE INDEX messages_by_run ON messages (run_id, seq);
     -- Provenance reads messages by id alone (a scope may name only some owner parts).
     CREATE INDEX messages_by_id ON messages (id);
 
@@ -93,6 +98,8 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (scope_key, id)
     );
     CREATE INDEX history_by_memory ON history (scope_key, memory_id, id);
+    -- The history of a hard-deleted memory, whose owner key is no longer known.
+    CREATE INDEX history_by_memory_id ON history (memory_id);
 
     CREATE TABLE links (
         scope_key TEXT NOT NULL,
