@@ -123,7 +123,7 @@ fn hnsw_dense_candidates_recall_exact_search() {
         .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
         .expect("bind");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let hashed = |u: usize| u % 2 == 0;
+    let hashed = |u: usize| u.is_multiple_of(2);
     let mut vectors: Vec<HashMap<MemoryId, Vec<f32>>> = vec![HashMap::new(); USERS];
     for (u, owned) in vectors.iter_mut().enumerate() {
         let s = scope(&format!("recall-{u}"));
