@@ -4,12 +4,12 @@
 //! `links`. Every public write is one database transaction.
 //!
 //! Concurrency. Transactions run at READ COMMITTED, and the checks a write makes are kept true
-//! until it commits by locks, not by retries:
-//! - an add first takes a transaction-scoped advisory lock per exact scope it writes (sorted, so
-//!   two adds never wait on each other in a cycle). Adds of one scope therefore run one after
-//!   another, as on the embedded store: an idempotency key is looked up and stored under the
-//!   lock (a concurrent retry waits and then replays), and an entity is never created twice.
-//!   Adds of different scopes run in parallel.
+//! until it commits by locks:
+//! - an add first takes a transaction-scoped advisory lock per exact scope it writes
+//!   ([`lock_scopes`]). Adds of one scope therefore run one after another, as on the embedded
+//!   store: an idempotency key is looked up and stored under the lock (a concurrent retry waits
+//!   and then replays), and an entity is never created twice. Adds of different scopes run in
+//!   parallel.
 //! - every row a write checks before changing it (a memory to retire, update, delete or
 //!   evolve) is read `FOR UPDATE` with the visibility rule in the same statement; PostgreSQL
 //!   re-checks the rule on the newest row version after waiting, so a memory retired by a
@@ -18,6 +18,11 @@
 //!   commits.
 //! - counters (`access_count`, `mentions`) change by `SET x = x + n`, which PostgreSQL applies
 //!   to the newest row version.
+//!
+//! Locks are taken in one order — scope locks sorted by hash, then memory rows by id
+//! ([`lock_memories`] before a write that changes several) — so writers do not deadlock on
+//! them. A deadlock PostgreSQL still detects elsewhere rolls the whole transaction back, and
+//! [`PgStore::write_tx`] runs it again (at most [`DEADLOCK_RETRIES`] times).
 
 mod change;
 mod existing;
@@ -52,6 +57,38 @@ pub(crate) fn lock_scopes(
         .map_err(pg_err)?;
     }
     Ok(())
+}
+
+/// Locks the rows of memories `ids` in id order before a write checks and changes several of
+/// them, so two such writers never wait on each other in a cycle. Rows of any scope are locked
+/// (a lock reveals nothing); the scope and visibility checks come after, row by row.
+pub(crate) fn lock_memories(
+    tx: &mut Transaction<'_>,
+    ids: impl IntoIterator<Item = MemoryId>,
+) -> Result<()> {
+    let mut ids: Vec<uuid::Uuid> = ids.into_iter().map(|i| i.0).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    // One row is locked by the check that reads it.
+    if ids.len() > 1 {
+        tx.execute(
+            "SELECT 1 FROM memories WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+            &[&ids],
+        )
+        .map_err(pg_err)?;
+    }
+    Ok(())
+}
+
+/// How many more times a write runs after PostgreSQL rolled it back to break a deadlock that
+/// the lock order above does not rule out (e.g. entity counters shared by a hard delete and an
+/// add of the same scope).
+const DEADLOCK_RETRIES: u32 = 3;
+
+/// Whether `e` is PostgreSQL breaking a deadlock: SQLSTATE 40P01, which `pg_err` ends its
+/// message with.
+fn is_deadlock(e: &Error) -> bool {
+    matches!(e, Error::Storage { reason } if reason.ends_with("(40P01)"))
 }
 
 /// FNV-1a: a hash every server computes alike (the standard library's is seeded per process).
@@ -126,11 +163,25 @@ impl PgStore {
         self.with(|c| stored_outcome_in(c, scope, idem))
     }
 
+    /// Runs `f` in one transaction (see `PgStore::tx`), again when it was a deadlock's victim.
+    pub(crate) fn write_tx<T>(
+        &self,
+        mut f: impl FnMut(&mut Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut left = DEADLOCK_RETRIES;
+        loop {
+            match self.tx(&mut f) {
+                Err(e) if left > 0 && is_deadlock(&e) => left -= 1,
+                out => return out,
+            }
+        }
+    }
+
     pub(crate) fn write_batches(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
         for b in &batches {
             b.scope.validate()?;
         }
-        self.tx(|tx| {
+        self.write_tx(|tx| {
             let keys: Vec<String> = batches.iter().map(|b| b.scope.key()).collect();
             lock_scopes(tx, &keys)?;
             batches.iter().map(|b| self.write_one(tx, b)).collect()
@@ -153,6 +204,8 @@ impl PgStore {
             None
         };
         batch.validate(dim)?;
+        let existing = batch.changes.iter().map(|c| c.old);
+        lock_memories(tx, existing.chain(batch.evolutions.iter().map(|e| e.id)))?;
         for m in &batch.messages {
             self.step("message")?;
             insert_message(tx, m)?;

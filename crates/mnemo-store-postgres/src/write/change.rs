@@ -1,7 +1,7 @@
 //! Changes to existing memories: updates and deletes (one, several all-or-nothing, a whole
 //! scope), the reset of the whole store, and the read counters.
 
-use super::{change_time, locate};
+use super::{change_time, locate, lock_memories};
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
 use crate::encode::{insert_history, Change};
 use crate::predicate::{self, Pred};
@@ -35,7 +35,8 @@ impl PgStore {
                 return Err(Error::invalid("text", "must not be empty"));
             }
         }
-        self.tx(|tx| {
+        self.write_tx(|tx| {
+            lock_memories(tx, items.iter().map(|(_, id, _)| *id))?;
             items
                 .iter()
                 .map(|(scope, id, patch)| update_in(tx, scope, *id, patch, ctx))
@@ -64,7 +65,8 @@ impl PgStore {
         for (scope, _) in items {
             scope.validate()?;
         }
-        self.tx(|tx| {
+        self.write_tx(|tx| {
+            lock_memories(tx, items.iter().map(|(_, id)| *id))?;
             let now = chrono::Utc::now().timestamp_millis();
             for (scope, id) in items {
                 let memory = locate(tx, scope, *id)?;
@@ -82,7 +84,7 @@ impl PgStore {
         ctx: &WriteContext,
     ) -> Result<u64> {
         scope.validate()?;
-        self.tx(|tx| {
+        self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
             let read = ReadOptions {
@@ -91,7 +93,7 @@ impl PgStore {
             };
             predicate::visibility(&mut p, "m", &read);
             let sql = format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {} ORDER BY m.seq FOR UPDATE",
+                "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {} ORDER BY m.id FOR UPDATE",
                 p.where_sql()
             );
             let rows = tx.query(&sql, &p.params()).map_err(pg_err)?;
@@ -106,7 +108,7 @@ impl PgStore {
     /// Empties every table of memories, messages, the graph and the hierarchy, and unbinds the
     /// embedding model (API keys stay: they are the server's, not the memories').
     pub(crate) fn reset_all(&self) -> Result<()> {
-        self.tx(|tx| {
+        self.write_tx(|tx| {
             tx.batch_execute(
                 "TRUNCATE memories, messages, memory_sources, history, links, entities, \
                  entity_memories, idempotency, pages, segments; \
@@ -134,7 +136,7 @@ impl PgStore {
             *counts.entry(*id).or_default() += 1;
         }
         let at = ms(at);
-        self.tx(|tx| {
+        self.write_tx(|tx| {
             let mut changed = 0u64;
             for (id, n) in &counts {
                 let mut p = Pred::default();

@@ -62,7 +62,7 @@ impl PgStore {
         for l in links {
             l.validate()?;
         }
-        self.tx(|tx| {
+        self.write_tx(|tx| {
             for l in links {
                 let owner = check_link(tx, scope, l, &HashMap::new())?;
                 self.step("link")?;
@@ -82,7 +82,7 @@ impl PgStore {
         kind: LinkKind,
     ) -> Result<bool> {
         scope.validate()?;
-        self.tx(|tx| {
+        self.write_tx(|tx| {
             let owner = crate::read::owned_key(tx, scope, from)?
                 .ok_or_else(|| Error::not_found("memory", from))?;
             let n = tx

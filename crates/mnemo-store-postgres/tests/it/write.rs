@@ -249,3 +249,52 @@ fn concurrent_touches_count_every_read() {
     assert_eq!(store.get(&s, a, &read).expect("a").access_count, 160);
     assert_eq!(store.get(&s, b, &read).expect("b").access_count, 80);
 }
+
+#[test]
+fn batch_updates_in_opposite_orders_all_commit() {
+    let store = store("updates");
+    let s = scope("uma");
+    let a = put(store.as_ref(), &s, "first", json!({}));
+    let b = put(store.as_ref(), &s, "second", json!({}));
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let (store, s) = (store.clone(), s.clone());
+            let ids = if t % 2 == 0 { [a, b] } else { [b, a] };
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    let patch = |id: MemoryId| {
+                        let mut metadata = Metadata::new();
+                        metadata.insert("by".into(), json!(format!("{t}.{i}")));
+                        (
+                            s.clone(),
+                            id,
+                            MemoryPatch {
+                                metadata: Some(metadata),
+                                ..MemoryPatch::default()
+                            },
+                        )
+                    };
+                    store
+                        .update_many(
+                            ids.iter().map(|id| patch(*id)).collect(),
+                            &WriteContext::default(),
+                        )
+                        .expect("update_many");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread");
+    }
+    let read = ReadOptions::default();
+    for id in [a, b] {
+        let updates = store
+            .history(&s, id, &read)
+            .expect("history")
+            .iter()
+            .filter(|e| e.event == HistoryKind::Update)
+            .count();
+        assert_eq!(updates, 80);
+    }
+}
