@@ -59,7 +59,7 @@ pub(crate) fn with_sources(
             "SELECT s.memory_id, s.message_id FROM memory_sources s \
              LEFT JOIN messages g ON g.scope_key = s.scope_key AND g.id = s.message_id \
              WHERE (s.scope_key, s.memory_id) IN (SELECT * FROM unnest($1::text[], $2::uuid[])) \
-             ORDER BY s.memory_id, g.seq, s.message_id",
+             ORDER BY s.memory_id, g.seq NULLS FIRST, s.message_id",
             &[&keys, &ids],
         )
         .map_err(pg_err)?;
