@@ -38,6 +38,7 @@ fn fresh_schema(tag: &str) -> (String, String) {
 mod groundwork;
 mod read;
 mod recall;
+mod search;
 mod tiers;
 mod transfer;
 mod write;

@@ -1,0 +1,104 @@
+//! Search candidates beyond the contract suite: the full-text side's BM25 ranking, stemming and
+//! words that look like text-search syntax, and filtered dense queries that still fill their
+//! limit through pgvector's iterative index scan.
+
+use crate::fresh_schema;
+use mnemo_core::filter::Op;
+use mnemo_core::{CandidateQuery, Filter, ReadOptions, Store};
+use mnemo_store_postgres::PgStore;
+use mnemo_testkit::{candidates, put, scope, HashEmbedder};
+use serde_json::json;
+use std::collections::HashMap;
+
+fn store(tag: &str) -> PgStore {
+    let (_, url) = fresh_schema(tag);
+    let store = PgStore::connect(&url, 2).expect("connect");
+    store
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .expect("bind");
+    store
+}
+
+fn words(terms: &[&str]) -> Vec<String> {
+    terms.iter().map(|t| t.to_string()).collect()
+}
+
+#[test]
+fn lexical_ranks_by_bm25_with_stemming_and_quotes_every_word() {
+    let store = store("lexical");
+    let s = scope("maya");
+    let hiking = put(&store, &s, "Maya went hiking in the Alps", json!({}));
+    let market = put(&store, &s, "Tom went to the market", json!({}));
+    let markets = put(&store, &s, "Maya likes markets", json!({}));
+    let irish = put(
+        &store,
+        &s,
+        r"Dr. O'Brien's notes on C:\temp & co",
+        json!({}),
+    );
+    put(&store, &scope("other"), "hiking hiking hiking", json!({}));
+    let q = candidates(&s, ReadOptions::default());
+    let ids = |terms: &[&str]| -> Vec<mnemo_core::MemoryId> {
+        let hits = store
+            .lexical_candidates(&q, &words(terms))
+            .expect("lexical");
+        assert!(hits.iter().all(|h| h.score > 0.0), "{hits:?}");
+        assert!(
+            hits.windows(2).all(|w| w[0].score >= w[1].score),
+            "{hits:?}"
+        );
+        let keys: Vec<i64> = hits.iter().map(|h| h.key).collect();
+        let by_key: HashMap<i64, _> = store
+            .fetch(&q, &keys)
+            .expect("fetch")
+            .into_iter()
+            .map(|(k, m)| (k, m.id))
+            .collect();
+        keys.iter().map(|k| by_key[k]).collect()
+    };
+    // The rare word outranks the common one; another scope's memory is never a candidate.
+    assert_eq!(ids(&["hiking", "went"]), [hiking, market]);
+    // Stemming: "market" finds "markets" too.
+    let found = ids(&["market"]);
+    assert_eq!(found.len(), 2);
+    assert!(found.contains(&market) && found.contains(&markets));
+    // Quotes, backslashes and tsquery operators are words, not syntax.
+    assert_eq!(ids(&["O'Brien's"]), [irish]);
+    assert!(ids(&["'", "\\", "&", "|", "!", ":*", "<->", "(", "the"]).is_empty());
+    assert_eq!(ids(&[r"C:\temp", "zzz"]), [irish]);
+    assert!(ids(&[]).is_empty());
+}
+
+#[test]
+fn filtered_dense_queries_fill_their_limit() {
+    let store = store("dense_filter");
+    let s = scope("filtered");
+    let mut texts = Vec::new();
+    for i in 0..600 {
+        let text = format!("note {i} about topic{} and item{}", i % 7, i % 13);
+        put(&store, &s, &text, json!({ "tag": i % 40 }));
+        texts.push(text);
+    }
+    let filter = Filter::Meta {
+        key: "tag".into(),
+        op: Op::Eq,
+        value: json!(3),
+    };
+    let q = CandidateQuery {
+        filter: Some(&filter),
+        limit: 10,
+        ..candidates(&s, ReadOptions::default())
+    };
+    // 15 memories carry tag 3; a query near none of them in particular still finds 10.
+    let hits = store
+        .dense_candidates(&q, &HashEmbedder::vector("note about topic1 and item2"))
+        .expect("dense");
+    assert_eq!(hits.len(), 10, "{hits:?}");
+    let keys: Vec<i64> = hits.iter().map(|h| h.key).collect();
+    let fetched = store.fetch(&q, &keys).expect("fetch");
+    assert_eq!(fetched.len(), 10);
+    assert!(fetched.iter().all(|(_, m)| m.metadata["tag"] == json!(3)));
+    // A vector of another dimension is invalid input, not a storage error.
+    let err = store.dense_candidates(&q, &[1.0; 3]).unwrap_err();
+    assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput);
+}
