@@ -875,6 +875,7 @@ fn write_prepared(
                         && crate::tiers::retry_worthy(&e, tiers) =>
                 {
                     attempt += 1;
+                    crate::tiers::backoff(attempt);
                 }
                 other => break other?,
             }

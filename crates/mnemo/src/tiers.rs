@@ -7,7 +7,7 @@
 //! ones leave it ([`tier_plan::apply`]), so two adds of one session in one batch see each
 //! other's pages. When the store refuses the batch with a conflict (another writer moved a
 //! page or changed a segment since the snapshot), everything is planned again from a new
-//! snapshot, up to [`MAX_ATTEMPTS`] times.
+//! snapshot, up to [`MAX_ATTEMPTS`] times, after a short random wait ([`backoff`]).
 
 use mnemo_core::pack::TokenCounter;
 use mnemo_core::pipeline::CallLog;
@@ -16,8 +16,24 @@ use mnemo_core::*;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// Tries of one write when stale snapshots make the store refuse it.
-pub(crate) const MAX_ATTEMPTS: usize = 3;
+/// Tries of one write when stale snapshots make the store refuse it. Several servers on one
+/// shared store race for the same segments of a busy scope; each refusal means another writer
+/// committed, so a few more tries (spread by [`backoff`]) let every writer through.
+pub(crate) const MAX_ATTEMPTS: usize = 8;
+
+/// How long to wait before planning try `attempt` (2, 3, …) again: a random share of a window
+/// that doubles from 4 ms up to 256 ms, so writers that collided do not collide again in step.
+/// Runs on the blocking pool, inside the add's blocking work.
+pub(crate) fn backoff(attempt: usize) {
+    let window_ms = 4u64 << attempt.saturating_sub(2).min(6);
+    // Sub-second clock noise is random enough to de-synchronise competing writers.
+    let noise = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    let wait_us = window_ms * 1000 / 2 + noise % (window_ms * 1000 / 2 + 1);
+    std::thread::sleep(std::time::Duration::from_micros(wait_us));
+}
 
 /// The newest window pages a new page's keywords are judged against: enough to tell a
 /// session's recurring words, and a bound on the work when the window is large.

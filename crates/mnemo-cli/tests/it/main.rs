@@ -14,6 +14,7 @@ mod profile;
 mod reembed;
 mod serve;
 mod server_crash;
+mod two_servers;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
