@@ -216,12 +216,23 @@ impl PgStore {
             p.and("m.embedding IS NOT NULL");
             let v = p.arg(Vector::from(vector.to_vec()));
             let limit = p.arg(q.limit as i64);
-            let sql = format!(
-                "SELECT m.seq, m.embedding <=> {v} FROM memories m WHERE {} \
-                 ORDER BY m.embedding <=> {v} LIMIT {limit}",
-                p.where_sql()
-            );
-            let rows = tx.query(&sql, &p.params()).map_err(pg_err)?;
+            let query = |order: &str| {
+                format!(
+                    "SELECT m.seq, m.embedding <=> {v} FROM memories m WHERE {} \
+                     ORDER BY {order} LIMIT {limit}",
+                    p.where_sql()
+                )
+            };
+            let by_index = query(&format!("m.embedding <=> {v}"));
+            let mut rows = tx.query(&by_index, &p.params()).map_err(pg_err)?;
+            if rows.len() < q.limit {
+                // Short: either the candidates are fewer than the limit, or the iterative scan
+                // gave up at `hnsw.max_scan_tuples` under a filter few rows pass. An order the
+                // HNSW index cannot serve (the distance plus 0) makes the scan exact: a scope
+                // index or the table is read and sorted.
+                let exact = query(&format!("(m.embedding <=> {v}) + 0"));
+                rows = tx.query(&exact, &p.params()).map_err(pg_err)?;
+            }
             Ok(ranked(rows.iter().map(similarity).collect()))
         })
     }
