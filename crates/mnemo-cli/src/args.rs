@@ -380,6 +380,14 @@ pub enum Command {
         #[arg(long, default_value_t = 256)]
         batch_size: usize,
     },
+    /// Copy the whole store (records, history, links, entities, hierarchy, idempotency keys,
+    /// API keys) into another one: a PostgreSQL URL or a SQLite file path. The source is only
+    /// read; records the target already holds are skipped, so it can be run again.
+    Migrate {
+        /// The target store: postgres://… or the path of a SQLite file.
+        #[arg(long)]
+        to: String,
+    },
     /// Serve the REST API (native /v1 and Mem0-compatible), MCP over HTTP (/mcp) and metrics.
     Serve(Box<ServeArgs>),
     /// Serve the MCP tools on stdin/stdout (for MCP clients that start mnemo themselves).

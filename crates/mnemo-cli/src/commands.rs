@@ -618,6 +618,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Context(args) => crate::context::run(&memory, args, json).await?,
         Command::Doctor => doctor(&memory, &location, json).await?,
+        Command::Migrate { to } => {
+            crate::migrate::run(&memory, &location, &to, cli.store_pool_size, json).await?
+        }
         Command::Models { .. }
         | Command::Bench { .. }
         | Command::Eval { .. }

@@ -8,6 +8,7 @@ mod context;
 mod eval;
 mod import;
 mod io;
+mod migrate;
 mod profile;
 mod reembed;
 mod serve;

@@ -10,6 +10,7 @@ mod crash;
 mod eval;
 mod forms;
 mod infer;
+mod migrate;
 mod profile;
 mod reembed;
 mod serve;

@@ -70,7 +70,7 @@ fn start_pg() -> Result<String, String> {
 }
 
 /// A store URL for a new, empty schema of the test database.
-fn fresh_store_url(tag: &str) -> String {
+pub(crate) fn fresh_store_url(tag: &str) -> String {
     let schema = format!("t_{tag}_{}", std::process::id());
     let mut admin = postgres::Client::connect(pg_server(), postgres::NoTls).expect("admin");
     admin
