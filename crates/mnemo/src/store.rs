@@ -187,4 +187,31 @@ mod tests {
         }
         assert!(StoreConfig::parse("postgres://h/db", 0).is_err());
     }
+
+    #[test]
+    fn a_legacy_keys_file_is_imported_once_and_revocations_in_the_store_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = dir.path().join("keys.db");
+        let conn = rusqlite::Connection::open(&legacy).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE api_keys (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT,
+                 admin INTEGER NOT NULL, user_id TEXT, agent_id TEXT, run_id TEXT,
+                 created_at TEXT NOT NULL, revoked_at TEXT);
+             INSERT INTO api_keys VALUES ('key_a', 'ha', 'app', 0, 'alice', NULL, NULL,
+                 '2026-01-02T03:04:05+00:00', NULL);",
+        )
+        .unwrap();
+        drop(conn);
+        let store = open_store(&StoreConfig::embedded(dir.path())).unwrap();
+        assert_eq!(import_legacy_keys(store.as_ref(), &legacy).unwrap(), 1);
+        let keys = key_store(store.as_ref()).unwrap();
+        let found = keys.key_by_hash("ha").unwrap().unwrap();
+        assert_eq!(found.user_id.as_deref(), Some("alice"));
+        keys.revoke_key("key_a", chrono::Utc::now()).unwrap();
+        // A second start imports nothing and does not bring the revoked key back.
+        assert_eq!(import_legacy_keys(store.as_ref(), &legacy).unwrap(), 0);
+        assert!(!keys.key_by_hash("ha").unwrap().unwrap().is_active());
+        let missing = dir.path().join("none.db");
+        assert_eq!(import_legacy_keys(store.as_ref(), &missing).unwrap(), 0);
+    }
 }
