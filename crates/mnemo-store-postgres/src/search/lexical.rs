@@ -8,8 +8,8 @@
 //! How it differs from the embedded store's BM25:
 //! - Words: PostgreSQL's `english` configuration (its parser, the Snowball English stemmer and
 //!   its stop-word list) instead of `mnemo_core::text::words` and Porter2. Stop words ("the",
-//!   "in") neither match nor count toward a document's length; the parser keeps e-mail
-//!   addresses, URLs and hyphenated words whole beside their parts.
+//!   "in") neither match nor count toward a document's length; the parser keeps hyphenated
+//!   words whole beside their parts, and e-mail addresses, host names and URLs as tokens.
 //! - Term frequency is the number of positions the tsvector keeps for the word: PostgreSQL keeps
 //!   at most 256 per word and a tsvector holds at most 1 MB, where the embedded store counts
 //!   every occurrence among a document's first `MAX_INDEXED_TOKENS` words.
