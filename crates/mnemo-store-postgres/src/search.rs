@@ -211,7 +211,7 @@ impl PgStore {
             tx.batch_execute(&format!(
                 "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}"
             ))
-            .map_err(pg_err)?;
+            .map_err(old_pgvector)?;
             let mut p = candidate_pred(q)?;
             p.and("m.embedding IS NOT NULL");
             let v = p.arg(Vector::from(vector.to_vec()));
@@ -296,6 +296,22 @@ fn embed_rows(
         }
     }
     Ok(rows.len() as u64)
+}
+
+/// A refused `hnsw.iterative_scan` means a pgvector older than 0.8: say what to do.
+fn old_pgvector(e: postgres::Error) -> Error {
+    use postgres::error::SqlState;
+    match e.code() {
+        Some(c) if *c == SqlState::INVALID_NAME || *c == SqlState::UNDEFINED_OBJECT => {
+            Error::Conflict {
+                reason: format!(
+                    "dense search needs pgvector 0.8 or newer (iterative index scans): {e}; \
+                     upgrade the extension on the server and run ALTER EXTENSION vector UPDATE"
+                ),
+            }
+        }
+        _ => pg_err(e),
+    }
 }
 
 /// A `(seq, cosine distance)` row as a candidate scored by cosine similarity.
