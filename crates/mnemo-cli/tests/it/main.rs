@@ -15,6 +15,7 @@ mod profile;
 mod reembed;
 mod serve;
 mod server_crash;
+mod store_url;
 mod two_servers;
 
 use serde_json::Value;
