@@ -613,6 +613,13 @@ pub struct LocomoArgs {
     /// Packs: items are taken by value / tokens^this (0: by value; 1: by value per token).
     #[arg(long)]
     pub pack_size_exponent: Option<f32>,
+    /// Packs: a segment summary's value as a share of the page that reached it (0: no
+    /// summaries).
+    #[arg(long)]
+    pub pack_summary_weight: Option<f32>,
+    /// Packs: clip excerpts inside long sentences (see `ContextTuning::clip`).
+    #[arg(long)]
+    pub pack_clip: Option<bool>,
     /// Packs: memories retrieved = budget / this (between 20 and 200).
     #[arg(long)]
     pub pack_tokens_per_candidate: Option<u32>,

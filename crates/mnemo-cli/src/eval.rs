@@ -248,6 +248,12 @@ fn pack_tuning(a: &LocomoArgs) -> mnemo::ContextTuning {
     if let Some(e) = a.pack_size_exponent {
         t.pack.size_exponent = e;
     }
+    if let Some(c) = a.pack_clip {
+        t.clip = c;
+    }
+    if let Some(w) = a.pack_summary_weight {
+        t.summary_weight = w;
+    }
     if let Some(n) = a.pack_tokens_per_candidate {
         t.tokens_per_candidate = n;
     }

@@ -541,6 +541,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 "summary_weight": opts.pack_tuning.summary_weight,
                 "tokens_per_candidate": opts.pack_tuning.tokens_per_candidate,
                 "excerpt_words": opts.pack_tuning.excerpt_words,
+                "clip": opts.pack_tuning.clip,
                 "size_exponent": opts.pack_tuning.pack.size_exponent,
             },
             "infer_model": opts.infer_model.as_ref().map(|m| m.model_id().to_string()),

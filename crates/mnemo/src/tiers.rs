@@ -19,13 +19,13 @@ use std::sync::{Arc, OnceLock};
 /// Tries of one write when stale snapshots make the store refuse it. Several servers on one
 /// shared store race for the same segments of a busy scope; each refusal means another writer
 /// committed, so a few more tries (spread by [`backoff`]) let every writer through.
-pub(crate) const MAX_ATTEMPTS: usize = 8;
+pub(crate) const MAX_ATTEMPTS: usize = 16;
 
 /// How long to wait before planning try `attempt` (2, 3, …) again: a random share of a window
-/// that doubles from 4 ms up to 256 ms, so writers that collided do not collide again in step.
+/// that doubles from 4 ms up to 64 ms, so writers that collided do not collide again in step.
 /// Runs on the blocking pool, inside the add's blocking work.
 pub(crate) fn backoff(attempt: usize) {
-    let window_ms = 4u64 << attempt.saturating_sub(2).min(6);
+    let window_ms = 4u64 << attempt.saturating_sub(2).min(4);
     // Sub-second clock noise is random enough to de-synchronise competing writers.
     let noise = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
