@@ -554,6 +554,10 @@ pub struct LocomoArgs {
     /// Keep the stores the run built (under <data dir>/eval/).
     #[arg(long)]
     pub keep_stores: bool,
+    /// Also run mnemo on this PostgreSQL database (a fresh schema, dropped afterwards) over the
+    /// same conversations and questions, and report both recalls and their difference.
+    #[arg(long, value_name = "POSTGRES_URL")]
+    pub compare_store: Option<String>,
     /// Chat model that answers from the retrieved memories (enables QA).
     #[arg(long)]
     pub answer_model: Option<String>,

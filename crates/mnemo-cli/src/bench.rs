@@ -2,6 +2,10 @@
 //! measured in the same run (embedding alone; exact brute-force dense scan) so results can be
 //! read as ratios on a noisy shared machine. `--conversations FILE` runs the conversation
 //! workload instead ([`conversations`]).
+//!
+//! On a PostgreSQL store (`--store postgres://…`) the run builds its store in a fresh schema of
+//! that database and drops it at the end. Store calls here are blocking, and the PostgreSQL
+//! driver must not block an async worker, so they run inside [`blocking`].
 
 mod conversations;
 pub use conversations::{run as run_conversations, Options as ConversationOptions};
@@ -118,6 +122,11 @@ fn rss_mb(field: &str) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Runs blocking store work from this async code (see the module doc).
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
+}
+
 fn timed_ms(f: impl FnOnce()) -> f64 {
     let t = Instant::now();
     f();
@@ -229,7 +238,7 @@ async fn fill(
                 context: WriteContext::default(),
             });
         }
-        store.write(batches)?;
+        blocking(|| store.write(batches))?;
     }
     let add_no_embed_per_s = n as f64 / t.elapsed().as_secs_f64();
 
@@ -312,6 +321,26 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     };
     cfg.data_dir = tmp.clone();
     cfg.embedding_cache = 0; // measure the model, not the cache
+
+    // On PostgreSQL: a fresh schema, dropped when this function returns (after the report).
+    let schema = match cfg.store_config() {
+        mnemo::StoreConfig::Postgres { url, pool_size } => {
+            if opts.store_dir.is_some() {
+                return Err(Error::invalid(
+                    "store_dir",
+                    "keeps an embedded store; a PostgreSQL bench works in a throwaway schema",
+                )
+                .into());
+            }
+            let schema = mnemo::ScratchSchema::create(&url, "mnemo_bench")?;
+            cfg.store = Some(mnemo::StoreConfig::Postgres {
+                url: schema.url(),
+                pool_size,
+            });
+            Some(schema)
+        }
+        mnemo::StoreConfig::Embedded { .. } => None,
+    };
     let memory = Memory::open(cfg).await?;
     let embedder = memory.embedder().await?;
     let mut rng = Rng(0x9E3779B97F4A7C15);
@@ -350,7 +379,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     let m = add_sample.clamp(1, n.max(1));
     let (add_no_embed_per_s, add_per_s, note_add_per_s, sample_embed_only_per_s) =
         if opts.search_only {
-            let have = store.stats()?.memories;
+            let have = blocking(|| store.stats())?.memories;
             // Each sample text is also stored once as a note (in its own scope).
             if have != (n + 2 * m) as u64 {
                 return Err(Error::invalid(
@@ -390,17 +419,20 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         embedder.embed(&refs)?
     };
     // Warm-up: one unmeasured pass over every query (page cache, statement cache, graph).
-    for (q, v) in qs.iter().zip(&qvecs) {
-        memory.search_with_vector_blocking(&req(q), v)?;
-    }
-    // Each measurement gets its own pass over the queries, so one (the brute-force scan over
-    // every vector, say) does not evict what the next one reads.
-    for (q, v) in qs.iter().zip(&qvecs) {
-        let r = req(q);
-        no_embed.push(timed_ms(|| {
-            memory.search_with_vector_blocking(&r, v).expect("search");
-        }));
-    }
+    blocking(|| -> anyhow::Result<()> {
+        for (q, v) in qs.iter().zip(&qvecs) {
+            memory.search_with_vector_blocking(&req(q), v)?;
+        }
+        // Each measurement gets its own pass over the queries, so one (the brute-force scan
+        // over every vector, say) does not evict what the next one reads.
+        for (q, v) in qs.iter().zip(&qvecs) {
+            let r = req(q);
+            no_embed.push(timed_ms(|| {
+                memory.search_with_vector_blocking(&r, v).expect("search");
+            }));
+        }
+        Ok(())
+    })?;
     // What read counting costs: the async search path, which records what it returns, with
     // counting on and off, alternating per query (and which goes first) so that drift and
     // warm caches treat both alike. The counts are written in the background meanwhile.
@@ -432,15 +464,17 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         read: ReadOptions::default(),
         limit: 30,
     };
-    for (q, v) in qs.iter().zip(&qvecs) {
-        dense_side.push(timed_ms(|| {
-            store.dense_candidates(&cq, v).expect("dense");
-        }));
-        let terms = mnemo_core::text::query_terms(q);
-        lexical_side.push(timed_ms(|| {
-            store.lexical_candidates(&cq, &terms).expect("lexical");
-        }));
-    }
+    blocking(|| {
+        for (q, v) in qs.iter().zip(&qvecs) {
+            dense_side.push(timed_ms(|| {
+                store.dense_candidates(&cq, v).expect("dense");
+            }));
+            let terms = mnemo_core::text::query_terms(q);
+            lexical_side.push(timed_ms(|| {
+                store.lexical_candidates(&cq, &terms).expect("lexical");
+            }));
+        }
+    });
     // Memories were written in order into a fresh store: the bulk (memory i has key i + 1),
     // then the sample a chunk at a time, each raw chunk followed by its chunk of notes, so
     // sample memory j has key n + 1 + j + batch·⌊j / batch⌋. With the keys known, the exact
@@ -465,7 +499,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
             best.select_nth_unstable_by(10, |a, b| b.0.total_cmp(&a.0));
             exact = best[..10].iter().map(|(_, i)| key_of(*i)).collect();
         }));
-        let mut got = store.dense_candidates(&cq, v)?;
+        let mut got = blocking(|| store.dense_candidates(&cq, v))?;
         got.truncate(10);
         recall_sum += got.iter().filter(|c| exact.contains(&c.key)).count() as f64 / 10.0;
     }
@@ -485,9 +519,10 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     ] {
         v.sort_by(f64::total_cmp);
     }
-    let stats = memory.store().stats()?;
+    let stats = blocking(|| memory.store().stats())?;
     let report = serde_json::json!({
         "memories": total,
+        "store": if schema.is_some() { "postgresql" } else { "sqlite" },
         "embedder": embedder.model_id(),
         "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "embed_only_per_s": embed_only_per_s,

@@ -175,6 +175,12 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         note_config: cfg.notes,
         pack_budgets: a.pack_budgets.clone(),
         pack_tuning: pack_tuning(&a),
+        // A PostgreSQL store (--store): every store of the run is a fresh schema there.
+        store_url: match cfg.store_config() {
+            mnemo::StoreConfig::Postgres { url, .. } => Some(url),
+            mnemo::StoreConfig::Embedded { .. } => None,
+        },
+        compare_store: a.compare_store.clone(),
     };
     let result = mnemo_eval::run_locomo(&opts).await;
     if !a.keep_stores {

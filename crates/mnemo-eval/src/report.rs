@@ -20,6 +20,10 @@
 //! - `pack` (only with `--pack-budgets`): per budget, the evidence recall of the context pack
 //!   and of plain search results cut to the same budget, with the tokens and items each used
 //!   (`budgets`), the tokenizer, and the session the packs were asked for (see [`crate::pack`]).
+//! - `compare_store` (only with `--compare-store`): mnemo's hybrid search again on a second
+//!   backend (`backend`, PostgreSQL) over the same units and questions: `store`
+//!   `{retrieval, per_category}`, `recall_at_10_difference` (this backend's recall@10 minus the
+//!   main figure's) and its own `latency_ms`.
 //! - `config`: everything that determines the numbers.
 
 use crate::metrics::{RetrievalSummary, RETRIEVAL_KEYS as COLUMNS};
@@ -85,10 +89,22 @@ pub struct Report {
     /// Context packs against plain search at equal token budgets (`--pack-budgets`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pack: Option<crate::pack::PackReport>,
+    /// mnemo on a second backend, same questions (`--compare-store`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare_store: Option<CompareSection>,
     pub config: serde_json::Value,
     /// Every search latency, for the histogram; not part of the JSON.
     #[serde(skip)]
     pub search_samples_ms: Vec<f64>,
+}
+
+/// mnemo's search on a second backend, scored on the same questions (see the module doc).
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareSection {
+    pub backend: String,
+    pub store: RetrievalSummary,
+    pub recall_at_10_difference: f64,
+    pub latency_ms: Latency,
 }
 
 /// Notes scored without and with link expansion (see the module doc).
@@ -149,8 +165,18 @@ impl Report {
         let _ = writeln!(s, "## Retrieval\n");
         s.push_str(&header("system"));
         s.push_str(&row("mnemo (hybrid)", &self.retrieval));
+        if let Some(c) = &self.compare_store {
+            s.push_str(&row(&format!("mnemo on {}", c.backend), &c.store.retrieval));
+        }
         for (name, b) in &self.baselines {
             s.push_str(&row(&format!("{name} alone"), &b.retrieval));
+        }
+        if let Some(c) = &self.compare_store {
+            let _ = writeln!(
+                s,
+                "\nrecall@10 on {} minus the first engine's: {:+.3}; its search p50 / p95: {:.1} / {:.1} ms.",
+                c.backend, c.recall_at_10_difference, c.latency_ms.search.p50, c.latency_ms.search.p95
+            );
         }
         let _ = writeln!(s, "\n### mnemo per category\n");
         s.push_str(&header("category"));

@@ -4,6 +4,11 @@
 //! indexing and hybrid search) and a plain one (each memory indexed with its own text only),
 //! which serves the BM25-alone and dense-alone baselines. Both hold the same units — one memory
 //! per turn in raw mode — and share one embedder, so query vectors are computed once.
+//!
+//! Stores are SQLite files in the work directory, or, with `store_url`, each a fresh schema of
+//! that PostgreSQL database, dropped when the run ends. `compare_store` adds a second mnemo
+//! engine on PostgreSQL that ingests the same conversations and answers the same questions
+//! beside the first, so one run reports recall on both backends and their difference.
 
 use crate::locomo::{Conversation, Turn};
 use crate::metrics::{percentile, score_question, RetrievalTally};
@@ -68,6 +73,12 @@ pub struct EvalOptions {
     pub pack_budgets: Vec<u32>,
     /// How packs are gathered and chosen.
     pub pack_tuning: mnemo::ContextTuning,
+    /// A PostgreSQL database (`postgres://…`) holding every store of the run, each in a fresh
+    /// schema dropped afterwards; `None`: SQLite files in `work_dir`.
+    pub store_url: Option<String>,
+    /// A PostgreSQL database where a second mnemo engine (same embedder, indexing and ranking,
+    /// fresh schema) answers every question beside the first (`compare_store` in the report).
+    pub compare_store: Option<String>,
 }
 
 impl std::fmt::Debug for EvalOptions {
@@ -87,9 +98,50 @@ struct Engines {
     mnemo: Memory,
     plain: Option<Memory>,
     notes: Option<Memory>,
+    /// mnemo again, on the `compare_store` database.
+    compare: Option<Memory>,
+    /// The PostgreSQL schemas the engines live in; declared last, so they are dropped (with
+    /// everything in them) after the engines.
+    _schemas: Vec<mnemo::ScratchSchema>,
 }
 
-fn open_engines(opts: &EvalOptions) -> Result<Engines> {
+/// One engine's store: a SQLite file under the work directory, or a fresh schema of the
+/// PostgreSQL database `pg` (kept in `schemas`, so it lives as long as the run).
+async fn open_engine(
+    opts: &EvalOptions,
+    name: &str,
+    indexing: ContextIndexing,
+    pg: Option<&str>,
+    schemas: &mut Vec<mnemo::ScratchSchema>,
+) -> Result<Memory> {
+    let (embedder, rank) = (opts.embedder.clone(), opts.rank);
+    let config = match pg {
+        Some(url) => {
+            let schema = mnemo::ScratchSchema::create(url, &format!("mnemo_eval_{name}"))
+                .with_context(|| format!("creating a schema for the {name} store"))?;
+            let config = mnemo::StoreConfig::Postgres {
+                url: schema.url(),
+                pool_size: 4,
+            };
+            schemas.push(schema);
+            config
+        }
+        None => {
+            let dir = opts.work_dir.join(name);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            mnemo::StoreConfig::embedded(&dir)
+        }
+    };
+    // Opening and binding the embedder block (the PostgreSQL driver must not block a worker).
+    let memory = tokio::task::spawn_blocking(move || -> Result<Memory> {
+        let store = mnemo::open_store(&config)?;
+        Ok(Memory::from_parts_with(store, embedder, rank, indexing)?)
+    })
+    .await??;
+    Ok(memory)
+}
+
+async fn open_engines(opts: &EvalOptions) -> Result<Engines> {
     if opts.work_dir.exists()
         && std::fs::read_dir(&opts.work_dir)
             .map(|mut d| d.next().is_some())
@@ -100,38 +152,44 @@ fn open_engines(opts: &EvalOptions) -> Result<Engines> {
             opts.work_dir.display()
         );
     }
-    let open = |name: &str, indexing: ContextIndexing| -> Result<Memory> {
-        let dir = opts.work_dir.join(name);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let store = mnemo_store_sqlite::SqliteStore::open(dir.join("mnemo.db"))?;
-        Ok(Memory::from_parts_with(
-            Arc::new(store),
-            opts.embedder.clone(),
-            opts.rank,
-            indexing,
-        )?)
+    let (pg, mut schemas) = (opts.store_url.as_deref(), Vec::new());
+    let with_chat = |mnemo: Memory| -> Result<Memory> {
+        Ok(match (opts.mode, &opts.infer_model) {
+            (EvalMode::Infer, Some(model)) => {
+                mnemo.with_chat(model.clone(), mnemo::InferConfig::default())
+            }
+            (EvalMode::Infer, None) => bail!(
+                "--mode infer needs a chat model to extract memories (--llm-base-url and --llm-model)"
+            ),
+            (EvalMode::Raw, _) => mnemo,
+        })
     };
-    let mnemo = open("mnemo", opts.indexing)?;
-    let mnemo = match (opts.mode, &opts.infer_model) {
-        (EvalMode::Infer, Some(model)) => {
-            mnemo.with_chat(model.clone(), mnemo::InferConfig::default())
-        }
-        (EvalMode::Infer, None) => bail!(
-            "--mode infer needs a chat model to extract memories (--llm-base-url and --llm-model)"
+    let mnemo = with_chat(open_engine(opts, "mnemo", opts.indexing, pg, &mut schemas).await?)?;
+    let plain = if opts.baselines {
+        Some(open_engine(opts, "plain", ContextIndexing::plain(), pg, &mut schemas).await?)
+    } else {
+        None
+    };
+    let notes = match opts.notes {
+        Some(_) => Some(
+            open_engine(opts, "notes", opts.indexing, pg, &mut schemas)
+                .await?
+                .with_note_config(opts.note_config),
         ),
-        (EvalMode::Raw, _) => mnemo,
+        None => None,
+    };
+    let compare = match opts.compare_store.as_deref() {
+        Some(url) => Some(with_chat(
+            open_engine(opts, "compare", opts.indexing, Some(url), &mut schemas).await?,
+        )?),
+        None => None,
     };
     Ok(Engines {
         mnemo,
-        plain: if opts.baselines {
-            Some(open("plain", ContextIndexing::plain())?)
-        } else {
-            None
-        },
-        notes: match opts.notes {
-            Some(_) => Some(open("notes", opts.indexing)?.with_note_config(opts.note_config)),
-            None => None,
-        },
+        plain,
+        notes,
+        compare,
+        _schemas: schemas,
     })
 }
 
@@ -288,7 +346,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
     if conversations.is_empty() {
         bail!("{} holds no conversations", opts.data.display());
     }
-    let engines = open_engines(opts)?;
+    let engines = open_engines(opts).await?;
     let bpe = tiktoken_rs::cl100k_base().context("loading the cl100k tokenizer")?;
     let counter = mnemo_models::token_counter(mnemo_core::pack::DEFAULT_TOKENIZER)?;
     for &b in &opts.pack_budgets {
@@ -322,7 +380,12 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 .map_or(c.questions.len(), |m| m.min(c.questions.len()))
         })
         .sum();
-    let copies = 1 + usize::from(opts.baselines) + usize::from(opts.notes.is_some());
+    let copies = 1
+        + usize::from(opts.baselines)
+        + usize::from(opts.notes.is_some())
+        + usize::from(opts.compare_store.is_some());
+    let mut compare_tally = RetrievalTally::default();
+    let (mut compare_add_ms, mut compare_search_ms) = (Vec::new(), Vec::new());
     let (mut notes_tally, mut expanded_tally) =
         (RetrievalTally::default(), RetrievalTally::default());
     let mut notes_add_ms = Vec::new();
@@ -350,6 +413,15 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 let (lat, map, _) =
                     ingest(notes, &scope, c, EvalMode::Raw, true, &ingest_bar).await?;
                 notes_add_ms.extend(lat);
+                map
+            }
+            None => HashMap::new(),
+        };
+        let compare_turn_of = match &engines.compare {
+            Some(compare) => {
+                let (lat, map, _) =
+                    ingest(compare, &scope, c, opts.mode, false, &ingest_bar).await?;
+                compare_add_ms.extend(lat);
                 map
             }
             None => HashMap::new(),
@@ -401,6 +473,14 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                             )
                             .await?;
                     }
+                    if let Some(compare) = &engines.compare {
+                        let t = Instant::now();
+                        let hits = compare.search(req.clone()).await?.results;
+                        compare_search_ms.push(t.elapsed().as_secs_f64() * 1e3);
+                        let s = score_question(&q.evidence, &covered(&hits, &compare_turn_of))
+                            .ok_or_else(unscored)?;
+                        compare_tally.push(q.category, &s);
+                    }
                     if let Some(plain) = &engines.plain {
                         for (mode, tally) in [
                             (SearchMode::Lexical, &mut bm25_tally),
@@ -451,11 +531,35 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
             ask_bar.inc(1);
         }
     }
-    counts.memories = engines.mnemo.store().stats()?.memories as usize;
+    let store = engines.mnemo.store().clone();
+    counts.memories = tokio::task::spawn_blocking(move || store.stats())
+        .await??
+        .memories as usize;
     ingest_bar.finish_and_clear();
     ask_bar.finish_and_clear();
 
     let mnemo = mnemo_tally.summary();
+    let compare_store = opts.compare_store.is_some().then(|| {
+        let store = compare_tally.summary();
+        let at10 = |r: &std::collections::BTreeMap<String, f64>| {
+            r.get("recall@10").copied().unwrap_or(0.0)
+        };
+        crate::report::CompareSection {
+            backend: "postgresql".into(),
+            recall_at_10_difference: at10(&store.retrieval) - at10(&mnemo.retrieval),
+            store,
+            latency_ms: Latency {
+                add: Percentiles {
+                    p50: percentile(&compare_add_ms, 0.5),
+                    p95: percentile(&compare_add_ms, 0.95),
+                },
+                search: Percentiles {
+                    p50: percentile(&compare_search_ms, 0.5),
+                    p95: percentile(&compare_search_ms, 0.95),
+                },
+            },
+        }
+    });
     let qa = match &opts.qa {
         Some(models) => QaSection::Scored(Box::new(summarize(models, &qa_outcomes))),
         None => QaSection::Skipped {
@@ -497,6 +601,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
             },
         }),
         pack: (!opts.pack_budgets.is_empty()).then(|| pack_tally.summary(counter.name())),
+        compare_store,
         counts,
         context: ContextCost {
             top_k: opts.top_k,
@@ -508,6 +613,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
         config: serde_json::json!({
             "data": opts.data.display().to_string(),
             "mode": opts.mode.as_str(),
+            "store": if opts.store_url.is_some() { "postgresql" } else { "sqlite" },
             "top_k": opts.top_k,
             "embedder": opts.embedder.model_id(),
             "rank": {

@@ -35,6 +35,8 @@ fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
         note_config: mnemo::NoteConfig::default(),
         pack_budgets: Vec::new(),
         pack_tuning: mnemo::ContextTuning::default(),
+        store_url: None,
+        compare_store: None,
     }
 }
 

@@ -17,12 +17,14 @@ mod keys;
 mod predicate;
 mod read;
 mod schema;
+mod scratch;
 mod search;
 mod tiers;
 mod transfer;
 mod write;
 
 pub use schema::SCHEMA_VERSION;
+pub use scratch::ScratchSchema;
 
 use parking_lot::Mutex;
 

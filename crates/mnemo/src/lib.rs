@@ -25,6 +25,8 @@ pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 pub use profile::{ProfileOptions, ProfileOutcome};
 pub use store::{import_legacy_keys, key_store, open_store, StoreConfig, DEFAULT_STORE_POOL_SIZE};
+/// A throwaway schema in a PostgreSQL database, for runs that measure on a fresh store.
+pub use mnemo_store_postgres::ScratchSchema;
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};
