@@ -356,6 +356,19 @@ mod tests {
     }
 
     #[test]
+    fn the_store_section_becomes_the_store_variables() {
+        let c = FileConfig::parse("[store]\nurl = \"postgres://m@127.0.0.1/mnemo\"\npool_size = 4")
+            .unwrap();
+        let env = c.env_defaults();
+        assert!(env.contains(&(
+            "MNEMO_STORE_URL",
+            "postgres://m@127.0.0.1/mnemo".to_string()
+        )));
+        assert!(env.contains(&("MNEMO_STORE_POOL_SIZE", "4".to_string())));
+        assert!(FileConfig::parse("[store]\nuri = \"x\"").is_err());
+    }
+
+    #[test]
     fn unknown_keys_and_wrong_types_are_refused() {
         assert!(FileConfig::parse("[server]\nbindd = \"x\"").is_err());
         assert!(FileConfig::parse("[server]\nmax_body_bytes = \"big\"").is_err());
