@@ -178,6 +178,9 @@ mod tests {
         let again = store.revoke_key("key_1", at).unwrap_err();
         assert_eq!(again.kind(), mnemo_core::ErrorKind::NotFound);
         assert_eq!(store.list_keys().unwrap().len(), 1);
+        // Keys are the server's, not the memories': a reset keeps them.
+        mnemo_core::Store::reset(&store).unwrap();
+        assert_eq!(store.list_keys().unwrap().len(), 1);
     }
 
     #[test]
