@@ -14,6 +14,7 @@ mod encode;
 mod entities;
 mod erase;
 mod keys;
+mod pool;
 mod predicate;
 mod read;
 mod schema;
@@ -27,11 +28,14 @@ pub use schema::SCHEMA_VERSION;
 pub use scratch::ScratchSchema;
 
 use parking_lot::Mutex;
+use pool::Pool;
 
 /// A PostgreSQL error as a mnemo error: connection failures are `unavailable` (retryable),
-/// the rest are storage errors with the server's message.
+/// the rest are storage errors with the server's message. A connection failure is a closed or
+/// broken socket, a timeout, or the server ending the session (class 08, or shutting down,
+/// crashed or still starting: 57P01–57P03); the pool drops connections that failed so.
 pub(crate) fn pg_err(e: postgres::Error) -> Error {
-    if e.is_closed() || e.as_db_error().is_none() && e.code().is_none() {
+    if is_connection_failure(&e) {
         return Error::Unavailable {
             component: "postgresql".into(),
             reason: e.to_string(),
@@ -42,6 +46,19 @@ pub(crate) fn pg_err(e: postgres::Error) -> Error {
         None => e.to_string(),
     };
     Error::Storage { reason }
+}
+
+fn is_connection_failure(e: &postgres::Error) -> bool {
+    use std::error::Error as _;
+    if let Some(code) = e.code() {
+        let code = code.code();
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    // The driver's kinds are private: a closed connection says so, socket failures carry the
+    // I/O error, and a timeout only has its message.
+    e.is_closed()
+        || e.source().is_some_and(|s| s.is::<std::io::Error>())
+        || e.to_string() == "timeout waiting for server"
 }
 
 /// Checks a store URL's form before any connection is tried.
@@ -55,67 +72,6 @@ pub fn parse_url(url: &str) -> Result<postgres::Config> {
     }
     url.parse::<postgres::Config>()
         .map_err(|e| Error::invalid("store_url", format!("is not a valid PostgreSQL URL: {e}")))
-}
-
-/// A fixed-size pool of connections to one database.
-struct Pool {
-    config: postgres::Config,
-    idle: Mutex<Vec<postgres::Client>>,
-    size: usize,
-}
-
-impl Pool {
-    fn connect(&self) -> Result<postgres::Client> {
-        self.config
-            .connect(postgres::NoTls)
-            .map_err(|e| Error::Unavailable {
-                component: "postgresql".into(),
-                reason: format!(
-                    "cannot connect: {e}; check that the server runs and the URL is right"
-                ),
-            })
-    }
-
-    /// Runs `f` in one transaction on a pooled connection: committed when `f` succeeds, rolled
-    /// back otherwise.
-    fn tx<T>(&self, f: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T>) -> Result<T> {
-        self.with(|c| {
-            let mut tx = c.transaction().map_err(pg_err)?;
-            let out = f(&mut tx)?;
-            tx.commit().map_err(pg_err)?;
-            Ok(out)
-        })
-    }
-
-    /// Runs `f` on an idle connection (or a new one), returning the connection to the pool
-    /// unless it broke.
-    fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
-        let taken = self.idle.lock().pop();
-        let mut client = match taken {
-            Some(c) if !c.is_closed() => c,
-            _ => self.connect()?,
-        };
-        let out = f(&mut client);
-        if !client.is_closed() {
-            let mut idle = self.idle.lock();
-            if idle.len() < self.size {
-                idle.push(client);
-            }
-        }
-        out
-    }
-}
-
-impl Drop for Pool {
-    /// Each synchronous client owns a small tokio runtime, and tokio panics when a runtime is
-    /// dropped on an async worker thread — where the last handle to a store is often released
-    /// (a server shutting down). The idle clients are therefore closed on a thread of their own.
-    fn drop(&mut self) {
-        let idle = std::mem::take(&mut *self.idle.lock());
-        if !idle.is_empty() {
-            let _ = std::thread::spawn(move || drop(idle)).join();
-        }
-    }
 }
 
 /// A PostgreSQL database holding one mnemo store.
@@ -152,11 +108,7 @@ impl PgStore {
         if pool_size == 0 {
             return Err(Error::invalid("pool_size", "must be at least 1"));
         }
-        let pool = Pool {
-            config: parse_url(url)?,
-            idle: Mutex::new(Vec::new()),
-            size: pool_size,
-        };
+        let pool = Pool::new(parse_url(url)?, pool_size);
         pool.with(|c| {
             ensure_vector(c)?;
             schema::migrate(c)
