@@ -859,6 +859,15 @@ fn write_prepared(
     let mut written = if to_write.is_empty() {
         Vec::new()
     } else {
+        // Writers of one scope in this process take turns from snapshot to commit (see
+        // `crate::scope_lock`); batches without pages plan nothing and need no turn.
+        let _turns = crate::scope_lock::take_turns(
+            to_write
+                .iter()
+                .zip(&drafts)
+                .filter(|(_, d)| !d.is_empty())
+                .map(|(b, _)| b.scope.key()),
+        );
         let mut attempt = 1;
         loop {
             let mut batches = to_write.clone();

@@ -12,6 +12,7 @@ mod config;
 mod context;
 mod ops;
 mod profile;
+mod scope_lock;
 mod store;
 mod tiers;
 mod usage;
