@@ -3,8 +3,11 @@
 #
 #   scripts/pg.sh start DIR    # prints the connection URL on stdout; the cluster lives in DIR
 #   scripts/pg.sh stop DIR     # stops it and removes DIR
+#   scripts/pg.sh down DIR     # fast shutdown (sessions ended), the cluster kept in DIR
+#   scripts/pg.sh up DIR       # starts a cluster that is down again, on the same port
 #
-# Groundwork for the PostgreSQL backend (issue 14): nothing in the workspace uses it yet.
+# `scripts/test.sh` starts one for the whole test run and passes its URL in MNEMO_TEST_PG_URL;
+# the fault tests take one of their own down and up under load.
 #
 # The wheel is fetched with `pip download --no-deps` into $MNEMO_PG_CACHE (default
 # ~/.cache/mnemo/pg) and unpacked there keeping its layout: the binaries in pgserver/pginstall/bin
@@ -18,7 +21,7 @@ set -euo pipefail
 
 cmd=${1:-}
 dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|down|up DIR" >&2; exit 2; }
 
 cache=${MNEMO_PG_CACHE:-$HOME/.cache/mnemo/pg}
 bin=$cache/pgserver/pginstall/bin
@@ -73,6 +76,16 @@ PY
   echo "$port" >"$dir/port"
   echo "postgres://postgres@127.0.0.1:$port/mnemo"
   ;;
+down)
+  as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >&2 ||
+    { cat "$dir/server.log" >&2; exit 1; }
+  ;;
+up)
+  port=$(cat "$dir/port")
+  as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=30 \
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir" start >&2 ||
+    { cat "$dir/server.log" >&2; exit 1; }
+  ;;
 stop)
   if [ -d "$dir/data" ]; then
     as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=immediate --wait stop >&2 || true
@@ -80,7 +93,7 @@ stop)
   rm -rf "$dir"
   ;;
 *)
-  echo "usage: $0 start|stop DIR" >&2
+  echo "usage: $0 start|stop|down|up DIR" >&2
   exit 2
   ;;
 esac

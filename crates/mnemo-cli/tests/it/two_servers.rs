@@ -32,22 +32,34 @@ fn start_pg() -> Result<String, String> {
             return Ok(url);
         }
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh");
     let dir = std::env::temp_dir().join(format!("mnemo-pg-cli-{}", std::process::id()));
+    start_private(&dir)
+}
+
+/// `scripts/pg.sh` run with `args` (its output to stderr shown); Ok when it exits 0.
+pub(crate) fn pg_sh(args: &[&str]) -> Result<String, String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh");
     let out = Command::new(&script)
-        .arg("start")
-        .arg(&dir)
+        .args(args)
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
     if !out.status.success() {
         return Err(format!(
-            "{} start failed ({})",
+            "{} {} failed ({})",
             script.display(),
+            args.join(" "),
             out.status
         ));
     }
-    // Stops the server once this process is gone, however it ends.
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A PostgreSQL of this process's own in `dir` (a new path directly under the temp dir): its
+/// URL. A watcher stops it and removes `dir` once this process is gone, however it ends.
+pub(crate) fn start_private(dir: &Path) -> Result<String, String> {
+    let url = pg_sh(&["start", &dir.display().to_string()])?;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh");
     let watcher = format!(
         "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {script} stop {dir}",
         pid = std::process::id(),
@@ -62,16 +74,18 @@ fn start_pg() -> Result<String, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start the stop watcher: {e}"))?;
-    let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if url.is_empty() {
         return Err("pg.sh printed no URL".into());
     }
     Ok(url)
 }
 
-/// A store URL for a new, empty schema of the test database.
+/// A store URL for a new, empty schema of the test database (one per call: tests sharing the
+/// run's server never meet).
 pub(crate) fn fresh_store_url(tag: &str) -> String {
-    let schema = format!("t_{tag}_{}", std::process::id());
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let schema = format!("t_{tag}_{}_{n}", std::process::id());
     let mut admin = postgres::Client::connect(pg_server(), postgres::NoTls).expect("admin");
     admin
         .batch_execute(&format!(
@@ -82,7 +96,7 @@ pub(crate) fn fresh_store_url(tag: &str) -> String {
 }
 
 /// The global flags both servers and every CLI call share: the store and the stub embedder.
-fn shared_flags(store: &str, embed: &StubEndpoint) -> Vec<String> {
+pub(crate) fn shared_flags(store: &str, embed: &StubEndpoint) -> Vec<String> {
     [
         "--store",
         store,
@@ -98,11 +112,11 @@ fn shared_flags(store: &str, embed: &StubEndpoint) -> Vec<String> {
 }
 
 /// `mnemo --data-dir DATA --json <shared flags> ARGS…`, with the JSON it printed.
-fn cli(data: &Path, flags: &[String], args: &[&str]) -> Value {
+pub(crate) fn cli(data: &Path, flags: &[String], args: &[&str]) -> Value {
     run_ok(mnemo(data).args(flags).args(args))
 }
 
-fn http_agent() -> ureq::Agent {
+pub(crate) fn http_agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(120)))
@@ -111,7 +125,7 @@ fn http_agent() -> ureq::Agent {
 }
 
 /// One request; the status and the JSON body (`Null` when there is none).
-fn call(
+pub(crate) fn call(
     agent: &ureq::Agent,
     method: &str,
     url: &str,
@@ -132,7 +146,7 @@ fn call(
 }
 
 /// Every memory of `user` through `base`, walking the list's cursors.
-fn list_all(agent: &ureq::Agent, base: &str, key: &str, user: &str) -> Vec<Value> {
+pub(crate) fn list_all(agent: &ureq::Agent, base: &str, key: &str, user: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
