@@ -12,7 +12,7 @@ mod excerpt;
 mod tests;
 
 pub use assemble::{assemble, section_header, Block, Candidate, PackParams};
-pub use excerpt::excerpt;
+pub use excerpt::{clipped_excerpt, excerpt};
 
 use crate::memory::{MessageId, Timestamp};
 use serde::{Deserialize, Serialize};

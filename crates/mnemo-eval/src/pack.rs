@@ -35,6 +35,16 @@ pub struct BudgetRow {
     /// Items the pack showed and search results that fit, per question.
     pub pack_mean_items: f64,
     pub search_mean_results: f64,
+    /// What the pack's items were, per question: mean items and tokens by item kind (`page`,
+    /// `turn`, `segment`, `memory`, …), so a budget's spending can be read off the report.
+    pub pack_by_kind: std::collections::BTreeMap<String, KindShare>,
+}
+
+/// Mean items and tokens of one kind of pack item, per question.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct KindShare {
+    pub items: f64,
+    pub tokens: f64,
 }
 
 /// The `pack` part of the report.
@@ -125,7 +135,12 @@ impl PackTally {
             let items = pack.sections.iter().flat_map(|s| &s.items);
             row.pack_recall += recall(&mut items.clone().flat_map(|i| &i.message_ids));
             row.pack_mean_tokens += f64::from(pack.used_tokens);
-            row.pack_mean_items += items.count() as f64;
+            row.pack_mean_items += items.clone().count() as f64;
+            for i in items {
+                let share = row.pack_by_kind.entry(i.kind.clone()).or_default();
+                share.items += 1.0;
+                share.tokens += f64::from(i.tokens);
+            }
 
             let (n, tokens) = cut_to_budget(&lines, budget, counter);
             row.search_recall += recall(&mut hits[..n].iter().flat_map(|h| &h.memory.sources));
@@ -152,6 +167,17 @@ impl PackTally {
                     search_mean_tokens: r.search_mean_tokens / n,
                     pack_mean_items: r.pack_mean_items / n,
                     search_mean_results: r.search_mean_results / n,
+                    pack_by_kind: r
+                        .pack_by_kind
+                        .iter()
+                        .map(|(k, v)| {
+                            let share = KindShare {
+                                items: v.items / n,
+                                tokens: v.tokens / n,
+                            };
+                            (k.clone(), share)
+                        })
+                        .collect(),
                 })
                 .collect(),
         }

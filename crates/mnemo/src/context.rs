@@ -15,8 +15,10 @@
 //!
 //! Choice is by value (a hit's score; a neighbour's decayed from its source's), each item
 //! taken when it still fits; a retrieved turn longer than `excerpt_words` words shows only its
-//! sentences that share words with the query, cut marks `…` included (a budget then holds
-//! about twice the turns; see `mnemo_core::pack::excerpt`). The defaults are the best of the
+//! sentences that share words with the query, and within a long sentence only the words around
+//! them; a turn that shares no word with the query (found by meaning) shows the start of its
+//! most contentful sentence. Cut marks `…` show every cut (a budget then holds about three
+//! times the whole turns; see `mnemo_core::pack::clipped_excerpt`). The defaults are the best of the
 //! settings measured on the LoCoMo dev file (`mnemo eval locomo --pack-budgets …`).
 //!
 //! The pages shown count as visits of their segments and the memories shown as reads (usage
@@ -57,6 +59,10 @@ pub struct ContextTuning {
     /// Retrieved turns longer than this many words are shown as their sentences that share
     /// words with the query (see `mnemo_core::pack::excerpt`); `None`: whole turns.
     pub excerpt_words: Option<usize>,
+    /// Excerpts clipped inside long sentences to the words around the query's terms, and turns
+    /// that share no term shown as the start of their most contentful sentence (see
+    /// `mnemo_core::pack::clipped_excerpt`); `false`: whole sentences.
+    pub clip: bool,
     pub pack: PackParams,
 }
 
@@ -67,7 +73,8 @@ impl Default for ContextTuning {
             neighbour_decay: 0.5,
             summary_weight: 0.3,
             tokens_per_candidate: 10,
-            excerpt_words: Some(10),
+            excerpt_words: Some(8),
+            clip: true,
             pack: PackParams::default(),
         }
     }

@@ -23,11 +23,11 @@ pub use context::{ContextRequest, ContextTuning};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
+/// A throwaway schema in a PostgreSQL database, for runs that measure on a fresh store.
+pub use mnemo_store_postgres::ScratchSchema;
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 pub use profile::{ProfileOptions, ProfileOutcome};
 pub use store::{import_legacy_keys, key_store, open_store, StoreConfig, DEFAULT_STORE_POOL_SIZE};
-/// A throwaway schema in a PostgreSQL database, for runs that measure on a fresh store.
-pub use mnemo_store_postgres::ScratchSchema;
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};

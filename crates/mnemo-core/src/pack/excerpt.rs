@@ -95,6 +95,71 @@ pub fn excerpt(text: &str, terms: &[String], max_words: usize) -> String {
     out
 }
 
+/// [`excerpt`], clipped harder: a kept sentence longer than `max_words` words shows only the
+/// words around its query terms (`max_words / 2` each side of the first and last match), and a
+/// turn none of whose sentences shares a query term shows the start of its most contentful
+/// sentence (the most words that are not stopwords), `max_words` words at most. Every cut is
+/// marked `…`. Packs use it to hold more turns in a small budget.
+pub fn clipped_excerpt(text: &str, terms: &[String], max_words: usize) -> String {
+    let all = sentences(text);
+    let count = |s: &str| words(s).count();
+    if count(text) <= max_words {
+        return text.trim().to_string();
+    }
+    let hit = |tok: &str| words(tok).any(|w| terms.iter().any(|t| matches(&w, t)));
+    let matched = all.iter().any(|s| s.split_whitespace().any(hit));
+    if !matched {
+        let content = |s: &str| words(s).filter(|w| !crate::text::is_stopword(w)).count();
+        let best = all
+            .iter()
+            .enumerate()
+            .max_by(|(i, a), (j, b)| content(a).cmp(&content(b)).then(j.cmp(i)))
+            .map(|(i, _)| i)
+            .unwrap_or(0);
+        let toks: Vec<&str> = all
+            .get(best)
+            .map_or(Vec::new(), |s| s.split_whitespace().collect());
+        return window(&toks, 0, max_words.max(1), best > 0, best + 1 < all.len());
+    }
+    let kept = excerpt(text, terms, max_words);
+    let radius = (max_words / 2).max(1);
+    let parts: Vec<String> = sentences(&kept)
+        .into_iter()
+        .map(|s| {
+            let toks: Vec<&str> = s.split_whitespace().collect();
+            let marks: Vec<usize> = (0..toks.len()).filter(|&i| hit(toks[i])).collect();
+            match (marks.first(), marks.last()) {
+                (Some(&a), Some(&b)) if words(s).count() > max_words => {
+                    let from = a.saturating_sub(radius);
+                    window(&toks, from, b + radius + 1 - from, false, false)
+                }
+                _ => s.to_string(),
+            }
+        })
+        .collect();
+    let mut out = parts.join(" ");
+    // Joined marks of adjacent cuts read as one.
+    while out.contains("… …") {
+        out = out.replace("… …", "…");
+    }
+    out
+}
+
+/// The `len` whitespace tokens of `toks` from `from`, with `…` where anything was left out
+/// before (`more_before`, or tokens before `from`) or after.
+fn window(toks: &[&str], from: usize, len: usize, more_before: bool, more_after: bool) -> String {
+    let to = (from + len).min(toks.len());
+    let mut out = String::new();
+    if from > 0 || more_before {
+        out.push_str("… ");
+    }
+    out.push_str(&toks[from.min(to)..to].join(" "));
+    if to < toks.len() || more_after {
+        out.push_str(" …");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +178,20 @@ mod tests {
         assert_eq!(
             e,
             "… I went to the adoption agency yesterday. … The kids were great though."
+        );
+    }
+
+    #[test]
+    fn clipped_excerpts_keep_the_words_around_matches_or_the_most_contentful_start() {
+        let t = "Hey Mel! Yesterday, after a long and tiring week at work, I finally went to \
+                 the adoption agency downtown with my sister and we talked for hours. Bye!";
+        let e = clipped_excerpt(t, &terms("adoption agency"), 6);
+        assert_eq!(e, "… went to the adoption agency downtown with my …");
+        let e = clipped_excerpt(t, &terms("pottery"), 5);
+        assert_eq!(e, "… Yesterday, after a long and …");
+        assert_eq!(
+            clipped_excerpt("Short and sweet.", &terms("x"), 5),
+            "Short and sweet."
         );
     }
 

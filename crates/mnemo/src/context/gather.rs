@@ -8,7 +8,9 @@
 //! pages), so neighbours are found by position in the session's log.
 
 use super::{ContextTuning, SESSION_READ_LIMIT};
-use mnemo_core::pack::{excerpt, Block, Candidate, ContextPack, PackItem, Reason, Section};
+use mnemo_core::pack::{
+    clipped_excerpt, excerpt, Block, Candidate, ContextPack, PackItem, Reason, Section,
+};
 use mnemo_core::tier::{cosine, heat};
 use mnemo_core::{
     Error, HeatWeights, Hit, Memory, MemoryKind, Message, MessageId, PageQuery, PageTier, Result,
@@ -221,6 +223,13 @@ impl<'a> Gatherer<'a> {
             }
             let score = (reason == Reason::Matched).then_some(score);
             let text = match t.excerpt_words {
+                Some(n) if t.clip => {
+                    format!(
+                        "{}{}",
+                        u.speaker,
+                        clipped_excerpt(&u.content, &self.terms, n)
+                    )
+                }
                 Some(n) => format!("{}{}", u.speaker, excerpt(&u.content, &self.terms, n)),
                 None => format!("{}{}", u.speaker, u.content),
             };
@@ -270,7 +279,7 @@ impl<'a> Gatherer<'a> {
 
     /// The summary of segment `s`, reached from page `from` with `value`.
     fn summary(&mut self, s: SegmentId, from: &str, value: f32) -> Result<()> {
-        if self.summaries.get(&s).is_some_and(|c| c.value >= value) {
+        if value <= 0.0 || self.summaries.get(&s).is_some_and(|c| c.value >= value) {
             return Ok(());
         }
         let Some(seg) = self.segments()?.iter().find(|x| x.id == s).cloned() else {
@@ -287,6 +296,9 @@ impl<'a> Gatherer<'a> {
     /// hottest.
     pub fn add_segments(&mut self, vector: Option<&[f32]>) -> Result<()> {
         let w = self.tuning.summary_weight;
+        if w <= 0.0 {
+            return Ok(());
+        }
         let now = chrono::Utc::now();
         let mut found: Vec<(Segment, f32, Reason)> = match vector {
             Some(v) => self

@@ -349,3 +349,33 @@ async fn migrated_pages_bring_their_segment_summary_and_count_a_visit() {
         .unwrap();
     assert!(visited.visits >= 1, "the pack's retrieval counted a visit");
 }
+
+#[tokio::test]
+async fn long_matched_turns_are_clipped_around_the_query_and_every_cut_is_marked() {
+    let (m, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    let long = "Hey! So after a long and honestly tiring week at the office with endless \
+                meetings I finally went to the pottery class downtown with my sister and we \
+                stayed for hours. Anyway, how are the kids doing these days?";
+    m.add(turns(
+        &scope,
+        "s1",
+        &[("Ann", long), ("Bob", "The kids are fine, thanks.")],
+    ))
+    .await
+    .unwrap();
+    let pack = m.context(ask(&scope, "pottery class", 500)).await.unwrap();
+    // A page's lines are one item: Ann's is its first.
+    let line = items(&pack)
+        .into_iter()
+        .flat_map(|i| i.text.lines())
+        .find(|l| l.starts_with("Ann: "))
+        .expect("Ann's turn is in the pack");
+    assert!(line.contains("pottery class"), "{line}");
+    assert!(line.contains('…'), "the cut is marked: {line}");
+    assert!(
+        line.split_whitespace().count() < long.split_whitespace().count() / 2,
+        "clipped: {line}"
+    );
+    assert!(!line.contains("kids"), "{line}");
+}
