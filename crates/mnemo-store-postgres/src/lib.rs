@@ -35,16 +35,16 @@ use pool::Pool;
 /// broken socket, a timeout, or the server ending the session (class 08, or shutting down,
 /// crashed or still starting: 57P01–57P03); the pool drops connections that failed so.
 pub(crate) fn pg_err(e: postgres::Error) -> Error {
-    if is_connection_failure(&e) {
-        return Error::Unavailable {
-            component: "postgresql".into(),
-            reason: e.to_string(),
-        };
-    }
     let reason = match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
         None => e.to_string(),
     };
+    if is_connection_failure(&e) {
+        return Error::Unavailable {
+            component: "postgresql".into(),
+            reason,
+        };
+    }
     Error::Storage { reason }
 }
 

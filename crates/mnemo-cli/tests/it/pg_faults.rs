@@ -2,7 +2,8 @@
 //! search, the database is shut down (fast: sessions in flight are ended) and started again.
 //! Every answer that is not a success is a 503 with the retryable `unavailable` kind; every add
 //! answered 200 is in the store afterwards, with its text, once; and both servers, never
-//! restarted, answer every request once the database is back.
+//! restarted, answer every request once the database is back — also after a restart that
+//! happened while they were idle, which only their pooled connections noticed.
 //!
 //! The database is a private one (`scripts/pg.sh` in a directory of this test's own), since
 //! taking the run's shared server down would fail the other tests. The pause between shutdown
@@ -167,30 +168,41 @@ fn a_database_restart_under_load_is_unavailable_then_recovered_with_no_acknowled
 
     // The database is back: both servers, the same processes, answer every request.
     let agent = http_agent();
-    for (s, base) in urls.iter().enumerate() {
-        for i in 0..5 {
-            let text = format!("after the restart, server {s} note {i}: the pier reopened");
-            let (status, body) = call(
-                &agent,
-                "POST",
-                &format!("{base}/v1/memories"),
-                &admin,
-                Some(json!({"text": text, "user_id": "erin"})),
-            );
-            assert_eq!(status, 200, "server {s}: {body}");
-            seen.sent.lock().unwrap().insert(text.clone());
-            let id = body["results"][0]["id"].as_str().expect("id").to_string();
-            seen.acked.lock().unwrap().insert(id, text);
-            let (status, body) = call(
-                &agent,
-                "POST",
-                &format!("{base}/v1/memories/search"),
-                &admin,
-                Some(json!({"query": "the pier reopened", "user_id": "erin", "top_k": 3})),
-            );
-            assert_eq!(status, 200, "server {s}: {body}");
+    let every_request_succeeds = |round: &str| {
+        for (s, base) in urls.iter().enumerate() {
+            for i in 0..5 {
+                let text = format!("{round}, server {s} note {i}: the pier reopened");
+                let (status, body) = call(
+                    &agent,
+                    "POST",
+                    &format!("{base}/v1/memories"),
+                    &admin,
+                    Some(json!({"text": text, "user_id": "erin"})),
+                );
+                assert_eq!(status, 200, "{round}, server {s}: {body}");
+                seen.sent.lock().unwrap().insert(text.clone());
+                let id = body["results"][0]["id"].as_str().expect("id").to_string();
+                seen.acked.lock().unwrap().insert(id, text);
+                let (status, body) = call(
+                    &agent,
+                    "POST",
+                    &format!("{base}/v1/memories/search"),
+                    &admin,
+                    Some(json!({"query": "the pier reopened", "user_id": "erin", "top_k": 3})),
+                );
+                assert_eq!(status, 200, "{round}, server {s}: {body}");
+            }
         }
-    }
+    };
+    every_request_succeeds("after the restart under load");
+
+    // A restart while both servers are idle: no request saw it, so the pooled connections are
+    // broken unbeknown to the servers; the first requests afterwards must not fail on them.
+    // (Waiting out the pool's idle-check threshold, 250 ms, makes them checked before use.)
+    pg_sh(&["down", &pg]).expect("fast shutdown");
+    pg_sh(&["up", &pg]).expect("start again");
+    std::thread::sleep(Duration::from_millis(500));
+    every_request_succeeds("after a quiet restart");
 
     // Every acknowledged add is stored, with its text; nothing is stored twice or unasked.
     let sent = seen.sent.lock().unwrap().clone();
