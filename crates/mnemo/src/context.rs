@@ -228,5 +228,6 @@ fn profile(store: &dyn Store, scope: &Scope, read: &ReadOptions) -> Result<Optio
         block: None,
         order: 0,
         verbatim: false,
+        full: None,
     }))
 }

@@ -8,7 +8,9 @@
 //!    shows (the exchange takes the memory's value when higher), so nothing is shown twice;
 //! 2. takes candidates greedily by `value / tokens^size_exponent`, charging each the tokens of
 //!    its line plus the headers it opens (its section, its session block);
-//! 3. renders the chosen items compactly (one header per section, one date header per session
+//! 3. spends what is left of the budget on showing excerpted items whole, most valuable first
+//!    (a small pack of a small conversation then shows its turns as they were said);
+//! 4. renders the chosen items compactly (one header per section, one date header per session
 //!    block, pages in conversation order) and counts the rendered text exactly; while it is over
 //!    the budget — token merges across lines can make the sum of parts differ from the whole —
 //!    the least valuable item is dropped and the text rendered again.
@@ -62,6 +64,9 @@ pub struct Candidate {
     /// A memory whose text only repeats its source messages (a raw turn): left out when an
     /// exchange in the pack shows those messages.
     pub verbatim: bool,
+    /// The whole text when `item.text` is an excerpt of it: shown instead when the budget has
+    /// room for it once every item that fits is chosen.
+    pub full: Option<String>,
 }
 
 impl Candidate {
@@ -168,6 +173,8 @@ pub fn assemble(
             || !c.item.message_ids.iter().all(|m| shown.contains(m))
     });
 
+    expand(&mut cands, &chosen, budget_tokens, counter);
+
     // Exact check: drop the least valuable item (last taken) until the whole fits.
     let (mut rendered, mut used_tokens) = render_and_count(&cands, &chosen, counter);
     while used_tokens > budget_tokens {
@@ -189,6 +196,26 @@ pub fn assemble(
         sections,
         omitted,
         rendered,
+    }
+}
+
+/// Shows chosen excerpts whole, in the order they were chosen, while the rendered pack stays
+/// within `budget` by the per-line estimate (the exact check after it has the last word).
+fn expand(cands: &mut [Candidate], chosen: &[usize], budget: u32, counter: &dyn TokenCounter) {
+    let (_, mut used) = render_and_count(cands, chosen, counter);
+    for &i in chosen {
+        let Some(full) = cands[i].full.take() else {
+            continue;
+        };
+        let shown = std::mem::replace(&mut cands[i].item.text, full);
+        let tokens = counter.count(&cands[i].line());
+        let extra = tokens.saturating_sub(cands[i].item.tokens);
+        if used.saturating_add(extra) <= budget {
+            used += extra;
+            cands[i].item.tokens = tokens;
+        } else {
+            cands[i].item.text = shown;
+        }
     }
 }
 

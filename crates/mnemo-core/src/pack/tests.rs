@@ -50,6 +50,7 @@ fn cand(
         }),
         order,
         verbatim: false,
+        full: None,
     }
 }
 
@@ -217,6 +218,10 @@ proptest! {
                     i as i64,
                 );
                 c.verbatim = *verbatim && kind == "memory";
+                // Some turns are excerpts of a longer whole.
+                if kind == "turn" && *verbatim {
+                    c.full = Some(format!("{text} and then some more words"));
+                }
                 c
             })
             .collect();
@@ -261,4 +266,48 @@ fn consecutive_lines_of_one_page_are_one_item_with_the_best_reason() {
     assert_eq!(items[0].from, None);
     assert_eq!(items[0].tokens, 2 + 5);
     assert_eq!(items[1].id, "p2");
+}
+
+#[test]
+fn excerpts_are_shown_whole_only_with_the_room_left_after_every_item_that_fits() {
+    let turn = |id: &str, text: &str, value: f32, order: i64| {
+        let mut c = cand(
+            Section::Segments,
+            item("turn", id, text, Reason::Matched, vec![MessageId::new()]),
+            value,
+            Some("s"),
+            order,
+        );
+        c.full = Some(format!("{text} said in full with many more words"));
+        c
+    };
+    let cands = || vec![turn("a", "alpha …", 2.0, 0), turn("b", "beta …", 1.0, 1)];
+    // Room for both excerpts and one whole: the more valuable one is shown whole.
+    let header = Words.count("## Earlier conversation excerpts\n[s]\n");
+    let excerpts = Words.count("alpha …\nbeta …\n");
+    let budget = header + excerpts + 7;
+    let pack = assemble(cands(), budget, &Words, &PackParams::default());
+    let texts: Vec<&str> = pack.sections[0]
+        .items
+        .iter()
+        .map(|i| i.text.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        ["alpha … said in full with many more words", "beta …"]
+    );
+    assert!(pack.used_tokens <= budget);
+    // Room for the excerpts only: both stay excerpts, neither is dropped for a whole one.
+    let pack = assemble(
+        cands(),
+        header + excerpts + 1,
+        &Words,
+        &PackParams::default(),
+    );
+    let texts: Vec<&str> = pack.sections[0]
+        .items
+        .iter()
+        .map(|i| i.text.as_str())
+        .collect();
+    assert_eq!(texts, ["alpha …", "beta …"]);
 }

@@ -233,7 +233,11 @@ impl<'a> Gatherer<'a> {
                 Some(n) => format!("{}{}", u.speaker, excerpt(&u.content, &self.terms, n)),
                 None => format!("{}{}", u.speaker, u.content),
             };
+            let whole = format!("{}{}", u.speaker, u.content);
             let mut c = candidate(u, text, Section::Segments, score, value, reason, from);
+            if c.item.text != whole {
+                c.full = Some(whole);
+            }
             c.block = Some(log.block.clone());
             c.order = i as i64;
             if let Some(s) = u.segment {
@@ -274,6 +278,7 @@ impl<'a> Gatherer<'a> {
             block: None,
             order: rank as i64,
             verbatim: m.kind == MemoryKind::Raw,
+            full: None,
         });
     }
 
@@ -492,6 +497,7 @@ fn candidate(
         block: None,
         order: 0,
         verbatim: false,
+        full: None,
     }
 }
 
@@ -514,5 +520,6 @@ fn summary_candidate(seg: &Segment, value: f32, reason: Reason) -> Option<Candid
         block: None,
         order: seg.created_at.timestamp_millis(),
         verbatim: false,
+        full: None,
     })
 }

@@ -351,7 +351,7 @@ async fn migrated_pages_bring_their_segment_summary_and_count_a_visit() {
 }
 
 #[tokio::test]
-async fn long_matched_turns_are_clipped_around_the_query_and_every_cut_is_marked() {
+async fn long_matched_turns_are_clipped_around_the_query_when_the_budget_is_tight() {
     let (m, _dir) = engine();
     let scope = Scope::user("u").unwrap();
     let long = "Hey! So after a long and honestly tiring week at the office with endless \
@@ -364,13 +364,17 @@ async fn long_matched_turns_are_clipped_around_the_query_and_every_cut_is_marked
     ))
     .await
     .unwrap();
-    let pack = m.context(ask(&scope, "pottery class", 500)).await.unwrap();
-    // A page's lines are one item: Ann's is its first.
-    let line = items(&pack)
-        .into_iter()
-        .flat_map(|i| i.text.lines())
-        .find(|l| l.starts_with("Ann: "))
-        .expect("Ann's turn is in the pack");
+    // A page's lines are one item: Ann's is the line that starts with her name.
+    let ann = |pack: &ContextPack| {
+        items(pack)
+            .into_iter()
+            .flat_map(|i| i.text.lines())
+            .find(|l| l.starts_with("Ann: "))
+            .map(str::to_string)
+            .expect("Ann's turn is in the pack")
+    };
+    let tight = m.context(ask(&scope, "pottery class", 40)).await.unwrap();
+    let line = ann(&tight);
     assert!(line.contains("pottery class"), "{line}");
     assert!(line.contains('…'), "the cut is marked: {line}");
     assert!(
@@ -378,4 +382,7 @@ async fn long_matched_turns_are_clipped_around_the_query_and_every_cut_is_marked
         "clipped: {line}"
     );
     assert!(!line.contains("kids"), "{line}");
+    // With room to spare the turn is shown as it was said.
+    let roomy = m.context(ask(&scope, "pottery class", 500)).await.unwrap();
+    assert_eq!(ann(&roomy), format!("Ann: {long}"));
 }
