@@ -532,8 +532,10 @@ pub trait Store: Send + Sync {
     /// other memories' index texts (re-indexed without them); the copies in stored idempotency
     /// results; and, with `sources`, the content of the messages it came from. What remains is
     /// its id, scope, kind, times and state (`deleted`), and an `ERASE` history event carrying
-    /// `ctx` (actor, reason, request id). When it returns, no page of the backend's files still
-    /// holds the erased text. Required: only the backend knows where its copies live.
+    /// `ctx` (actor, reason, request id). When it returns no read of the store can see the
+    /// erased text, and an embedded store's own files no longer hold it (a database server may
+    /// keep dead row versions until its vacuum reuses them; see ARCHITECTURE.md). Required:
+    /// only the backend knows where its copies live.
     fn erase(
         &self,
         scope: &Scope,
@@ -553,7 +555,9 @@ pub trait Store: Send + Sync {
         query: &CandidateQuery<'_>,
         vector: &[f32],
     ) -> Result<Vec<Candidate>>;
-    /// Best BM25 matches of any of `terms`, best first; scores are positive, larger is better.
+    /// Best lexical matches of any of `terms`, best first, by the backend's own relevance
+    /// ranking (BM25, or as close to it as the backend's text search allows); scores are
+    /// positive, larger is better.
     fn lexical_candidates(
         &self,
         query: &CandidateQuery<'_>,
