@@ -251,6 +251,60 @@ pub struct AddResult {
     pub reason: Option<String>,
 }
 
+impl Supersession {
+    /// The `supersedes` edge from the replacing memory to the retired one, made by the model at
+    /// `at`; `None` for a deletion (nothing replaces it). Every backend writes this same edge.
+    pub fn link(&self, at: Timestamp) -> Option<Link> {
+        self.by.map(|by| Link {
+            from: by,
+            to: self.old,
+            kind: LinkKind::Supersedes,
+            strength: 1.0,
+            author: Author::Model,
+            created_at: at,
+            reason: self.reason.clone(),
+        })
+    }
+}
+
+impl AddResult {
+    /// The outcome of writing `m`: an `UPDATE` of the memory it replaces when one of `retired`
+    /// (each retired memory with the change that retired it) names it as successor, else an
+    /// `ADD`. One statement so every backend reports a batch the same way.
+    pub fn added(m: &NewMemory, retired: &[(Memory, &Supersession)]) -> Self {
+        match retired.iter().find(|(_, c)| c.by == Some(m.id)) {
+            Some((old, c)) => Self {
+                id: m.id,
+                memory: m.text.clone(),
+                event: HistoryKind::Update,
+                previous_memory: Some(old.text.clone()),
+                previous_id: Some(old.id),
+                reason: c.reason.clone(),
+            },
+            None => Self {
+                id: m.id,
+                memory: m.text.clone(),
+                event: HistoryKind::Add,
+                previous_memory: None,
+                previous_id: None,
+                reason: m.reason.clone(),
+            },
+        }
+    }
+
+    /// The outcome of retiring `old` with nothing to replace it: a `DELETE` naming the old memory.
+    pub fn deleted(old: &Memory, c: &Supersession) -> Self {
+        Self {
+            id: old.id,
+            memory: old.text.clone(),
+            event: HistoryKind::Delete,
+            previous_memory: None,
+            previous_id: None,
+            reason: c.reason.clone(),
+        }
+    }
+}
+
 /// One call to a model made while serving a request: what for, how many tokens, how long.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCall {

@@ -222,50 +222,16 @@ impl PgStore {
         let mut results = Vec::with_capacity(batch.memories.len() + batch.changes.len());
         for m in &batch.memories {
             self.add_memory(tx, batch, m)?;
-            let replaced = retired.iter().find(|(_, c)| c.by == Some(m.id));
-            results.push(match replaced {
-                Some((old, c)) => AddResult {
-                    id: m.id,
-                    memory: m.text.clone(),
-                    event: HistoryKind::Update,
-                    previous_memory: Some(old.text.clone()),
-                    previous_id: Some(old.id),
-                    reason: c.reason.clone(),
-                },
-                None => AddResult {
-                    id: m.id,
-                    memory: m.text.clone(),
-                    event: HistoryKind::Add,
-                    previous_memory: None,
-                    previous_id: None,
-                    reason: m.reason.clone(),
-                },
-            });
+            results.push(AddResult::added(m, &retired));
         }
         let now = chrono::Utc::now().timestamp_millis();
         for (old, c) in &retired {
-            match c.by {
-                Some(by) => {
+            match c.link(crate::codec::from_ms(now)) {
+                Some(link) => {
                     self.step("link")?;
-                    let link = Link {
-                        from: by,
-                        to: old.id,
-                        kind: LinkKind::Supersedes,
-                        strength: 1.0,
-                        author: Author::Model,
-                        created_at: crate::codec::from_ms(now),
-                        reason: c.reason.clone(),
-                    };
                     crate::encode::write_link(tx, &batch.scope.key(), &link, true)?;
                 }
-                None => results.push(AddResult {
-                    id: old.id,
-                    memory: old.text.clone(),
-                    event: HistoryKind::Delete,
-                    previous_memory: None,
-                    previous_id: None,
-                    reason: c.reason.clone(),
-                }),
+                None => results.push(AddResult::deleted(old, c)),
             }
         }
         let pending: HashMap<MemoryId, Scope> = batch

@@ -375,52 +375,16 @@ impl SqliteStore {
                 self.step("entity")?;
                 crate::graph::link_entity(tx, &m.scope, (m.id, seq), e, at)?;
             }
-            let replaced = retired.iter().find(|(_, c)| c.by == Some(m.id));
-            results.push(match replaced {
-                Some((old, c)) => AddResult {
-                    id: m.id,
-                    memory: m.text.clone(),
-                    event: HistoryKind::Update,
-                    previous_memory: Some(old.text.clone()),
-                    previous_id: Some(old.id),
-                    reason: c.reason.clone(),
-                },
-                None => AddResult {
-                    id: m.id,
-                    memory: m.text.clone(),
-                    event: HistoryKind::Add,
-                    previous_memory: None,
-                    previous_id: None,
-                    reason: m.reason.clone(),
-                },
-            });
+            results.push(AddResult::added(m, &retired));
         }
         let now = chrono::Utc::now().timestamp_millis();
         for (old, c) in &retired {
-            match c.by {
-                Some(by) => {
+            match c.link(from_ms(now)) {
+                Some(link) => {
                     self.step("link")?;
-                    crate::graph::insert_link(
-                        tx,
-                        &Link {
-                            from: by,
-                            to: old.id,
-                            kind: LinkKind::Supersedes,
-                            strength: 1.0,
-                            author: Author::Model,
-                            created_at: from_ms(now),
-                            reason: c.reason.clone(),
-                        },
-                    )?;
+                    crate::graph::insert_link(tx, &link)?;
                 }
-                None => results.push(AddResult {
-                    id: old.id,
-                    memory: old.text.clone(),
-                    event: HistoryKind::Delete,
-                    previous_memory: None,
-                    previous_id: None,
-                    reason: c.reason.clone(),
-                }),
+                None => results.push(AddResult::deleted(old, c)),
             }
         }
         let pending: std::collections::HashMap<MemoryId, Scope> = batch
