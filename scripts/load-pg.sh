@@ -49,7 +49,10 @@ serve() { # serve <store args...>: starts a server; its port in PORT
   PORT=$port
 }
 drive() { # drive <target> <connections> <tag> <port>: one wrk run, its summary lines
-  MNEMO_LOAD_TAG="$3" wrk -t 1 -c "$2" -d "${SECS}s" --latency -s "scripts/load/$1.lua" \
+  # add-runs: adds with every driver thread in a run (scope) of its own.
+  local runs=0 script=$1
+  if [ "$1" = add-runs ]; then runs=1; script=add; fi
+  MNEMO_LOAD_RUNS=$runs MNEMO_LOAD_TAG="$3" wrk -t 2 -c "$2" -d "${SECS}s" --latency -s "scripts/load/$script.lua" \
     "http://127.0.0.1:$4" | grep -E "Requests/sec|Non-2xx|Socket errors|  50%|  99%|requests in"
 }
 stop_servers() {
@@ -60,19 +63,19 @@ stop_servers() {
 echo "== SQLite, one server ($CONN connections, ${SECS}s per target)"
 export MNEMO_BENCH_KEY; MNEMO_BENCH_KEY=$(key --data-dir "$STORE")
 serve --data-dir "$STORE"; P=$PORT
-for t in search add; do echo "-- $t"; drive "$t" "$CONN" "s1" "$P"; done
+for t in search add add-runs; do echo "-- $t"; drive "$t" "$CONN" "s1" "$P"; done
 stop_servers
 
 MNEMO_BENCH_KEY=$(key --store "$PG")
 echo "== PostgreSQL, one server ($CONN connections)"
 serve --store "$PG"; P=$PORT
-for t in search add; do echo "-- $t"; drive "$t" "$CONN" "p1" "$P"; done
+for t in search add add-runs; do echo "-- $t"; drive "$t" "$CONN" "p1" "$P"; done
 stop_servers
 
 HALF=$(( CONN / 2 > 0 ? CONN / 2 : 1 ))
 echo "== PostgreSQL, two servers ($HALF connections each, at the same time)"
 serve --store "$PG"; P1=$PORT; serve --store "$PG"; P2=$PORT
-for t in search add; do
+for t in search add add-runs; do
   echo "-- $t"
   drive "$t" "$HALF" "a" "$P1" > "$WORK/wrk-a.txt" &
   A=$!
