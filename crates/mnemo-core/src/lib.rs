@@ -7,6 +7,7 @@
 //! lists the bounds on what one request may carry.
 
 pub mod chat;
+pub mod cursor;
 pub mod embed;
 pub mod entity;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod tier;
 pub mod tier_plan;
 
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
+pub use cursor::CursorCodec;
 pub use embed::{CachedEmbedder, Embedder};
 pub use entity::{entities_match, extract_entities, normalize_entity, EntityMention};
 pub use error::{Error, ErrorKind, Result};

@@ -11,7 +11,7 @@ mod graph;
 mod log;
 mod report;
 
-pub(crate) use cursor::Cursors;
+pub(crate) use mnemo_core::CursorCodec as Cursors;
 
 use crate::codec::{keyed_memory_from_row, scope_from_row, HISTORY_COLUMNS, MEMORY_COLUMNS};
 use crate::predicate::{self, Pred};
@@ -111,7 +111,7 @@ impl PgStore {
         if let Some(c) = self.cursors.get() {
             return Ok(c);
         }
-        let loaded = self.with(Cursors::load)?;
+        let loaded = self.with(cursor::load)?;
         Ok(self.cursors.get_or_init(|| loaded))
     }
 

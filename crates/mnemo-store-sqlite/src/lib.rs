@@ -163,7 +163,7 @@ impl SqliteStore {
         writer.busy_timeout(WRITE_BUSY_TIMEOUT).map_err(sql_err)?;
         schema::configure(&writer)?;
         schema::migrate(&mut writer)?;
-        let cursors = read::Cursors::load(&writer)?;
+        let cursors = read::load_cursors(&writer)?;
         let store = Self {
             path: Some(path.to_path_buf()),
             writer: Mutex::new(writer),
@@ -180,7 +180,7 @@ impl SqliteStore {
     pub fn open_in_memory() -> Result<Self> {
         let mut writer = Connection::open_in_memory().map_err(sql_err)?;
         schema::migrate(&mut writer)?;
-        let cursors = read::Cursors::load(&writer)?;
+        let cursors = read::load_cursors(&writer)?;
         Ok(Self {
             path: None,
             writer: Mutex::new(writer),

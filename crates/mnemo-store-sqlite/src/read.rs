@@ -92,79 +92,30 @@ enum Prefilter<F> {
     Keep(F),
 }
 
-/// List cursors that say nothing about the store: a position is a row sequence number, which
-/// counts every write to the file, so it is masked with a keyed hash of the scope and sealed
-/// with a tag. A cursor is only good for the scope that got it; a changed or foreign one is
-/// invalid input. The key is random per store, kept in `meta` (so cursors survive restarts).
-pub(crate) struct Cursors {
-    key: [u8; 32],
-}
+/// The list cursor codec ([`mnemo_core::CursorCodec`]) with this store's key: random per store,
+/// kept in `meta` so cursors survive restarts.
+pub(crate) use mnemo_core::CursorCodec as Cursors;
 
-impl Cursors {
-    pub(crate) fn load(conn: &Connection) -> Result<Self> {
-        let fresh = {
-            use rand::RngCore;
-            let mut b = [0u8; 32];
-            rand::rng().fill_bytes(&mut b);
-            hex::encode(b)
-        };
-        // Read-only handles (a second process) find the key already there.
-        let _ = conn.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES ('cursor_key', ?1)",
-            [&fresh],
-        );
-        let stored: Option<String> = conn
-            .query_row("SELECT value FROM meta WHERE key = 'cursor_key'", [], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(sql_err)?;
-        let mut key = [0u8; 32];
-        let raw = hex::decode(stored.unwrap_or(fresh))
-            .map_err(|e| Error::storage(format!("cursor key: {e}")))?;
-        if raw.len() != 32 {
-            return Err(Error::storage("cursor key: not 32 bytes"));
-        }
-        key.copy_from_slice(&raw);
-        Ok(Self { key })
-    }
-
-    fn digest(&self, scope: &Scope, what: &[u8]) -> [u8; 32] {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        h.update(self.key);
-        h.update(scope.key().as_bytes());
-        h.update(what);
-        h.finalize().into()
-    }
-
-    fn mask(&self, scope: &Scope) -> u64 {
-        let d = self.digest(scope, b"mask");
-        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
-    }
-
-    fn tag(&self, scope: &Scope, seq: i64) -> String {
-        hex::encode(&self.digest(scope, &seq.to_le_bytes())[..6])
-    }
-
-    pub(crate) fn encode(&self, scope: &Scope, seq: i64) -> String {
-        let masked = (seq as u64) ^ self.mask(scope);
-        format!("c2.{masked:016x}{}", self.tag(scope, seq))
-    }
-
-    pub(crate) fn decode(&self, scope: &Scope, raw: &str) -> Result<i64> {
-        let bad = || Error::invalid("cursor", "not a cursor returned by list for this scope");
-        let body = raw.strip_prefix("c2.").ok_or_else(bad)?;
-        if body.len() != 28 || !body.is_ascii() {
-            return Err(bad());
-        }
-        let masked = u64::from_str_radix(&body[..16], 16).map_err(|_| bad())?;
-        let seq = (masked ^ self.mask(scope)) as i64;
-        if body[16..] != self.tag(scope, seq) {
-            return Err(bad());
-        }
-        Ok(seq)
-    }
+/// The store's cursor codec, its key made on first use.
+pub(crate) fn load_cursors(conn: &Connection) -> Result<Cursors> {
+    let fresh = {
+        use rand::RngCore;
+        let mut b = [0u8; 32];
+        rand::rng().fill_bytes(&mut b);
+        hex::encode(b)
+    };
+    // Read-only handles (a second process) find the key already there.
+    let _ = conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('cursor_key', ?1)",
+        [&fresh],
+    );
+    let stored: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'cursor_key'", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(sql_err)?;
+    Cursors::from_hex(&stored.unwrap_or(fresh))
 }
 
 /// FTS5 query: each term quoted (so no term is read as syntax), any term may match.
