@@ -345,6 +345,17 @@ pub struct MemoryPatch {
     pub expires_at: Option<Option<Timestamp>>,
 }
 
+impl MemoryPatch {
+    /// What every backend checks before applying a patch, without reading the store: a new
+    /// text is not blank.
+    pub fn validate(&self) -> Result<()> {
+        if self.text.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(crate::Error::invalid("text", "must not be empty"));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeleteMode {
     /// Mark deleted, keep the text for audit, drop from indexes.
@@ -516,6 +527,9 @@ pub struct IdempotencyRecord {
     pub created_at: Timestamp,
 }
 
+/// A writer's turn from [`Store::plan_turn`]; dropping it ends the turn.
+pub type PlanTurn = Box<dyn Send>;
+
 /// Embeds a batch of texts for [`Store::rebind_embedder`].
 pub type EmbedBatch<'a> = dyn FnMut(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
 
@@ -550,13 +564,18 @@ pub trait Store: Send + Sync {
     fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
         locate_by_walking(self, query, skip)
     }
+    /// One update: `update_many` with one item, which already is one transaction.
     fn update(
         &self,
         scope: &Scope,
         id: MemoryId,
         patch: MemoryPatch,
         ctx: &WriteContext,
-    ) -> Result<Memory>;
+    ) -> Result<Memory> {
+        self.update_many(vec![(scope.clone(), id, patch)], ctx)?
+            .pop()
+            .ok_or_else(|| crate::Error::internal("one update, one memory"))
+    }
     fn delete(
         &self,
         scope: &Scope,
@@ -717,6 +736,17 @@ pub trait Store: Send + Sync {
         visits: &[(crate::memory::SegmentId, u32)],
         at: Timestamp,
     ) -> Result<u64>;
+    /// Waits for the turn to plan and write the hierarchy of these exact scopes (their `key()`s)
+    /// across every process that shares this store, and holds it until the returned guard is
+    /// dropped. Writers of one scope plan from a snapshot and the store refuses a plan that went
+    /// stale, so without turns writers in several processes (servers on one database) refuse
+    /// each other's plans and may lose every retry. `None`: the store has no such turns (one
+    /// process writes it, or it serialises writers itself); the caller's own in-process turns
+    /// are then all there is.
+    fn plan_turn(&self, scope_keys: &[String]) -> Result<Option<PlanTurn>> {
+        let _ = scope_keys;
+        Ok(None)
+    }
     /// The store's API key table, when it keeps one (see [`crate::keys`]). Defaults to none so
     /// a store built for one process (tests, tools) need not carry keys; servers refuse to
     /// authenticate against a store without them.

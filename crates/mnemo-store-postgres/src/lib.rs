@@ -22,6 +22,7 @@ mod scratch;
 mod search;
 mod tiers;
 mod transfer;
+mod turn;
 mod write;
 
 pub use schema::SCHEMA_VERSION;
@@ -76,7 +77,7 @@ pub fn parse_url(url: &str) -> Result<postgres::Config> {
 
 /// A PostgreSQL database holding one mnemo store.
 pub struct PgStore {
-    pool: Pool,
+    pool: std::sync::Arc<Pool>,
     /// Test hook: the write step that fails (see `testing::fail_at`).
     fail_at: Mutex<Option<String>>,
     /// The list cursor key, read from `mnemo_meta` on first use (see `read::Cursors`).
@@ -108,7 +109,7 @@ impl PgStore {
         if pool_size == 0 {
             return Err(Error::invalid("pool_size", "must be at least 1"));
         }
-        let pool = Pool::new(parse_url(url)?, pool_size);
+        let pool = std::sync::Arc::new(Pool::new(parse_url(url)?, pool_size));
         pool.with(|c| {
             ensure_vector(c)?;
             schema::migrate(c)
@@ -231,15 +232,6 @@ impl Store for PgStore {
     }
     fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
         self.locate_memories(query, skip)
-    }
-    fn update(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        patch: MemoryPatch,
-        ctx: &WriteContext,
-    ) -> Result<Memory> {
-        self.update_memory(scope, id, patch, ctx)
     }
     fn delete(
         &self,
@@ -385,6 +377,9 @@ impl Store for PgStore {
         at: Timestamp,
     ) -> Result<u64> {
         self.visit_segments(scope, visits, at)
+    }
+    fn plan_turn(&self, scope_keys: &[String]) -> Result<Option<PlanTurn>> {
+        turn::take(&self.pool, scope_keys).map(|t| Some(Box::new(t) as PlanTurn))
     }
     fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
         Some(self)

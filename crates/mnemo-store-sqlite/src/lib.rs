@@ -338,15 +338,6 @@ impl Store for SqliteStore {
     fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
         self.locate_memories(query, skip)
     }
-    fn update(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        patch: MemoryPatch,
-        ctx: &WriteContext,
-    ) -> Result<Memory> {
-        self.update_memory(scope, id, patch, ctx)
-    }
     fn delete(
         &self,
         scope: &Scope,

@@ -568,18 +568,6 @@ impl SqliteStore {
             .ok_or_else(|| Error::not_found("memory", id))
     }
 
-    pub(crate) fn update_memory(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        patch: MemoryPatch,
-        ctx: &WriteContext,
-    ) -> Result<Memory> {
-        self.update_memories(vec![(scope.clone(), id, patch)], ctx)?
-            .pop()
-            .ok_or_else(|| Error::internal("one update, one memory"))
-    }
-
     /// Updates in one transaction, all or none.
     pub(crate) fn update_memories(
         &self,
@@ -588,11 +576,7 @@ impl SqliteStore {
     ) -> Result<Vec<Memory>> {
         for (scope, _, patch) in &items {
             scope.validate()?;
-            if let Some(t) = &patch.text {
-                if t.trim().is_empty() {
-                    return Err(Error::invalid("text", "must not be empty"));
-                }
-            }
+            patch.validate()?;
         }
         self.write_tx(|tx| {
             items

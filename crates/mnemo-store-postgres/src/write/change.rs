@@ -11,18 +11,6 @@ use postgres::Transaction;
 use std::collections::BTreeMap;
 
 impl PgStore {
-    pub(crate) fn update_memory(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        patch: MemoryPatch,
-        ctx: &WriteContext,
-    ) -> Result<Memory> {
-        self.update_memories(vec![(scope.clone(), id, patch)], ctx)?
-            .pop()
-            .ok_or_else(|| Error::internal("one update, one memory"))
-    }
-
     /// Updates in one transaction, in order, all or none.
     pub(crate) fn update_memories(
         &self,
@@ -31,9 +19,7 @@ impl PgStore {
     ) -> Result<Vec<Memory>> {
         for (scope, _, patch) in &items {
             scope.validate()?;
-            if patch.text.as_deref().is_some_and(|t| t.trim().is_empty()) {
-                return Err(Error::invalid("text", "must not be empty"));
-            }
+            patch.validate()?;
         }
         self.write_tx(|tx| {
             lock_memories(tx, items.iter().map(|(_, id, _)| *id))?;
