@@ -83,7 +83,8 @@ fn window(store: &dyn Store, scope: &Scope, session: Option<&str>) -> Vec<PageId
         .collect()
 }
 
-fn page(store: &dyn Store, id: PageId) -> StoredPage {
+/// The stored page `id` (of any scope), which must exist exactly once.
+pub fn page(store: &dyn Store, id: PageId) -> StoredPage {
     let mut found = store
         .pages(&PageQuery {
             ids: Some(vec![id]),
@@ -95,7 +96,7 @@ fn page(store: &dyn Store, id: PageId) -> StoredPage {
 }
 
 /// Moves `pages` into a new segment in one batch; returns the segment.
-fn migrate_into_new(store: &dyn Store, scope: &Scope, pages: &[PageId]) -> Segment {
+pub fn migrate_into_new(store: &dyn Store, scope: &Scope, pages: &[PageId]) -> Segment {
     let seg = new_segment(scope, "a trip to the lake");
     let tiers = TierWrite {
         segments: vec![SegmentWrite {

@@ -7,7 +7,8 @@ use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
 use mnemo_core::*;
 use mnemo_store_postgres::{testing, PgStore};
 use mnemo_testkit::contract::{
-    export_lines, new_segment, page_batch, put_page, tier_batch, with_vectors,
+    export_lines, migrate_into_new, new_segment, page, page_batch, put_page, tier_batch,
+    with_vectors,
 };
 use mnemo_testkit::{batch, put, scope, HashEmbedder};
 use serde_json::json;
@@ -23,41 +24,8 @@ fn store(tag: &str) -> Arc<PgStore> {
 }
 
 fn tier_of(store: &PgStore, id: PageId) -> (PageTier, bool) {
-    let p = store
-        .pages(&PageQuery {
-            ids: Some(vec![id]),
-            ..PageQuery::default()
-        })
-        .expect("pages")
-        .remove(0);
+    let p = page(store, id);
     (p.tier, p.analysed)
-}
-
-/// Writes a new segment with `pages` migrated into it; returns it as stored.
-fn segment_of(store: &PgStore, s: &Scope, pages: &[PageId]) -> Segment {
-    let seg = new_segment(s, "a topic");
-    let tiers = TierWrite {
-        segments: vec![SegmentWrite {
-            segment: seg.clone(),
-            expected_version: None,
-        }],
-        migrations: pages
-            .iter()
-            .map(|p| Migration {
-                page: *p,
-                segment: seg.id,
-                continues: None,
-            })
-            .collect(),
-        ..TierWrite::default()
-    };
-    store.write(vec![tier_batch(s, tiers)]).expect("segment");
-    store
-        .segments(s, true, false)
-        .expect("segments")
-        .into_iter()
-        .find(|x| x.id == seg.id)
-        .expect("stored")
 }
 
 #[test]
@@ -67,7 +35,7 @@ fn a_tier_write_failing_at_any_step_writes_nothing() {
     let a = put_page(store.as_ref(), &s, Some("s"), "a walk by the sea");
     let b = put_page(store.as_ref(), &s, Some("s"), "a swim in the sea");
     let c = put_page(store.as_ref(), &s, Some("s"), "a dinner by the sea");
-    let cold = segment_of(&store, &s, &[c]);
+    let cold = migrate_into_new(store.as_ref(), &s, &[c]);
     let full = || {
         let (mut add, new_page) = page_batch(&s, Some("s"), "a boat on the sea");
         let seg = new_segment(&s, "the sea");
@@ -179,7 +147,7 @@ fn racing_rewrites_of_one_segment_commit_once_and_keep_every_visit() {
     let store = store("tier_race_segment");
     let s = scope("rosa");
     let a = put_page(store.as_ref(), &s, None, "a trip to the hills");
-    let seg = segment_of(&store, &s, &[a]);
+    let seg = migrate_into_new(store.as_ref(), &s, &[a]);
     let rewrites: Vec<Result<Vec<AddOutcome>>> = std::thread::scope(|t| {
         for _ in 0..4 {
             let (store, s) = (store.clone(), s.clone());
