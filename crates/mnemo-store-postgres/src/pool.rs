@@ -95,7 +95,7 @@ impl Pool {
 
     /// A usable connection: a pooled one of the current generation (checked first when it sat
     /// idle), or a new one.
-    fn checkout(&self) -> Result<(postgres::Client, u64)> {
+    pub(crate) fn checkout(&self) -> Result<(postgres::Client, u64)> {
         loop {
             let taken = self.idle.lock().pop();
             let Some(mut c) = taken else {
@@ -130,7 +130,13 @@ impl Pool {
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
         let (mut client, generation) = self.checkout()?;
         let out = f(&mut client);
-        if client.is_closed() || matches!(out, Err(Error::Unavailable { .. })) {
+        self.give_back(client, generation, matches!(out, Err(Error::Unavailable { .. })));
+        out
+    }
+
+    /// Returns a checked-out connection: pooled again unless it broke (`broke`, or closed).
+    pub(crate) fn give_back(&self, client: postgres::Client, generation: u64, broke: bool) {
+        if client.is_closed() || broke {
             self.retire(generation);
         } else if generation == self.generation.load(Ordering::Acquire) {
             let mut idle = self.idle.lock();
@@ -142,7 +148,6 @@ impl Pool {
                 });
             }
         }
-        out
     }
 }
 

@@ -92,7 +92,7 @@ fn is_deadlock(e: &Error) -> bool {
 }
 
 /// FNV-1a: a hash every server computes alike (the standard library's is seeded per process).
-fn fnv1a(s: &str) -> i32 {
+pub(crate) fn fnv1a(s: &str) -> i32 {
     let mut h: u32 = 0x811c_9dc5;
     for b in s.bytes() {
         h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);

@@ -861,13 +861,19 @@ fn write_prepared(
     } else {
         // Writers of one scope in this process take turns from snapshot to commit (see
         // `crate::scope_lock`); batches without pages plan nothing and need no turn.
-        let _turns = crate::scope_lock::take_turns(
-            to_write
-                .iter()
-                .zip(&drafts)
-                .filter(|(_, d)| !d.is_empty())
-                .map(|(b, _)| b.scope.key()),
-        );
+        let planned: Vec<String> = to_write
+            .iter()
+            .zip(&drafts)
+            .filter(|(_, d)| !d.is_empty())
+            .map(|(b, _)| b.scope.key())
+            .collect();
+        let _turns = crate::scope_lock::take_turns(&planned);
+        // And across processes, where the store keeps turns (servers on one database).
+        let _store_turn = if planned.is_empty() {
+            None
+        } else {
+            store.plan_turn(&planned)?
+        };
         let mut attempt = 1;
         loop {
             let mut batches = to_write.clone();

@@ -41,6 +41,7 @@ mod recall;
 mod search;
 mod tiers;
 mod transfer;
+mod turn;
 mod write;
 
 mod contract {
