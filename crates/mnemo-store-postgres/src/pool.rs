@@ -130,7 +130,11 @@ impl Pool {
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
         let (mut client, generation) = self.checkout()?;
         let out = f(&mut client);
-        self.give_back(client, generation, matches!(out, Err(Error::Unavailable { .. })));
+        self.give_back(
+            client,
+            generation,
+            matches!(out, Err(Error::Unavailable { .. })),
+        );
         out
     }
 

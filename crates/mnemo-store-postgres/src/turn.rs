@@ -46,7 +46,9 @@ impl Drop for Turn {
     fn drop(&mut self) {
         if let Some((mut client, generation)) = self.client.take() {
             // A connection that cannot unlock is not pooled again; closing it ends its locks.
-            let broke = client.batch_execute("SELECT pg_advisory_unlock_all()").is_err();
+            let broke = client
+                .batch_execute("SELECT pg_advisory_unlock_all()")
+                .is_err();
             self.pool.give_back(client, generation, broke);
         }
     }
