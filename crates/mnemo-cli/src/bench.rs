@@ -133,6 +133,14 @@ fn timed_ms(f: impl FnOnce()) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Milliseconds a fallible store call took; its error ends the bench (a store on a server can
+/// fail mid-run, which is an error to report, not a panic).
+fn timed_ms_ok<T>(f: impl FnOnce() -> mnemo::Result<T>) -> mnemo::Result<f64> {
+    let t = Instant::now();
+    f()?;
+    Ok(t.elapsed().as_secs_f64() * 1e3)
+}
+
 pub struct Options {
     pub n: usize,
     pub queries: usize,
@@ -427,9 +435,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         // over every vector, say) does not evict what the next one reads.
         for (q, v) in qs.iter().zip(&qvecs) {
             let r = req(q);
-            no_embed.push(timed_ms(|| {
-                memory.search_with_vector_blocking(&r, v).expect("search");
-            }));
+            no_embed.push(timed_ms_ok(|| memory.search_with_vector_blocking(&r, v))?);
         }
         Ok(())
     })?;
@@ -464,17 +470,14 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         read: ReadOptions::default(),
         limit: 30,
     };
-    blocking(|| {
+    blocking(|| -> anyhow::Result<()> {
         for (q, v) in qs.iter().zip(&qvecs) {
-            dense_side.push(timed_ms(|| {
-                store.dense_candidates(&cq, v).expect("dense");
-            }));
+            dense_side.push(timed_ms_ok(|| store.dense_candidates(&cq, v))?);
             let terms = mnemo_core::text::query_terms(q);
-            lexical_side.push(timed_ms(|| {
-                store.lexical_candidates(&cq, &terms).expect("lexical");
-            }));
+            lexical_side.push(timed_ms_ok(|| store.lexical_candidates(&cq, &terms))?);
         }
-    });
+        Ok(())
+    })?;
     // Memories were written in order into a fresh store: the bulk (memory i has key i + 1),
     // then the sample a chunk at a time, each raw chunk followed by its chunk of notes, so
     // sample memory j has key n + 1 + j + batch·⌊j / batch⌋. With the keys known, the exact

@@ -218,7 +218,8 @@ pub(crate) fn current_version(tx: &mut Transaction<'_>) -> Result<u32> {
     match row {
         None => Ok(0),
         Some(r) => {
-            let raw: String = r.get(0);
+            // A `mnemo_meta` that predates mnemo may hold another type: an error, not a panic.
+            let raw: String = crate::codec::col(&r, "value")?;
             raw.parse().map_err(|_| Error::Storage {
                 reason: format!("mnemo_meta.schema_version holds {raw:?}, not a number"),
             })

@@ -13,6 +13,7 @@
 mod entity;
 mod lexical;
 
+use crate::codec::col;
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
@@ -47,7 +48,8 @@ pub(crate) fn bound(c: &mut impl GenericClient) -> Result<Option<(String, usize)
         .map_err(pg_err)?;
     let (mut model, mut dim) = (None, None);
     for r in rows {
-        let (k, v): (String, String) = (r.get(0), r.get(1));
+        // `mnemo_meta` may predate mnemo in a shared database: a wrong type is an error.
+        let (k, v): (String, String) = (col(&r, "key")?, col(&r, "value")?);
         if k == "model_id" {
             model = Some(v);
         } else {

@@ -19,9 +19,9 @@ pub(crate) fn load(c: &mut postgres::Client) -> Result<CursorCodec> {
         &[&fresh],
     )
     .map_err(pg_err)?;
-    let stored: String = c
+    let row = c
         .query_one("SELECT value FROM mnemo_meta WHERE key = 'cursor_key'", &[])
-        .map_err(pg_err)?
-        .get(0);
+        .map_err(pg_err)?;
+    let stored: String = crate::codec::col(&row, "value")?;
     CursorCodec::from_hex(&stored)
 }
