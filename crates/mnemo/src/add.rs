@@ -892,6 +892,9 @@ fn write_prepared(
                     attempt += 1;
                     crate::tiers::backoff(attempt);
                 }
+                Err(e) if crate::tiers::retry_worthy(&e, tiers) => {
+                    return Err(crate::tiers::exhausted(e))
+                }
                 other => break other?,
             }
         }

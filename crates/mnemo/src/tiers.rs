@@ -222,6 +222,18 @@ impl TierPlanner {
     }
 }
 
+/// The error for a write whose every planning try met a stale snapshot: other writers kept
+/// committing to the same segments. Nothing was written and a later try can succeed, so it is
+/// `unavailable` (retryable), not the permanent `conflict` the last refusal was.
+pub(crate) fn exhausted(e: Error) -> Error {
+    Error::Unavailable {
+        component: "hierarchy planning".into(),
+        reason: format!(
+            "concurrent writers kept changing this scope's segments ({MAX_ATTEMPTS} tries; last: {e}); nothing was written, retry the add"
+        ),
+    }
+}
+
 /// Whether a failed write is worth planning again: a conflict, when the write carried
 /// hierarchy changes (the snapshot they were planned from may be stale).
 pub(crate) fn retry_worthy(e: &Error, had_tiers: bool) -> bool {
