@@ -41,6 +41,14 @@ impl Pred {
         self.sql.push_str(sql);
     }
 
+    /// The conditions so far, joined (`TRUE` when there is none), and a fresh start for the
+    /// next ones; the parameters stay bound, so one query can use several predicates.
+    pub fn take_sql(&mut self) -> String {
+        let sql = self.where_sql().to_string();
+        self.sql.clear();
+        sql
+    }
+
     /// The conditions joined, `TRUE` when there is none.
     pub fn where_sql(&self) -> &str {
         if self.sql.is_empty() {

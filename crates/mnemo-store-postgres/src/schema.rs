@@ -199,7 +199,122 @@ const MIGRATIONS: &[&str] = &[
         revoked_at BIGINT
     );
     "#,
+    // v2: lexical statistics and postings, kept by triggers (see `search/lexical.rs`).
+    LEXICAL_V2,
 ];
+
+/// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and
+/// impact-ordered postings, maintained by row triggers on `memories` from its `lexical`
+/// column, so every path that writes memories (adds, updates, deletes, supersession, erase,
+/// import, migrate, reembed) keeps them exact inside its own transaction. A memory counts when
+/// its `lexical` is not NULL (every state but deleted), as it is in the GIN index.
+///
+/// Locking: each row's maintenance updates its owner's `lexical_scopes` row first, so writers
+/// of one owner queue there and never meet on `lexical_terms` in opposite orders. Rows whose
+/// count falls to zero are deleted (an erased owner's words do not linger as lexemes).
+const LEXICAL_V2: &str = r#"
+    -- Searches read the postings below; the GIN index on `lexical` only cost writes.
+    DROP INDEX memories_lexical;
+
+    CREATE TABLE lexical_scopes (
+        scope_key TEXT PRIMARY KEY,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        docs BIGINT NOT NULL,
+        total_len BIGINT NOT NULL
+    );
+    CREATE INDEX lexical_scopes_by_user ON lexical_scopes (user_id);
+    CREATE INDEX lexical_scopes_by_agent ON lexical_scopes (agent_id);
+    CREATE INDEX lexical_scopes_by_run ON lexical_scopes (run_id);
+
+    CREATE TABLE lexical_terms (
+        scope_key TEXT NOT NULL,
+        lexeme TEXT NOT NULL,
+        df BIGINT NOT NULL,
+        PRIMARY KEY (scope_key, lexeme)
+    );
+
+    -- `impact` is BM25's term-frequency part, `tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`,
+    -- with the owner's avgdl at write time: it only orders the postings of one lexeme, the
+    -- score itself is computed again from `tf` and `dl` with the statistics of the query.
+    CREATE TABLE lexical_postings (
+        scope_key TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        lexeme TEXT NOT NULL,
+        tf INTEGER NOT NULL,
+        dl INTEGER NOT NULL,
+        impact REAL NOT NULL,
+        PRIMARY KEY (scope_key, seq, lexeme)
+    );
+    CREATE INDEX lexical_postings_by_impact
+        ON lexical_postings (scope_key, lexeme, impact DESC, seq) INCLUDE (tf, dl);
+
+    CREATE FUNCTION mnemo_lexical_apply(sk TEXT, u TEXT, a TEXT, r TEXT, s BIGINT,
+                                        lx tsvector, sign INTEGER)
+    RETURNS void LANGUAGE plpgsql AS $fn$
+    DECLARE
+        len BIGINT;
+        n BIGINT;
+        total BIGINT;
+        avgdl FLOAT8;
+    BEGIN
+        IF lx IS NULL THEN
+            RETURN;
+        END IF;
+        SELECT COALESCE(sum(GREATEST(cardinality(x.positions), 1)), 0) INTO len FROM unnest(lx) x;
+        IF sign > 0 THEN
+            INSERT INTO lexical_scopes AS t (scope_key, user_id, agent_id, run_id, docs, total_len)
+            VALUES (sk, u, a, r, 1, len)
+            ON CONFLICT (scope_key) DO UPDATE
+                SET docs = t.docs + 1, total_len = t.total_len + EXCLUDED.total_len
+            RETURNING t.docs, t.total_len INTO n, total;
+            avgdl := GREATEST(total::float8 / GREATEST(n, 1), 1);
+            INSERT INTO lexical_terms AS t (scope_key, lexeme, df)
+            SELECT sk, x.lexeme, 1 FROM unnest(lx) x ORDER BY x.lexeme
+            ON CONFLICT (scope_key, lexeme) DO UPDATE SET df = t.df + 1;
+            INSERT INTO lexical_postings (scope_key, seq, lexeme, tf, dl, impact)
+            SELECT sk, s, x.lexeme, f.tf, len,
+                   (f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * len / avgdl)))::real
+            FROM unnest(lx) x, LATERAL (SELECT GREATEST(cardinality(x.positions), 1) AS tf) f;
+        ELSE
+            UPDATE lexical_scopes SET docs = docs - 1, total_len = total_len - len
+            WHERE scope_key = sk;
+            DELETE FROM lexical_scopes WHERE scope_key = sk AND docs <= 0;
+            UPDATE lexical_terms SET df = df - 1
+            WHERE scope_key = sk AND lexeme = ANY(tsvector_to_array(lx));
+            DELETE FROM lexical_terms
+            WHERE scope_key = sk AND lexeme = ANY(tsvector_to_array(lx)) AND df <= 0;
+            DELETE FROM lexical_postings WHERE scope_key = sk AND seq = s;
+        END IF;
+    END
+    $fn$;
+
+    CREATE FUNCTION mnemo_lexical_sync() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+        IF TG_OP <> 'INSERT' THEN
+            PERFORM mnemo_lexical_apply(OLD.scope_key, OLD.user_id, OLD.agent_id, OLD.run_id,
+                                        OLD.seq, OLD.lexical, -1);
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            PERFORM mnemo_lexical_apply(NEW.scope_key, NEW.user_id, NEW.agent_id, NEW.run_id,
+                                        NEW.seq, NEW.lexical, 1);
+        END IF;
+        RETURN NULL;
+    END
+    $fn$;
+
+    CREATE TRIGGER memories_lexical_insert AFTER INSERT ON memories
+        FOR EACH ROW EXECUTE FUNCTION mnemo_lexical_sync();
+    CREATE TRIGGER memories_lexical_update AFTER UPDATE ON memories
+        FOR EACH ROW WHEN (OLD.lexical IS DISTINCT FROM NEW.lexical
+                           OR OLD.scope_key IS DISTINCT FROM NEW.scope_key)
+        EXECUTE FUNCTION mnemo_lexical_sync();
+    CREATE TRIGGER memories_lexical_delete AFTER DELETE ON memories
+        FOR EACH ROW EXECUTE FUNCTION mnemo_lexical_sync();
+
+    -- A database from v1 gets its statistics from the rows it holds.
+    SELECT mnemo_lexical_apply(scope_key, user_id, agent_id, run_id, seq, lexical, 1)
+    FROM memories WHERE lexical IS NOT NULL ORDER BY seq;
+"#;
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 

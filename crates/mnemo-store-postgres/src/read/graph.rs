@@ -76,21 +76,22 @@ impl PgStore {
             let mut others: Vec<uuid::Uuid> = reached.iter().map(|r| r.2 .0).collect();
             others.sort();
             others.dedup();
-            let mut loaded: HashMap<MemoryId, Memory> = HashMap::new();
+            let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
             for chunk in others.chunks(1000) {
                 let mut p = predicate::candidate(q)?;
                 let a = p.arg(chunk.to_vec());
                 p.and(&format!("m.id = ANY({a}::uuid[])"));
-                for (_, m) in query_memories(c, &p, "")? {
-                    loaded.insert(m.id, m);
+                for (key, m) in query_memories(c, &p, "")? {
+                    loaded.insert(m.id, (key, m));
                 }
             }
             Ok(reached
                 .into_iter()
                 .filter_map(|(from, link, other)| {
-                    loaded.get(&other).map(|m| LinkedMemory {
+                    loaded.get(&other).map(|(key, m)| LinkedMemory {
                         from,
                         link,
+                        key: *key,
                         memory: m.clone(),
                     })
                 })

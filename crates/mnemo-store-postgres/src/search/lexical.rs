@@ -1,37 +1,60 @@
-//! Lexical candidates from PostgreSQL's own full-text search: the generated `lexical` column
-//! (`to_tsvector('english', COALESCE(index_text, text))`, NULL for a deleted memory) and its GIN
-//! index find the memories matching any query word, and BM25 is computed in SQL from the
-//! matches' tsvectors: `Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`, `k1 = 1.2`,
-//! `b = 0.75`, `idf = ln(1 + (N − df + 0.5)/(df + 0.5))` — the formula and constants of the
-//! embedded store's index (and of FTS5's `bm25()`). Scores are positive, larger is better.
+//! Lexical candidates from maintained BM25 statistics and impact-ordered postings (schema v2,
+//! kept by triggers on `memories`: see `schema.rs`), so a query's cost is bounded by the number
+//! of query words and [`DEPTH`], not by the size of the store or of the words' posting lists.
+//!
+//! Score: BM25, `Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`, `k1 = 1.2`, `b = 0.75`,
+//! `idf = ln(1 + (N − df + 0.5)/(df + 0.5))` — the formula and constants of the embedded
+//! store's index. `N`, `avgdl` and `df` are summed over the exact owners the query's scope
+//! covers (one owner, or a user's agents and runs): every memory that is not deleted counts,
+//! superseded and expired ones too, as in the embedded store's index; kinds and filters do not
+//! change them.
+//!
+//! A query reads, for each query lexeme and owner, the [`DEPTH`] postings of highest impact
+//! (the term-frequency part of BM25 with the owner's length normalisation at write time),
+//! scores them exactly with the current statistics, keeps the best few and only then applies
+//! the visibility predicate (scope, state, expiry, kinds, filter) to those. When fewer than the
+//! limit pass, the depth and the kept count grow fourfold and the query runs again, until the
+//! postings are read whole: a filter never silently shrinks the result.
 //!
 //! How it differs from the embedded store's BM25:
 //! - Words: PostgreSQL's `english` configuration (its parser, the Snowball English stemmer and
-//!   its stop-word list) instead of `mnemo_core::text::words` and Porter2. Stop words ("the",
-//!   "in") neither match nor count toward a document's length; the parser keeps hyphenated
-//!   words whole beside their parts, and e-mail addresses, host names and URLs as tokens.
-//! - Term frequency is the number of positions the tsvector keeps for the word: PostgreSQL keeps
-//!   at most 256 per word and a tsvector holds at most 1 MB, where the embedded store counts
-//!   every occurrence among a document's first `MAX_INDEXED_TOKENS` words.
-//! - `N` and `df` are counted over the query's own candidates (scope, visibility, kinds and
-//!   filter), not over the whole store: one tenant's vocabulary does not weigh another's words,
-//!   and the same memory may score differently under different filters.
-//! - `avgdl` is the mean length of the matching documents, not of every document: reading every
-//!   length would scan the scope on each query.
-//!
-//! Cost: one GIN lookup for the matches, one pass over their tsvectors, and one count of the
-//! candidate set (`N`), which is linear in the scope's size.
+//!   its stop-word list) instead of `mnemo_core::text::words` and Porter2. Stop words neither
+//!   match nor count toward a document's length; the parser keeps hyphenated words whole beside
+//!   their parts, and e-mail addresses, host names and URLs as tokens.
+//! - Term frequency is the number of positions the tsvector keeps for the word (at most 256).
+//! - Statistics are per owner, not per store: one tenant's vocabulary never weighs another's.
+//! - A document that holds several query words, none of them among the top [`DEPTH`] postings
+//!   of its word, is not found while the result fills from the others: the ranking is exact
+//!   for words with at most [`DEPTH`] postings in the scope, approximate beyond.
 
 use super::candidate_pred;
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
 
-/// BM25's term-frequency saturation and length normalisation (as the embedded store).
+/// BM25's term-frequency saturation and length normalisation (as the embedded store; the
+/// write-time impact in `schema.rs` uses the same values).
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
 /// More distinct query words than this are cut: each one costs a posting-list read.
 const MAX_TERMS: usize = 256;
+
+/// Postings read per query lexeme and owner on the first try.
+pub(crate) const DEPTH: i64 = 200;
+
+/// Scored memories checked against the visibility predicate on the first try, as a multiple of
+/// the limit (at least 64).
+const KEEP_FACTOR: i64 = 4;
+
+/// A query's statistics: `(lexeme, idf)` per lexeme the scope holds, `avgdl`, the largest
+/// posting list of one lexeme and owner, and the postings of all lexemes together.
+struct Stats {
+    lexemes: Vec<String>,
+    idf: Vec<f64>,
+    avgdl: f64,
+    max_df: i64,
+    sum_df: i64,
+}
 
 impl PgStore {
     pub(crate) fn lexical(
@@ -47,55 +70,111 @@ impl PgStore {
         if words.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
         }
-        let mut p = candidate_pred(q)?;
-        let pred = p.where_sql().to_string();
-        let terms = p.arg(words.iter().map(|w| w.to_string()).collect::<Vec<_>>());
-        let limit = p.arg(q.limit as i64);
-        // The query's lexemes are quoted into a tsquery literal (doubling quotes and
-        // backslashes), so no word is read as tsquery syntax and none is stemmed twice.
-        let sql = format!(
-            r#"WITH ql AS (
-                SELECT array_agg(DISTINCT u.lexeme) AS lx
-                FROM unnest(to_tsvector('english', array_to_string({terms}::text[], ' '))) u
-            ), tq AS (
-                SELECT string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''', ' | ')::tsquery AS q
-                FROM ql, unnest(ql.lx) l
-            ), hits AS MATERIALIZED (
-                SELECT m.seq, m.lexical FROM memories m
-                WHERE m.lexical @@ (SELECT q FROM tq) AND {pred}
-            ), tf AS (
-                SELECT h.seq, u.lexeme, GREATEST(cardinality(u.positions), 1)::float8 AS tf
-                FROM hits h CROSS JOIN ql, unnest(h.lexical) u
-                WHERE u.lexeme = ANY(ql.lx)
-            ), dl AS (
-                SELECT h.seq, (SELECT sum(GREATEST(cardinality(u.positions), 1))
-                               FROM unnest(h.lexical) u)::float8 AS dl
-                FROM hits h
-            ), df AS (
-                SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme
-            ), stats AS (
-                SELECT (SELECT count(*) FROM memories m
-                        WHERE m.lexical IS NOT NULL AND {pred})::float8 AS n,
-                       (SELECT GREATEST(avg(dl), 1) FROM dl) AS avgdl
-            )
-            SELECT tf.seq,
-                   sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * tf.tf * {k1p1}
-                       / (tf.tf + {K1} * (1 - {B} + {B} * dl.dl / s.avgdl)))::float8 AS score
-            FROM tf JOIN df USING (lexeme) JOIN dl USING (seq) CROSS JOIN stats s
-            GROUP BY tf.seq
-            ORDER BY score DESC, tf.seq
-            LIMIT {limit}"#,
-            k1p1 = K1 + 1.0,
-        );
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         self.with(|c| {
-            let rows = c.query(&sql, &p.params()).map_err(pg_err)?;
-            Ok(rows
-                .iter()
-                .map(|r| Candidate {
-                    key: r.get(0),
-                    score: r.get::<_, f64>(1) as f32,
-                })
-                .collect())
+            let Some(st) = stats(c, q.scope, &words)? else {
+                return Ok(Vec::new());
+            };
+            let limit = q.limit as i64;
+            let (mut depth, mut keep) = (DEPTH.max(limit), (limit * KEEP_FACTOR).max(64));
+            loop {
+                let found = ranked(c, q, &st, depth, keep)?;
+                let whole = depth >= st.max_df && keep >= st.sum_df;
+                if found.len() >= q.limit || whole {
+                    return Ok(found);
+                }
+                depth = depth.saturating_mul(4);
+                keep = keep.saturating_mul(4);
+            }
         })
     }
+}
+
+/// The statistics of the query's lexemes over the owners `scope` covers; `None` when none of
+/// them occurs there.
+fn stats(c: &mut postgres::Client, scope: &Scope, words: &[String]) -> Result<Option<Stats>> {
+    let mut p = crate::predicate::Pred::default();
+    let terms = p.arg(words.to_vec());
+    crate::predicate::scope(&mut p, "s", scope);
+    let sql = format!(
+        "WITH sc AS (SELECT s.scope_key, s.docs, s.total_len FROM lexical_scopes s WHERE {}), \
+         ql AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', \
+                array_to_string({terms}::text[], ' '))) u) \
+         SELECT t.lexeme, sum(t.df)::float8, max(t.df), \
+                (SELECT sum(docs) FROM sc)::float8, (SELECT sum(total_len) FROM sc)::float8 \
+         FROM lexical_terms t JOIN sc USING (scope_key) JOIN ql USING (lexeme) \
+         GROUP BY t.lexeme ORDER BY t.lexeme",
+        p.take_sql()
+    );
+    let rows = c.query(&sql, &p.params()).map_err(pg_err)?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let (n, total): (f64, f64) = (first.get(3), first.get(4));
+    let mut st = Stats {
+        lexemes: Vec::with_capacity(rows.len()),
+        idf: Vec::with_capacity(rows.len()),
+        avgdl: (total / n.max(1.0)).max(1.0),
+        max_df: 0,
+        sum_df: 0,
+    };
+    for r in &rows {
+        let (lexeme, df, max): (String, f64, i64) = (r.get(0), r.get(1), r.get(2));
+        st.lexemes.push(lexeme);
+        st.idf.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
+        st.max_df = st.max_df.max(max);
+        st.sum_df = st.sum_df.saturating_add(df as i64);
+    }
+    Ok(Some(st))
+}
+
+/// The best `q.limit` candidates among the `keep` best-scored memories found in the top
+/// `depth` postings of each lexeme and owner.
+fn ranked(
+    c: &mut postgres::Client,
+    q: &CandidateQuery<'_>,
+    st: &Stats,
+    depth: i64,
+    keep: i64,
+) -> Result<Vec<Candidate>> {
+    let mut p = candidate_pred(q)?;
+    let pred = p.take_sql();
+    crate::predicate::scope(&mut p, "s", q.scope);
+    let scope = p.take_sql();
+    let lexemes = p.arg(st.lexemes.clone());
+    let idf = p.arg(st.idf.clone());
+    let avgdl = p.arg(st.avgdl);
+    let depth = p.arg(depth);
+    let keep = p.arg(keep);
+    let limit = p.arg(q.limit as i64);
+    let sql = format!(
+        r#"WITH ql AS (
+            SELECT * FROM unnest({lexemes}::text[], {idf}::float8[]) AS ql(lexeme, idf)
+        ), sc AS (
+            SELECT s.scope_key FROM lexical_scopes s WHERE {scope}
+        ), hits AS (
+            SELECT p.seq, ql.idf * p.tf * {k1p1} / (p.tf + {K1} * ({one_b} + {B} * p.dl / {avgdl}::float8)) AS w
+            FROM sc CROSS JOIN ql CROSS JOIN LATERAL (
+                SELECT p.seq, p.tf, p.dl FROM lexical_postings p
+                WHERE p.scope_key = sc.scope_key AND p.lexeme = ql.lexeme
+                ORDER BY p.impact DESC, p.seq LIMIT {depth}
+            ) p
+        ), best AS (
+            SELECT seq, sum(w) AS score FROM hits GROUP BY seq ORDER BY score DESC, seq LIMIT {keep}
+        )
+        SELECT b.seq, b.score::float8 FROM best b JOIN memories m ON m.seq = b.seq
+        WHERE {pred}
+        ORDER BY b.score DESC, b.seq
+        LIMIT {limit}"#,
+        k1p1 = K1 + 1.0,
+        one_b = 1.0 - B,
+    );
+    let rows = c.query(&sql, &p.params()).map_err(pg_err)?;
+    Ok(rows
+        .iter()
+        .map(|r| Candidate {
+            key: r.get(0),
+            score: r.get::<_, f64>(1) as f32,
+        })
+        .collect())
 }

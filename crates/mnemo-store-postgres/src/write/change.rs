@@ -97,7 +97,8 @@ impl PgStore {
         self.write_tx(|tx| {
             tx.batch_execute(
                 "TRUNCATE memories, messages, memory_sources, history, links, entities, \
-                 entity_memories, idempotency, pages, segments; \
+                 entity_memories, idempotency, pages, segments, lexical_scopes, lexical_terms, \
+                 lexical_postings; \
                  DELETE FROM mnemo_meta WHERE key IN ('model_id', 'dimension');",
             )
             .map_err(pg_err)

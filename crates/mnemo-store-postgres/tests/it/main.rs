@@ -36,6 +36,7 @@ fn fresh_schema(tag: &str) -> (String, String) {
 }
 
 mod groundwork;
+mod lexical;
 mod read;
 mod recall;
 mod search;
