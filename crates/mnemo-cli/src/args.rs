@@ -110,6 +110,10 @@ pub struct NoteArgs {
     /// Rule links: the most links one new note gets.
     #[arg(long, env = "MNEMO_NOTE_MAX_LINKS", default_value_t = 5)]
     pub note_max_links: usize,
+    /// Rule links by speaker and subject: a shared word is rare when at most this many of the
+    /// new note's lexical candidates use it (0: no such links).
+    #[arg(long, env = "MNEMO_NOTE_SPEAKER_LINK_DF", default_value_t = 3)]
+    pub note_speaker_link_df: usize,
 }
 
 /// The memory hierarchy: short-term window, mid-term segments, heat, and read counting.

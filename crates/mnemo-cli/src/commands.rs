@@ -55,6 +55,7 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
         link_similarity: cli.notes.note_link_similarity,
         link_entity: cli.notes.note_link_entity,
         max_rule_links: cli.notes.note_max_links,
+        speaker_link_df: cli.notes.note_speaker_link_df,
     };
     cfg.tiers = cli.tiers.config();
     cfg.usage_tracking = cli.tiers.usage_tracking;

@@ -39,7 +39,7 @@ pub use memory::*;
 pub use note::{NoteConfig, NoteInput};
 pub use scope::{AgentId, RunId, Scope, UserId};
 pub use search::{
-    expand_links, hybrid_search, Hit, RankParams, Scores, SearchMode, SearchRequest, Via,
+    hybrid_search, linked_score, Hit, RankParams, Scores, SearchMode, SearchRequest, Via,
 };
 pub use store::*;
 pub use tier::{

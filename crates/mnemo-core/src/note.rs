@@ -16,7 +16,10 @@
 //! Links made by rules ([`NoteConfig`]): a new note is linked (`related`, author `rule`) to each
 //! of its `neighbours` nearest notes whose cosine similarity is at least `link_similarity`, and
 //! to any note of the scope it shares a rare name with (the store's entity informativeness, in
-//! [0, 1], at least `link_entity`); the strength is the larger of the two signals.
+//! [0, 1], at least `link_entity`); and to earlier notes *of the same speaker* (the note's
+//! `actor`) that share a rare word with it ([`speaker_topic_links`]): statements one person
+//! made about one subject at different times, which is what questions that gather several
+//! turns ask for. The strength of a link is the largest of its signals.
 
 use crate::error::{Error, Result};
 use crate::memory::NoteFields;
@@ -43,7 +46,13 @@ pub struct NoteConfig {
     pub link_entity: f32,
     /// Rule links: the most links one new note gets (the strongest are kept).
     pub max_rule_links: usize,
+    /// Rule links by speaker and subject ([`speaker_topic_links`]): a word counts as rare when
+    /// at most this many of the new note's lexical candidates use it (0: the rule is off).
+    pub speaker_link_df: usize,
 }
+
+/// Lexical candidates a note add fetches for the speaker-and-subject rule.
+pub const SPEAKER_LINK_POOL: usize = 40;
 
 impl Default for NoteConfig {
     fn default() -> Self {
@@ -52,6 +61,7 @@ impl Default for NoteConfig {
             link_similarity: 0.8,
             link_entity: 0.5,
             max_rule_links: 5,
+            speaker_link_df: 3,
         }
     }
 }
@@ -266,9 +276,112 @@ pub fn rule_keywords(text: &str, neighbours: &[&str]) -> Vec<String> {
     out
 }
 
+/// The content words of a text for the speaker-and-subject rule: no stopwords, 4+ letters,
+/// not all digits, plural and verb endings folded (`-s`, `-es`, `-ed`, `-ing` off when 4
+/// letters remain), so "camping" and "camped" are one word.
+pub fn topic_words(text: &str) -> HashSet<String> {
+    crate::text::words(text)
+        .filter(|w| {
+            w.chars().count() >= 4
+                && !crate::text::is_stopword(w)
+                && !w.chars().all(|c| c.is_ascii_digit())
+        })
+        .map(|w| {
+            for suffix in ["ing", "ed", "es", "s"] {
+                if let Some(stem) = w.strip_suffix(suffix) {
+                    if stem.chars().count() >= 4 {
+                        return stem.to_string();
+                    }
+                }
+            }
+            w
+        })
+        .collect()
+}
+
+/// Speaker-and-subject links of a new note: among `candidates` (earlier notes the lexical
+/// index found for the new note's words, as `(same speaker, topic words)`), a word of `new`
+/// is rare when at most `max_df` candidates use it, and each same-speaker candidate that
+/// shares rare words is linked with strength `min(1, Σ 1 / df(w))` over them: one word only
+/// the two share links at full strength, words several notes use weigh less. Returns
+/// `(candidate index, strength, shared rare words)`, strongest first.
+pub fn speaker_topic_links(
+    new: &HashSet<String>,
+    candidates: &[(bool, HashSet<String>)],
+    max_df: usize,
+) -> Vec<(usize, f32, Vec<String>)> {
+    if max_df == 0 {
+        return Vec::new();
+    }
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for (_, words) in candidates {
+        for w in words.intersection(new) {
+            *df.entry(w.as_str()).or_default() += 1;
+        }
+    }
+    let mut out: Vec<(usize, f32, Vec<String>)> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, (same, _))| *same)
+        .filter_map(|(i, (_, words))| {
+            let mut shared: Vec<(&str, usize)> = words
+                .intersection(new)
+                .map(|w| (w.as_str(), df.get(w.as_str()).copied().unwrap_or(1)))
+                .filter(|(_, n)| *n <= max_df)
+                .collect();
+            if shared.is_empty() {
+                return None;
+            }
+            shared.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
+            let strength: f32 = shared.iter().map(|(_, n)| 1.0 / *n as f32).sum();
+            Some((
+                i,
+                strength.min(1.0),
+                shared.iter().map(|(w, _)| w.to_string()).collect(),
+            ))
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn topic_words_fold_endings_and_drop_short_and_common_words() {
+        let w = topic_words("We went camping; they camped by the lakes in 2023!");
+        let mut v: Vec<&str> = w.iter().map(String::as_str).collect();
+        v.sort();
+        assert_eq!(v, vec!["camp", "lake", "went"]);
+    }
+
+    #[test]
+    fn speaker_links_need_the_same_speaker_and_a_rare_shared_word() {
+        let set = |ws: &[&str]| ws.iter().map(|w| w.to_string()).collect::<HashSet<_>>();
+        let new = set(&["pottery", "kiln", "bowl"]);
+        let candidates = vec![
+            (true, set(&["pottery", "class"])), // same speaker, "pottery" in 2 candidates
+            (false, set(&["pottery", "kiln"])), // other speaker: never linked
+            (true, set(&["kiln", "bowl", "tea"])), // same speaker, two rarer words
+            (true, set(&["weather"])),          // shares nothing
+        ];
+        let got = speaker_topic_links(&new, &candidates, 5);
+        let idx: Vec<usize> = got.iter().map(|g| g.0).collect();
+        assert_eq!(
+            idx,
+            vec![2, 0],
+            "strongest first, other speakers and no-share left out"
+        );
+        // kiln (df 2) + bowl (df 1): 1/2 + 1 capped at 1; pottery (df 2): 1/2.
+        assert_eq!(got[0].1, 1.0);
+        assert_eq!(got[0].2, vec!["bowl", "kiln"]);
+        assert!((got[1].1 - 0.5).abs() < 1e-6);
+        // A word more candidates use than the cap is not rare; 0 turns the rule off.
+        assert_eq!(speaker_topic_links(&new, &candidates, 1).len(), 1);
+        assert!(speaker_topic_links(&new, &candidates, 0).is_empty());
+    }
 
     #[test]
     fn lists_are_trimmed_deduplicated_and_bounded() {

@@ -16,6 +16,9 @@ use crate::store::{CandidateQuery, ReadOptions, Store};
 use serde::Serialize;
 use std::collections::HashMap;
 
+mod expand;
+pub use expand::linked_score;
+
 /// The largest `top_k` a search accepts.
 pub const MAX_TOP_K: usize = 1000;
 
@@ -31,7 +34,7 @@ pub struct SearchRequest {
     pub read: ReadOptions,
     pub mode: SearchMode,
     /// Link expansion: after the direct hits, up to this many `related` neighbours of each hit
-    /// (0: none). See [`expand_links`].
+    /// (0: none), scored by [`linked_score`] (see the `expand` module docs).
     pub expand_links: usize,
     /// The most linked results added, in addition to the `top_k` direct hits; `None`: no cap
     /// beyond `expand_links` per hit.
@@ -163,7 +166,8 @@ pub struct RankParams {
     /// Candidates taken from each side: `max(min_candidates, top_k * candidate_factor)`.
     pub candidate_factor: usize,
     pub min_candidates: usize,
-    /// Link expansion: a linked result scores `link_weight × parent score × link strength`.
+    /// Link expansion: how much the direct hits' activation lifts a linked memory's own score:
+    /// `own × (1 + link_weight × Σ parent score × link strength)` (see [`linked_score`]).
     pub link_weight: f32,
 }
 
@@ -175,7 +179,7 @@ impl Default for RankParams {
             entity_weight: 0.1,
             candidate_factor: 3,
             min_candidates: 30,
-            link_weight: 1.0,
+            link_weight: 0.25,
         }
     }
 }
@@ -294,8 +298,14 @@ pub fn hybrid_search(
             };
             (k, score, s)
         })
-        .filter(|(_, score, _)| req.threshold.is_none_or(|t| *score >= t))
         .collect();
+    // Expansion scores linked memories the pool already holds as the ranking did.
+    let own: expand::Pooled = if req.expand_links > 0 {
+        ranked.iter().map(|(k, score, s)| (*k, (*score, *s))).collect()
+    } else {
+        HashMap::new()
+    };
+    ranked.retain(|(_, score, _)| req.threshold.is_none_or(|t| *score >= t));
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(req.top_k);
     let keys: Vec<i64> = ranked.iter().map(|r| r.0).collect();
@@ -311,80 +321,8 @@ pub fn hybrid_search(
             })
         })
         .collect();
-    expand_links(store, req, params.link_weight, &mut hits)?;
+    expand::expand_links(store, req, vector, params, &own, &mut hits)?;
     Ok(hits)
-}
-
-/// Appends linked results to the direct `hits` of `req`: for each hit in rank order, its
-/// `related` neighbours (strongest link first) that are neither hits nor already added, up to
-/// `req.expand_links` per hit; each scored `weight × parent score × link strength`
-/// (`RankParams::link_weight`; a neighbour reached
-/// from two hits keeps the first, higher-ranked parent). The linked results, best first, are
-/// cut to `req.expand_limit` (default: no cap beyond the per-hit one) and follow every direct hit, so expansion never
-/// displaces one. Linked memories pass the request's scope, kinds, filter and visibility, as
-/// candidates do (the store applies them in [`Store::linked`]).
-pub fn expand_links(
-    store: &dyn Store,
-    req: &SearchRequest,
-    weight: f32,
-    hits: &mut Vec<Hit>,
-) -> Result<()> {
-    if req.expand_links == 0 || hits.is_empty() {
-        return Ok(());
-    }
-    let limit = req
-        .expand_limit
-        .unwrap_or(hits.len().saturating_mul(req.expand_links));
-    if limit == 0 {
-        return Ok(());
-    }
-    let ids: Vec<crate::memory::MemoryId> = hits.iter().map(|h| h.memory.id).collect();
-    let cq = CandidateQuery {
-        scope: &req.scope,
-        kinds: req.kinds.as_deref(),
-        filter: req.filter.as_ref(),
-        read: req.read,
-        limit: hits.len() * req.expand_links + hits.len() * 4,
-    };
-    let linked = store.linked(&cq, &ids, &[crate::memory::LinkKind::Related])?;
-    let mut by_parent: HashMap<crate::memory::MemoryId, Vec<crate::store::LinkedMemory>> =
-        HashMap::new();
-    for l in linked {
-        by_parent.entry(l.from).or_default().push(l);
-    }
-    let mut taken: std::collections::HashSet<crate::memory::MemoryId> =
-        ids.iter().copied().collect();
-    let mut extra: Vec<Hit> = Vec::new();
-    for h in hits.iter() {
-        let Some(mut ns) = by_parent.remove(&h.memory.id) else {
-            continue;
-        };
-        ns.sort_by(|a, b| b.link.strength.total_cmp(&a.link.strength));
-        let mut added = 0;
-        for n in ns {
-            if added == req.expand_links {
-                break;
-            }
-            if !taken.insert(n.memory.id) {
-                continue;
-            }
-            added += 1;
-            extra.push(Hit {
-                score: weight * h.score * n.link.strength,
-                scores: Scores::default(),
-                via: Some(Via {
-                    memory_id: h.memory.id,
-                    kind: n.link.kind,
-                    strength: n.link.strength,
-                }),
-                memory: n.memory,
-            });
-        }
-    }
-    extra.sort_by(|a, b| b.score.total_cmp(&a.score));
-    extra.truncate(limit);
-    hits.extend(extra);
-    Ok(())
 }
 
 /// Gives `keys` (pooled without a dense score) their exact cosine, in hybrid mode.

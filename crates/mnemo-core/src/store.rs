@@ -120,6 +120,9 @@ pub struct Evolution {
 pub struct LinkedMemory {
     pub from: MemoryId,
     pub link: Link,
+    /// The store-local key of `memory` (as in [`Candidate::key`]), so a search can score the
+    /// linked memory against its query ([`Store::vector_scores`]).
+    pub key: i64,
     pub memory: Memory,
 }
 

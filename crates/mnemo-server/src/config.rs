@@ -165,6 +165,7 @@ pub struct NotesSection {
     pub link_similarity: Option<f32>,
     pub link_entity: Option<f32>,
     pub max_links: Option<usize>,
+    pub speaker_link_df: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -300,6 +301,10 @@ impl FileConfig {
             n.link_entity.map(|v| v.to_string()),
         );
         put("MNEMO_NOTE_MAX_LINKS", n.max_links.map(|v| v.to_string()));
+        put(
+            "MNEMO_NOTE_SPEAKER_LINK_DF",
+            n.speaker_link_df.map(|v| v.to_string()),
+        );
         let t = &self.tiers;
         let num = |v: Option<f64>| v.map(|v| v.to_string());
         put(

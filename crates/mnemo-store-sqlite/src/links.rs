@@ -148,7 +148,7 @@ impl SqliteStore {
             let mut others: Vec<MemoryId> = reached.iter().map(|r| r.2).collect();
             others.sort();
             others.dedup();
-            let mut loaded: HashMap<MemoryId, Memory> = HashMap::new();
+            let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
             for chunk in others.chunks(500) {
                 let mut p = candidate_pred_with(q, true)?;
                 p.push(
@@ -156,16 +156,17 @@ impl SqliteStore {
                     chunk.iter().map(|i| Sql::Text(i.to_string())),
                 );
                 let rows = crate::read::query_memories(conn, &p.where_sql(), "", &p.params)?;
-                for (_, m) in with_sources(conn, rows)? {
-                    loaded.insert(m.id, m);
+                for (key, m) in with_sources(conn, rows)? {
+                    loaded.insert(m.id, (key, m));
                 }
             }
             Ok(reached
                 .into_iter()
                 .filter_map(|(from, link, other)| {
-                    loaded.get(&other).map(|m| LinkedMemory {
+                    loaded.get(&other).map(|(key, m)| LinkedMemory {
                         from,
                         link,
+                        key: *key,
                         memory: m.clone(),
                     })
                 })

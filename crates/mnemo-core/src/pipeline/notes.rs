@@ -451,6 +451,7 @@ fn link_and_evolve(
                         }
                     }
                 }
+                speaker_links(store, input.scope, notes_cfg, m, &mut links)?;
                 let mut links: Vec<(MemoryId, (f32, String))> = links.into_iter().collect();
                 links.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then(a.0.cmp(&b.0)));
                 links.truncate(notes_cfg.max_rule_links);
@@ -501,6 +502,68 @@ fn link_and_evolve(
                 vector,
                 reason,
             });
+        }
+    }
+    Ok(())
+}
+
+/// The speaker-and-subject rule ([`note::speaker_topic_links`]): the new note's words find
+/// earlier notes through the lexical index; those of the same speaker that share a rare word
+/// with it are linked. Earlier notes of the same add are not in the store yet, so a
+/// conversation's session never links to itself this way (its turns share a window anyway).
+fn speaker_links(
+    store: &dyn Store,
+    scope: &Scope,
+    notes_cfg: &NoteConfig,
+    m: &Message,
+    links: &mut HashMap<MemoryId, (f32, String)>,
+) -> Result<()> {
+    let Some(speaker) = m.name.as_deref() else {
+        return Ok(());
+    };
+    if notes_cfg.speaker_link_df == 0 {
+        return Ok(());
+    }
+    let words = note::topic_words(&m.content);
+    if words.is_empty() {
+        return Ok(());
+    }
+    let mut terms: Vec<String> = crate::text::query_terms(&m.content);
+    terms.retain(|t| t.chars().count() >= 4);
+    if terms.is_empty() {
+        return Ok(());
+    }
+    let q = note_query(scope, note::SPEAKER_LINK_POOL);
+    let keys: Vec<i64> = store
+        .lexical_candidates(&q, &terms)?
+        .iter()
+        .map(|c| c.key)
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let found: Vec<Memory> = store
+        .fetch(&q, &keys)?
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    let candidates: Vec<(bool, std::collections::HashSet<String>)> = found
+        .iter()
+        .map(|n| {
+            (
+                n.actor.as_deref() == Some(speaker),
+                note::topic_words(&n.text),
+            )
+        })
+        .collect();
+    let linked = note::speaker_topic_links(&words, &candidates, notes_cfg.speaker_link_df);
+    for (i, strength, shared) in linked {
+        let e = links.entry(found[i].id).or_insert((0.0, String::new()));
+        if strength > e.0 {
+            *e = (
+                strength,
+                format!("same speaker, shares rare words: {}", shared.join(", ")),
+            );
         }
     }
     Ok(())

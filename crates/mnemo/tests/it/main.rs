@@ -7,6 +7,7 @@ mod embedding_work;
 mod infer;
 mod limits;
 mod notes;
+mod notes_expand;
 mod profile;
 mod robustness;
 mod tier_retry;

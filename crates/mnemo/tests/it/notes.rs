@@ -256,7 +256,19 @@ async fn rules_link_notes_that_share_a_rare_name_and_search_expands_along_them()
         .expect("the linked plan");
     let via = linked.via.as_ref().unwrap();
     assert_eq!((via.memory_id, via.kind), (ticket, LinkKind::Related));
-    assert!((linked.score - expanded[0].score * via.strength).abs() < 1e-5);
+    // Its own score for the query, lifted by the hit's score through the link.
+    let own = search(&e.m, "ferry tickets", 10, 0)
+        .await
+        .into_iter()
+        .find(|h| h.memory.id == plan)
+        .expect("a candidate of the query")
+        .score;
+    let want = linked_score(
+        own,
+        expanded[0].score * via.strength,
+        RankParams::default().link_weight,
+    );
+    assert!((linked.score - want).abs() < 1e-5);
     // Expansion adds to the top_k; it never pushes a direct hit out.
     let direct5 = search(&e.m, "the ticket", 5, 0).await;
     let expanded5 = search(&e.m, "the ticket", 5, 3).await;
