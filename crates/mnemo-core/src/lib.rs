@@ -39,7 +39,8 @@ pub use memory::*;
 pub use note::{NoteConfig, NoteInput};
 pub use scope::{AgentId, RunId, Scope, UserId};
 pub use search::{
-    hybrid_search, linked_score, Hit, RankParams, Scores, SearchMode, SearchRequest, Via,
+    hybrid_search, hybrid_search_embedding, linked_score, Hit, RankParams, Scores, SearchMode,
+    SearchRequest, Via,
 };
 pub use store::*;
 pub use tier::{

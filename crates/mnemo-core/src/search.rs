@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::memory::{Memory, MemoryKind};
 use crate::scope::Scope;
-use crate::store::{CandidateQuery, ReadOptions, Store};
+use crate::store::{Candidate, CandidateQuery, ReadOptions, Store};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -191,6 +191,18 @@ pub fn hybrid_search(
     vector: &[f32],
     params: &RankParams,
 ) -> Result<Vec<Hit>> {
+    hybrid_search_embedding(store, req, || Ok(vector.to_vec()), params)
+}
+
+/// [`hybrid_search`] for a query whose vector `embed` computes: the embedding runs beside the
+/// work that does not need it (lexical candidates, the query's entities), so a search costs
+/// about the longer of the two rather than their sum (query-overlap, issue 16).
+pub fn hybrid_search_embedding(
+    store: &dyn Store,
+    req: &SearchRequest,
+    embed: impl FnOnce() -> Result<Vec<f32>> + Send,
+    params: &RankParams,
+) -> Result<Vec<Hit>> {
     req.validate()?;
     let pool = (req.top_k * params.candidate_factor).max(params.min_candidates);
     let cq = CandidateQuery {
@@ -203,35 +215,39 @@ pub fn hybrid_search(
     let terms = crate::text::query_terms(&req.query);
     // The two sides run at once on rayon's pool (threads that stay up: a thread started per
     // search cost more than the overlap won; see BENCHMARKS.md).
+    // query-overlap: the query's embedding and dense side run beside its lexical side and
+    // entity extraction.
     let (dense, lexical) = rayon::join(
-        || {
+        || -> Result<(Vec<f32>, Vec<Candidate>)> {
+            let vector = embed()?;
             if req.mode == SearchMode::Lexical {
-                Ok(Vec::new())
+                Ok((vector, Vec::new()))
             } else {
-                store.dense_candidates(&cq, vector)
+                let dense = store.dense_candidates(&cq, &vector)?;
+                Ok((vector, dense))
             }
         },
-        || {
-            if terms.is_empty() || req.mode == SearchMode::Dense {
-                Ok(Vec::new())
+        || -> Result<(Vec<Candidate>, Vec<String>)> {
+            let lexical = if terms.is_empty() || req.mode == SearchMode::Dense {
+                Vec::new()
             } else {
-                store.lexical_candidates(&cq, &terms)
-            }
+                store.lexical_candidates(&cq, &terms)?
+            };
+            let names = if req.mode == SearchMode::Hybrid && params.entity_weight > 0.0 {
+                let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
+                    .into_iter()
+                    .map(|e| e.normalized)
+                    .collect();
+                names.dedup();
+                names
+            } else {
+                Vec::new()
+            };
+            Ok((lexical, names))
         },
     );
-    let (dense, lexical) = (dense?, lexical?);
-
-    let entity_names: Vec<String> = if req.mode == SearchMode::Hybrid && params.entity_weight > 0.0
-    {
-        let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
-            .into_iter()
-            .map(|e| e.normalized)
-            .collect();
-        names.dedup();
-        names
-    } else {
-        Vec::new()
-    };
+    let ((vector, dense), (lexical, entity_names)) = (dense?, lexical?);
+    let vector = vector.as_slice();
     let mut pooled: HashMap<i64, Scores> = HashMap::with_capacity(dense.len() + lexical.len());
     for c in &dense {
         pooled.entry(c.key).or_default().dense = c.score;
@@ -301,7 +317,10 @@ pub fn hybrid_search(
         .collect();
     // Expansion scores linked memories the pool already holds as the ranking did.
     let own: expand::Pooled = if req.expand_links > 0 {
-        ranked.iter().map(|(k, score, s)| (*k, (*score, *s))).collect()
+        ranked
+            .iter()
+            .map(|(k, score, s)| (*k, (*score, *s)))
+            .collect()
     } else {
         HashMap::new()
     };

@@ -6,7 +6,9 @@
 //!
 //! The graph is built at load from the model's f32 weights (`onnx_graph.rs`): fused operators,
 //! int8 weights and activations. A call is cut into length-sorted passes bounded by
-//! [`MAX_BATCH_TOKENS`], which bounds the working memory and keeps padding low.
+//! [`MAX_BATCH_TOKENS`], which bounds the working memory and keeps padding low. Passes run on a
+//! session with the configured intra-op threads, except a call of one small pass (a query),
+//! which runs on a second, single-threaded session ([`NARROW_MAX_TOKENS`]).
 
 use crate::config::EmbedderConfig;
 use crate::onnx_graph::{build_bert, BertShape, OUTPUT};
@@ -61,6 +63,12 @@ fn runtime(library: &Path) -> Result<Environment> {
 /// within noise of each other on LoCoMo turns).
 pub const MAX_BATCH_TOKENS: usize = 1024;
 
+/// Padded tokens (rows × longest row) up to which a call of one pass runs single-threaded.
+/// A query of 3–30 tokens embedded on one thread measured 5–15 % faster than on two on an
+/// otherwise quiet machine, and about twice as fast while other processes held both cores
+/// (the second thread waits for a core at every operator); longer passes gain from two.
+pub const NARROW_MAX_TOKENS: usize = 64;
+
 /// A session over the serialised `model` with `threads` intra-op threads, one inter-op thread
 /// and no spinning: spin-waiting worker threads fall apart when the CPU is shared with other
 /// work. No memory pattern: input shapes change with every call, and a pattern is planned (and
@@ -89,11 +97,12 @@ fn build_session(env: &Environment, model: &[u8], threads: usize) -> Result<Sess
 
 /// Embeds with the int8 graph through ONNX Runtime on the CPU.
 pub struct OnnxEmbedder {
-    /// One session with `threads` intra-op threads for every call. (Until issue 16 a call of
-    /// several batches ran them side by side on one single-threaded session per thread: ≤ 10 %
-    /// more texts/s on 2 cores, but every session holds its own copy of the weights, which the
-    /// optimiser dequantises to f32, ~100–170 MB each.)
-    session: Mutex<Session>,
+    /// The session with `threads` intra-op threads: every call of more than one small pass.
+    wide: Mutex<Session>,
+    /// A single-threaded session for calls of one pass of at most [`NARROW_MAX_TOKENS`] (a
+    /// query): its ~50 operators then run without waking a second thread each (issue 16).
+    /// `None` when `threads` is 1, where `wide` is that session.
+    narrow: Option<Mutex<Session>>,
     tokenizer: TextTokenizer,
     model_id: String,
     dimension: usize,
@@ -108,7 +117,9 @@ impl OnnxEmbedder {
     /// `cfg.paths`, and builds the int8 graph from them ([`build_bert`]).
     ///
     /// Uses `cfg.effective_threads()` intra-op threads, one inter-op thread and no spinning:
-    /// spin-waiting worker threads fall apart when the CPU is shared with other work.
+    /// spin-waiting worker threads fall apart when the CPU is shared with other work. With more
+    /// than one thread, a second single-threaded session serves short calls (its int8 weights
+    /// add ~15 MB).
     pub fn load(cfg: &EmbedderConfig) -> Result<Self> {
         let paths = &cfg.paths;
         let tokenizer = TextTokenizer::from_file(&paths.tokenizer, MAX_SEQ_LEN)?;
@@ -123,11 +134,18 @@ impl OnnxEmbedder {
             build_bert(&weights, shape)?
         };
         let env = runtime(&paths.effective_onnxruntime())?;
-        let session = build_session(&env, &graph, cfg.effective_threads())?;
+        let threads = cfg.effective_threads();
+        let wide = Mutex::new(build_session(&env, &graph, threads)?);
+        let narrow = if threads > 1 {
+            Some(Mutex::new(build_session(&env, &graph, 1)?))
+        } else {
+            None
+        };
         drop(graph);
 
         let mut embedder = Self {
-            session: Mutex::new(session),
+            wide,
+            narrow,
             tokenizer,
             model_id: Self::MODEL_ID.to_string(),
             dimension: 0,
@@ -148,8 +166,8 @@ impl OnnxEmbedder {
         Ok(embedder)
     }
 
-    /// One forward pass over a tokenised batch: one vector per row.
-    fn run(&self, batch: TokenBatch) -> Result<Vec<Vec<f32>>> {
+    /// One forward pass over a tokenised batch on `session`: one vector per row.
+    fn run(&self, session: &Mutex<Session>, batch: TokenBatch) -> Result<Vec<Vec<f32>>> {
         let TokenBatch {
             rows,
             seq_len,
@@ -168,8 +186,7 @@ impl OnnxEmbedder {
             ("token_type_ids", tensor(&token_type_ids)?),
             ("attention_mask", tensor(&attention_mask)?),
         ];
-        let mut session = self
-            .session
+        let mut session = session
             .lock()
             .map_err(|_| Error::internal("ONNX session lock poisoned"))?;
         let outputs = session
@@ -200,6 +217,42 @@ impl OnnxEmbedder {
             dim: dims[2],
         })
     }
+    /// Runs `passes` of `tokens`: one small pass on the narrow session, anything else on the
+    /// wide one.
+    #[allow(clippy::type_complexity)]
+    fn run_passes(
+        &self,
+        tokens: &TokenBatch,
+        passes: Vec<Vec<usize>>,
+    ) -> Result<Vec<(Vec<usize>, Vec<Vec<f32>>)>> {
+        let small =
+            passes.len() == 1 && passes[0].len() * row_len(tokens, &passes[0]) <= NARROW_MAX_TOKENS;
+        let session = match &self.narrow {
+            Some(narrow) if small => narrow,
+            _ => &self.wide,
+        };
+        passes
+            .into_iter()
+            .map(|rows| {
+                let vectors = self.run(session, take_rows(tokens, &rows))?;
+                Ok((rows, vectors))
+            })
+            .collect()
+    }
+}
+
+/// The longest of `rows` in tokens.
+fn row_len(tokens: &TokenBatch, rows: &[usize]) -> usize {
+    let width = tokens.seq_len;
+    rows.iter()
+        .map(|&r| {
+            tokens.attention_mask[r * width..(r + 1) * width]
+                .iter()
+                .filter(|&&m| m != 0)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 impl Embedder for OnnxEmbedder {
@@ -220,8 +273,8 @@ impl Embedder for OnnxEmbedder {
         for slab in texts.chunks(TOKENISE_SLAB) {
             let tokens = self.tokenizer.encode(slab)?;
             let mut slots: Vec<Option<Vec<f32>>> = vec![None; slab.len()];
-            for rows in plan_passes(&tokens, self.batch_size, MAX_BATCH_TOKENS) {
-                let vectors = self.run(take_rows(&tokens, &rows))?;
+            let passes = plan_passes(&tokens, self.batch_size, MAX_BATCH_TOKENS);
+            for (rows, vectors) in self.run_passes(&tokens, passes)? {
                 if vectors.len() != rows.len() {
                     return Err(Error::Model {
                         reason: format!(
@@ -294,16 +347,7 @@ fn plan_passes(tokens: &TokenBatch, max_rows: usize, max_tokens: usize) -> Vec<V
 /// The given rows of a tokenised batch, padded to the longest of them.
 fn take_rows(tokens: &TokenBatch, rows: &[usize]) -> TokenBatch {
     let width = tokens.seq_len;
-    let seq_len = rows
-        .iter()
-        .map(|&r| {
-            tokens.attention_mask[r * width..(r + 1) * width]
-                .iter()
-                .filter(|&&m| m != 0)
-                .count()
-        })
-        .max()
-        .unwrap_or(0);
+    let seq_len = row_len(tokens, rows);
     let pick = |m: &[i64]| -> Vec<i64> {
         rows.iter()
             .flat_map(|&r| m[r * width..r * width + seq_len].iter().copied())

@@ -56,27 +56,44 @@ impl Memory {
         if req.mode == SearchMode::Lexical {
             return self.search_with_vector(req, Vec::new()).await;
         }
-        let t = Instant::now();
-        let vector = self
-            .embed(vec![req.query.clone()])
-            .await?
-            .pop()
-            .ok_or_else(|| Error::Model {
-                reason: "the embedder returned no vector for the query".into(),
-            })?;
-        let embed_ms = t.elapsed().as_secs_f64() * 1e3;
-        let model = self.embedder().await?.model_id().to_string();
-        let mut resp = self.search_with_vector(req, vector).await?;
-        resp.embed_ms = embed_ms;
-        resp.usage = vec![ModelCall {
-            purpose: "embed".into(),
-            model,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            ms: embed_ms,
-            failed: false,
-        }];
-        Ok(resp)
+        let embedder = self.embedder().await?;
+        let model = embedder.model_id().to_string();
+        let (rank, store, scope) = (self.inner.rank, self.store().clone(), req.scope.clone());
+        // One hop to the blocking pool: the query is embedded there, beside the lexical side
+        // of the search (`hybrid_search_embedding`).
+        let (results, embed_ms, total_ms) = run_blocking(move || {
+            let t = Instant::now();
+            let mut embed_ms = 0.0;
+            let embed = || -> Result<Vec<f32>> {
+                let e = Instant::now();
+                let vector = embedder
+                    .embed(&[req.query.as_str()])?
+                    .pop()
+                    .ok_or_else(|| Error::Model {
+                        reason: "the embedder returned no vector for the query".into(),
+                    })?;
+                embed_ms = e.elapsed().as_secs_f64() * 1e3;
+                Ok(vector)
+            };
+            let results = hybrid_search_embedding(store.as_ref(), &req, embed, &rank)?;
+            Ok((results, embed_ms, t.elapsed().as_secs_f64() * 1e3))
+        })
+        .await?;
+        self.record_reads(&scope, results.iter().map(|h| &h.memory));
+        Ok(SearchResponse {
+            results,
+            embed_ms,
+            // The retrieval that did not overlap the embedding.
+            search_ms: (total_ms - embed_ms).max(0.0),
+            usage: vec![ModelCall {
+                purpose: "embed".into(),
+                model,
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                ms: embed_ms,
+                failed: false,
+            }],
+        })
     }
 
     /// Hybrid search with a query vector the caller already has.

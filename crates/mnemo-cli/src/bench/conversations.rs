@@ -22,6 +22,7 @@
 //! | `session_add_p50_ms`, `session_add_p95_ms` | one session's `add` call |
 //! | `search_p50_ms`, `search_p95_ms` | top-`top_k` hybrid search, query embedding included |
 //! | `search_p50_ms_no_embed`, `search_p95_ms_no_embed` | the same searches with the query vector given |
+//! | `query_embed_p50_ms` | the embedder alone on one question (no store, no runtime hop) |
 //! | `peak_rss_mb`, `rss_mb` | `VmHWM` and `VmRSS` of the process at the end |
 //! | `embedder`, `embedder_threads`, `top_k`, `file_mb`, `wall_s` | setup and size |
 
@@ -133,26 +134,36 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
             .search(SearchRequest::new(scope.clone(), "warm up", opts.top_k))
             .await?;
     }
-    let (mut with_embed, mut no_embed) = (Vec::new(), Vec::new());
+    let (mut with_embed, mut no_embed, mut embed_alone) = (Vec::new(), Vec::new(), Vec::new());
     for (i, ((scope, q), v)) in questions.iter().zip(&qvecs).enumerate() {
         let req = SearchRequest::new((*scope).clone(), *q, opts.top_k);
-        let plain = |no_embed: &mut Vec<f64>| -> anyhow::Result<()> {
+        // The two parts of a search measured apart: retrieval with the vector given, and the
+        // query's embedding alone.
+        let parts = |no_embed: &mut Vec<f64>, embed_alone: &mut Vec<f64>| -> anyhow::Result<()> {
             let t = Instant::now();
             memory.search_with_vector_blocking(&req, v)?;
             no_embed.push(t.elapsed().as_secs_f64() * 1e3);
+            let t = Instant::now();
+            embedder.embed(&[*q])?;
+            embed_alone.push(t.elapsed().as_secs_f64() * 1e3);
             Ok(())
         };
         if i % 2 == 0 {
-            plain(&mut no_embed)?;
+            parts(&mut no_embed, &mut embed_alone)?;
         }
         let t = Instant::now();
         memory.search(req.clone()).await?;
         with_embed.push(t.elapsed().as_secs_f64() * 1e3);
         if i % 2 == 1 {
-            plain(&mut no_embed)?;
+            parts(&mut no_embed, &mut embed_alone)?;
         }
     }
-    for v in [&mut add_ms, &mut with_embed, &mut no_embed] {
+    for v in [
+        &mut add_ms,
+        &mut with_embed,
+        &mut no_embed,
+        &mut embed_alone,
+    ] {
         v.sort_by(f64::total_cmp);
     }
     let stats = memory.store().stats()?;
@@ -178,6 +189,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "search_p95_ms": percentile(&with_embed, 0.95),
         "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
         "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
+        "query_embed_p50_ms": percentile(&embed_alone, 0.5),
     });
     let temporary = opts.store_dir.is_none().then_some(dir.as_path());
     finish(report, memory, stats.file_bytes, started, temporary, json)
