@@ -201,7 +201,8 @@ def compare(args):
         print(
             f"mnemo: embed-only {mnemo.get('embed_only_turns_per_s', 0):.1f} turns/s "
             f"(same texts, alternating), search without the query embedding "
-            f"p50 {mnemo.get('search_p50_ms_no_embed', 0):.2f} ms"
+            f"p50 {mnemo.get('search_p50_ms_no_embed', 0):.2f} ms, the query embedding alone "
+            f"p50 {mnemo.get('query_embed_p50_ms', 0):.2f} ms"
         )
 
 
