@@ -66,12 +66,20 @@ impl Memory {
             let mut embed_ms = 0.0;
             let embed = || -> Result<Vec<f32>> {
                 let e = Instant::now();
-                let vector = embedder
-                    .embed(&[req.query.as_str()])?
-                    .pop()
-                    .ok_or_else(|| Error::Model {
-                        reason: "the embedder returned no vector for the query".into(),
-                    })?;
+                // Exactly one vector, as `Memory::embed` demands: a custom embedder answering
+                // with another count is a model error, not a query paired with a stray vector.
+                let mut vectors = embedder.embed(&[req.query.as_str()])?;
+                let vector = match (vectors.pop(), vectors.is_empty()) {
+                    (Some(v), true) => v,
+                    (v, _) => {
+                        return Err(Error::Model {
+                            reason: format!(
+                                "the embedder returned {} vectors for the query",
+                                vectors.len() + usize::from(v.is_some())
+                            ),
+                        })
+                    }
+                };
                 embed_ms = e.elapsed().as_secs_f64() * 1e3;
                 Ok(vector)
             };

@@ -94,6 +94,16 @@ async fn search_and_import_with_the_wrong_vector_count_are_model_errors() {
         .unwrap_err();
     assert!(matches!(err, Error::Model { .. }), "{err}");
 
+    // One vector too many for the query is as wrong as none.
+    let (m, _dir) = engine(1, 1);
+    m.add(AddRequest::text(user(), "I like tea")).await.unwrap();
+    let err = m
+        .search(SearchRequest::new(user(), "tea", 5))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Model { .. }), "{err}");
+    assert!(err.to_string().contains("2 vectors"), "{err}");
+
     let (m, _dir) = engine(1, 1);
     m.add(AddRequest::text(user(), "I like tea")).await.unwrap();
     let records = m.export().await.unwrap();
