@@ -91,12 +91,15 @@ impl PgStore {
             }
             // N: the memories the scope indexes (any state but deleted), at least the largest
             // link count, so no idf goes negative.
+            // The scope's indexed memories (every one not deleted: those have an embedding and a
+            // `lexical` vector), from the per-owner counts the lexical triggers keep; counting
+            // the rows here read the whole scope on every search.
             let mut scope = Pred::default();
-            predicate::scope(&mut scope, "m", q.scope);
+            predicate::scope(&mut scope, "s", q.scope);
             let total: i64 = c
                 .query_one(
                     &format!(
-                        "SELECT count(*) FROM memories m WHERE {} AND m.embedding IS NOT NULL",
+                        "SELECT COALESCE(sum(s.docs), 0)::bigint FROM lexical_scopes s WHERE {}",
                         scope.where_sql()
                     ),
                     &scope.params(),
