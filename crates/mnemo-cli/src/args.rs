@@ -102,10 +102,10 @@ pub struct NoteArgs {
     #[arg(long, env = "MNEMO_NOTE_NEIGHBOURS", default_value_t = 5)]
     pub note_neighbours: usize,
     /// Rule links: cosine similarity at or above which notes are linked (0 to 1).
-    #[arg(long, env = "MNEMO_NOTE_LINK_SIMILARITY", default_value_t = 0.8)]
+    #[arg(long, env = "MNEMO_NOTE_LINK_SIMILARITY", default_value_t = 0.9)]
     pub note_link_similarity: f32,
     /// Rule links: informativeness of a shared name at or above which notes are linked (0 to 1).
-    #[arg(long, env = "MNEMO_NOTE_LINK_ENTITY", default_value_t = 0.5)]
+    #[arg(long, env = "MNEMO_NOTE_LINK_ENTITY", default_value_t = 0.8)]
     pub note_link_entity: f32,
     /// Rule links: the most links one new note gets.
     #[arg(long, env = "MNEMO_NOTE_MAX_LINKS", default_value_t = 5)]
@@ -114,6 +114,9 @@ pub struct NoteArgs {
     /// new note's lexical candidates use it (0: no such links).
     #[arg(long, env = "MNEMO_NOTE_SPEAKER_LINK_DF", default_value_t = 3)]
     pub note_speaker_link_df: usize,
+    /// Rule links by speaker and subject: lexical candidates fetched per new note.
+    #[arg(long, env = "MNEMO_NOTE_SPEAKER_LINK_POOL", default_value_t = 40)]
+    pub note_speaker_link_pool: usize,
 }
 
 /// The memory hierarchy: short-term window, mid-term segments, heat, and read counting.

@@ -274,8 +274,16 @@ async fn fill(
         add_s += t.elapsed().as_secs_f64();
         let notes = chunk
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(j, s)| {
                 let mut r = AddRequest::note(notes_scope.clone(), s.clone(), Default::default());
+                // Each note has a speaker, so the speaker-and-subject link rule runs (its
+                // lexical candidates are a note add's largest extra cost).
+                r.input = mnemo::AddInput::Messages(vec![mnemo_core::InputMessage {
+                    role: mnemo_core::Role::User,
+                    content: s.clone(),
+                    name: Some(format!("speaker {}", j % 4)),
+                }]);
                 r.infer = Some(false);
                 r
             })

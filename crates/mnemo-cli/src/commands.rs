@@ -56,6 +56,7 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
         link_entity: cli.notes.note_link_entity,
         max_rule_links: cli.notes.note_max_links,
         speaker_link_df: cli.notes.note_speaker_link_df,
+        speaker_link_pool: cli.notes.note_speaker_link_pool,
     };
     cfg.tiers = cli.tiers.config();
     cfg.usage_tracking = cli.tiers.usage_tracking;

@@ -49,19 +49,20 @@ pub struct NoteConfig {
     /// Rule links by speaker and subject ([`speaker_topic_links`]): a word counts as rare when
     /// at most this many of the new note's lexical candidates use it (0: the rule is off).
     pub speaker_link_df: usize,
+    /// Rule links by speaker and subject: the lexical candidates a new note fetches (its
+    /// cost: each is loaded and its words compared).
+    pub speaker_link_pool: usize,
 }
-
-/// Lexical candidates a note add fetches for the speaker-and-subject rule.
-pub const SPEAKER_LINK_POOL: usize = 40;
 
 impl Default for NoteConfig {
     fn default() -> Self {
         Self {
             neighbours: 5,
-            link_similarity: 0.8,
-            link_entity: 0.5,
+            link_similarity: 0.9,
+            link_entity: 0.8,
             max_rule_links: 5,
             speaker_link_df: 3,
+            speaker_link_pool: 40,
         }
     }
 }

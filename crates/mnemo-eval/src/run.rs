@@ -250,13 +250,57 @@ pub fn note_request(scope: &Scope, c: &Conversation, s: usize) -> AddRequest {
     req
 }
 
-/// Hits of a link-expanded search in one ranking by score (a linked result scores its parent's
-/// score times the link strength), cut to `depth`: each cut-off k counts linked results among
-/// its k memories, so expansion is scored at an equal number of returned memories.
+/// Hits of a link-expanded search in one ranking by score (direct hits and linked results, see
+/// `mnemo_core::search::linked_score`), cut to `depth`, so linked results count among the
+/// `depth` memories returned.
 pub fn merged_by_score(mut hits: Vec<Hit>, depth: usize) -> Vec<Hit> {
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     hits.truncate(depth);
     hits
+}
+
+/// A question's scores with link expansion, at an equal number of returned memories: for each
+/// cut-off k, the search a caller asking for k memories makes (`top_k` = k, with expansion),
+/// its direct hits and linked results merged by score and cut at k. Also how many linked
+/// results the `top_k` list holds.
+#[allow(clippy::too_many_arguments)]
+fn expanded_scores(
+    engine: &Memory,
+    req: &SearchRequest,
+    expand: usize,
+    vector: &[f32],
+    rank: &RankParams,
+    top_k: usize,
+    evidence: &[String],
+    turn_of: &HashMap<MessageId, String>,
+) -> Result<(crate::metrics::QuestionScores, usize)> {
+    let mut out = crate::metrics::QuestionScores::default();
+    let mut linked = 0;
+    let mut ks: Vec<usize> = crate::metrics::KS.to_vec();
+    if !ks.contains(&top_k) {
+        ks.push(top_k);
+    }
+    for k in ks {
+        let wide = SearchRequest {
+            top_k: k,
+            expand_links: expand,
+            ..req.clone()
+        };
+        let hits = mnemo_core::search::hybrid_search(engine.store().as_ref(), &wide, vector, rank)?;
+        let hits = merged_by_score(hits, k);
+        if k == top_k {
+            linked = hits.iter().filter(|h| h.via.is_some()).count();
+        }
+        let s = score_question(evidence, &covered(&hits, turn_of)).ok_or_else(unscored)?;
+        if let Some(i) = crate::metrics::KS.iter().position(|x| *x == k) {
+            out.recall[i] = s.recall[i];
+            out.hit[i] = s.hit[i];
+            if k == *crate::metrics::KS.last().unwrap_or(&k) {
+                out.reciprocal_rank = s.reciprocal_rank;
+            }
+        }
+    }
+    Ok((out, linked))
 }
 
 /// Ingests one conversation into an engine; returns add-call latencies, the map from the
@@ -501,19 +545,20 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                         let s = score_question(&q.evidence, &covered(&hits, &notes_turn_of))
                             .ok_or_else(unscored)?;
                         notes_tally.push(q.category, &s);
-                        let wide = SearchRequest {
-                            expand_links: expand,
-                            ..req.clone()
-                        };
-                        let hits = merged_by_score(notes.search(wide).await?.results, depth);
-                        linked_in_top += hits
-                            .iter()
-                            .take(opts.top_k)
-                            .filter(|h| h.via.is_some())
-                            .count();
+                        let vector = notes.embed(vec![q.question.clone()]).await?;
+                        let vector = vector.first().ok_or_else(unscored)?;
+                        let (s, linked) = expanded_scores(
+                            notes,
+                            &req,
+                            expand,
+                            vector,
+                            &opts.rank,
+                            opts.top_k,
+                            &q.evidence,
+                            &notes_turn_of,
+                        )?;
+                        linked_in_top += linked;
                         expanded_questions += 1;
-                        let s = score_question(&q.evidence, &covered(&hits, &notes_turn_of))
-                            .ok_or_else(unscored)?;
                         expanded_tally.push(q.category, &s);
                     }
                 }
@@ -639,6 +684,8 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                 "link_similarity": opts.note_config.link_similarity,
                 "link_entity": opts.note_config.link_entity,
                 "max_rule_links": opts.note_config.max_rule_links,
+                "speaker_link_df": opts.note_config.speaker_link_df,
+                "speaker_link_pool": opts.note_config.speaker_link_pool,
             },
             "pack_budgets": opts.pack_budgets,
             "pack_tuning": {

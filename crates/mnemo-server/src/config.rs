@@ -166,6 +166,7 @@ pub struct NotesSection {
     pub link_entity: Option<f32>,
     pub max_links: Option<usize>,
     pub speaker_link_df: Option<usize>,
+    pub speaker_link_pool: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -304,6 +305,10 @@ impl FileConfig {
         put(
             "MNEMO_NOTE_SPEAKER_LINK_DF",
             n.speaker_link_df.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_NOTE_SPEAKER_LINK_POOL",
+            n.speaker_link_pool.map(|v| v.to_string()),
         );
         let t = &self.tiers;
         let num = |v: Option<f64>| v.map(|v| v.to_string());

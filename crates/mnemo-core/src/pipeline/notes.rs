@@ -521,7 +521,7 @@ fn speaker_links(
     let Some(speaker) = m.name.as_deref() else {
         return Ok(());
     };
-    if notes_cfg.speaker_link_df == 0 {
+    if notes_cfg.speaker_link_df == 0 || notes_cfg.speaker_link_pool == 0 {
         return Ok(());
     }
     let words = note::topic_words(&m.content);
@@ -533,7 +533,7 @@ fn speaker_links(
     if terms.is_empty() {
         return Ok(());
     }
-    let q = note_query(scope, note::SPEAKER_LINK_POOL);
+    let q = note_query(scope, notes_cfg.speaker_link_pool);
     let keys: Vec<i64> = store
         .lexical_candidates(&q, &terms)?
         .iter()

@@ -29,6 +29,7 @@ fn env(chat: bool) -> Env {
         .unwrap()
         .with_note_config(NoteConfig {
             link_similarity: 0.6,
+            link_entity: 0.5,
             ..NoteConfig::default()
         });
     let replies: Arc<Mutex<Vec<(&'static str, Reply)>>> = Arc::default();
