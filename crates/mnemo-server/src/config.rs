@@ -357,7 +357,9 @@ mod tests {
         // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded) and
         // `store.url` (the embedded file by default).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 36, "{env:?}");
+        assert_eq!(env.len(), 38, "{env:?}");
+        assert!(env.contains(&("MNEMO_NOTE_SPEAKER_LINK_DF", "3".to_string())));
+        assert!(env.contains(&("MNEMO_NOTE_SPEAKER_LINK_POOL", "40".to_string())));
         assert!(env.contains(&("MNEMO_STORE_POOL_SIZE", "16".to_string())));
         assert!(env.contains(&("MNEMO_SHORT_TERM_CAPACITY", "10".to_string())));
         assert!(env.contains(&("MNEMO_USAGE_TRACKING", "true".to_string())));
