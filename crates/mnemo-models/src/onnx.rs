@@ -217,27 +217,16 @@ impl OnnxEmbedder {
             dim: dims[2],
         })
     }
-    /// Runs `passes` of `tokens`: one small pass on the narrow session, anything else on the
-    /// wide one.
-    #[allow(clippy::type_complexity)]
-    fn run_passes(
-        &self,
-        tokens: &TokenBatch,
-        passes: Vec<Vec<usize>>,
-    ) -> Result<Vec<(Vec<usize>, Vec<Vec<f32>>)>> {
-        let small =
-            passes.len() == 1 && passes[0].len() * row_len(tokens, &passes[0]) <= NARROW_MAX_TOKENS;
-        let session = match &self.narrow {
-            Some(narrow) if small => narrow,
+
+    /// The session for a call cut into `passes`: the narrow one for a single small pass (a
+    /// query), the wide one for anything else.
+    fn session_for(&self, tokens: &TokenBatch, passes: &[Vec<usize>]) -> &Mutex<Session> {
+        match (&self.narrow, passes) {
+            (Some(narrow), [rows]) if rows.len() * row_len(tokens, rows) <= NARROW_MAX_TOKENS => {
+                narrow
+            }
             _ => &self.wide,
-        };
-        passes
-            .into_iter()
-            .map(|rows| {
-                let vectors = self.run(session, take_rows(tokens, &rows))?;
-                Ok((rows, vectors))
-            })
-            .collect()
+        }
     }
 }
 
@@ -274,7 +263,9 @@ impl Embedder for OnnxEmbedder {
             let tokens = self.tokenizer.encode(slab)?;
             let mut slots: Vec<Option<Vec<f32>>> = vec![None; slab.len()];
             let passes = plan_passes(&tokens, self.batch_size, MAX_BATCH_TOKENS);
-            for (rows, vectors) in self.run_passes(&tokens, passes)? {
+            let session = self.session_for(&tokens, &passes);
+            for rows in passes {
+                let vectors = self.run(session, take_rows(&tokens, &rows))?;
                 if vectors.len() != rows.len() {
                     return Err(Error::Model {
                         reason: format!(
