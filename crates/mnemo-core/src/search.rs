@@ -268,7 +268,7 @@ pub fn hybrid_search_embedding(
     }
     // Lexical-only keys get their exact cosine first: the score without the entity signal
     // decides which keys the entity side has to look at.
-    fill_dense(store, &mut pooled, &lexical_only, vector, req.mode)?;
+    fill_dense(store, &cq, &mut pooled, &lexical_only, vector, req.mode)?;
     let by_entity = if entity_names.is_empty() {
         Vec::new()
     } else {
@@ -299,7 +299,7 @@ pub fn hybrid_search_embedding(
         });
         entry.entity = c.score;
     }
-    fill_dense(store, &mut pooled, &entity_only, vector, req.mode)?;
+    fill_dense(store, &cq, &mut pooled, &entity_only, vector, req.mode)?;
     let mut ranked: Vec<(i64, f32, Scores)> = pooled
         .into_iter()
         .map(|(k, s)| {
@@ -347,6 +347,7 @@ pub fn hybrid_search_embedding(
 /// Gives `keys` (pooled without a dense score) their exact cosine, in hybrid mode.
 fn fill_dense(
     store: &dyn Store,
+    cq: &CandidateQuery<'_>,
     pooled: &mut HashMap<i64, Scores>,
     keys: &[i64],
     vector: &[f32],
@@ -355,7 +356,7 @@ fn fill_dense(
     if keys.is_empty() || mode != SearchMode::Hybrid {
         return Ok(());
     }
-    for c in store.vector_scores(keys, vector)? {
+    for c in store.vector_scores(cq, keys, vector)? {
         if let Some(s) = pooled.get_mut(&c.key) {
             s.dense = c.score;
         }

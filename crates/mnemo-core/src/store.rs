@@ -640,7 +640,15 @@ pub trait Store: Send + Sync {
         terms: &[String],
     ) -> Result<Vec<Candidate>>;
     /// Exact cosine similarity of the given memories to `vector` (for fusing lexical-only hits).
-    fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>>;
+    /// `keys` come from candidates of `query`; a store that reads them with a database query
+    /// keeps `query.scope` in it (no request reads across owners; a key of another owner then
+    /// scores nothing).
+    fn vector_scores(
+        &self,
+        query: &CandidateQuery<'_>,
+        keys: &[i64],
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>>;
     /// Loads candidates, re-checking scope and visibility; unknown or hidden keys are skipped.
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>>;
     /// Active memories of exactly this scope whose content hash is one of `hashes` (whole-scope

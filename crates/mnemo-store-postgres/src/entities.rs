@@ -13,11 +13,10 @@ use mnemo_core::*;
 use postgres::types::ToSql;
 use postgres::GenericClient;
 
-/// One entity that may match a name: its id, normalised name and how many memories it has.
+/// One entity that may match a name: its id and normalised name.
 pub(crate) struct Neighbour {
     pub id: uuid::Uuid,
     pub normalized: String,
-    pub mentions: u64,
 }
 
 /// The entities matching `normalized` among those `scope_sql` selects (a predicate on the
@@ -36,9 +35,8 @@ pub(crate) fn matching_entities(
     };
     let n = params.len();
     let mut read = |extra: &str, more: &[&(dyn ToSql + Sync)]| -> Result<Vec<Neighbour>> {
-        let sql = format!(
-            "SELECT e.id, e.normalized, e.mentions FROM entities e WHERE {scope_sql} AND {extra}"
-        );
+        let sql =
+            format!("SELECT e.id, e.normalized FROM entities e WHERE {scope_sql} AND {extra}");
         let all: Vec<&(dyn ToSql + Sync)> = params.iter().chain(more).copied().collect();
         let rows = c.query(&sql, &all).map_err(pg_err)?;
         Ok(rows
@@ -46,7 +44,6 @@ pub(crate) fn matching_entities(
             .map(|r| Neighbour {
                 id: r.get(0),
                 normalized: r.get(1),
-                mentions: r.get::<_, i64>(2).max(0) as u64,
             })
             .collect())
     };

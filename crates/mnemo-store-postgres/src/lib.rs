@@ -82,6 +82,8 @@ pub struct PgStore {
     fail_at: Mutex<Option<String>>,
     /// The list cursor key, read from `mnemo_meta` on first use (see `read::Cursors`).
     cursors: std::sync::OnceLock<read::Cursors>,
+    /// The bound vector dimension as last read or bound here, 0 before (see `search::dim`).
+    dim: std::sync::atomic::AtomicUsize,
 }
 
 /// Helpers for tests that need to reach under the store (not part of the stable API).
@@ -118,12 +120,18 @@ impl PgStore {
             pool,
             fail_at: Mutex::new(None),
             cursors: std::sync::OnceLock::new(),
+            dim: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
     /// Runs `f` on a pooled connection.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
         self.pool.with(f)
+    }
+
+    /// Runs `f` on a pooled connection with its statement cache (see `pool::Conn`).
+    pub(crate) fn with_conn<T>(&self, f: impl FnOnce(&mut pool::Conn) -> Result<T>) -> Result<T> {
+        self.pool.with_conn(f)
     }
 
     /// Runs `f` in one transaction on a pooled connection (see `Pool::tx`).
@@ -294,8 +302,13 @@ impl Store for PgStore {
     ) -> Result<Vec<Candidate>> {
         self.lexical(query, terms)
     }
-    fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
-        self.exact_scores(keys, vector)
+    fn vector_scores(
+        &self,
+        query: &CandidateQuery<'_>,
+        keys: &[i64],
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>> {
+        self.exact_scores(query, keys, vector)
     }
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
         self.fetch_keys(query, keys)

@@ -19,6 +19,7 @@
 use crate::pg_err;
 use mnemo_core::{Error, Result};
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -28,9 +29,65 @@ const VALIDATE_AFTER: Duration = Duration::from_millis(250);
 /// How long that check may take before the connection counts as broken.
 const VALIDATE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Prepared statements kept per connection; past this many the cache starts over (a store's
+/// statement texts vary only with the scope's shape, the filter and the kinds).
+const MAX_STATEMENTS: usize = 256;
+
+/// A connection with the statements it has prepared and the session settings it carries.
+///
+/// A statement run by its text is parsed and described on one round trip and executed on a
+/// second; a cached one runs on one. On this client every round trip is also a wake-up of the
+/// server process and of this one, which is what a search's short statements mostly cost.
+pub(crate) struct Conn {
+    pub(crate) client: postgres::Client,
+    statements: HashMap<String, postgres::Statement>,
+    /// `hnsw.ef_search` as this session last set it (see `search::dense`).
+    pub(crate) ef_search: Option<usize>,
+}
+
+impl Conn {
+    fn new(client: postgres::Client) -> Self {
+        Self {
+            client,
+            statements: HashMap::new(),
+            ef_search: None,
+        }
+    }
+
+    /// Runs `sql` as a statement prepared once per connection.
+    pub(crate) fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> std::result::Result<Vec<postgres::Row>, postgres::Error> {
+        let statement = match self.statements.get(sql) {
+            Some(s) => s.clone(),
+            None => {
+                if self.statements.len() >= MAX_STATEMENTS {
+                    self.statements.clear();
+                }
+                let s = self.client.prepare(sql)?;
+                self.statements.insert(sql.to_string(), s.clone());
+                s
+            }
+        };
+        match self.client.query(&statement, params) {
+            // A prepared statement whose result columns changed type under it (a rebind
+            // altered the vector columns) is refused once: prepared again, it runs.
+            Err(e) if e.code() == Some(&postgres::error::SqlState::FEATURE_NOT_SUPPORTED) => {
+                self.statements.clear();
+                let s = self.client.prepare(sql)?;
+                self.statements.insert(sql.to_string(), s.clone());
+                self.client.query(&s, params)
+            }
+            out => out,
+        }
+    }
+}
+
 /// A pooled connection, with the generation it was made in and when it was last returned.
 struct Idle {
-    client: postgres::Client,
+    conn: Conn,
     generation: u64,
     since: Instant,
 }
@@ -55,10 +112,10 @@ impl Pool {
         }
     }
 
-    fn connect(&self) -> Result<(postgres::Client, u64)> {
+    fn connect(&self) -> Result<(Conn, u64)> {
         let generation = self.generation.load(Ordering::Acquire);
         match self.config.connect(postgres::NoTls) {
-            Ok(client) => Ok((client, generation)),
+            Ok(client) => Ok((Conn::new(client), generation)),
             Err(e) => {
                 self.retire(generation);
                 Err(Error::Unavailable {
@@ -95,20 +152,23 @@ impl Pool {
 
     /// A usable connection: a pooled one of the current generation (checked first when it sat
     /// idle), or a new one.
-    pub(crate) fn checkout(&self) -> Result<(postgres::Client, u64)> {
+    pub(crate) fn checkout(&self) -> Result<(Conn, u64)> {
         loop {
             let taken = self.idle.lock().pop();
             let Some(mut c) = taken else {
                 return self.connect();
             };
-            if c.generation != self.generation.load(Ordering::Acquire) || c.client.is_closed() {
+            if c.generation != self.generation.load(Ordering::Acquire) || c.conn.client.is_closed()
+            {
                 continue;
             }
-            if c.since.elapsed() >= VALIDATE_AFTER && c.client.is_valid(VALIDATE_TIMEOUT).is_err() {
+            if c.since.elapsed() >= VALIDATE_AFTER
+                && c.conn.client.is_valid(VALIDATE_TIMEOUT).is_err()
+            {
                 self.retire(c.generation);
                 continue;
             }
-            return Ok((c.client, c.generation));
+            return Ok((c.conn, c.generation));
         }
     }
 
@@ -128,10 +188,16 @@ impl Pool {
 
     /// Runs `f` on a connection, returning the connection to the pool unless it broke.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
-        let (mut client, generation) = self.checkout()?;
-        let out = f(&mut client);
+        self.with_conn(|c| f(&mut c.client))
+    }
+
+    /// [`Pool::with`], with the connection's statement cache and session settings (the search
+    /// path's statements).
+    pub(crate) fn with_conn<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        let (mut conn, generation) = self.checkout()?;
+        let out = f(&mut conn);
         self.give_back(
-            client,
+            conn,
             generation,
             matches!(out, Err(Error::Unavailable { .. })),
         );
@@ -139,14 +205,14 @@ impl Pool {
     }
 
     /// Returns a checked-out connection: pooled again unless it broke (`broke`, or closed).
-    pub(crate) fn give_back(&self, client: postgres::Client, generation: u64, broke: bool) {
-        if client.is_closed() || broke {
+    pub(crate) fn give_back(&self, conn: Conn, generation: u64, broke: bool) {
+        if conn.client.is_closed() || broke {
             self.retire(generation);
         } else if generation == self.generation.load(Ordering::Acquire) {
             let mut idle = self.idle.lock();
             if idle.len() < self.size {
                 idle.push(Idle {
-                    client,
+                    conn,
                     generation,
                     since: Instant::now(),
                 });

@@ -289,7 +289,27 @@ impl PgStore {
         let mut p = predicate::candidate(q)?;
         let a = p.arg(keys.to_vec());
         p.and(&format!("m.seq = ANY({a}::bigint[])"));
-        self.with(|c| query_memories(c, &p, "ORDER BY m.seq"))
+        // One statement with each memory's sources beside it (`with_sources` reads them on a
+        // second): a search fetches on its critical path, from its statement cache.
+        let sql = format!(
+            "SELECT {MEMORY_COLUMNS}, ARRAY(SELECT s.message_id FROM memory_sources s \
+             LEFT JOIN messages g ON g.scope_key = s.scope_key AND g.id = s.message_id \
+             WHERE s.scope_key = m.scope_key AND s.memory_id = m.id \
+             ORDER BY g.seq NULLS FIRST, s.message_id) AS sources \
+             FROM memories m WHERE {} ORDER BY m.seq",
+            p.where_sql()
+        );
+        self.with_conn(|c| {
+            let rows = c.query(&sql, &p.params()).map_err(pg_err)?;
+            rows.iter()
+                .map(|r| {
+                    let (key, mut m) = keyed_memory_from_row(r)?;
+                    let sources: Vec<uuid::Uuid> = crate::codec::col(r, "sources")?;
+                    m.sources = sources.into_iter().map(MessageId).collect();
+                    Ok((key, m))
+                })
+                .collect()
+        })
     }
 
     /// Active, unexpired memories of exactly `scope` with these content hashes (what a read

@@ -14,11 +14,13 @@ mod entity;
 mod lexical;
 
 use crate::codec::col;
+use crate::pool::Conn;
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
 use pgvector::Vector;
 use postgres::GenericClient;
+use std::sync::atomic::Ordering;
 
 /// `hnsw.ef_search` bounds: at least pgvector's default 40 raised for recall on filtered
 /// scans, at most the 1,000 pgvector accepts.
@@ -129,7 +131,9 @@ impl PgStore {
                 return Ok(()); // another server bound it meanwhile
             }
             set_binding(tx, model_id, dimension)
-        })
+        })?;
+        self.dim.store(dimension, Ordering::Release);
+        Ok(())
     }
 
     pub(crate) fn rebind(
@@ -190,6 +194,7 @@ impl PgStore {
             set_binding(tx, model_id, dimension)?;
             Ok(n)
         })
+        .inspect(|_| self.dim.store(dimension, Ordering::Release))
     }
 
     pub(crate) fn dense(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
@@ -197,23 +202,28 @@ impl PgStore {
         if q.limit == 0 {
             return Ok(Vec::new());
         }
-        self.tx(|tx| {
-            let Some((_, dim)) = bound(tx)? else {
+        self.with_conn(|c| {
+            let Some(dim) = self.dim(c)? else {
                 return Ok(Vec::new());
             };
             check_vector("vector", vector, dim)?;
             // With the filter in the query, an HNSW scan that stopped at `ef_search` entries
             // could return fewer rows than asked; pgvector 0.8's iterative scan goes on through
             // the graph until the limit is met (or `hnsw.max_scan_tuples`). Relaxed order is
-            // why the rows are sorted again below.
+            // why the rows are sorted again below. Both are session settings of the pooled
+            // connection, set again only when the `ef_search` a query needs changes.
             let ef = q
                 .limit
                 .saturating_mul(4)
                 .clamp(EF_SEARCH_MIN, EF_SEARCH_MAX);
-            tx.batch_execute(&format!(
-                "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}"
-            ))
-            .map_err(old_pgvector)?;
+            if c.ef_search != Some(ef) {
+                c.client
+                    .batch_execute(&format!(
+                        "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {ef}"
+                    ))
+                    .map_err(old_pgvector)?;
+                c.ef_search = Some(ef);
+            }
             let mut p = candidate_pred(q)?;
             p.and("m.embedding IS NOT NULL");
             let v = p.arg(Vector::from(vector.to_vec()));
@@ -226,37 +236,86 @@ impl PgStore {
                 )
             };
             let by_index = query(&format!("m.embedding <=> {v}"));
-            let mut rows = tx.query(&by_index, &p.params()).map_err(pg_err)?;
+            let mut rows = self.vector_query(c, &by_index, &p.params(), vector)?;
             if rows.len() < q.limit {
                 // Short: either the candidates are fewer than the limit, or the iterative scan
                 // gave up at `hnsw.max_scan_tuples` under a filter few rows pass. An order the
                 // HNSW index cannot serve (the distance plus 0) makes the scan exact: a scope
                 // index or the table is read and sorted.
                 let exact = query(&format!("(m.embedding <=> {v}) + 0"));
-                rows = tx.query(&exact, &p.params()).map_err(pg_err)?;
+                rows = self.vector_query(c, &exact, &p.params(), vector)?;
             }
             Ok(ranked(rows.iter().map(similarity).collect()))
         })
     }
 
-    pub(crate) fn exact_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
+    /// Exact cosine scores of `keys` (candidates another side found) within the query's scope.
+    pub(crate) fn exact_scores(
+        &self,
+        q: &CandidateQuery<'_>,
+        keys: &[i64],
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>> {
+        q.scope.validate()?;
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        self.with(|c| {
-            let Some((_, dim)) = bound(c)? else {
+        self.with_conn(|c| {
+            let Some(dim) = self.dim(c)? else {
                 return Ok(Vec::new());
             };
             check_vector("vector", vector, dim)?;
-            let rows = c
-                .query(
-                    "SELECT m.seq, m.embedding <=> $1 FROM memories m \
-                     WHERE m.seq = ANY($2) AND m.embedding IS NOT NULL",
-                    &[&Vector::from(vector.to_vec()), &keys],
-                )
-                .map_err(pg_err)?;
+            let mut p = Pred::default();
+            predicate::scope(&mut p, "m", q.scope);
+            let v = p.arg(Vector::from(vector.to_vec()));
+            let k = p.arg(keys.to_vec());
+            p.and(&format!(
+                "m.seq = ANY({k}::bigint[]) AND m.embedding IS NOT NULL"
+            ));
+            let sql = format!(
+                "SELECT m.seq, m.embedding <=> {v} FROM memories m WHERE {}",
+                p.where_sql()
+            );
+            let rows = self.vector_query(c, &sql, &p.params(), vector)?;
             Ok(rows.iter().map(similarity).collect())
         })
+    }
+
+    /// The bound dimension: read once, then kept (a bind or rebind here sets it again); `None`
+    /// while no model is bound.
+    pub(crate) fn dim(&self, c: &mut Conn) -> Result<Option<usize>> {
+        match self.dim.load(Ordering::Acquire) {
+            0 => {
+                let d = bound(&mut c.client)?.map(|(_, d)| d);
+                self.dim.store(d.unwrap_or(0), Ordering::Release);
+                Ok(d)
+            }
+            d => Ok(Some(d)),
+        }
+    }
+
+    /// Runs a query comparing stored vectors with `vector` (checked against the kept
+    /// dimension). Another server's rebind to a new dimension makes PostgreSQL refuse the
+    /// comparison: the kept dimension is read again and a vector of the old one is invalid
+    /// input, as if the check had seen the new dimension.
+    fn vector_query(
+        &self,
+        c: &mut Conn,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        vector: &[f32],
+    ) -> Result<Vec<postgres::Row>> {
+        match c.query(sql, params) {
+            Ok(rows) => Ok(rows),
+            Err(e) if e.code() == Some(&postgres::error::SqlState::DATA_EXCEPTION) => {
+                self.dim.store(0, Ordering::Release);
+                if let Some(d) = self.dim(c)? {
+                    check_vector("vector", vector, d)?;
+                }
+                Err(pg_err(e))
+            }
+            Err(e) => Err(pg_err(e)),
+        }
     }
 }
 

@@ -19,7 +19,7 @@ const PLAN_LOCK_CLASS: i32 = 0x706c_616e;
 /// A held turn: its connection goes back to the pool, unlocked, when it drops.
 pub(crate) struct Turn {
     pool: Arc<Pool>,
-    client: Option<(postgres::Client, u64)>,
+    client: Option<(crate::pool::Conn, u64)>,
 }
 
 /// Waits for the turns of `keys` (exact scope keys).
@@ -29,7 +29,10 @@ pub(crate) fn take(pool: &Arc<Pool>, keys: &[String]) -> Result<Turn> {
     hashes.dedup();
     let (mut client, generation) = pool.checkout()?;
     for h in hashes {
-        if let Err(e) = client.execute("SELECT pg_advisory_lock($1, $2)", &[&PLAN_LOCK_CLASS, &h]) {
+        if let Err(e) = client
+            .client
+            .execute("SELECT pg_advisory_lock($1, $2)", &[&PLAN_LOCK_CLASS, &h])
+        {
             let e = pg_err(e);
             // The locks taken so far end with the session, which is not pooled again.
             pool.give_back(client, generation, true);
@@ -47,6 +50,7 @@ impl Drop for Turn {
         if let Some((mut client, generation)) = self.client.take() {
             // A connection that cannot unlock is not pooled again; closing it ends its locks.
             let broke = client
+                .client
                 .batch_execute("SELECT pg_advisory_unlock_all()")
                 .is_err();
             self.pool.give_back(client, generation, broke);

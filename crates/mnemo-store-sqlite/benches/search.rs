@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| store.fetch(&cq, &keys).expect("fetch"))
     });
     c.bench_function("vector_scores_30_20k", |b| {
-        b.iter(|| store.vector_scores(&keys, &vector).expect("scores"))
+        b.iter(|| store.vector_scores(&cq, &keys, &vector).expect("scores"))
     });
     c.bench_function("lexical_candidates_20k", |b| {
         b.iter(|| store.lexical_candidates(&cq, &terms).expect("lexical"))

@@ -399,7 +399,13 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Candidate>> {
         self.lexical(query, terms)
     }
-    fn vector_scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
+    fn vector_scores(
+        &self,
+        _query: &CandidateQuery<'_>,
+        keys: &[i64],
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>> {
+        // The in-memory vector index is read by key; the keys came from scoped candidates.
         self.scores(keys, vector)
     }
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {

@@ -110,7 +110,7 @@ pub(super) fn expand_links(
         .collect();
     let mut cosines: HashMap<i64, f32> = HashMap::new();
     if !unscored.is_empty() && req.mode != SearchMode::Lexical {
-        for c in store.vector_scores(&unscored, vector)? {
+        for c in store.vector_scores(&cq, &unscored, vector)? {
             cosines.insert(c.key, c.score);
         }
     }

@@ -9,9 +9,10 @@
 //! follows the pool, not how often the name occurs.
 
 use super::{candidate_pred, ranked};
-use crate::entities::matching_entities;
+use crate::pool::Conn;
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
+use mnemo_core::entity::{entities_match, exact_match_variants, near_match_lengths};
 use mnemo_core::*;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -31,24 +32,9 @@ impl PgStore {
         if names.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
         }
-        self.with(|c| {
-            // The entities of every exact scope the query's scope covers.
-            let mut lookup = Pred::default();
-            predicate::scope(&mut lookup, "e", q.scope);
-            let lookup_params = lookup.params();
+        self.with_conn(|c| {
             // entity id → (memories it is linked to, which query names it matched)
-            let mut matched: HashMap<Uuid, (u64, Vec<usize>)> = HashMap::new();
-            for (i, name) in names.iter().enumerate() {
-                let found =
-                    matching_entities(c, (lookup.where_sql(), &lookup_params), name, false)?;
-                for n in found {
-                    matched
-                        .entry(n.id)
-                        .or_insert((n.mentions, Vec::new()))
-                        .1
-                        .push(i);
-                }
-            }
+            let matched = matching(c, q.scope, names)?;
             if matched.is_empty() {
                 return Ok(Vec::new());
             }
@@ -57,55 +43,46 @@ impl PgStore {
                 .keys()
                 .copied()
                 .partition(|id| matched[id].0 <= walk_max);
+            // One statement: the memories of rare entities (with the candidate predicate on
+            // each), the pooled keys linked to common ones (they passed the scope and filters
+            // on their own side already; the scope stays in the query all the same), and the
+            // scope's indexed memories (every one not deleted) from the per-owner counts the
+            // lexical triggers keep — counting the rows read the whole scope on every search.
+            let mut p = candidate_pred(q)?;
+            let walk = p.take_sql();
+            predicate::scope(&mut p, "m", q.scope);
+            let pooled_scope = p.take_sql();
+            predicate::scope(&mut p, "s", q.scope);
+            let counts = p.take_sql();
+            let (rare, common, pooled) = (p.arg(rare), p.arg(common), p.arg(pooled.to_vec()));
+            let sql = format!(
+                "SELECT m.seq, em.entity_id, NULL::bigint FROM entity_memories em JOIN memories m \
+                 ON m.scope_key = em.scope_key AND m.id = em.memory_id \
+                 WHERE {walk} AND em.entity_id = ANY({rare}::uuid[]) \
+                 UNION ALL \
+                 SELECT m.seq, em.entity_id, NULL FROM memories m JOIN entity_memories em \
+                 ON em.scope_key = m.scope_key AND em.memory_id = m.id \
+                 WHERE {pooled_scope} AND m.seq = ANY({pooled}::bigint[]) \
+                 AND em.entity_id = ANY({common}::uuid[]) \
+                 UNION ALL \
+                 SELECT NULL, NULL, COALESCE(sum(s.docs), 0)::bigint FROM lexical_scopes s \
+                 WHERE {counts}"
+            );
             let mut per_memory: HashMap<i64, Vec<Uuid>> = HashMap::new();
-            if !rare.is_empty() {
-                let mut p = candidate_pred(q)?;
-                let ids = p.arg(rare);
-                p.and(&format!("em.entity_id = ANY({ids})"));
-                let sql = format!(
-                    "SELECT m.seq, em.entity_id FROM entity_memories em JOIN memories m \
-                     ON m.scope_key = em.scope_key AND m.id = em.memory_id WHERE {}",
-                    p.where_sql()
-                );
-                for r in c.query(&sql, &p.params()).map_err(pg_err)? {
-                    per_memory.entry(r.get(0)).or_default().push(r.get(1));
-                }
-            }
-            if !common.is_empty() && !pooled.is_empty() {
-                // The pooled keys passed the scope and filters on their own side already.
-                let rows = c
-                    .query(
-                        "SELECT m.seq, em.entity_id FROM memories m JOIN entity_memories em \
-                         ON em.scope_key = m.scope_key AND em.memory_id = m.id \
-                         WHERE m.seq = ANY($1) AND em.entity_id = ANY($2)",
-                        &[&pooled, &common],
-                    )
-                    .map_err(pg_err)?;
-                for r in rows {
-                    let entities = per_memory.entry(r.get(0)).or_default();
-                    let id: Uuid = r.get(1);
-                    if !entities.contains(&id) {
-                        entities.push(id);
+            let mut total = 0i64;
+            for r in c.query(&sql, &p.params()).map_err(pg_err)? {
+                match r.get::<_, Option<i64>>(0) {
+                    Some(key) => {
+                        let entities = per_memory.entry(key).or_default();
+                        let id: Uuid = r.get(1);
+                        if !entities.contains(&id) {
+                            entities.push(id);
+                        }
                     }
+                    None => total = r.get(2),
                 }
             }
-            // N: the memories the scope indexes (any state but deleted), at least the largest
-            // link count, so no idf goes negative.
-            // The scope's indexed memories (every one not deleted: those have an embedding and a
-            // `lexical` vector), from the per-owner counts the lexical triggers keep; counting
-            // the rows here read the whole scope on every search.
-            let mut scope = Pred::default();
-            predicate::scope(&mut scope, "s", q.scope);
-            let total: i64 = c
-                .query_one(
-                    &format!(
-                        "SELECT COALESCE(sum(s.docs), 0)::bigint FROM lexical_scopes s WHERE {}",
-                        scope.where_sql()
-                    ),
-                    &scope.params(),
-                )
-                .map_err(pg_err)?
-                .get(0);
+            // N, at least the largest link count, so no idf goes negative.
             let total = (total.max(0) as u64).max(matched.values().map(|m| m.0).max().unwrap_or(0));
             let scored = per_memory
                 .into_iter()
@@ -128,4 +105,73 @@ impl PgStore {
             Ok(out)
         })
     }
+}
+
+/// The entities of the exact scopes `scope` covers that match each query name (as
+/// `entities::matching_entities` matches one: exact variants by equality, near matches from the
+/// name's first-character range and length window, kept when `entities_match`), read for all
+/// names in one statement: entity id → (memories linked to it, indexes of the names it matched).
+fn matching(
+    c: &mut Conn,
+    scope: &Scope,
+    names: &[String],
+) -> Result<HashMap<Uuid, (u64, Vec<usize>)>> {
+    let (mut exact_i, mut exact_v) = (Vec::new(), Vec::new());
+    let (mut near_i, mut lo, mut hi, mut shortest, mut longest) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, name) in names.iter().enumerate() {
+        let Some(first) = name.chars().next() else {
+            continue;
+        };
+        for v in exact_match_variants(name) {
+            exact_i.push(i as i32);
+            exact_v.push(v);
+        }
+        if let Some((s, l)) = near_match_lengths(name) {
+            near_i.push(i as i32);
+            lo.push(first.to_string());
+            hi.push(
+                char::from_u32(first as u32 + 1)
+                    .unwrap_or(char::MAX)
+                    .to_string(),
+            );
+            shortest.push(s as i32);
+            longest.push(l as i32);
+        }
+    }
+    let mut p = Pred::default();
+    predicate::scope(&mut p, "e", scope);
+    let scope_sql = p.take_sql();
+    let (ei, ev) = (p.arg(exact_i), p.arg(exact_v));
+    let (ni, lo, hi) = (p.arg(near_i), p.arg(lo), p.arg(hi));
+    let (shortest, longest) = (p.arg(shortest), p.arg(longest));
+    let sql = format!(
+        "SELECT x.i, e.id, e.normalized, e.mentions, TRUE \
+         FROM unnest({ei}::int4[], {ev}::text[]) AS x(i, name) \
+         JOIN entities e ON e.normalized = x.name WHERE {scope_sql} \
+         UNION ALL \
+         SELECT w.i, e.id, e.normalized, e.mentions, FALSE \
+         FROM unnest({ni}::int4[], {lo}::text[], {hi}::text[], {shortest}::int4[], {longest}::int4[]) \
+              AS w(i, lo, hi, shortest, longest) \
+         JOIN entities e ON e.normalized >= w.lo AND e.normalized < w.hi \
+              AND char_length(e.normalized) BETWEEN w.shortest AND w.longest \
+         WHERE {scope_sql}"
+    );
+    let mut matched: HashMap<Uuid, (u64, Vec<usize>)> = HashMap::new();
+    for r in c.query(&sql, &p.params()).map_err(pg_err)? {
+        let (i, id, normalized, mentions, exact): (i32, Uuid, String, i64, bool) =
+            (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
+        let i = i as usize;
+        if !exact && !entities_match(&normalized, &names[i]) {
+            continue;
+        }
+        let which = &mut matched
+            .entry(id)
+            .or_insert((mentions.max(0) as u64, Vec::new()))
+            .1;
+        if !which.contains(&i) {
+            which.push(i);
+        }
+    }
+    Ok(matched)
 }

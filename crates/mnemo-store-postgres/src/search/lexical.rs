@@ -28,6 +28,7 @@
 //!   for words with at most [`DEPTH`] postings in the scope, approximate beyond.
 
 use super::candidate_pred;
+use crate::pool::Conn;
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
 
@@ -46,16 +47,6 @@ pub(crate) const DEPTH: i64 = 200;
 /// the limit (at least 64).
 const KEEP_FACTOR: i64 = 4;
 
-/// A query's statistics: `(lexeme, idf)` per lexeme the scope holds, `avgdl`, the largest
-/// posting list of one lexeme and owner, and the postings of all lexemes together.
-struct Stats {
-    lexemes: Vec<String>,
-    idf: Vec<f64>,
-    avgdl: f64,
-    max_df: i64,
-    sum_df: i64,
-}
-
 impl PgStore {
     pub(crate) fn lexical(
         &self,
@@ -71,14 +62,11 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-        self.with(|c| {
-            let Some(st) = stats(c, q.scope, &words)? else {
-                return Ok(Vec::new());
-            };
+        self.with_conn(|c| {
             let limit = q.limit as i64;
             let (mut depth, mut keep) = (DEPTH.max(limit), (limit * KEEP_FACTOR).max(64));
             loop {
-                let found = ranked(c, q, &st, depth, keep)?;
+                let (found, st) = ranked(c, q, &words, depth, keep)?;
                 let whole = depth >= st.max_df && keep >= st.sum_df;
                 if found.len() >= q.limit || whole {
                     return Ok(found);
@@ -90,70 +78,52 @@ impl PgStore {
     }
 }
 
-/// The statistics of the query's lexemes over the owners `scope` covers; `None` when none of
-/// them occurs there.
-fn stats(c: &mut postgres::Client, scope: &Scope, words: &[String]) -> Result<Option<Stats>> {
-    let mut p = crate::predicate::Pred::default();
-    let terms = p.arg(words.to_vec());
-    crate::predicate::scope(&mut p, "s", scope);
-    let sql = format!(
-        "WITH sc AS (SELECT s.scope_key, s.docs, s.total_len FROM lexical_scopes s WHERE {}), \
-         ql AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', \
-                array_to_string({terms}::text[], ' '))) u) \
-         SELECT t.lexeme, sum(t.df)::float8, max(t.df), \
-                (SELECT sum(docs) FROM sc)::float8, (SELECT sum(total_len) FROM sc)::float8 \
-         FROM lexical_terms t JOIN sc USING (scope_key) JOIN ql USING (lexeme) \
-         GROUP BY t.lexeme ORDER BY t.lexeme",
-        p.take_sql()
-    );
-    let rows = c.query(&sql, &p.params()).map_err(pg_err)?;
-    let Some(first) = rows.first() else {
-        return Ok(None);
-    };
-    let (n, total): (f64, f64) = (first.get(3), first.get(4));
-    let mut st = Stats {
-        lexemes: Vec::with_capacity(rows.len()),
-        idf: Vec::with_capacity(rows.len()),
-        avgdl: (total / n.max(1.0)).max(1.0),
-        max_df: 0,
-        sum_df: 0,
-    };
-    for r in &rows {
-        let (lexeme, df, max): (String, f64, i64) = (r.get(0), r.get(1), r.get(2));
-        st.lexemes.push(lexeme);
-        st.idf.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
-        st.max_df = st.max_df.max(max);
-        st.sum_df = st.sum_df.saturating_add(df as i64);
-    }
-    Ok(Some(st))
+/// How far the query's postings reach: the largest posting list of one lexeme and owner, and
+/// the postings of all its lexemes together (a try that read that deep read them whole).
+struct Reach {
+    max_df: i64,
+    sum_df: i64,
 }
 
 /// The best `q.limit` candidates among the `keep` best-scored memories found in the top
-/// `depth` postings of each lexeme and owner.
+/// `depth` postings of each lexeme and owner, and the query's [`Reach`]; one statement, which
+/// reads the statistics of the query's lexemes over the owners `q.scope` covers too.
 fn ranked(
-    c: &mut postgres::Client,
+    c: &mut Conn,
     q: &CandidateQuery<'_>,
-    st: &Stats,
+    words: &[String],
     depth: i64,
     keep: i64,
-) -> Result<Vec<Candidate>> {
+) -> Result<(Vec<Candidate>, Reach)> {
     let mut p = candidate_pred(q)?;
     let pred = p.take_sql();
     crate::predicate::scope(&mut p, "s", q.scope);
     let scope = p.take_sql();
-    let lexemes = p.arg(st.lexemes.clone());
-    let idf = p.arg(st.idf.clone());
-    let avgdl = p.arg(st.avgdl);
+    let terms = p.arg(words.to_vec());
     let depth = p.arg(depth);
     let keep = p.arg(keep);
     let limit = p.arg(q.limit as i64);
+    // `st`: df per query lexeme summed over the owners; `ql`: each lexeme's idf, with `avgdl`
+    // over the same owners. The last row (no key) carries the reach.
     let sql = format!(
-        r#"WITH ql AS (
-            SELECT * FROM unnest({lexemes}::text[], {idf}::float8[]) AS ql(lexeme, idf)
-        ), sc AS (
-            SELECT s.scope_key FROM lexical_scopes s WHERE {scope}
+        r#"WITH sc AS (
+            SELECT s.scope_key, s.docs, s.total_len FROM lexical_scopes s WHERE {scope}
+        ), n AS (
+            SELECT COALESCE(sum(docs), 0)::float8 AS docs, COALESCE(sum(total_len), 0)::float8 AS len
+            FROM sc
+        ), words AS (
+            SELECT DISTINCT u.lexeme
+            FROM unnest(to_tsvector('english', array_to_string({terms}::text[], ' '))) u
+        ), st AS (
+            SELECT t.lexeme, sum(t.df)::float8 AS df, max(t.df) AS max_df
+            FROM lexical_terms t JOIN sc USING (scope_key) JOIN words USING (lexeme)
+            GROUP BY t.lexeme
+        ), ql AS (
+            SELECT st.lexeme, ln(1 + (n.docs - st.df + 0.5) / (st.df + 0.5)) AS idf,
+                   greatest(n.len / greatest(n.docs, 1), 1) AS avgdl
+            FROM st CROSS JOIN n
         ), hits AS (
-            SELECT p.seq, ql.idf * p.tf * {k1p1} / (p.tf + {K1} * ({one_b} + {B} * p.dl / {avgdl}::float8)) AS w
+            SELECT p.seq, ql.idf * p.tf * {k1p1} / (p.tf + {K1} * ({one_b} + {B} * p.dl / ql.avgdl)) AS w
             FROM sc CROSS JOIN ql CROSS JOIN LATERAL (
                 SELECT p.seq, p.tf, p.dl FROM lexical_postings p
                 WHERE p.scope_key = sc.scope_key AND p.lexeme = ql.lexeme
@@ -161,20 +131,37 @@ fn ranked(
             ) p
         ), best AS (
             SELECT seq, sum(w) AS score FROM hits GROUP BY seq ORDER BY score DESC, seq LIMIT {keep}
+        ), found AS (
+            SELECT b.seq, b.score::float8 AS score FROM best b JOIN memories m ON m.seq = b.seq
+            WHERE {pred}
+            ORDER BY b.score DESC, b.seq
+            LIMIT {limit}
         )
-        SELECT b.seq, b.score::float8 FROM best b JOIN memories m ON m.seq = b.seq
-        WHERE {pred}
-        ORDER BY b.score DESC, b.seq
-        LIMIT {limit}"#,
+        SELECT seq, score, NULL::bigint, NULL::bigint FROM found
+        UNION ALL
+        SELECT NULL, NULL, COALESCE(max(max_df), 0)::bigint, COALESCE(sum(df), 0)::bigint FROM st"#,
         k1p1 = K1 + 1.0,
         one_b = 1.0 - B,
     );
     let rows = c.query(&sql, &p.params()).map_err(pg_err)?;
-    Ok(rows
-        .iter()
-        .map(|r| Candidate {
-            key: r.get(0),
-            score: r.get::<_, f64>(1) as f32,
-        })
-        .collect())
+    let mut reach = Reach {
+        max_df: 0,
+        sum_df: 0,
+    };
+    let mut found = Vec::with_capacity(rows.len());
+    for r in &rows {
+        match r.get::<_, Option<i64>>(0) {
+            Some(key) => found.push(Candidate {
+                key,
+                score: r.get::<_, f64>(1) as f32,
+            }),
+            None => {
+                reach = Reach {
+                    max_df: r.get(2),
+                    sum_df: r.get(3),
+                }
+            }
+        }
+    }
+    Ok((super::ranked(found), reach))
 }

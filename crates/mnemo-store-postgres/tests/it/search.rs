@@ -113,3 +113,69 @@ fn filtered_dense_queries_fill_their_limit() {
     let err = store.dense_candidates(&q, &[1.0; 3]).unwrap_err();
     assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput);
 }
+
+/// Exact scores read memories by candidate key within the query's scope: a key of another
+/// owner scores nothing (no request reads across owners, even by a key it was handed).
+#[test]
+fn exact_scores_stay_in_the_query_scope() {
+    let store = store("scores_scope");
+    let (mine, theirs) = (scope("maya"), scope("tom"));
+    put(&store, &mine, "Maya walks by the river", json!({}));
+    put(&store, &theirs, "Tom walks by the river", json!({}));
+    let vector = HashEmbedder::vector("walks by the river");
+    let key_of = |s| {
+        let q = candidates(s, ReadOptions::default());
+        store.dense_candidates(&q, &vector).expect("dense")[0].key
+    };
+    let (my_key, their_key) = (key_of(&mine), key_of(&theirs));
+    let q = candidates(&mine, ReadOptions::default());
+    let scored = store
+        .vector_scores(&q, &[my_key, their_key], &vector)
+        .expect("scores");
+    assert_eq!(scored.len(), 1, "{scored:?}");
+    assert_eq!(scored[0].key, my_key);
+    assert!(scored[0].score > 0.5, "{scored:?}");
+}
+
+/// A store keeps the bound dimension after reading it once; when another server re-embeds the
+/// database with a model of another dimension, a vector of the old one is invalid input on the
+/// next search (not a storage error), and a vector of the new one is searched.
+#[test]
+fn a_rebind_by_another_server_is_seen_by_the_next_search() {
+    let (_, url) = fresh_schema("rebind_seen");
+    let first = PgStore::connect(&url, 2).expect("connect");
+    first
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .expect("bind");
+    let s = scope("maya");
+    put(&first, &s, "Maya walks by the river", json!({}));
+    let q = candidates(&s, ReadOptions::default());
+    let old = HashEmbedder::vector("river");
+    assert_eq!(first.dense_candidates(&q, &old).expect("dense").len(), 1);
+
+    let second = PgStore::connect(&url, 2).expect("connect");
+    let dim = HashEmbedder::DIM + 3;
+    let mut embed = |texts: &[&str]| -> mnemo_core::Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = HashEmbedder::vector(t);
+                v.extend([0.0; 3]);
+                v
+            })
+            .collect())
+    };
+    second
+        .rebind_embedder("hash-wide/v1", dim, 8, &mut embed)
+        .expect("rebind");
+
+    for _ in 0..2 {
+        let err = first.dense_candidates(&q, &old).unwrap_err();
+        assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput, "{err}");
+        let err = first.vector_scores(&q, &[1], &old).unwrap_err();
+        assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput, "{err}");
+    }
+    let mut wide = old.clone();
+    wide.extend([0.0; 3]);
+    assert_eq!(first.dense_candidates(&q, &wide).expect("dense").len(), 1);
+}

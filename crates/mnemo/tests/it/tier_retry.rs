@@ -92,8 +92,13 @@ impl Store for Racing {
     fn lexical_candidates(&self, q: &CandidateQuery<'_>, t: &[String]) -> Result<Vec<Candidate>> {
         self.inner.lexical_candidates(q, t)
     }
-    fn vector_scores(&self, k: &[i64], v: &[f32]) -> Result<Vec<Candidate>> {
-        self.inner.vector_scores(k, v)
+    fn vector_scores(
+        &self,
+        q: &CandidateQuery<'_>,
+        k: &[i64],
+        v: &[f32],
+    ) -> Result<Vec<Candidate>> {
+        self.inner.vector_scores(q, k, v)
     }
     fn fetch(&self, q: &CandidateQuery<'_>, k: &[i64]) -> Result<Vec<(i64, mnemo::core::Memory)>> {
         self.inner.fetch(q, k)
