@@ -78,7 +78,10 @@ fn build_session(env: &Environment, model: &[u8], threads: usize) -> Result<Sess
         |e: ort::Error<ort::session::builder::SessionBuilder>| model_err("ONNX session options", e);
     Session::builder(env)
         .map_err(|e| model_err("ONNX session builder", e))?
-        .with_optimization_level(GraphOptimizationLevel::Level3)
+        // Basic rewrites only: the graph is fused already, and the extended level would fuse
+        // each residual `Add` + `LayerNormalization` back into the slower
+        // `SkipLayerNormalization` (see `onnx_graph.rs`).
+        .with_optimization_level(GraphOptimizationLevel::Level1)
         .map_err(opt)?
         .with_memory_pattern(false)
         .map_err(opt)?

@@ -7,9 +7,9 @@
 //!
 //! ```text
 //! EmbedLayerNormalization(input_ids, token_type_ids, attention_mask) -> x, lengths
-//! per layer:  DynamicQuantizeLinear(x) -> QAttention -> DynamicQuantizeMatMul (output)
-//!             -> SkipLayerNormalization -> DynamicQuantizeMatMul -> BiasGelu
-//!             -> DynamicQuantizeMatMul -> SkipLayerNormalization
+//! per layer:  DynamicQuantizeLinear(x) -> QAttention -> DynamicQuantizeMatMul (output, + bias)
+//!             -> Add (residual) -> LayerNormalization -> DynamicQuantizeMatMul -> BiasGelu
+//!             -> DynamicQuantizeMatMul (+ bias) -> Add (residual) -> LayerNormalization
 //! ```
 //!
 //! Weights are quantised symmetrically per output column (scale = max |w| / 127); activations
@@ -108,8 +108,7 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
             &[Attr::I("num_heads", shape.num_attention_heads as i64)],
         );
         let out = w.linear(&format!("{p}attention.output.dense"), hidden, hidden)?;
-        let o = g.matmul(&t("o"), &att, &out.weight, hidden, hidden);
-        let o_b = g.f32_init(&t("o.b"), &[hidden], out.bias);
+        let o = g.matmul(&t("o"), &att, &out.weight, out.bias, hidden, hidden);
         let ln1 = (
             w.vector(
                 &format!("{p}attention.output.LayerNorm.weight"),
@@ -123,35 +122,24 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
             )?,
         );
         let x1 = t("x1");
-        g.node(
-            "SkipLayerNormalization",
-            &[&o, &x, &ln1.0, &ln1.1, &o_b],
-            &[&x1],
-            &[Attr::F("epsilon", eps)],
-        );
+        g.residual_norm(&o, &x, ln1, &x1, eps);
 
         // Feed-forward: up, GELU, down.
         let up = w.linear_any(&format!("{p}intermediate.dense"), hidden)?;
         let inner = up.bias.len();
-        let h = g.matmul(&t("up"), &x1, &up.weight, hidden, inner);
         let up_b = g.f32_init(&t("up.b"), &[inner], up.bias);
+        let h = g.matmul_no_bias(&t("up"), &x1, &up.weight, hidden, inner);
         let act = t("gelu");
         g.node("BiasGelu", &[&h, &up_b], &[&act], &[]);
         let down = w.linear(&format!("{p}output.dense"), inner, hidden)?;
-        let f = g.matmul(&t("down"), &act, &down.weight, inner, hidden);
-        let down_b = g.f32_init(&t("down.b"), &[hidden], down.bias);
+        let f = g.matmul(&t("down"), &act, &down.weight, down.bias, inner, hidden);
         let ln2 = (
             w.vector(&format!("{p}output.LayerNorm.weight"), hidden, &mut g)?,
             w.vector(&format!("{p}output.LayerNorm.bias"), hidden, &mut g)?,
         );
         let last = l + 1 == shape.num_hidden_layers;
         let x2 = if last { OUTPUT.to_string() } else { t("x2") };
-        g.node(
-            "SkipLayerNormalization",
-            &[&f, &x1, &ln2.0, &ln2.1, &down_b],
-            &[&x2],
-            &[Attr::F("epsilon", eps)],
-        );
+        g.residual_norm(&f, &x1, ln2, &x2, eps);
         x = x2;
     }
     if shape.num_hidden_layers == 0 {
@@ -335,13 +323,67 @@ impl Graph {
         put_bytes(&mut self.nodes, 1, &n);
     }
 
-    /// `x · w` with `w` (`[rows, cols]`, f32) quantised per column; returns the output's name.
-    fn matmul(&mut self, name: &str, x: &str, w: &[f32], rows: usize, cols: usize) -> String {
+    /// `x · w + bias` with `w` (`[rows, cols]`, f32) quantised per column; returns the output's
+    /// name. The bias is added by the product's own output step, not by an operator of its own.
+    fn matmul(
+        &mut self,
+        name: &str,
+        x: &str,
+        w: &[f32],
+        bias: Vec<f32>,
+        rows: usize,
+        cols: usize,
+    ) -> String {
+        let b = self.f32_init(&format!("{name}.b"), &[cols], bias);
+        self.quantised_product(name, x, w, rows, cols, Some(&b))
+    }
+
+    /// `x · w` without a bias (the next operator adds it).
+    fn matmul_no_bias(
+        &mut self,
+        name: &str,
+        x: &str,
+        w: &[f32],
+        rows: usize,
+        cols: usize,
+    ) -> String {
+        self.quantised_product(name, x, w, rows, cols, None)
+    }
+
+    fn quantised_product(
+        &mut self,
+        name: &str,
+        x: &str,
+        w: &[f32],
+        rows: usize,
+        cols: usize,
+        bias: Option<&str>,
+    ) -> String {
         let (q, s) = quantise_columns(w, rows, cols);
         let wq = self.i8_init(&format!("{name}.w"), &[rows, cols], q);
         let ws = self.f32_init(&format!("{name}.s"), &[cols], s);
-        self.node("DynamicQuantizeMatMul", &[x, &wq, &ws], &[name], &[]);
+        match bias {
+            // Inputs: A, B, b_scale, b_zero_point (none: symmetric), bias.
+            Some(b) => self.node("DynamicQuantizeMatMul", &[x, &wq, &ws, "", b], &[name], &[]),
+            None => self.node("DynamicQuantizeMatMul", &[x, &wq, &ws], &[name], &[]),
+        }
         name.to_string()
+    }
+
+    /// `LayerNorm(y + skip)` as the standard `Add` and `LayerNormalization` operators. ONNX
+    /// Runtime's fused `SkipLayerNormalization` computes each row's statistics with a scalar
+    /// loop and took ~20 % of a pass (issue 16); the standard one is vectorised. The session
+    /// must not run the optimisation level that fuses the pair back (see `onnx.rs`).
+    fn residual_norm(&mut self, y: &str, skip: &str, ln: (String, String), out: &str, eps: f32) {
+        let sum = format!("{out}.sum");
+        self.op("", "Add", &[y, skip], &[&sum], &[]);
+        self.op(
+            "",
+            "LayerNormalization",
+            &[&sum, &ln.0, &ln.1],
+            &[out],
+            &[Attr::I("axis", -1), Attr::F("epsilon", eps)],
+        );
     }
 
     fn init(&mut self, name: &str, dims: &[usize], data_type: u64, raw: &[u8]) -> String {
