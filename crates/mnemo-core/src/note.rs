@@ -306,9 +306,9 @@ pub fn topic_words(text: &str) -> HashSet<String> {
 /// shares rare words is linked with strength `min(1, Σ 1 / df(w))` over them: one word only
 /// the two share links at full strength, words several notes use weigh less. Returns
 /// `(candidate index, strength, shared rare words)`, strongest first.
-pub fn speaker_topic_links(
+pub fn speaker_topic_links<W: std::borrow::Borrow<HashSet<String>>>(
     new: &HashSet<String>,
-    candidates: &[(bool, HashSet<String>)],
+    candidates: &[(bool, W)],
     max_df: usize,
 ) -> Vec<(usize, f32, Vec<String>)> {
     if max_df == 0 {
@@ -316,7 +316,7 @@ pub fn speaker_topic_links(
     }
     let mut df: HashMap<&str, usize> = HashMap::new();
     for (_, words) in candidates {
-        for w in words.intersection(new) {
+        for w in words.borrow().intersection(new) {
             *df.entry(w.as_str()).or_default() += 1;
         }
     }
@@ -326,6 +326,7 @@ pub fn speaker_topic_links(
         .filter(|(_, (same, _))| *same)
         .filter_map(|(i, (_, words))| {
             let mut shared: Vec<(&str, usize)> = words
+                .borrow()
                 .intersection(new)
                 .map(|w| (w.as_str(), df.get(w.as_str()).copied().unwrap_or(1)))
                 .filter(|(_, n)| *n <= max_df)

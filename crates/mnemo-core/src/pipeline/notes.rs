@@ -10,7 +10,8 @@
 //!    a chat model one `evolve` call per note decides links and neighbour changes (neighbours
 //!    are numbered 1..k and mapped back here; unknown numbers are ignored with a warning);
 //!    without one, the link rules apply. Earlier notes of the same add are candidates for rule
-//!    links too, unless they share a conversation window.
+//!    links too, unless they share a conversation window. The speaker rule's lexical
+//!    candidates are loaded once for all notes of the call ([`speaker`]).
 //! 4. Changed neighbours get their new enriched text embedded (one batch); the plan carries
 //!    the new notes, the links and the evolutions for one transaction.
 //!
@@ -28,6 +29,9 @@ use crate::scope::Scope;
 use crate::store::{CandidateQuery, Evolution, ReadOptions, Store};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+
+mod speaker;
+use speaker::SpeakerPool;
 
 /// One note add: the messages (each becomes a note) and what the caller gave.
 pub struct NotesInput<'a> {
@@ -225,9 +229,18 @@ pub fn notes_many(
         }
         base += n + prior_n;
     }
+    // Rule mode: the speaker rule's candidates of every note, loaded once for the call.
+    let speakers = match chat {
+        None => SpeakerPool::gather(store, notes_cfg, inputs)?,
+        Some(_) => SpeakerPool::default(),
+    };
     let mut at = 0;
-    for (((input, fields), plan), by_rules) in
-        inputs.iter().zip(all_fields).zip(&mut plans).zip(&rules)
+    for (k, (((input, fields), plan), by_rules)) in inputs
+        .iter()
+        .zip(all_fields)
+        .zip(&mut plans)
+        .zip(&rules)
+        .enumerate()
     {
         let n = input.messages.len();
         link_and_evolve(
@@ -241,6 +254,7 @@ pub fn notes_many(
             by_rules.keywords,
             &suffixes[at..at + n],
             &vectors[at..at + n],
+            (&speakers, k),
             log,
             plan,
         )?;
@@ -334,6 +348,7 @@ fn link_and_evolve(
     rule_keywords: bool,
     suffixes: &[String],
     vectors: &[Vec<f32>],
+    (speakers, input_at): (&SpeakerPool, usize),
     log: &mut CallLog,
     plan: &mut NotePlan,
 ) -> Result<()> {
@@ -451,7 +466,7 @@ fn link_and_evolve(
                         }
                     }
                 }
-                speaker_links(store, input.scope, notes_cfg, m, &mut links)?;
+                speakers.links(input_at, i, m, notes_cfg, &mut links);
                 let mut links: Vec<(MemoryId, (f32, String))> = links.into_iter().collect();
                 links.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then(a.0.cmp(&b.0)));
                 links.truncate(notes_cfg.max_rule_links);
@@ -502,68 +517,6 @@ fn link_and_evolve(
                 vector,
                 reason,
             });
-        }
-    }
-    Ok(())
-}
-
-/// The speaker-and-subject rule ([`note::speaker_topic_links`]): the new note's words find
-/// earlier notes through the lexical index; those of the same speaker that share a rare word
-/// with it are linked. Earlier notes of the same add are not in the store yet, so a
-/// conversation's session never links to itself this way (its turns share a window anyway).
-fn speaker_links(
-    store: &dyn Store,
-    scope: &Scope,
-    notes_cfg: &NoteConfig,
-    m: &Message,
-    links: &mut HashMap<MemoryId, (f32, String)>,
-) -> Result<()> {
-    let Some(speaker) = m.name.as_deref() else {
-        return Ok(());
-    };
-    if notes_cfg.speaker_link_df == 0 || notes_cfg.speaker_link_pool == 0 {
-        return Ok(());
-    }
-    let words = note::topic_words(&m.content);
-    if words.is_empty() {
-        return Ok(());
-    }
-    let mut terms: Vec<String> = crate::text::query_terms(&m.content);
-    terms.retain(|t| t.chars().count() >= 4);
-    if terms.is_empty() {
-        return Ok(());
-    }
-    let q = note_query(scope, notes_cfg.speaker_link_pool);
-    let keys: Vec<i64> = store
-        .lexical_candidates(&q, &terms)?
-        .iter()
-        .map(|c| c.key)
-        .collect();
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let found: Vec<Memory> = store
-        .fetch(&q, &keys)?
-        .into_iter()
-        .map(|(_, n)| n)
-        .collect();
-    let candidates: Vec<(bool, std::collections::HashSet<String>)> = found
-        .iter()
-        .map(|n| {
-            (
-                n.actor.as_deref() == Some(speaker),
-                note::topic_words(&n.text),
-            )
-        })
-        .collect();
-    let linked = note::speaker_topic_links(&words, &candidates, notes_cfg.speaker_link_df);
-    for (i, strength, shared) in linked {
-        let e = links.entry(found[i].id).or_insert((0.0, String::new()));
-        if strength > e.0 {
-            *e = (
-                strength,
-                format!("same speaker, shares rare words: {}", shared.join(", ")),
-            );
         }
     }
     Ok(())

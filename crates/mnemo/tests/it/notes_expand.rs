@@ -169,3 +169,53 @@ async fn rules_link_one_speakers_notes_that_share_a_rare_word_and_nobody_elses()
     .await;
     assert!(m.links(scope(), later).await.unwrap().is_empty());
 }
+
+fn spoken(scope: &Scope, text: &str, speaker: &str) -> AddRequest {
+    let mut req = AddRequest::note(scope.clone(), text, NoteInput::default());
+    req.input = AddInput::Messages(vec![InputMessage {
+        role: Role::User,
+        content: text.into(),
+        name: Some(speaker.into()),
+    }]);
+    req
+}
+
+#[tokio::test]
+async fn a_batch_of_note_adds_links_each_note_within_its_own_scope() {
+    // The speaker rule loads the candidates of a whole batch at once (per scope): each note
+    // must still link to its own scope's notes, as when added alone.
+    let (m, _dir) = engine(NoteConfig {
+        link_similarity: 1.0,
+        link_entity: 1.0,
+        ..NoteConfig::default()
+    });
+    let (lena, mika) = (scope(), Scope::user("mika").unwrap());
+    let mut seeded = Vec::new();
+    for s in [&lena, &mika] {
+        let out = m
+            .add_many(vec![
+                spoken(s, "signed up for a pottery class yesterday", "Ana"),
+                spoken(s, "the weather was grey all week", "Ana"),
+                spoken(s, "pottery sounds like a calm hobby", "Ben"),
+            ])
+            .await
+            .unwrap();
+        seeded.push(out[0].results[0].id);
+    }
+    let text = "my first pottery bowl came out of the kiln";
+    let out = m
+        .add_many(vec![
+            spoken(&lena, text, "Ana"),
+            spoken(&mika, text, "Ana"),
+            spoken(&mika, "the kiln at the studio broke", "Ben"),
+        ])
+        .await
+        .unwrap();
+    for (s, (outcome, first)) in [&lena, &mika].into_iter().zip(out.iter().zip(&seeded)) {
+        let id = outcome.results[0].id;
+        let links = m.links(s.clone(), id).await.unwrap();
+        let to: Vec<MemoryId> = links.iter().map(|l| l.to).collect();
+        assert_eq!(to, vec![*first], "{s:?}: {links:?}");
+        assert!(links[0].reason.as_deref().unwrap().contains("same speaker"));
+    }
+}
