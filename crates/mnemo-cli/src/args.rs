@@ -438,9 +438,15 @@ pub enum Command {
         /// runs); it must not exist yet. Default: a temporary directory, removed afterwards.
         #[arg(long)]
         store_dir: Option<PathBuf>,
-        /// Reopen the store a previous run left in `--store-dir` (same `--memories` and
-        /// `--add-sample`) and measure search only; the bulk vectors come from `--vector-cache`.
-        #[arg(long, requires_all = ["store_dir", "vector_cache"])]
+        /// On PostgreSQL (`--store postgres://…`): build the benchmark store in this schema and
+        /// keep it (it must not exist yet), or with `--search-only` reopen it. Default: a
+        /// throwaway schema, dropped afterwards.
+        #[arg(long, conflicts_with = "store_dir")]
+        schema: Option<String>,
+        /// Reopen the store a previous run left in `--store-dir` or `--schema` (same
+        /// `--memories` and `--add-sample`) and measure search only; the bulk vectors come from
+        /// `--vector-cache`.
+        #[arg(long, requires = "vector_cache")]
         search_only: bool,
         /// Measure conversation ingestion and search on this LoCoMo file instead: each session
         /// one add, as `eval locomo` adds it, into one store (one scope per conversation).

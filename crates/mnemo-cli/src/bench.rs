@@ -147,6 +147,8 @@ pub struct Options {
     pub add_sample: usize,
     pub vector_cache: Option<std::path::PathBuf>,
     pub store_dir: Option<std::path::PathBuf>,
+    /// PostgreSQL: the schema the store is built in and kept (reopened with `search_only`).
+    pub schema: Option<String>,
     pub search_only: bool,
 }
 
@@ -338,24 +340,51 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     cfg.data_dir = tmp.clone();
     cfg.embedding_cache = 0; // measure the model, not the cache
 
-    // On PostgreSQL: a fresh schema, dropped when this function returns (after the report).
+    // On PostgreSQL: a fresh schema, dropped when this function returns (after the report), or
+    // the kept one `--schema` names.
     let schema = match cfg.store_config() {
         mnemo::StoreConfig::Postgres { url, pool_size } => {
             if opts.store_dir.is_some() {
                 return Err(Error::invalid(
                     "store_dir",
-                    "keeps an embedded store; a PostgreSQL bench works in a throwaway schema",
+                    "keeps an embedded store; a PostgreSQL bench keeps its store with --schema",
                 )
                 .into());
             }
-            let schema = mnemo::ScratchSchema::create(&url, "mnemo_bench")?;
+            let schema = match &opts.schema {
+                Some(name) => mnemo::ScratchSchema::kept(&url, name, !opts.search_only)?,
+                None if opts.search_only => {
+                    return Err(Error::invalid(
+                        "search_only",
+                        "on PostgreSQL reopens the store a previous run kept with --schema",
+                    )
+                    .into())
+                }
+                None => mnemo::ScratchSchema::create(&url, "mnemo_bench")?,
+            };
             cfg.store = Some(mnemo::StoreConfig::Postgres {
                 url: schema.url(),
                 pool_size,
             });
             Some(schema)
         }
-        mnemo::StoreConfig::Embedded { .. } => None,
+        mnemo::StoreConfig::Embedded { .. } => {
+            if opts.schema.is_some() {
+                return Err(Error::invalid(
+                    "schema",
+                    "names a PostgreSQL schema; give --store postgres://… (or --store-dir)",
+                )
+                .into());
+            }
+            if opts.search_only && opts.store_dir.is_none() {
+                return Err(Error::invalid(
+                    "search_only",
+                    "reopens the store a previous run kept with --store-dir",
+                )
+                .into());
+            }
+            None
+        }
     };
     let memory = Memory::open(cfg).await?;
     let embedder = memory.embedder().await?;

@@ -171,6 +171,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             add_sample,
             vector_cache,
             store_dir,
+            schema,
             search_only,
             conversations,
             top_k,
@@ -185,6 +186,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let opts = crate::bench::Options {
                 store_dir: store_dir.clone(),
+                schema: schema.clone(),
                 search_only: *search_only,
                 n: *memories,
                 queries: *queries,

@@ -94,6 +94,12 @@ pub mod testing {
     pub fn fail_at(store: &super::PgStore, step: Option<&str>) {
         *store.fail_at.lock() = step.map(str::to_string);
     }
+
+    /// The `hnsw.ef_search` a dense query for `limit` candidates would run with on one of the
+    /// store's connections.
+    pub fn dense_ef_search(store: &super::PgStore, limit: usize) -> mnemo_core::Result<usize> {
+        store.with_conn(|c| crate::search::ef_search(c, limit))
+    }
 }
 
 impl std::fmt::Debug for PgStore {

@@ -43,6 +43,8 @@ pub(crate) struct Conn {
     statements: HashMap<String, postgres::Statement>,
     /// `hnsw.ef_search` as this session last set it (see `search::dense`).
     pub(crate) ef_search: Option<usize>,
+    /// The session's own `hnsw.ef_search` before mnemo first set it (see `search::dense`).
+    pub(crate) ef_floor: Option<usize>,
 }
 
 impl Conn {
@@ -51,6 +53,7 @@ impl Conn {
             client,
             statements: HashMap::new(),
             ef_search: None,
+            ef_floor: None,
         }
     }
 

@@ -11,10 +11,12 @@
 use crate::{parse_url, pg_err};
 use mnemo_core::{Error, Result};
 
-/// A schema that exists for as long as this value does.
+/// A schema that exists for as long as this value does (or, made with [`ScratchSchema::kept`],
+/// stays).
 pub struct ScratchSchema {
     base: String,
     name: String,
+    keep: bool,
 }
 
 impl std::fmt::Debug for ScratchSchema {
@@ -75,6 +77,58 @@ impl ScratchSchema {
         Ok(Self {
             base: url.trim().to_string(),
             name,
+            keep: false,
+        })
+    }
+
+    /// Schema `name` of the database of `url`, created first when `create` (it must not exist
+    /// then) and never dropped: a measured store kept for a later run to reopen.
+    pub fn kept(url: &str, name: &str, create: bool) -> Result<Self> {
+        let plain = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !plain {
+            return Err(Error::invalid(
+                "schema",
+                "must be lower-case letters, digits and underscores, not starting with a digit",
+            ));
+        }
+        parse_url(url)?;
+        if url.contains("options=") {
+            return Err(Error::invalid(
+                "store_url",
+                "a kept schema sets the URL's options itself; give the URL without options=",
+            ));
+        }
+        let sql = format!("SELECT 1 FROM pg_namespace WHERE nspname = '{name}'");
+        let exists = on_own_thread(url, move |c| {
+            c.query_opt(&sql, &[]).map(|r| r.is_some()).map_err(pg_err)
+        })?;
+        match (create, exists) {
+            (true, true) => {
+                return Err(Error::invalid(
+                    "schema",
+                    format!("{name} exists; give a new schema"),
+                ))
+            }
+            (false, false) => {
+                return Err(Error::invalid(
+                    "schema",
+                    format!("{name} does not exist; --search-only reopens a kept schema"),
+                ))
+            }
+            (true, false) => {
+                let sql = format!("CREATE SCHEMA {name}");
+                on_own_thread(url, move |c| c.batch_execute(&sql).map_err(pg_err))?;
+            }
+            (false, true) => {}
+        }
+        Ok(Self {
+            base: url.trim().to_string(),
+            name: name.to_string(),
+            keep: true,
         })
     }
 
@@ -97,6 +151,9 @@ impl Drop for ScratchSchema {
     /// Drops the schema and everything in it; a failure is logged, never raised (the run it
     /// served is over either way).
     fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
         let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name);
         if let Err(e) = on_own_thread(&self.base, move |c| c.batch_execute(&sql).map_err(pg_err)) {
             tracing::warn!(schema = %self.name, error = %e, "could not drop a scratch schema");

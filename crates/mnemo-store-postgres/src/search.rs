@@ -23,7 +23,9 @@ use postgres::GenericClient;
 use std::sync::atomic::Ordering;
 
 /// `hnsw.ef_search` bounds: at least pgvector's default 40 raised for recall on filtered
-/// scans, at most the 1,000 pgvector accepts.
+/// scans, at most the 1,000 pgvector accepts. A database or role whose own `hnsw.ef_search` is
+/// higher (`ALTER DATABASE … SET hnsw.ef_search = 200`, or `options=-c hnsw.ef_search=200` in
+/// the URL) raises the lower bound: an operator trades dense latency for recall there.
 const EF_SEARCH_MIN: usize = 100;
 const EF_SEARCH_MAX: usize = 1000;
 
@@ -212,10 +214,7 @@ impl PgStore {
             // the graph until the limit is met (or `hnsw.max_scan_tuples`). Relaxed order is
             // why the rows are sorted again below. Both are session settings of the pooled
             // connection, set again only when the `ef_search` a query needs changes.
-            let ef = q
-                .limit
-                .saturating_mul(4)
-                .clamp(EF_SEARCH_MIN, EF_SEARCH_MAX);
+            let ef = ef_search(c, q.limit)?;
             if c.ef_search != Some(ef) {
                 c.client
                     .batch_execute(&format!(
@@ -319,6 +318,33 @@ impl PgStore {
     }
 }
 
+/// The `hnsw.ef_search` a dense query for `limit` candidates runs with on this connection:
+/// four times the limit within [`EF_SEARCH_MIN`, `EF_SEARCH_MAX`], and never below the
+/// session's own setting as it was before mnemo first set it (the server's, database's, role's
+/// or URL's; read once per connection).
+pub(crate) fn ef_search(c: &mut Conn, limit: usize) -> Result<usize> {
+    let floor = match c.ef_floor {
+        Some(f) => f,
+        None => {
+            // NULL (no floor) while pgvector is not loaded in the session and nothing set it.
+            let rows = c
+                .query("SELECT current_setting('hnsw.ef_search', true)", &[])
+                .map_err(pg_err)?;
+            let f = rows
+                .first()
+                .and_then(|r| r.get::<_, Option<String>>(0))
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(0);
+            c.ef_floor = Some(f);
+            f
+        }
+    };
+    Ok(limit
+        .saturating_mul(4)
+        .max(floor)
+        .clamp(EF_SEARCH_MIN, EF_SEARCH_MAX))
+}
+
 /// The text a memory is embedded from: its index text (or text) with repeated lines collapsed,
 /// as the write path embeds it.
 fn memory_text(text: &str) -> String {
@@ -392,11 +418,17 @@ pub(crate) fn ranked(mut c: Vec<Candidate>) -> Vec<Candidate> {
 /// Scope, visibility, kinds and filter of a candidate query, on `memories` aliased `m`.
 pub(crate) fn candidate_pred(q: &CandidateQuery<'_>) -> Result<Pred> {
     let mut p = Pred::default();
-    predicate::scope(&mut p, "m", q.scope);
-    predicate::visibility(&mut p, "m", &q.read);
-    predicate::kinds(&mut p, "m", q.kinds);
-    if let Some(f) = q.filter {
-        predicate::filter(&mut p, "m", f)?;
-    }
+    candidate_pred_into(&mut p, q)?;
     Ok(p)
+}
+
+/// [`candidate_pred`] added to `p` (after the conditions and parameters it has).
+pub(crate) fn candidate_pred_into(p: &mut Pred, q: &CandidateQuery<'_>) -> Result<()> {
+    predicate::scope(p, "m", q.scope);
+    predicate::visibility(p, "m", &q.read);
+    predicate::kinds(p, "m", q.kinds);
+    if let Some(f) = q.filter {
+        predicate::filter(p, "m", f)?;
+    }
+    Ok(())
 }

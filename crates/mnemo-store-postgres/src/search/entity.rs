@@ -8,7 +8,7 @@
 //! and at least `ENTITY_WALK_MIN`) only scores the keys the other signals pooled, so the cost
 //! follows the pool, not how often the name occurs.
 
-use super::{candidate_pred, ranked};
+use super::{candidate_pred_into, ranked};
 use crate::pool::Conn;
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
@@ -43,31 +43,40 @@ impl PgStore {
                 .keys()
                 .copied()
                 .partition(|id| matched[id].0 <= walk_max);
-            // One statement: the memories of rare entities (with the candidate predicate on
-            // each), the pooled keys linked to common ones (they passed the scope and filters
-            // on their own side already; the scope stays in the query all the same), and the
-            // scope's indexed memories (every one not deleted) from the per-owner counts the
-            // lexical triggers keep — counting the rows read the whole scope on every search.
-            let mut p = candidate_pred(q)?;
-            let walk = p.take_sql();
-            predicate::scope(&mut p, "m", q.scope);
-            let pooled_scope = p.take_sql();
+            // One statement: the scope's indexed memories (every one not deleted) from the
+            // per-owner counts the lexical triggers keep (counting the rows read the whole scope
+            // on every search); the memories of rare entities, with the candidate predicate on
+            // each; the pooled keys linked to common ones (they passed the scope and filters on
+            // their own side already; the scope stays in the query all the same). A part with
+            // nothing to look for is left out: each mention of `memories` costs planning time.
+            let mut p = Pred::default();
             predicate::scope(&mut p, "s", q.scope);
-            let counts = p.take_sql();
-            let (rare, common, pooled) = (p.arg(rare), p.arg(common), p.arg(pooled.to_vec()));
-            let sql = format!(
-                "SELECT m.seq, em.entity_id, NULL::bigint FROM entity_memories em JOIN memories m \
-                 ON m.scope_key = em.scope_key AND m.id = em.memory_id \
-                 WHERE {walk} AND em.entity_id = ANY({rare}::uuid[]) \
-                 UNION ALL \
-                 SELECT m.seq, em.entity_id, NULL FROM memories m JOIN entity_memories em \
-                 ON em.scope_key = m.scope_key AND em.memory_id = m.id \
-                 WHERE {pooled_scope} AND m.seq = ANY({pooled}::bigint[]) \
-                 AND em.entity_id = ANY({common}::uuid[]) \
-                 UNION ALL \
-                 SELECT NULL, NULL, COALESCE(sum(s.docs), 0)::bigint FROM lexical_scopes s \
-                 WHERE {counts}"
+            let mut sql = format!(
+                "SELECT NULL::bigint, NULL::uuid, COALESCE(sum(s.docs), 0)::bigint \
+                 FROM lexical_scopes s WHERE {}",
+                p.take_sql()
             );
+            if !rare.is_empty() {
+                candidate_pred_into(&mut p, q)?;
+                let walk = p.take_sql();
+                let rare = p.arg(rare);
+                sql.push_str(&format!(
+                    " UNION ALL SELECT m.seq, em.entity_id, NULL FROM entity_memories em \
+                     JOIN memories m ON m.scope_key = em.scope_key AND m.id = em.memory_id \
+                     WHERE {walk} AND em.entity_id = ANY({rare}::uuid[])"
+                ));
+            }
+            if !common.is_empty() && !pooled.is_empty() {
+                predicate::scope(&mut p, "m", q.scope);
+                let scope = p.take_sql();
+                let (common, pooled) = (p.arg(common), p.arg(pooled.to_vec()));
+                sql.push_str(&format!(
+                    " UNION ALL SELECT m.seq, em.entity_id, NULL FROM memories m \
+                     JOIN entity_memories em ON em.scope_key = m.scope_key AND em.memory_id = m.id \
+                     WHERE {scope} AND m.seq = ANY({pooled}::bigint[]) \
+                     AND em.entity_id = ANY({common}::uuid[])"
+                ));
+            }
             let mut per_memory: HashMap<i64, Vec<Uuid>> = HashMap::new();
             let mut total = 0i64;
             for r in c.query(&sql, &p.params()).map_err(pg_err)? {

@@ -133,3 +133,41 @@ fn a_database_without_pgvector_names_the_fix_and_migrates_nothing() {
         .get(0);
     assert_eq!(tables, 0, "nothing was created");
 }
+
+/// A kept schema (a bench store built once and reopened): created only when asked and absent,
+/// reopened only when present, never dropped; a name that is not a plain identifier is refused.
+#[test]
+fn kept_schemas_are_created_once_reopened_and_never_dropped() {
+    use mnemo_store_postgres::ScratchSchema;
+    let name = format!("t_kept_{}", std::process::id());
+    let exists = |name: &str| {
+        admin()
+            .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&name])
+            .expect("lookup")
+            .is_some()
+    };
+    let missing = ScratchSchema::kept(server(), &name, false).unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::InvalidInput, "{missing}");
+    let made = ScratchSchema::kept(server(), &name, true).expect("create");
+    assert_eq!(made.name(), name);
+    PgStore::connect(&made.url(), 1).expect("a store in it");
+    drop(made);
+    assert!(exists(&name), "a kept schema outlives its value");
+    let again = ScratchSchema::kept(server(), &name, true).unwrap_err();
+    assert_eq!(again.kind(), ErrorKind::InvalidInput, "{again}");
+    let reopened = ScratchSchema::kept(server(), &name, false).expect("reopen");
+    assert_eq!(
+        PgStore::connect(&reopened.url(), 1)
+            .expect("reopened store")
+            .schema_version()
+            .expect("version"),
+        SCHEMA_VERSION
+    );
+    for bad in ["", "Upper", "1abc", "a;drop", "a-b"] {
+        let e = ScratchSchema::kept(server(), bad, true).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{bad}: {e}");
+    }
+    admin()
+        .batch_execute(&format!("DROP SCHEMA {name} CASCADE"))
+        .expect("clean up");
+}

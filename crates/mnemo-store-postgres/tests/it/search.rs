@@ -179,3 +179,19 @@ fn a_rebind_by_another_server_is_seen_by_the_next_search() {
     wide.extend([0.0; 3]);
     assert_eq!(first.dense_candidates(&q, &wide).expect("dense").len(), 1);
 }
+
+/// Dense queries search four times their limit (at least 100) of the graph; an operator's own
+/// `hnsw.ef_search` (here in the URL) is the floor, so recall can be raised without a release.
+#[test]
+fn dense_ef_search_follows_the_limit_and_the_operators_floor() {
+    use mnemo_store_postgres::testing::dense_ef_search;
+    let plain = store("ef_plain");
+    assert_eq!(dense_ef_search(&plain, 10).expect("ef"), 100);
+    assert_eq!(dense_ef_search(&plain, 30).expect("ef"), 120);
+    assert_eq!(dense_ef_search(&plain, 5000).expect("ef"), 1000);
+    let (_, url) = fresh_schema("ef_floor");
+    let raised =
+        PgStore::connect(&format!("{url}%20-c%20hnsw.ef_search%3D300"), 2).expect("connect");
+    assert_eq!(dense_ef_search(&raised, 30).expect("ef"), 300);
+    assert_eq!(dense_ef_search(&raised, 100).expect("ef"), 400);
+}
