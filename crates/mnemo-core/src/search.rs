@@ -213,39 +213,42 @@ pub fn hybrid_search_embedding(
         limit: pool,
     };
     let terms = crate::text::query_terms(&req.query);
-    // The two sides run at once on rayon's pool (threads that stay up: a thread started per
-    // search cost more than the overlap won; see BENCHMARKS.md).
-    // query-overlap: the query's embedding and dense side run beside its lexical side and
-    // entity extraction.
-    let (dense, lexical) = rayon::join(
-        || -> Result<(Vec<f32>, Vec<Candidate>)> {
-            let vector = embed()?;
-            if req.mode == SearchMode::Lexical {
-                Ok((vector, Vec::new()))
-            } else {
-                let dense = store.dense_candidates(&cq, &vector)?;
-                Ok((vector, dense))
-            }
-        },
-        || -> Result<(Vec<Candidate>, Vec<String>)> {
-            let lexical = if terms.is_empty() || req.mode == SearchMode::Dense {
-                Vec::new()
-            } else {
-                store.lexical_candidates(&cq, &terms)?
-            };
-            let names = if req.mode == SearchMode::Hybrid && params.entity_weight > 0.0 {
-                let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
-                    .into_iter()
-                    .map(|e| e.normalized)
-                    .collect();
-                names.dedup();
-                names
-            } else {
-                Vec::new()
-            };
-            Ok((lexical, names))
-        },
-    );
+    // The two sides run at once: the query's embedding and dense side on the calling thread,
+    // its lexical side and entity extraction on one of rayon's threads (threads that stay up:
+    // a thread started per search cost more than the overlap won; see BENCHMARKS.md). The
+    // calling thread is not one of rayon's, so `rayon::join` would hand both sides to the pool
+    // and park the caller: an extra wake-up per search (query-overlap, issue 16).
+    let lexical_side = || -> Result<(Vec<Candidate>, Vec<String>)> {
+        let lexical = if terms.is_empty() || req.mode == SearchMode::Dense {
+            Vec::new()
+        } else {
+            store.lexical_candidates(&cq, &terms)?
+        };
+        let names = if req.mode == SearchMode::Hybrid && params.entity_weight > 0.0 {
+            let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
+                .into_iter()
+                .map(|e| e.normalized)
+                .collect();
+            names.dedup();
+            names
+        } else {
+            Vec::new()
+        };
+        Ok((lexical, names))
+    };
+    let mut lexical: Option<Result<(Vec<Candidate>, Vec<String>)>> = None;
+    let dense = rayon::in_place_scope(|s| {
+        s.spawn(|_| lexical = Some(lexical_side()));
+        let vector = embed()?;
+        if req.mode == SearchMode::Lexical {
+            Ok((vector, Vec::new()))
+        } else {
+            let dense = store.dense_candidates(&cq, &vector)?;
+            Ok::<_, Error>((vector, dense))
+        }
+    });
+    let lexical =
+        lexical.ok_or_else(|| Error::internal("the lexical side of a search did not run"))?;
     let ((vector, dense), (lexical, entity_names)) = (dense?, lexical?);
     let vector = vector.as_slice();
     let mut pooled: HashMap<i64, Scores> = HashMap::with_capacity(dense.len() + lexical.len());
