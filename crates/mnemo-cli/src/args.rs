@@ -560,7 +560,8 @@ pub struct LocomoArgs {
     /// With --notes: linked notes per hit in the expanded ranking.
     #[arg(long, default_value_t = 2)]
     pub expand_links: usize,
-    /// Link expansion: a linked result scores this × its parent's score × the link strength.
+    /// Link expansion: a linked result scores its own score × (1 + this × the sum of its
+    /// parents' scores × link strengths).
     #[arg(long)]
     pub link_weight: Option<f32>,
 
