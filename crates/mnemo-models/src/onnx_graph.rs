@@ -108,7 +108,7 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
             &[Attr::I("num_heads", shape.num_attention_heads as i64)],
         );
         let out = w.linear(&format!("{p}attention.output.dense"), hidden, hidden)?;
-        let o = g.matmul(&t("o"), &att, &out.weight, out.bias, hidden, hidden);
+        let o = g.matmul(&t("o"), &att, &out.weight, Some(out.bias), (hidden, hidden));
         let ln1 = (
             w.vector(
                 &format!("{p}attention.output.LayerNorm.weight"),
@@ -128,11 +128,17 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
         let up = w.linear_any(&format!("{p}intermediate.dense"), hidden)?;
         let inner = up.bias.len();
         let up_b = g.f32_init(&t("up.b"), &[inner], up.bias);
-        let h = g.matmul_no_bias(&t("up"), &x1, &up.weight, hidden, inner);
+        let h = g.matmul(&t("up"), &x1, &up.weight, None, (hidden, inner));
         let act = t("gelu");
         g.node("BiasGelu", &[&h, &up_b], &[&act], &[]);
         let down = w.linear(&format!("{p}output.dense"), inner, hidden)?;
-        let f = g.matmul(&t("down"), &act, &down.weight, down.bias, inner, hidden);
+        let f = g.matmul(
+            &t("down"),
+            &act,
+            &down.weight,
+            Some(down.bias),
+            (inner, hidden),
+        );
         let ln2 = (
             w.vector(&format!("{p}output.LayerNorm.weight"), hidden, &mut g)?,
             w.vector(&format!("{p}output.LayerNorm.bias"), hidden, &mut g)?,
@@ -323,48 +329,31 @@ impl Graph {
         put_bytes(&mut self.nodes, 1, &n);
     }
 
-    /// `x · w + bias` with `w` (`[rows, cols]`, f32) quantised per column; returns the output's
-    /// name. The bias is added by the product's own output step, not by an operator of its own.
+    /// `x · w (+ bias)` with `w` (`[rows, cols]`, f32) quantised per column; returns the
+    /// output's name. A bias is added by the product's own output step, not by an operator of
+    /// its own; without one, the next operator adds it.
     fn matmul(
         &mut self,
         name: &str,
         x: &str,
         w: &[f32],
-        bias: Vec<f32>,
-        rows: usize,
-        cols: usize,
-    ) -> String {
-        let b = self.f32_init(&format!("{name}.b"), &[cols], bias);
-        self.quantised_product(name, x, w, rows, cols, Some(&b))
-    }
-
-    /// `x · w` without a bias (the next operator adds it).
-    fn matmul_no_bias(
-        &mut self,
-        name: &str,
-        x: &str,
-        w: &[f32],
-        rows: usize,
-        cols: usize,
-    ) -> String {
-        self.quantised_product(name, x, w, rows, cols, None)
-    }
-
-    fn quantised_product(
-        &mut self,
-        name: &str,
-        x: &str,
-        w: &[f32],
-        rows: usize,
-        cols: usize,
-        bias: Option<&str>,
+        bias: Option<Vec<f32>>,
+        (rows, cols): (usize, usize),
     ) -> String {
         let (q, s) = quantise_columns(w, rows, cols);
         let wq = self.i8_init(&format!("{name}.w"), &[rows, cols], q);
         let ws = self.f32_init(&format!("{name}.s"), &[cols], s);
         match bias {
-            // Inputs: A, B, b_scale, b_zero_point (none: symmetric), bias.
-            Some(b) => self.node("DynamicQuantizeMatMul", &[x, &wq, &ws, "", b], &[name], &[]),
+            Some(bias) => {
+                let b = self.f32_init(&format!("{name}.b"), &[cols], bias);
+                // Inputs: A, B, b_scale, b_zero_point (none: symmetric), bias.
+                self.node(
+                    "DynamicQuantizeMatMul",
+                    &[x, &wq, &ws, "", &b],
+                    &[name],
+                    &[],
+                );
+            }
             None => self.node("DynamicQuantizeMatMul", &[x, &wq, &ws], &[name], &[]),
         }
         name.to_string()
