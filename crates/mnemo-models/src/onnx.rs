@@ -6,9 +6,10 @@
 //!
 //! The graph is built at load from the model's f32 weights (`onnx_graph.rs`): fused operators,
 //! int8 weights and activations. A call is cut into length-sorted passes bounded by
-//! [`MAX_BATCH_TOKENS`], which bounds the working memory and keeps padding low. Passes run on a
-//! session with the configured intra-op threads, except a call of one small pass (a query),
-//! which runs on a second, single-threaded session ([`NARROW_MAX_TOKENS`]).
+//! [`MAX_BATCH_TOKENS`], which bounds the working memory and keeps padding low. A call of one
+//! pass runs on a session with the configured intra-op threads, or, when the pass is small (a
+//! query, [`NARROW_MAX_TOKENS`]), on a single-threaded one. A call of several passes deals them
+//! out to one single-threaded session per configured thread, each on its own thread.
 
 use crate::config::EmbedderConfig;
 use crate::onnx_graph::{build_bert, BertShape, OUTPUT};
@@ -106,6 +107,9 @@ pub struct OnnxEmbedder {
     /// query): its ~50 operators then run without waking a second thread each (issue 16).
     /// `None` when `threads` is 1, where `wide` is that session.
     narrow: Option<Mutex<Session>>,
+    /// Further single-threaded sessions: with `narrow`, one per intra-op thread. A call of
+    /// several passes shares them out, each session running its passes on its own thread.
+    lanes: Vec<Mutex<Session>>,
     tokenizer: TextTokenizer,
     model_id: String,
     dimension: usize,
@@ -144,11 +148,16 @@ impl OnnxEmbedder {
         } else {
             None
         };
+        let mut lanes = Vec::new();
+        for _ in 1..threads {
+            lanes.push(Mutex::new(build_session(&env, &graph, 1)?));
+        }
         drop(graph);
 
         let mut embedder = Self {
             wide,
             narrow,
+            lanes,
             tokenizer,
             model_id: Self::MODEL_ID.to_string(),
             dimension: 0,
@@ -221,6 +230,30 @@ impl OnnxEmbedder {
         })
     }
 
+    /// Runs `passes` of `tokens` one by one on `session`: each row's vector, by row index.
+    fn run_share(
+        &self,
+        session: &Mutex<Session>,
+        tokens: &TokenBatch,
+        passes: Vec<Vec<usize>>,
+    ) -> Result<Placed> {
+        let mut out = Vec::new();
+        for rows in passes {
+            let vectors = self.run(session, take_rows(tokens, &rows))?;
+            if vectors.len() != rows.len() {
+                return Err(Error::Model {
+                    reason: format!(
+                        "model returned {} vectors for {} texts",
+                        vectors.len(),
+                        rows.len()
+                    ),
+                });
+            }
+            out.extend(rows.into_iter().zip(vectors));
+        }
+        Ok(out)
+    }
+
     /// The session for a call cut into `passes`: the narrow one for a single small pass (a
     /// query), the wide one for anything else.
     fn session_for(&self, tokens: &TokenBatch, passes: &[Vec<usize>]) -> &Mutex<Session> {
@@ -266,20 +299,43 @@ impl Embedder for OnnxEmbedder {
             let tokens = self.tokenizer.encode(slab)?;
             let mut slots: Vec<Option<Vec<f32>>> = vec![None; slab.len()];
             let passes = plan_passes(&tokens, self.batch_size, MAX_BATCH_TOKENS);
-            let session = self.session_for(&tokens, &passes);
-            for rows in passes {
-                let vectors = self.run(session, take_rows(&tokens, &rows))?;
-                if vectors.len() != rows.len() {
-                    return Err(Error::Model {
-                        reason: format!(
-                            "model returned {} vectors for {} texts",
-                            vectors.len(),
-                            rows.len()
-                        ),
-                    });
+            // Several passes: one per single-threaded session at a time, on threads of their
+            // own, instead of each pass split across the intra-op threads of one session (the
+            // calling thread did two thirds of that work and waited for the other third).
+            if let (Some(narrow), false) = (&self.narrow, self.lanes.is_empty() || passes.len() < 2)
+            {
+                let sessions: Vec<&Mutex<Session>> =
+                    std::iter::once(narrow).chain(&self.lanes).collect();
+                let shares = share_passes(&tokens, passes, sessions.len());
+                let results: Vec<Result<Placed>> = std::thread::scope(|sc| {
+                    let mut work = sessions.iter().zip(shares);
+                    let first = work.next();
+                    let handles: Vec<_> = work
+                        .map(|(session, share)| {
+                            let tokens = &tokens;
+                            sc.spawn(move || self.run_share(session, tokens, share))
+                        })
+                        .collect();
+                    let mut out = Vec::with_capacity(handles.len() + 1);
+                    if let Some((session, share)) = first {
+                        out.push(self.run_share(session, &tokens, share));
+                    }
+                    for h in handles {
+                        out.push(h.join().unwrap_or_else(|_| {
+                            Err(Error::internal("an embedding thread panicked"))
+                        }));
+                    }
+                    out
+                });
+                for r in results {
+                    for (row, v) in r? {
+                        slots[row] = Some(v);
+                    }
                 }
-                for (r, v) in rows.into_iter().zip(vectors) {
-                    slots[r] = Some(v);
+            } else {
+                let session = self.session_for(&tokens, &passes);
+                for (row, v) in self.run_share(session, &tokens, passes)? {
+                    slots[row] = Some(v);
                 }
             }
             for v in slots {
@@ -338,6 +394,27 @@ fn plan_passes(tokens: &TokenBatch, max_rows: usize, max_tokens: usize) -> Vec<V
     passes
 }
 
+/// Vectors with the index of the row (text) each belongs to.
+type Placed = Vec<(usize, Vec<f32>)>;
+
+/// `passes` dealt out to `n` sessions so each gets about the same padded tokens (largest pass
+/// first, each to the least loaded share).
+fn share_passes(tokens: &TokenBatch, passes: Vec<Vec<usize>>, n: usize) -> Vec<Vec<Vec<usize>>> {
+    let mut costed: Vec<(usize, Vec<usize>)> = passes
+        .into_iter()
+        .map(|rows| (PASS_COST_TOKENS + rows.len() * row_len(tokens, &rows), rows))
+        .collect();
+    costed.sort_by_key(|(cost, _)| std::cmp::Reverse(*cost));
+    let mut shares: Vec<(usize, Vec<Vec<usize>>)> = vec![(0, Vec::new()); n.max(1)];
+    for (cost, rows) in costed {
+        if let Some(least) = shares.iter_mut().min_by_key(|(load, _)| *load) {
+            least.0 += cost;
+            least.1.push(rows);
+        }
+    }
+    shares.into_iter().map(|(_, passes)| passes).collect()
+}
+
 /// The given rows of a tokenised batch, padded to the longest of them.
 fn take_rows(tokens: &TokenBatch, rows: &[usize]) -> TokenBatch {
     let width = tokens.seq_len;
@@ -377,6 +454,38 @@ mod tests {
             }
         }
         b
+    }
+
+    #[test]
+    fn shares_hold_every_pass_once_and_balance_the_tokens() {
+        let lens: Vec<usize> = (0..200).map(|i| 5 + (i * 53) % 90).collect();
+        let b = batch(&lens);
+        let passes = plan_passes(&b, 32, 1024);
+        let mut expected: Vec<Vec<usize>> = passes.clone();
+        let shares = share_passes(&b, passes, 2);
+        assert_eq!(shares.len(), 2);
+        let mut got: Vec<Vec<usize>> = shares.iter().flatten().cloned().collect();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected);
+        let load = |share: &[Vec<usize>]| -> usize {
+            share
+                .iter()
+                .map(|rows| PASS_COST_TOKENS + rows.len() * row_len(&b, rows))
+                .sum()
+        };
+        let (a, c) = (load(&shares[0]), load(&shares[1]));
+        let largest = shares
+            .iter()
+            .flatten()
+            .map(|rows| PASS_COST_TOKENS + rows.len() * row_len(&b, rows))
+            .max()
+            .unwrap();
+        assert!(a.abs_diff(c) <= largest, "{a} vs {c}");
+        // One share per session even with fewer passes than sessions.
+        let one = plan_passes(&batch(&[4]), 32, 1024);
+        let shares = share_passes(&batch(&[4]), one, 3);
+        assert_eq!(shares.iter().filter(|s| !s.is_empty()).count(), 1);
     }
 
     #[test]
