@@ -401,12 +401,14 @@ impl Store for SqliteStore {
     }
     fn vector_scores(
         &self,
-        _query: &CandidateQuery<'_>,
+        query: &CandidateQuery<'_>,
         keys: &[i64],
         vector: &[f32],
     ) -> Result<Vec<Candidate>> {
-        // The in-memory vector index is read by key; the keys came from scoped candidates.
-        self.scores(keys, vector)
+        // The in-memory vector index is read by key: only the keys the query's scope owns are
+        // scored, as the trait promises (a key of another owner scores nothing).
+        let owned = self.owned_keys(query.scope, keys)?;
+        self.scores(&owned, vector)
     }
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
         self.fetch_keys(query, keys)

@@ -484,6 +484,30 @@ impl SqliteStore {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
     }
 
+    /// The `keys` that memories of `scope` hold (any visibility).
+    pub(crate) fn owned_keys(&self, scope: &Scope, keys: &[i64]) -> Result<Vec<i64>> {
+        scope.validate()?;
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let mut p = Pred::default();
+            predicate::scope_unindexed(&mut p, "m", scope);
+            let marks = predicate::marks(keys.len());
+            p.push(
+                &format!("m.seq IN ({marks})"),
+                keys.iter().map(|k| Sql::Integer(*k)),
+            );
+            let sql = format!("SELECT m.seq FROM memories m WHERE {}", p.where_sql());
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params_from_iter(p.params.iter()), |r| r.get::<_, i64>(0))
+                .map_err(sql_err)?;
+            rows.collect::<rusqlite::Result<Vec<i64>>>()
+                .map_err(sql_err)
+        })
+    }
+
     pub(crate) fn scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
         let guard = self.ann.read();
         match guard.as_ref() {

@@ -1004,6 +1004,33 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
 
 /// A name on many memories scores the keys the other signals pooled, whatever a backend walks;
 /// its weight follows the links that remain after hard deletes.
+/// Exact scores keep the query's scope: a key of another owner scores nothing.
+pub fn exact_scores_stay_in_the_query_scope(h: &dyn Harness) {
+    let store = h.fresh();
+    let (mine, theirs) = (scope("maya"), scope("tom"));
+    put(store.as_ref(), &mine, "Maya walks by the river", json!({}));
+    put(store.as_ref(), &theirs, "Tom walks by the river", json!({}));
+    let vector = HashEmbedder::vector("walks by the river");
+    let key_of = |s: &Scope| {
+        store
+            .dense_candidates(&candidates(s, all(false)), &vector)
+            .unwrap()[0]
+            .key
+    };
+    let (my_key, their_key) = (key_of(&mine), key_of(&theirs));
+    assert_ne!(my_key, their_key);
+    let scored = store
+        .vector_scores(
+            &candidates(&mine, all(false)),
+            &[my_key, their_key],
+            &vector,
+        )
+        .unwrap();
+    assert_eq!(scored.len(), 1, "{scored:?}");
+    assert_eq!(scored[0].key, my_key);
+    assert!(scored[0].score > 0.5, "{scored:?}");
+}
+
 pub fn common_entities_score_the_pooled_keys(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("una");

@@ -114,29 +114,6 @@ fn filtered_dense_queries_fill_their_limit() {
     assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput);
 }
 
-/// Exact scores read memories by candidate key within the query's scope: a key of another
-/// owner scores nothing (no request reads across owners, even by a key it was handed).
-#[test]
-fn exact_scores_stay_in_the_query_scope() {
-    let store = store("scores_scope");
-    let (mine, theirs) = (scope("maya"), scope("tom"));
-    put(&store, &mine, "Maya walks by the river", json!({}));
-    put(&store, &theirs, "Tom walks by the river", json!({}));
-    let vector = HashEmbedder::vector("walks by the river");
-    let key_of = |s| {
-        let q = candidates(s, ReadOptions::default());
-        store.dense_candidates(&q, &vector).expect("dense")[0].key
-    };
-    let (my_key, their_key) = (key_of(&mine), key_of(&theirs));
-    let q = candidates(&mine, ReadOptions::default());
-    let scored = store
-        .vector_scores(&q, &[my_key, their_key], &vector)
-        .expect("scores");
-    assert_eq!(scored.len(), 1, "{scored:?}");
-    assert_eq!(scored[0].key, my_key);
-    assert!(scored[0].score > 0.5, "{scored:?}");
-}
-
 /// A store keeps the bound dimension after reading it once; when another server re-embeds the
 /// database with a model of another dimension, a vector of the old one is invalid input on the
 /// next search (not a storage error), and a vector of the new one is searched.
