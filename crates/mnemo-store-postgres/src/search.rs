@@ -82,11 +82,8 @@ fn set_binding(tx: &mut postgres::Transaction<'_>, model_id: &str, dimension: us
         .map_err(pg_err)?;
     }
     if dimension <= HNSW_MAX_DIM {
-        tx.batch_execute(
-            "CREATE INDEX memories_embedding_hnsw ON memories \
-             USING hnsw (embedding vector_cosine_ops)",
-        )
-        .map_err(pg_err)?;
+        tx.batch_execute(crate::schema::HNSW_INDEX)
+            .map_err(pg_err)?;
     } else {
         tracing::warn!(
             dimension,

@@ -61,9 +61,74 @@ fn bind_records_the_model_and_types_the_columns_once() {
         .expect("hnsw index")
         .get(0);
     assert!(
-        index.contains("hnsw") && index.contains("vector_cosine_ops"),
+        index.contains("hnsw")
+            && index.contains("vector_cosine_ops")
+            && index.contains("m='16'")
+            && index.contains("ef_construction='128'"),
         "{index}"
     );
+}
+
+fn hnsw_def(c: &mut postgres::Client, schema: &str) -> Option<String> {
+    c.query_opt(
+        "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'memories_embedding_hnsw'",
+        &[&schema],
+    )
+    .expect("index definition")
+    .map(|r| r.get(0))
+}
+
+/// A v2 store's HNSW index (pgvector's default build settings) is built again with the
+/// current ones when the store opens, its memories still found; a store with no model bound
+/// gets no index from the migration (its bind builds it).
+#[test]
+fn the_v3_migration_rebuilds_the_hnsw_index_of_a_bound_store() {
+    let (schema, url) = fresh_schema("hnsw_v3");
+    let store = PgStore::connect(&url, 2).expect("connect");
+    store
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .expect("bind");
+    let s = scope("maya");
+    mnemo_testkit::put(&store, &s, "Maya walks by the river", json!({}));
+    drop(store);
+    let mut c = admin();
+    c.batch_execute(&format!(
+        "SET search_path = {schema}, public; \
+         DROP INDEX memories_embedding_hnsw; \
+         CREATE INDEX memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops); \
+         UPDATE mnemo_meta SET value = '2' WHERE key = 'schema_version';"
+    ))
+    .expect("back to v2");
+    assert!(!hnsw_def(&mut c, &schema)
+        .expect("v2 index")
+        .contains("ef_construction"));
+
+    let store = PgStore::connect(&url, 2).expect("connect");
+    assert_eq!(
+        store.schema_version().expect("version"),
+        mnemo_store_postgres::SCHEMA_VERSION
+    );
+    let def = hnsw_def(&mut c, &schema).expect("v3 index");
+    assert!(def.contains("ef_construction='128'"), "{def}");
+    let q = candidates(&s, ReadOptions::default());
+    let hits = store
+        .dense_candidates(&q, &HashEmbedder::vector("Maya walks by the river"))
+        .expect("dense");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+
+    let (unbound, url) = fresh_schema("hnsw_v3_unbound");
+    let store = PgStore::connect(&url, 1).expect("connect");
+    drop(store);
+    c.batch_execute(&format!(
+        "UPDATE {unbound}.mnemo_meta SET value = '2' WHERE key = 'schema_version'"
+    ))
+    .expect("back to v2");
+    let store = PgStore::connect(&url, 1).expect("connect again");
+    assert_eq!(
+        store.schema_version().expect("version"),
+        mnemo_store_postgres::SCHEMA_VERSION
+    );
+    assert_eq!(hnsw_def(&mut c, &unbound), None);
 }
 
 /// A small deterministic generator (xorshift64*), so the data set is the same on every run.

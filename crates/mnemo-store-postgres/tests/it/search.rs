@@ -157,6 +157,39 @@ fn a_rebind_by_another_server_is_seen_by_the_next_search() {
     assert_eq!(first.dense_candidates(&q, &wide).expect("dense").len(), 1);
 }
 
+/// A statement a connection has prepared whose result columns change type under it (another
+/// server's migration or rebind altering a column) is refused by PostgreSQL once with 0A000
+/// ("cached plan must not change result type"); the pool prepares it again and the read
+/// succeeds instead of failing as a storage error.
+#[test]
+fn a_prepared_statement_refused_after_a_column_type_change_runs_again() {
+    let (schema, url) = fresh_schema("reprepare");
+    // One connection, so the second read reuses the statement the first one prepared.
+    let store = PgStore::connect(&url, 1).expect("connect");
+    store
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .expect("bind");
+    let s = scope("maya");
+    put(&store, &s, "Maya walks by the river", json!({}));
+    let q = candidates(&s, ReadOptions::default());
+    let keys: Vec<i64> = store
+        .dense_candidates(&q, &HashEmbedder::vector("river"))
+        .expect("dense")
+        .iter()
+        .map(|c| c.key)
+        .collect();
+    assert_eq!(store.fetch(&q, &keys).expect("fetch").len(), 1);
+    // A column the fetch returns changes type (text to varchar: the same values, another type).
+    crate::admin()
+        .batch_execute(&format!(
+            "ALTER TABLE {schema}.memories ALTER COLUMN actor TYPE varchar"
+        ))
+        .expect("alter");
+    let again = store.fetch(&q, &keys).expect("fetch after the type change");
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].1.text, "Maya walks by the river");
+}
+
 /// Dense queries search four times their limit (at least 100) of the graph; an operator's own
 /// `hnsw.ef_search` (here in the URL) is the floor, so recall can be raised without a release.
 #[test]
