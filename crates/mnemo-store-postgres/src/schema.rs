@@ -21,9 +21,9 @@ const MIGRATION_LOCK: i64 = 0x006d_6e65_6d6f;
 ///
 /// `m` is pgvector's default (16 neighbours per node); `ef_construction` is twice its default
 /// of 64. At 64, graphs of the same 100,000 vectors gave ANN recall@10 between 0.926 and 0.966
-/// against exact search, depending on the levels pgvector draws at random; at 128, 0.989 and
-/// 0.989, for a build about 1.4 times as long and the same search cost (BENCHMARKS.md,
-/// "HNSW build settings").
+/// against exact search, depending on the levels pgvector draws at random; at 128, 0.989 to
+/// 0.995 on three builds, for a build about 1.4 times as long and the same search cost
+/// (BENCHMARKS.md, "HNSW build settings").
 macro_rules! hnsw_index_sql {
     () => {
         "CREATE INDEX memories_embedding_hnsw ON memories \

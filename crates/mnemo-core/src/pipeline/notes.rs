@@ -10,8 +10,12 @@
 //!    a chat model one `evolve` call per note decides links and neighbour changes (neighbours
 //!    are numbered 1..k and mapped back here; unknown numbers are ignored with a warning);
 //!    without one, the link rules apply. Earlier notes of the same add are candidates for rule
-//!    links too, unless they share a conversation window. The speaker rule's lexical
-//!    candidates are loaded once for all notes of the call ([`speaker`]).
+//!    links too, unless they share a conversation window. What linking reads from the store
+//!    (each note's nearest notes and, in rule mode, the notes sharing its rare names and the
+//!    speaker rule's lexical candidates) is looked up for all notes of the call first, several
+//!    notes at a time on rayon's threads: the lookups are independent reads of the store as it
+//!    was before the call. The speaker rule's candidates are loaded once for the call
+//!    ([`speaker`]).
 //! 4. Changed neighbours get their new enriched text embedded (one batch); the plan carries
 //!    the new notes, the links and the evolutions for one transaction.
 //!
@@ -234,6 +238,20 @@ pub fn notes_many(
         None => SpeakerPool::gather(store, notes_cfg, inputs)?,
         Some(_) => SpeakerPool::default(),
     };
+    // Every note's store reads, several notes at a time (rayon keeps the order).
+    let jobs: Vec<(&Scope, &Message, &[f32])> = inputs
+        .iter()
+        .flat_map(|input| input.messages.iter().map(move |m| (input.scope, m)))
+        .zip(&vectors)
+        .map(|((scope, m), v)| (scope, m, v.as_slice()))
+        .collect();
+    let mut found = {
+        use rayon::prelude::*;
+        jobs.par_iter()
+            .map(|(scope, m, v)| lookups(store, notes_cfg, scope, (m, v), chat.is_none()))
+            .collect::<Result<Vec<_>>>()?
+    }
+    .into_iter();
     let mut at = 0;
     for (k, (((input, fields), plan), by_rules)) in inputs
         .iter()
@@ -244,7 +262,6 @@ pub fn notes_many(
     {
         let n = input.messages.len();
         link_and_evolve(
-            store,
             embedder,
             chat,
             cfg,
@@ -255,6 +272,7 @@ pub fn notes_many(
             &suffixes[at..at + n],
             &vectors[at..at + n],
             (&speakers, k),
+            found.by_ref().take(n).collect(),
             log,
             plan,
         )?;
@@ -335,10 +353,70 @@ fn fields_of(
     Ok((fields, by_rules))
 }
 
+/// What linking one new note reads from the store, looked up before any note is linked.
+struct Lookups {
+    /// Its `neighbours` nearest notes of the scope: (store key, cosine, record), nearest first.
+    near: Vec<(i64, f32, Memory)>,
+    /// Rule mode: notes sharing a name with it at least `link_entity` informative, with the
+    /// name's informativeness.
+    by_name: Vec<(f32, Memory)>,
+    entities: Vec<crate::entity::EntityMention>,
+}
+
+/// The store reads of one new note (`m`, embedded as `vector`) for [`link_and_evolve`].
+fn lookups(
+    store: &dyn Store,
+    notes_cfg: &NoteConfig,
+    scope: &Scope,
+    (m, vector): (&Message, &[f32]),
+    rules: bool,
+) -> Result<Lookups> {
+    let q = note_query(scope, notes_cfg.neighbours);
+    let near = if notes_cfg.neighbours == 0 {
+        Vec::new()
+    } else {
+        let cands = store.dense_candidates(&q, vector)?;
+        let keys: Vec<i64> = cands.iter().map(|c| c.key).collect();
+        let mut loaded: HashMap<i64, Memory> = store.fetch(&q, &keys)?.into_iter().collect();
+        cands
+            .iter()
+            .filter_map(|c| loaded.remove(&c.key).map(|n| (c.key, c.score, n)))
+            .collect::<Vec<_>>()
+    };
+    let entities = crate::entity::extract_entities(&m.content);
+    let mut by_name = Vec::new();
+    let names: Vec<String> = entities
+        .iter()
+        .filter(|e| e.entity_type != crate::entity::NUMBER)
+        .map(|e| e.normalized.clone())
+        .collect();
+    if rules && !names.is_empty() {
+        let pooled: Vec<i64> = near.iter().map(|(k, _, _)| *k).collect();
+        let eq = note_query(scope, notes_cfg.max_rule_links.max(1) * 4);
+        let found: Vec<_> = store
+            .entity_candidates(&eq, &names, &pooled)?
+            .into_iter()
+            .filter(|c| c.score >= notes_cfg.link_entity)
+            .collect();
+        if !found.is_empty() {
+            let keys: Vec<i64> = found.iter().map(|c| c.key).collect();
+            let mut loaded: HashMap<i64, Memory> = store.fetch(&eq, &keys)?.into_iter().collect();
+            by_name = found
+                .iter()
+                .filter_map(|c| loaded.remove(&c.key).map(|n| (c.score, n)))
+                .collect();
+        }
+    }
+    Ok(Lookups {
+        near,
+        by_name,
+        entities,
+    })
+}
+
 /// Links (and, with a model, evolutions) of one add's notes, given their embeddings.
 #[allow(clippy::too_many_arguments)]
 fn link_and_evolve(
-    store: &dyn Store,
     embedder: &dyn Embedder,
     chat: Option<&dyn ChatModel>,
     cfg: &InferConfig,
@@ -349,26 +427,21 @@ fn link_and_evolve(
     suffixes: &[String],
     vectors: &[Vec<f32>],
     (speakers, input_at): (&SpeakerPool, usize),
+    found: Vec<Lookups>,
     log: &mut CallLog,
     plan: &mut NotePlan,
 ) -> Result<()> {
     let now = chrono::Utc::now();
     // Neighbour changes by id; a later note of the same add sees an earlier one's change.
     let mut evolved: BTreeMap<MemoryId, (Memory, NoteFields, Option<String>)> = BTreeMap::new();
-    for (i, ((m, mut f), vector)) in input.messages.iter().zip(fields).zip(vectors).enumerate() {
+    let items = input.messages.iter().zip(fields).zip(vectors).zip(found);
+    for (i, (((m, mut f), vector), found)) in items.enumerate() {
         let id = MemoryId::new();
-        let q = note_query(input.scope, notes_cfg.neighbours);
-        let near = if notes_cfg.neighbours == 0 {
-            Vec::new()
-        } else {
-            let cands = store.dense_candidates(&q, vector)?;
-            let keys: Vec<i64> = cands.iter().map(|c| c.key).collect();
-            let mut loaded: HashMap<i64, Memory> = store.fetch(&q, &keys)?.into_iter().collect();
-            cands
-                .iter()
-                .filter_map(|c| loaded.remove(&c.key).map(|n| (c.key, c.score, n)))
-                .collect::<Vec<_>>()
-        };
+        let Lookups {
+            near,
+            by_name,
+            entities,
+        } = found;
         if rule_keywords {
             // Distinctive against the scope's nearest notes: the ones just found.
             let texts: Vec<&str> = near.iter().map(|(_, _, n)| n.text.as_str()).collect();
@@ -379,7 +452,6 @@ fn link_and_evolve(
             index_text.push('\n');
             index_text.push_str(&suffixes[i]);
         }
-        let entities = crate::entity::extract_entities(&m.content);
         match chat {
             Some(chat) => {
                 let table: Vec<Memory> = near
@@ -435,35 +507,10 @@ fn link_and_evolve(
                         }
                     }
                 }
-                let names: Vec<String> = entities
-                    .iter()
-                    .filter(|e| e.entity_type != crate::entity::NUMBER)
-                    .map(|e| e.normalized.clone())
-                    .collect();
-                if !names.is_empty() {
-                    let pooled: Vec<i64> = near.iter().map(|(k, _, _)| *k).collect();
-                    let eq = note_query(input.scope, notes_cfg.max_rule_links.max(1) * 4);
-                    let by_name: Vec<_> = store
-                        .entity_candidates(&eq, &names, &pooled)?
-                        .into_iter()
-                        .filter(|c| c.score >= notes_cfg.link_entity)
-                        .collect();
-                    let keys: Vec<i64> = by_name.iter().map(|c| c.key).collect();
-                    let loaded: HashMap<i64, Memory> = if keys.is_empty() {
-                        HashMap::new()
-                    } else {
-                        store.fetch(&eq, &keys)?.into_iter().collect()
-                    };
-                    for c in by_name {
-                        if let Some(n) = loaded.get(&c.key) {
-                            let e = links.entry(n.id).or_insert((0.0, String::new()));
-                            if c.score > e.0 {
-                                *e = (
-                                    c.score,
-                                    format!("shares a rare name (weight {:.2})", c.score),
-                                );
-                            }
-                        }
+                for (score, n) in &by_name {
+                    let e = links.entry(n.id).or_insert((0.0, String::new()));
+                    if *score > e.0 {
+                        *e = (*score, format!("shares a rare name (weight {score:.2})"));
                     }
                 }
                 speakers.links(input_at, i, m, notes_cfg, &mut links);

@@ -6,7 +6,8 @@
 //! only a candidate's id, speaker and topic words, and the notes of one call draw largely on
 //! the same earlier notes. So the candidates are looked up note by note, but loaded once per
 //! scope for the whole call (the union of their keys) and each one's words are worked out
-//! once, where loading every note's pool on its own repeated both for most candidates.
+//! once, where loading every note's pool on its own repeated both for most candidates. The
+//! lookups themselves run several notes at a time on rayon's threads.
 //!
 //! The links are the same as with a load per note: a loaded row does not depend on which
 //! other keys are loaded with it, the rule does not depend on the order of its candidates,
@@ -56,6 +57,18 @@ impl SpeakerPool {
         inputs: &[NotesInput<'_>],
     ) -> Result<Self> {
         let mut pool = Self::default();
+        // Every note's lookup, several at a time (independent reads; rayon keeps the order).
+        let mut found = {
+            use rayon::prelude::*;
+            let jobs: Vec<(&Scope, &Message)> = inputs
+                .iter()
+                .flat_map(|input| input.messages.iter().map(move |m| (input.scope, m)))
+                .collect();
+            jobs.par_iter()
+                .map(|(scope, m)| lookup(store, scope, cfg, m))
+                .collect::<Result<Vec<_>>>()?
+        }
+        .into_iter();
         let mut scopes: Vec<(&Scope, Vec<i64>)> = Vec::new();
         for input in inputs {
             let at = match scopes.iter().position(|(s, _)| *s == input.scope) {
@@ -66,13 +79,9 @@ impl SpeakerPool {
                 }
             };
             pool.group.push(at);
-            let mut per = Vec::with_capacity(input.messages.len());
-            for m in input.messages {
-                let found = lookup(store, input.scope, cfg, m)?;
-                if let Some(l) = &found {
-                    scopes[at].1.extend(&l.keys);
-                }
-                per.push(found);
+            let per: Vec<Option<Lookup>> = found.by_ref().take(input.messages.len()).collect();
+            for l in per.iter().flatten() {
+                scopes[at].1.extend(&l.keys);
             }
             pool.notes.push(per);
         }
