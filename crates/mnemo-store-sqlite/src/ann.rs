@@ -32,6 +32,13 @@ pub(crate) struct KeyInfo {
 }
 
 impl KeyInfo {
+    /// Whether this memory belongs to the scope `ids` ([`Ann::scope_ids`]; 0 = any) names.
+    pub fn in_scope(&self, ids: [u32; 3]) -> bool {
+        (ids[0] == 0 || self.user == ids[0])
+            && (ids[1] == 0 || self.agent == ids[1])
+            && (ids[2] == 0 || self.run == ids[2])
+    }
+
     /// What the visibility rule needs of a current-view read (no as-of: validity times are not
     /// indexed, and `admits` does not read them without one).
     pub fn validity(&self) -> Validity {
@@ -474,6 +481,25 @@ impl Ann {
     }
 
     /// Exact cosine similarities of the given keys (skipping keys not in the index).
+    /// Exact scores of the `keys` that memories of `scope` hold (any visibility); a key of
+    /// another owner, or one not indexed, scores nothing.
+    pub fn score_in_scope(
+        &self,
+        vector: &[f32],
+        keys: &[i64],
+        scope: &mnemo_core::Scope,
+    ) -> Result<Vec<Candidate>> {
+        let Some(ids) = self.scope_ids(scope) else {
+            return Ok(Vec::new());
+        };
+        let owned: Vec<i64> = keys
+            .iter()
+            .copied()
+            .filter(|k| self.info(*k as u64).is_some_and(|i| i.in_scope(ids)))
+            .collect();
+        self.score(vector, &owned)
+    }
+
     pub fn score(&self, vector: &[f32], keys: &[i64]) -> Result<Vec<Candidate>> {
         let mut buf = vec![0f32; self.dim];
         let mut out = Vec::with_capacity(keys.len());

@@ -405,10 +405,9 @@ impl Store for SqliteStore {
         keys: &[i64],
         vector: &[f32],
     ) -> Result<Vec<Candidate>> {
-        // The in-memory vector index is read by key: only the keys the query's scope owns are
-        // scored, as the trait promises (a key of another owner scores nothing).
-        let owned = self.owned_keys(query.scope, keys)?;
-        self.scores(&owned, vector)
+        // Only the keys the query's scope owns are scored, as the trait promises (a key of
+        // another owner scores nothing).
+        self.scores(query.scope, keys, vector)
     }
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
         self.fetch_keys(query, keys)

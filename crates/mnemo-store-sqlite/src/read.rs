@@ -367,9 +367,7 @@ impl SqliteStore {
             let Some(info) = ann.info(key) else {
                 return false;
             };
-            (ids[0] == 0 || info.user == ids[0])
-                && (ids[1] == 0 || info.agent == ids[1])
-                && (ids[2] == 0 || info.run == ids[2])
+            info.in_scope(ids)
                 && (!by_rule || read.admits(&info.validity()))
                 && kinds.is_none_or(|k| k.contains(&info.kind))
                 && allowed.as_ref().is_none_or(|s| s.contains(&(key as i64)))
@@ -484,34 +482,18 @@ impl SqliteStore {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
     }
 
-    /// The `keys` that memories of `scope` hold (any visibility).
-    pub(crate) fn owned_keys(&self, scope: &Scope, keys: &[i64]) -> Result<Vec<i64>> {
+    /// Exact scores of the `keys` that memories of `scope` hold, read from the in-memory
+    /// vector index, which knows each key's owner (the same check as the graph's pre-filter).
+    pub(crate) fn scores(
+        &self,
+        scope: &Scope,
+        keys: &[i64],
+        vector: &[f32],
+    ) -> Result<Vec<Candidate>> {
         scope.validate()?;
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(|conn| {
-            let mut p = Pred::default();
-            predicate::scope_unindexed(&mut p, "m", scope);
-            let marks = predicate::marks(keys.len());
-            p.push(
-                &format!("m.seq IN ({marks})"),
-                keys.iter().map(|k| Sql::Integer(*k)),
-            );
-            let sql = format!("SELECT m.seq FROM memories m WHERE {}", p.where_sql());
-            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-            let rows = stmt
-                .query_map(params_from_iter(p.params.iter()), |r| r.get::<_, i64>(0))
-                .map_err(sql_err)?;
-            rows.collect::<rusqlite::Result<Vec<i64>>>()
-                .map_err(sql_err)
-        })
-    }
-
-    pub(crate) fn scores(&self, keys: &[i64], vector: &[f32]) -> Result<Vec<Candidate>> {
         let guard = self.ann.read();
         match guard.as_ref() {
-            Some(ann) => ann.score(vector, keys),
+            Some(ann) => ann.score_in_scope(vector, keys, scope),
             None => Ok(Vec::new()),
         }
     }

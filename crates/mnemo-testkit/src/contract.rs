@@ -1002,8 +1002,6 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
         .is_empty());
 }
 
-/// A name on many memories scores the keys the other signals pooled, whatever a backend walks;
-/// its weight follows the links that remain after hard deletes.
 /// Exact scores keep the query's scope: a key of another owner scores nothing.
 pub fn exact_scores_stay_in_the_query_scope(h: &dyn Harness) {
     let store = h.fresh();
@@ -1031,6 +1029,8 @@ pub fn exact_scores_stay_in_the_query_scope(h: &dyn Harness) {
     assert!(scored[0].score > 0.5, "{scored:?}");
 }
 
+/// A name on many memories scores the keys the other signals pooled, whatever a backend walks;
+/// its weight follows the links that remain after hard deletes.
 pub fn common_entities_score_the_pooled_keys(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("una");
