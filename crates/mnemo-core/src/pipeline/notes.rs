@@ -233,11 +233,6 @@ pub fn notes_many(
         }
         base += n + prior_n;
     }
-    // Rule mode: the speaker rule's candidates of every note, loaded once for the call.
-    let speakers = match chat {
-        None => SpeakerPool::gather(store, notes_cfg, inputs)?,
-        Some(_) => SpeakerPool::default(),
-    };
     // Every note's store reads, several notes at a time (rayon keeps the order).
     let jobs: Vec<(&Scope, &Message, &[f32])> = inputs
         .iter()
@@ -250,8 +245,16 @@ pub fn notes_many(
         jobs.par_iter()
             .map(|(scope, m, v)| lookups(store, notes_cfg, scope, (m, v), chat.is_none()))
             .collect::<Result<Vec<_>>>()?
-    }
-    .into_iter();
+    };
+    // Rule mode: the speaker rule's candidates of every note, loaded once for the call.
+    let speakers = match chat {
+        None => {
+            let per_note = found.iter_mut().map(|l| l.speaker.take()).collect();
+            SpeakerPool::gather(store, notes_cfg, inputs, per_note)?
+        }
+        Some(_) => SpeakerPool::default(),
+    };
+    let mut found = found.into_iter();
     let mut at = 0;
     for (k, (((input, fields), plan), by_rules)) in inputs
         .iter()
@@ -361,6 +364,8 @@ struct Lookups {
     /// name's informativeness.
     by_name: Vec<(f32, Memory)>,
     entities: Vec<crate::entity::EntityMention>,
+    /// Rule mode: the speaker rule's lexical candidates (taken by [`SpeakerPool::gather`]).
+    speaker: Option<speaker::Lookup>,
 }
 
 /// The store reads of one new note (`m`, embedded as `vector`) for [`link_and_evolve`].
@@ -407,10 +412,16 @@ fn lookups(
                 .collect();
         }
     }
+    let speaker = if rules {
+        speaker::lookup(store, scope, notes_cfg, m)?
+    } else {
+        None
+    };
     Ok(Lookups {
         near,
         by_name,
         entities,
+        speaker,
     })
 }
 
@@ -441,6 +452,7 @@ fn link_and_evolve(
             near,
             by_name,
             entities,
+            ..
         } = found;
         if rule_keywords {
             // Distinctive against the scope's nearest notes: the ones just found.

@@ -7,7 +7,7 @@
 //! the same earlier notes. So the candidates are looked up note by note, but loaded once per
 //! scope for the whole call (the union of their keys) and each one's words are worked out
 //! once, where loading every note's pool on its own repeated both for most candidates. The
-//! lookups themselves run several notes at a time on rayon's threads.
+//! lookups themselves run with the note pipeline's other store reads, several notes at a time.
 //!
 //! The links are the same as with a load per note: a loaded row does not depend on which
 //! other keys are loaded with it, the rule does not depend on the order of its candidates,
@@ -34,7 +34,7 @@ struct Candidate {
 }
 
 /// One new note's part: its topic words and its candidates' keys, best first.
-struct Lookup {
+pub(super) struct Lookup {
     words: HashSet<String>,
     keys: Vec<i64>,
 }
@@ -50,25 +50,16 @@ pub(super) struct SpeakerPool {
 }
 
 impl SpeakerPool {
-    /// Looks up the candidates of every message of `inputs` and loads their union per scope.
+    /// Loads, per scope, the union of the candidates `found` names: one [`lookup`] per message
+    /// of `inputs`, in order (the note pipeline looks them up with its other store reads).
     pub(super) fn gather(
         store: &dyn Store,
         cfg: &NoteConfig,
         inputs: &[NotesInput<'_>],
+        found: Vec<Option<Lookup>>,
     ) -> Result<Self> {
         let mut pool = Self::default();
-        // Every note's lookup, several at a time (independent reads; rayon keeps the order).
-        let mut found = {
-            use rayon::prelude::*;
-            let jobs: Vec<(&Scope, &Message)> = inputs
-                .iter()
-                .flat_map(|input| input.messages.iter().map(move |m| (input.scope, m)))
-                .collect();
-            jobs.par_iter()
-                .map(|(scope, m)| lookup(store, scope, cfg, m))
-                .collect::<Result<Vec<_>>>()?
-        }
-        .into_iter();
+        let mut found = found.into_iter();
         let mut scopes: Vec<(&Scope, Vec<i64>)> = Vec::new();
         for input in inputs {
             let at = match scopes.iter().position(|(s, _)| *s == input.scope) {
@@ -146,7 +137,7 @@ impl SpeakerPool {
 }
 
 /// The lexical candidates of one new note, or `None` where the rule does not apply.
-fn lookup(
+pub(super) fn lookup(
     store: &dyn Store,
     scope: &Scope,
     cfg: &NoteConfig,
