@@ -15,6 +15,13 @@
 //! zero, as for every dense-only candidate). A neighbour the query does not match gets little
 //! from any link, so links lift the near misses that the direct hits vouch for, not whatever
 //! happens to be linked. A memory linked to several hits sums their activation.
+//!
+//! **Focus.** When the query names actors of the memories involved (every word of an actor's
+//! name is a word of the query: "What has Melanie painted?" names `Melanie`), activation
+//! flows only along links whose both ends are memories of the named actors. In a conversation
+//! between two people, a question about one of them gains nothing from the other's links, and
+//! the other's notes are not brought in by them. A query that names no actor follows every
+//! link.
 
 use super::{Hit, RankParams, Scores, SearchMode, SearchRequest, Via};
 use crate::error::Result;
@@ -38,7 +45,8 @@ struct Reached {
     parents: Vec<(usize, crate::memory::Link)>,
 }
 
-/// Appends linked results to the direct `hits` of `req` (see the module docs for the score).
+/// Appends linked results to the direct `hits` of `req` (see the module docs for the score
+/// and the focus).
 /// Each linked result is attributed (`via`) to the hit that contributed most to its
 /// activation; each hit is credited with at most `req.expand_links` of them (a result whose
 /// best hit is full goes to its next best), best score first, and the linked results, best
@@ -76,6 +84,7 @@ pub(super) fn expand_links(
     let linked = store.linked(&cq, &ids, &[LinkKind::Related])?;
     let rank_of: HashMap<MemoryId, usize> =
         ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let focus = Focus::of(&req.query, hits, &linked);
     let mut reached: HashMap<MemoryId, Reached> = HashMap::new();
     for LinkedMemory {
         from,
@@ -87,6 +96,9 @@ pub(super) fn expand_links(
         let Some(&parent) = rank_of.get(&from) else {
             continue;
         };
+        if !focus.carries(&hits[parent].memory.actor, &memory.actor) {
+            continue;
+        }
         if rank_of.contains_key(&memory.id) {
             continue;
         }
@@ -177,4 +189,30 @@ pub(super) fn expand_links(
     }
     hits.extend(extra);
     Ok(())
+}
+
+/// The actors a query names, among those of the hits and their linked memories (see the
+/// module docs); empty when it names none.
+struct Focus(HashSet<String>);
+
+impl Focus {
+    fn of(query: &str, hits: &[Hit], linked: &[LinkedMemory]) -> Self {
+        let words: HashSet<String> = crate::text::words(query).collect();
+        let named = |actor: &str| {
+            let mut parts = crate::text::words(actor).peekable();
+            parts.peek().is_some() && parts.all(|w| words.contains(&w))
+        };
+        let actors = hits
+            .iter()
+            .map(|h| &h.memory.actor)
+            .chain(linked.iter().map(|l| &l.memory.actor))
+            .flatten();
+        Focus(actors.filter(|a| named(a)).cloned().collect())
+    }
+
+    /// Whether activation flows along a link between memories of these actors.
+    fn carries(&self, a: &Option<String>, b: &Option<String>) -> bool {
+        let named = |x: &Option<String>| x.as_ref().is_some_and(|x| self.0.contains(x));
+        self.0.is_empty() || (named(a) && named(b))
+    }
 }

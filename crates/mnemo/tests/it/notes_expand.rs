@@ -219,3 +219,65 @@ async fn a_batch_of_note_adds_links_each_note_within_its_own_scope() {
         assert!(links[0].reason.as_deref().unwrap().contains("same speaker"));
     }
 }
+
+#[tokio::test]
+async fn a_query_naming_a_speaker_follows_only_that_speakers_links() {
+    let (m, _dir) = engine(no_rule_links());
+    let hit = add_note(&m, "Ana bought ferry tickets", Some("Ana")).await;
+    let hers = add_note(&m, "boarding at the north pier starts early", Some("Ana")).await;
+    let his = add_note(&m, "the boat was late again", Some("Ben")).await;
+    let bens_hit = add_note(&m, "Ben bought ferry tickets", Some("Ben")).await;
+    let bens_link = add_note(&m, "weekday fares are cheaper", Some("Ben")).await;
+    let link = |from, to| Link {
+        from,
+        to,
+        kind: LinkKind::Related,
+        strength: 1.0,
+        author: Author::Caller,
+        created_at: chrono::Utc::now(),
+        reason: None,
+    };
+    m.add_links(
+        scope(),
+        vec![link(hit, hers), link(hit, his), link(bens_hit, bens_link)],
+    )
+    .await
+    .unwrap();
+    let linked = |hits: &[Hit]| -> Vec<MemoryId> {
+        let mut ids: Vec<MemoryId> = hits
+            .iter()
+            .filter(|h| h.via.is_some())
+            .map(|h| h.memory.id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    let sorted = |mut ids: Vec<MemoryId>| {
+        ids.sort();
+        ids
+    };
+
+    // Names nobody: every link of the two hits is followed.
+    let all = search(&m, "bought ferry tickets", 2, 5).await;
+    let direct: Vec<MemoryId> = all
+        .iter()
+        .filter(|h| h.via.is_none())
+        .map(|h| h.memory.id)
+        .collect();
+    assert_eq!(sorted(direct), sorted(vec![hit, bens_hit]), "{all:?}");
+    assert_eq!(linked(&all), sorted(vec![hers, his, bens_link]), "{all:?}");
+
+    // Names Ana: only links between Ana's notes carry; Ben's hit spreads nothing and Ben's
+    // note linked from Ana's hit is not brought in.
+    let ana = search(&m, "Ana bought ferry tickets", 2, 5).await;
+    let direct: Vec<MemoryId> = ana
+        .iter()
+        .filter(|h| h.via.is_none())
+        .map(|h| h.memory.id)
+        .collect();
+    assert_eq!(sorted(direct), sorted(vec![hit, bens_hit]), "{ana:?}");
+    assert_eq!(linked(&ana), vec![hers], "{ana:?}");
+    // The name is matched as a word, not as a part of one.
+    let anagram = search(&m, "Anabel bought ferry tickets", 2, 5).await;
+    assert_eq!(linked(&anagram), sorted(vec![hers, his, bens_link]));
+}
