@@ -15,7 +15,10 @@
 //! - `notes` (only with `--notes`): every turn stored as a note by the rules in a store of its
 //!   own, scored without (`notes`) and with (`expanded`) link expansion, each
 //!   `{retrieval, per_category}`; the expanded list is one ranking by score cut at each k, so
-//!   linked results count among the k memories they are scored at. `mean_linked_in_top_k`:
+//!   linked results count among the k memories they are scored at. `per_request`: the matched
+//!   control for `expanded`, the direct hits of the same searches alone (at each k, what a
+//!   caller asking for k memories gets without expansion; `notes` and the other rows score
+//!   one search of `top_k` at every k, whose candidate pool is deeper). `mean_linked_in_top_k`:
 //!   linked results among the top-k per question; `add`: note add latency per session.
 //! - `pack` (only with `--pack-budgets`): per budget, the evidence recall of the context pack
 //!   and of plain search results cut to the same budget, with the tokens and items each used
@@ -113,6 +116,8 @@ pub struct NotesSection {
     pub expand_links: usize,
     pub notes: RetrievalSummary,
     pub expanded: RetrievalSummary,
+    /// The expanded searches' direct hits alone: the matched control for `expanded`.
+    pub per_request: RetrievalSummary,
     pub mean_linked_in_top_k: f64,
     pub add: Percentiles,
 }
@@ -187,7 +192,7 @@ impl Report {
         if let Some(n) = &self.notes {
             let _ = writeln!(
                 s,
-                "\n### Notes (rules), without and with link expansion ({} per hit)\n\nLinked results are ranked with the direct hits by score and cut at each k; {:.2} of the top-{} are linked results on average. Note add p50 / p95: {:.1} / {:.1} ms per session.\n",
+                "\n### Notes (rules), without and with link expansion ({} per hit)\n\nLinked results are ranked with the direct hits by score and cut at each k; {:.2} of the top-{} are linked results on average. \"notes, top_k = k\" is the same searches without their linked results (at each k, a search for k memories; the other rows score one search for top_k at every k). Note add p50 / p95: {:.1} / {:.1} ms per session.\n",
                 n.expand_links,
                 n.mean_linked_in_top_k,
                 self.context.top_k,
@@ -197,6 +202,7 @@ impl Report {
             s.push_str(&header("category"));
             s.push_str(&row("raw (mnemo above), overall", &self.retrieval));
             s.push_str(&row("notes, overall", &n.notes.retrieval));
+            s.push_str(&row("notes, top_k = k, overall", &n.per_request.retrieval));
             s.push_str(&row("notes + links, overall", &n.expanded.retrieval));
             for (c, m) in &n.notes.per_category {
                 let name = format!("{c} {}", category_name(c));
@@ -204,6 +210,9 @@ impl Report {
                     s.push_str(&row(&format!("raw, {name}"), raw));
                 }
                 s.push_str(&row(&format!("notes, {name}"), m));
+                if let Some(d) = n.per_request.per_category.get(c) {
+                    s.push_str(&row(&format!("notes, top_k = k, {name}"), d));
+                }
                 if let Some(e) = n.expanded.per_category.get(c) {
                     s.push_str(&row(&format!("notes + links, {name}"), e));
                 }

@@ -261,8 +261,9 @@ pub fn merged_by_score(mut hits: Vec<Hit>, depth: usize) -> Vec<Hit> {
 
 /// A question's scores with link expansion, at an equal number of returned memories: for each
 /// cut-off k, the search a caller asking for k memories makes (`top_k` = k, with expansion),
-/// its direct hits and linked results merged by score and cut at k. Also how many linked
-/// results the `top_k` list holds.
+/// its direct hits and linked results merged by score and cut at k; and, as the matched
+/// control, the same searches' direct hits alone (what a caller asking for k memories gets
+/// without expansion). Also how many linked results the `top_k` list holds.
 #[allow(clippy::too_many_arguments)]
 fn expanded_scores(
     engine: &Memory,
@@ -273,8 +274,9 @@ fn expanded_scores(
     top_k: usize,
     evidence: &[String],
     turn_of: &HashMap<MessageId, String>,
-) -> Result<(crate::metrics::QuestionScores, usize)> {
+) -> Result<(Scored, Scored, usize)> {
     let mut out = crate::metrics::QuestionScores::default();
+    let mut direct_out = crate::metrics::QuestionScores::default();
     let mut linked = 0;
     let mut ks: Vec<usize> = crate::metrics::KS.to_vec();
     if !ks.contains(&top_k) {
@@ -287,21 +289,27 @@ fn expanded_scores(
             ..req.clone()
         };
         let hits = mnemo_core::search::hybrid_search(engine.store().as_ref(), &wide, vector, rank)?;
+        // The direct hits come first, in rank order: without expansion the search is this.
+        let direct: Vec<Hit> = hits.iter().filter(|h| h.via.is_none()).cloned().collect();
         let hits = merged_by_score(hits, k);
         if k == top_k {
             linked = hits.iter().filter(|h| h.via.is_some()).count();
         }
-        let s = score_question(evidence, &covered(&hits, turn_of)).ok_or_else(unscored)?;
-        if let Some(i) = crate::metrics::KS.iter().position(|x| *x == k) {
-            out.recall[i] = s.recall[i];
-            out.hit[i] = s.hit[i];
-            if k == *crate::metrics::KS.last().unwrap_or(&k) {
-                out.reciprocal_rank = s.reciprocal_rank;
+        for (hits, out) in [(&hits, &mut out), (&direct, &mut direct_out)] {
+            let s = score_question(evidence, &covered(hits, turn_of)).ok_or_else(unscored)?;
+            if let Some(i) = crate::metrics::KS.iter().position(|x| *x == k) {
+                out.recall[i] = s.recall[i];
+                out.hit[i] = s.hit[i];
+                if k == *crate::metrics::KS.last().unwrap_or(&k) {
+                    out.reciprocal_rank = s.reciprocal_rank;
+                }
             }
         }
     }
-    Ok((out, linked))
+    Ok((out, direct_out, linked))
 }
+
+type Scored = crate::metrics::QuestionScores;
 
 /// Ingests one conversation into an engine; returns add-call latencies, the map from the
 /// stored messages to turn ids, and the inferred adds a model failed (counted, not fatal: the
@@ -430,8 +438,11 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
         + usize::from(opts.compare_store.is_some());
     let mut compare_tally = RetrievalTally::default();
     let (mut compare_add_ms, mut compare_search_ms) = (Vec::new(), Vec::new());
-    let (mut notes_tally, mut expanded_tally) =
-        (RetrievalTally::default(), RetrievalTally::default());
+    let (mut notes_tally, mut expanded_tally, mut per_request_tally) = (
+        RetrievalTally::default(),
+        RetrievalTally::default(),
+        RetrievalTally::default(),
+    );
     let mut notes_add_ms = Vec::new();
     let (mut linked_in_top, mut expanded_questions) = (0usize, 0usize);
     let ingest_bar = bar((total_turns * copies) as u64, "ingest", opts.progress);
@@ -547,7 +558,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                         notes_tally.push(q.category, &s);
                         let vector = notes.embed(vec![q.question.clone()]).await?;
                         let vector = vector.first().ok_or_else(unscored)?;
-                        let (s, linked) = expanded_scores(
+                        let (s, direct, linked) = expanded_scores(
                             notes,
                             &req,
                             expand,
@@ -560,6 +571,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
                         linked_in_top += linked;
                         expanded_questions += 1;
                         expanded_tally.push(q.category, &s);
+                        per_request_tally.push(q.category, &direct);
                     }
                 }
                 None => counts.questions_without_evidence += 1,
@@ -639,6 +651,7 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
             expand_links: expand,
             notes: notes_tally.summary(),
             expanded: expanded_tally.summary(),
+            per_request: per_request_tally.summary(),
             mean_linked_in_top_k: linked_in_top as f64 / expanded_questions.max(1) as f64,
             add: Percentiles {
                 p50: percentile(&notes_add_ms, 0.5),

@@ -271,9 +271,14 @@ async fn notes_are_scored_without_and_with_link_expansion_in_the_same_run() {
     // Seven notes, twenty slots: every turn is reachable at 20 either way.
     assert_eq!(notes.notes.retrieval["recall@20"], 1.0);
     assert_eq!(notes.expanded.retrieval["recall@20"], 1.0);
+    assert_eq!(cats(&notes.per_request), cats(&notes.notes));
+    // With seven notes every candidate pool holds them all, so a search for k ranks them as
+    // the one search for top_k does: the control is the notes row at every k.
+    assert_eq!(notes.per_request.retrieval, notes.notes.retrieval);
     assert!(notes.mean_linked_in_top_k <= opts.top_k as f64);
     let md = report.to_markdown(&[]);
     assert!(md.contains("notes + links, overall"), "{md}");
+    assert!(md.contains("notes, top_k = k, overall"), "{md}");
     assert!(md.contains("notes, 1 multi-hop"), "{md}");
     let json: serde_json::Value = serde_json::to_value(&report).unwrap();
     assert_eq!(json["config"]["notes_expand_links"], 2);
