@@ -14,8 +14,9 @@
 //!    (each note's nearest notes and, in rule mode, the notes sharing its rare names and the
 //!    speaker rule's lexical candidates) is looked up for all notes of the call first, several
 //!    notes at a time on rayon's threads: the lookups are independent reads of the store as it
-//!    was before the call. The speaker rule's candidates are loaded once for the call
-//!    ([`speaker`]).
+//!    was before the call. What they found is then loaded once for the call: one fetch of the
+//!    union of their keys per scope (a loaded record does not depend on which other keys are
+//!    loaded with it), from which the speaker rule's candidates are also read ([`speaker`]).
 //! 4. Changed neighbours get their new enriched text embedded (one batch); the plan carries
 //!    the new notes, the links and the evolutions for one transaction.
 //!
@@ -240,20 +241,13 @@ pub fn notes_many(
         .zip(&vectors)
         .map(|((scope, m), v)| (scope, m, v.as_slice()))
         .collect();
-    let mut found = {
+    let found = {
         use rayon::prelude::*;
         jobs.par_iter()
             .map(|(scope, m, v)| lookups(store, notes_cfg, scope, (m, v), chat.is_none()))
             .collect::<Result<Vec<_>>>()?
     };
-    // Rule mode: the speaker rule's candidates of every note, loaded once for the call.
-    let speakers = match chat {
-        None => {
-            let per_note = found.iter_mut().map(|l| l.speaker.take()).collect();
-            SpeakerPool::gather(store, notes_cfg, inputs, per_note)?
-        }
-        Some(_) => SpeakerPool::default(),
-    };
+    let (found, speakers) = load(store, inputs, found)?;
     let mut found = found.into_iter();
     let mut at = 0;
     for (k, (((input, fields), plan), by_rules)) in inputs
@@ -356,16 +350,99 @@ fn fields_of(
     Ok((fields, by_rules))
 }
 
-/// What linking one new note reads from the store, looked up before any note is linked.
+/// What linking one new note reads from the store, looked up before any note is linked (keys
+/// only: [`load`] loads the records for the whole call).
 struct Lookups {
-    /// Its `neighbours` nearest notes of the scope: (store key, cosine, record), nearest first.
+    /// Its `neighbours` nearest notes of the scope: (store key, cosine), nearest first.
+    near: Vec<(i64, f32)>,
+    /// Rule mode: notes sharing a name with it at least `link_entity` informative: (store key,
+    /// the name's informativeness).
+    by_name: Vec<(i64, f32)>,
+    entities: Vec<crate::entity::EntityMention>,
+    /// Rule mode: the speaker rule's lexical candidates.
+    speaker: Option<speaker::Lookup>,
+}
+
+/// [`Lookups`] with their records loaded.
+struct Found {
+    /// (store key, cosine, record), nearest first.
     near: Vec<(i64, f32, Memory)>,
-    /// Rule mode: notes sharing a name with it at least `link_entity` informative, with the
-    /// name's informativeness.
+    /// (the shared name's informativeness, record).
     by_name: Vec<(f32, Memory)>,
     entities: Vec<crate::entity::EntityMention>,
-    /// Rule mode: the speaker rule's lexical candidates (taken by [`SpeakerPool::gather`]).
-    speaker: Option<speaker::Lookup>,
+}
+
+/// Keys per `fetch` (bounds one statement's parameters).
+const FETCH_CHUNK: usize = 500;
+
+/// Loads what the lookups of every note of `inputs` found (one [`Lookups`] per message, in
+/// order): one fetch of the union of their keys per scope, in chunks of [`FETCH_CHUNK`]. A key
+/// the fetch skips (no longer visible) is dropped where it was found, as before. The speaker
+/// rule's candidates are read from the same records.
+fn load(
+    store: &dyn Store,
+    inputs: &[NotesInput<'_>],
+    found: Vec<Lookups>,
+) -> Result<(Vec<Found>, SpeakerPool)> {
+    // Per input: which entry of `scopes` (and later `loaded`) holds its scope.
+    let mut scopes: Vec<(&Scope, Vec<i64>)> = Vec::new();
+    let mut group: Vec<usize> = Vec::with_capacity(inputs.len());
+    let mut per_input = found.iter();
+    for input in inputs {
+        let at = match scopes.iter().position(|(s, _)| *s == input.scope) {
+            Some(at) => at,
+            None => {
+                scopes.push((input.scope, Vec::new()));
+                scopes.len() - 1
+            }
+        };
+        group.push(at);
+        let keys = &mut scopes[at].1;
+        for l in per_input.by_ref().take(input.messages.len()) {
+            keys.extend(l.near.iter().map(|(k, _)| *k));
+            keys.extend(l.by_name.iter().map(|(k, _)| *k));
+            if let Some(s) = &l.speaker {
+                keys.extend(s.keys());
+            }
+        }
+    }
+    let mut loaded: Vec<HashMap<i64, Memory>> = Vec::with_capacity(scopes.len());
+    for (scope, mut keys) in scopes {
+        keys.sort_unstable();
+        keys.dedup();
+        let q = note_query(scope, FETCH_CHUNK);
+        let mut records = HashMap::with_capacity(keys.len());
+        for chunk in keys.chunks(FETCH_CHUNK) {
+            records.extend(store.fetch(&q, chunk)?);
+        }
+        loaded.push(records);
+    }
+    let mut out = Vec::with_capacity(found.len());
+    let mut speaker = Vec::with_capacity(found.len());
+    let mut found = found.into_iter();
+    for (input, g) in inputs.iter().zip(&group) {
+        let records = &loaded[*g];
+        for l in found.by_ref().take(input.messages.len()) {
+            let near = l
+                .near
+                .iter()
+                .filter_map(|(k, score)| records.get(k).map(|n| (*k, *score, n.clone())))
+                .collect();
+            let by_name = l
+                .by_name
+                .iter()
+                .filter_map(|(k, score)| records.get(k).map(|n| (*score, n.clone())))
+                .collect();
+            speaker.push(l.speaker);
+            out.push(Found {
+                near,
+                by_name,
+                entities: l.entities,
+            });
+        }
+    }
+    let pool = SpeakerPool::from_loaded(inputs, speaker, group, &loaded);
+    Ok((out, pool))
 }
 
 /// The store reads of one new note (`m`, embedded as `vector`) for [`link_and_evolve`].
@@ -381,12 +458,7 @@ fn lookups(
         Vec::new()
     } else {
         let cands = store.dense_candidates(&q, vector)?;
-        let keys: Vec<i64> = cands.iter().map(|c| c.key).collect();
-        let mut loaded: HashMap<i64, Memory> = store.fetch(&q, &keys)?.into_iter().collect();
-        cands
-            .iter()
-            .filter_map(|c| loaded.remove(&c.key).map(|n| (c.key, c.score, n)))
-            .collect::<Vec<_>>()
+        cands.iter().map(|c| (c.key, c.score)).collect::<Vec<_>>()
     };
     let entities = crate::entity::extract_entities(&m.content);
     let mut by_name = Vec::new();
@@ -396,21 +468,14 @@ fn lookups(
         .map(|e| e.normalized.clone())
         .collect();
     if rules && !names.is_empty() {
-        let pooled: Vec<i64> = near.iter().map(|(k, _, _)| *k).collect();
+        let pooled: Vec<i64> = near.iter().map(|(k, _)| *k).collect();
         let eq = note_query(scope, notes_cfg.max_rule_links.max(1) * 4);
-        let found: Vec<_> = store
+        by_name = store
             .entity_candidates(&eq, &names, &pooled)?
             .into_iter()
             .filter(|c| c.score >= notes_cfg.link_entity)
+            .map(|c| (c.key, c.score))
             .collect();
-        if !found.is_empty() {
-            let keys: Vec<i64> = found.iter().map(|c| c.key).collect();
-            let mut loaded: HashMap<i64, Memory> = store.fetch(&eq, &keys)?.into_iter().collect();
-            by_name = found
-                .iter()
-                .filter_map(|c| loaded.remove(&c.key).map(|n| (c.score, n)))
-                .collect();
-        }
     }
     let speaker = if rules {
         speaker::lookup(store, scope, notes_cfg, m)?
@@ -438,7 +503,7 @@ fn link_and_evolve(
     suffixes: &[String],
     vectors: &[Vec<f32>],
     (speakers, input_at): (&SpeakerPool, usize),
-    found: Vec<Lookups>,
+    found: Vec<Found>,
     log: &mut CallLog,
     plan: &mut NotePlan,
 ) -> Result<()> {
@@ -448,11 +513,10 @@ fn link_and_evolve(
     let items = input.messages.iter().zip(fields).zip(vectors).zip(found);
     for (i, (((m, mut f), vector), found)) in items.enumerate() {
         let id = MemoryId::new();
-        let Lookups {
+        let Found {
             near,
             by_name,
             entities,
-            ..
         } = found;
         if rule_keywords {
             // Distinctive against the scope's nearest notes: the ones just found.

@@ -5,9 +5,10 @@
 //! them); those of the same speaker that share a rare word with it are linked. The rule reads
 //! only a candidate's id, speaker and topic words, and the notes of one call draw largely on
 //! the same earlier notes. So the candidates are looked up note by note, but loaded once per
-//! scope for the whole call (the union of their keys) and each one's words are worked out
-//! once, where loading every note's pool on its own repeated both for most candidates. The
-//! lookups themselves run with the note pipeline's other store reads, several notes at a time.
+//! scope for the whole call (with the union of the note pipeline's other lookups, see
+//! `notes::load`) and each one's words are worked out once, where loading every note's pool on
+//! its own repeated both for most candidates. The lookups themselves run with the note
+//! pipeline's other store reads, several notes at a time.
 //!
 //! The links are the same as with a load per note: a loaded row does not depend on which
 //! other keys are loaded with it, the rule does not depend on the order of its candidates,
@@ -17,14 +18,11 @@
 
 use super::{note_query, NotesInput};
 use crate::error::Result;
-use crate::memory::{MemoryId, Message};
+use crate::memory::{Memory, MemoryId, Message};
 use crate::note::{self, NoteConfig};
 use crate::scope::Scope;
 use crate::store::Store;
 use std::collections::{HashMap, HashSet};
-
-/// Keys per `fetch` of a scope's union (bounds one statement's parameters).
-const FETCH_CHUNK: usize = 500;
 
 /// What the rule reads of a candidate.
 struct Candidate {
@@ -39,6 +37,13 @@ pub(super) struct Lookup {
     keys: Vec<i64>,
 }
 
+impl Lookup {
+    /// The candidates' store keys.
+    pub(super) fn keys(&self) -> impl Iterator<Item = i64> + '_ {
+        self.keys.iter().copied()
+    }
+}
+
 /// The rule's candidates for every note of one call, looked up and loaded before linking.
 #[derive(Default)]
 pub(super) struct SpeakerPool {
@@ -50,53 +55,43 @@ pub(super) struct SpeakerPool {
 }
 
 impl SpeakerPool {
-    /// Loads, per scope, the union of the candidates `found` names: one [`lookup`] per message
-    /// of `inputs`, in order (the note pipeline looks them up with its other store reads).
-    pub(super) fn gather(
-        store: &dyn Store,
-        cfg: &NoteConfig,
+    /// The rule's candidates from the records of the call's lookups: `found` holds one
+    /// [`lookup`] per message of `inputs`, in order, `group` per input the entry of `loaded`
+    /// (records by store key) that holds its scope's.
+    pub(super) fn from_loaded(
         inputs: &[NotesInput<'_>],
         found: Vec<Option<Lookup>>,
-    ) -> Result<Self> {
-        let mut pool = Self::default();
+        group: Vec<usize>,
+        loaded: &[HashMap<i64, Memory>],
+    ) -> Self {
+        let mut pool = Self {
+            notes: Vec::with_capacity(inputs.len()),
+            group,
+            loaded: loaded.iter().map(|_| HashMap::new()).collect(),
+        };
         let mut found = found.into_iter();
-        let mut scopes: Vec<(&Scope, Vec<i64>)> = Vec::new();
-        for input in inputs {
-            let at = match scopes.iter().position(|(s, _)| *s == input.scope) {
-                Some(at) => at,
-                None => {
-                    scopes.push((input.scope, Vec::new()));
-                    scopes.len() - 1
-                }
-            };
-            pool.group.push(at);
+        for (input, g) in inputs.iter().zip(&pool.group) {
             let per: Vec<Option<Lookup>> = found.by_ref().take(input.messages.len()).collect();
-            for l in per.iter().flatten() {
-                scopes[at].1.extend(&l.keys);
+            let (Some(records), Some(words_of)) = (loaded.get(*g), pool.loaded.get_mut(*g)) else {
+                pool.notes.push(per);
+                continue;
+            };
+            for key in per.iter().flatten().flat_map(|l| l.keys()) {
+                if words_of.contains_key(&key) {
+                    continue;
+                }
+                if let Some(n) = records.get(&key) {
+                    let candidate = Candidate {
+                        id: n.id,
+                        actor: n.actor.clone(),
+                        words: note::topic_words(&n.text),
+                    };
+                    words_of.insert(key, candidate);
+                }
             }
             pool.notes.push(per);
         }
-        for (scope, mut keys) in scopes {
-            keys.sort_unstable();
-            keys.dedup();
-            let q = note_query(scope, cfg.speaker_link_pool);
-            let mut loaded = HashMap::with_capacity(keys.len());
-            for chunk in keys.chunks(FETCH_CHUNK) {
-                for (key, n) in store.fetch(&q, chunk)? {
-                    let words = note::topic_words(&n.text);
-                    loaded.insert(
-                        key,
-                        Candidate {
-                            id: n.id,
-                            actor: n.actor,
-                            words,
-                        },
-                    );
-                }
-            }
-            pool.loaded.push(loaded);
-        }
-        Ok(pool)
+        pool
     }
 
     /// Adds the rule's links of message `i` (`m`) of input `input` to `links`, keeping the
