@@ -44,6 +44,19 @@ async fn add_note(m: &Memory, text: &str, speaker: Option<&str>) -> MemoryId {
     out.results[0].id
 }
 
+/// A caller's `related` link at full strength.
+fn caller_link(from: MemoryId, to: MemoryId) -> Link {
+    Link {
+        from,
+        to,
+        kind: LinkKind::Related,
+        strength: 1.0,
+        author: Author::Caller,
+        created_at: chrono::Utc::now(),
+        reason: None,
+    }
+}
+
 async fn search(m: &Memory, q: &str, top_k: usize, expand: usize) -> Vec<Hit> {
     let mut req = SearchRequest::new(scope(), q, top_k);
     req.expand_links = expand;
@@ -59,18 +72,12 @@ async fn linked_notes_are_scored_by_their_own_relevance_lifted_by_the_link() {
     for filler in ["bread and coffee for breakfast", "a long meeting at work"] {
         add_note(&m, filler, None).await;
     }
-    let link = |to| Link {
-        from: hit,
-        to,
-        kind: LinkKind::Related,
-        strength: 1.0,
-        author: Author::Caller,
-        created_at: chrono::Utc::now(),
-        reason: None,
-    };
-    m.add_links(scope(), vec![link(relevant), link(unrelated)])
-        .await
-        .unwrap();
+    m.add_links(
+        scope(),
+        vec![caller_link(hit, relevant), caller_link(hit, unrelated)],
+    )
+    .await
+    .unwrap();
 
     let direct = search(&m, "ferry tickets", 10, 0).await;
     assert_eq!(direct[0].memory.id, hit);
@@ -228,21 +235,12 @@ async fn a_query_naming_a_speaker_follows_only_that_speakers_links() {
     let his = add_note(&m, "the boat was late again", Some("Ben")).await;
     let bens_hit = add_note(&m, "Ben bought ferry tickets", Some("Ben")).await;
     let bens_link = add_note(&m, "weekday fares are cheaper", Some("Ben")).await;
-    let link = |from, to| Link {
-        from,
-        to,
-        kind: LinkKind::Related,
-        strength: 1.0,
-        author: Author::Caller,
-        created_at: chrono::Utc::now(),
-        reason: None,
-    };
-    m.add_links(
-        scope(),
-        vec![link(hit, hers), link(hit, his), link(bens_hit, bens_link)],
-    )
-    .await
-    .unwrap();
+    let links = vec![
+        caller_link(hit, hers),
+        caller_link(hit, his),
+        caller_link(bens_hit, bens_link),
+    ];
+    m.add_links(scope(), links).await.unwrap();
     // (direct hits, linked results), each sorted.
     let split = |hits: &[Hit]| -> (Vec<MemoryId>, Vec<MemoryId>) {
         let (mut direct, mut linked): (Vec<MemoryId>, Vec<MemoryId>) = (Vec::new(), Vec::new());
