@@ -289,14 +289,19 @@ fn expanded_scores(
             ..req.clone()
         };
         let hits = mnemo_core::search::hybrid_search(engine.store().as_ref(), &wide, vector, rank)?;
-        // The direct hits come first, in rank order: without expansion the search is this.
-        let direct: Vec<Hit> = hits.iter().filter(|h| h.via.is_none()).cloned().collect();
+        // The direct hits come first, in rank order (expansion appends the linked results):
+        // without expansion the search returns these.
+        let direct_n = hits.iter().take_while(|h| h.via.is_none()).count();
+        let direct = covered(&hits[..direct_n], turn_of);
         let hits = merged_by_score(hits, k);
         if k == top_k {
             linked = hits.iter().filter(|h| h.via.is_some()).count();
         }
-        for (hits, out) in [(&hits, &mut out), (&direct, &mut direct_out)] {
-            let s = score_question(evidence, &covered(hits, turn_of)).ok_or_else(unscored)?;
+        for (turns, out) in [
+            (covered(&hits, turn_of), &mut out),
+            (direct, &mut direct_out),
+        ] {
+            let s = score_question(evidence, &turns).ok_or_else(unscored)?;
             if let Some(i) = crate::metrics::KS.iter().position(|x| *x == k) {
                 out.recall[i] = s.recall[i];
                 out.hit[i] = s.hit[i];

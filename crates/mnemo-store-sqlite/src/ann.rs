@@ -480,7 +480,6 @@ impl Ann {
             .collect())
     }
 
-    /// Exact cosine similarities of the given keys (skipping keys not in the index).
     /// Exact scores of the `keys` that memories of `scope` hold (any visibility); a key of
     /// another owner, or one not indexed, scores nothing.
     pub fn score_in_scope(
@@ -500,6 +499,7 @@ impl Ann {
         self.score(vector, &owned)
     }
 
+    /// Exact cosine similarities of the given keys (skipping keys not in the index).
     pub fn score(&self, vector: &[f32], keys: &[i64]) -> Result<Vec<Candidate>> {
         let mut buf = vec![0f32; self.dim];
         let mut out = Vec::with_capacity(keys.len());

@@ -365,8 +365,8 @@ struct Lookups {
 
 /// [`Lookups`] with their records loaded.
 struct Found {
-    /// (store key, cosine, record), nearest first.
-    near: Vec<(i64, f32, Memory)>,
+    /// (cosine, record), nearest first.
+    near: Vec<(f32, Memory)>,
     /// (the shared name's informativeness, record).
     by_name: Vec<(f32, Memory)>,
     entities: Vec<crate::entity::EntityMention>,
@@ -426,7 +426,7 @@ fn load(
             let near = l
                 .near
                 .iter()
-                .filter_map(|(k, score)| records.get(k).map(|n| (*k, *score, n.clone())))
+                .filter_map(|(k, score)| records.get(k).map(|n| (*score, n.clone())))
                 .collect();
             let by_name = l
                 .by_name
@@ -520,7 +520,7 @@ fn link_and_evolve(
         } = found;
         if rule_keywords {
             // Distinctive against the scope's nearest notes: the ones just found.
-            let texts: Vec<&str> = near.iter().map(|(_, _, n)| n.text.as_str()).collect();
+            let texts: Vec<&str> = near.iter().map(|(_, n)| n.text.as_str()).collect();
             f.keywords = note::rule_keywords(&m.content, &texts);
         }
         let mut index_text = note::enriched_text(&m.content, &f);
@@ -532,7 +532,7 @@ fn link_and_evolve(
             Some(chat) => {
                 let table: Vec<Memory> = near
                     .iter()
-                    .map(|(_, _, n)| match evolved.get(&n.id) {
+                    .map(|(_, n)| match evolved.get(&n.id) {
                         Some((_, f, _)) => Memory {
                             note: Some(f.clone()),
                             ..n.clone()
@@ -568,7 +568,7 @@ fn link_and_evolve(
             }
             None => {
                 let mut links: HashMap<MemoryId, (f32, String)> = HashMap::new();
-                for (_, score, n) in &near {
+                for (score, n) in &near {
                     if *score >= notes_cfg.link_similarity {
                         links.insert(n.id, (*score, format!("similarity {score:.2}")));
                     }

@@ -202,12 +202,14 @@ impl Focus {
             let mut parts = crate::text::words(actor).peekable();
             parts.peek().is_some() && parts.all(|w| words.contains(&w))
         };
-        let actors = hits
+        // Each distinct actor once: a scope has few, and hundreds of results share them.
+        let actors: HashSet<&String> = hits
             .iter()
             .map(|h| &h.memory.actor)
             .chain(linked.iter().map(|l| &l.memory.actor))
-            .flatten();
-        Focus(actors.filter(|a| named(a)).cloned().collect())
+            .flatten()
+            .collect();
+        Focus(actors.into_iter().filter(|a| named(a)).cloned().collect())
     }
 
     /// Whether activation flows along a link between memories of these actors.

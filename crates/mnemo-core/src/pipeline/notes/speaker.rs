@@ -45,7 +45,6 @@ impl Lookup {
 }
 
 /// The rule's candidates for every note of one call, looked up and loaded before linking.
-#[derive(Default)]
 pub(super) struct SpeakerPool {
     /// Per input, per message: `None` where the rule does not apply (no speaker, no words).
     notes: Vec<Vec<Option<Lookup>>>,
