@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 # One build with the workspace's feature set; the model install below uses the `mnemo` binary it
 # produces (a separate `cargo run -p mnemo-cli` would resolve features differently and compile
-# most dependencies a second time).
-cargo test --workspace --no-run
+# most dependencies a second time). The opt-in candle embedder is part of the tested feature set
+# (`features` below): it is the exact reference the ONNX embedder's quality tests compare with.
+features=(--features mnemo-models/candle,mnemo-cli/candle)
+cargo test --workspace "${features[@]}" --no-run
 if [ ! -d "$MNEMO_MODELS_DIR/onnxruntime" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
   "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install
 fi
@@ -22,9 +24,12 @@ if [ -z "${MNEMO_TEST_PG_URL:-}" ]; then
   trap 'scripts/pg.sh stop "$pg_dir"' EXIT
   trap 'exit 130' INT TERM
   if ! MNEMO_TEST_PG_URL=$(scripts/pg.sh start "$pg_dir"); then
-    echo "test.sh: PostgreSQL for the tests could not start (scripts/pg.sh's output above)" >&2
+    echo "test.sh: PostgreSQL for the tests could not start (scripts/pg.sh's output above;" \
+      "exit 3 means its binaries cannot run on this CPU)" >&2
     exit 1
   fi
   export MNEMO_TEST_PG_URL
 fi
-cargo test --workspace --no-fail-fast
+cargo test --workspace "${features[@]}" --no-fail-fast
+# The default feature set of the embedder crate: choosing candle there is a clear error.
+cargo test -p mnemo-models --lib

@@ -10,6 +10,7 @@
 mod conversations;
 pub use conversations::{run as run_conversations, Options as ConversationOptions};
 
+use crate::io::outln;
 use mnemo::{AddRequest, Memory, MemoryConfig};
 use mnemo_core::*;
 use std::time::Instant;
@@ -615,9 +616,9 @@ pub(crate) fn finish(
         let _ = std::fs::remove_dir_all(dir);
     }
     if json {
-        println!("{report}");
+        outln!("{report}");
     } else {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     }
     Ok(())
 }

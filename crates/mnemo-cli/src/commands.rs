@@ -1,6 +1,7 @@
 //! One function per subcommand; each builds a request, calls the library, prints the result.
 
 use crate::args::{Cli, Command, ModelsAction, RemoteEmbedderArgs, ScopeArgs};
+use crate::io::outln;
 use crate::io::*;
 use anyhow::Context;
 use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, MemoryConfig, UpdateRequest};
@@ -157,10 +158,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }))?;
             } else {
                 for p in &report.installed {
-                    println!("installed {}", p.display());
+                    outln!("installed {}", p.display());
                 }
                 for p in &report.skipped {
-                    println!("present   {}", p.display());
+                    outln!("present   {}", p.display());
                 }
             }
             return Ok(());
@@ -286,7 +287,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&out)?;
             } else {
                 for r in &out.results {
-                    println!("{} {}  {}", r.event, r.id, r.memory);
+                    outln!("{} {}  {}", r.event, r.id, r.memory);
                 }
             }
         }
@@ -330,7 +331,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 for h in &resp.results {
                     match &h.via {
-                        Some(v) => println!(
+                        Some(v) => outln!(
                             "{:.3}  {}  (via {} {} {:.2})",
                             h.score,
                             human_memory(&h.memory),
@@ -338,7 +339,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                             v.kind,
                             v.strength
                         ),
-                        None => println!("{:.3}  {}", h.score, human_memory(&h.memory)),
+                        None => outln!("{:.3}  {}", h.score, human_memory(&h.memory)),
                     }
                 }
             }
@@ -354,9 +355,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&d)?;
             } else {
-                println!("{} [{}]", human_memory(&d.memory), d.memory.state);
+                outln!("{} [{}]", human_memory(&d.memory), d.memory.state);
                 for m in &d.source_messages {
-                    println!(
+                    outln!(
                         "  from {} {}: {}",
                         m.created_at.to_rfc3339(),
                         m.name.as_deref().unwrap_or(m.role.as_str()),
@@ -364,10 +365,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     );
                 }
                 for l in &d.links {
-                    println!("  link {} {} -> {}", l.kind, l.from, l.to);
+                    outln!("  link {} {} -> {}", l.kind, l.from, l.to);
                 }
                 for e in &d.entities {
-                    println!("  entity {} ({})", e.name, e.entity_type);
+                    outln!("  entity {} ({})", e.name, e.entity_type);
                 }
             }
         }
@@ -387,7 +388,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&m)?;
             } else {
-                println!("{}", human_memory(&m));
+                outln!("{}", human_memory(&m));
             }
         }
         Command::List {
@@ -414,10 +415,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&page)?;
             } else {
                 for m in &page.results {
-                    println!("{}", human_memory(m));
+                    outln!("{}", human_memory(m));
                 }
                 if let Some(c) = &page.next_cursor {
-                    println!("next cursor: {c}");
+                    outln!("next cursor: {c}");
                 }
             }
         }
@@ -443,7 +444,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&m)?;
             } else {
-                println!("updated {}", human_memory(&m));
+                outln!("updated {}", human_memory(&m));
             }
         }
         Command::Delete { scope, hard, id } => {
@@ -459,7 +460,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&serde_json::json!({"id": id, "event": "DELETE"}))?;
             } else {
-                println!("deleted {id}");
+                outln!("deleted {id}");
             }
         }
         Command::Erase {
@@ -479,7 +480,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&report)?;
             } else {
-                println!("erased {}", report.id);
+                outln!("erased {}", report.id);
             }
         }
         Command::DeleteAll { scope, hard } => {
@@ -494,7 +495,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&serde_json::json!({"deleted": n}))?;
             } else {
-                println!("deleted {n} memories");
+                outln!("deleted {n} memories");
             }
         }
         Command::Link {
@@ -520,7 +521,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                         print_json(&serde_json::json!({"results": links}))?;
                     } else {
                         for l in &links {
-                            println!(
+                            outln!(
                                 "{} -> {}  {} {:.2} by {}  {}",
                                 l.from,
                                 l.to,
@@ -545,7 +546,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     if json {
                         print_json(&serde_json::json!({"removed": true}))?;
                     } else {
-                        println!("link removed");
+                        outln!("link removed");
                     }
                 }
                 (Some(to), false) => {
@@ -570,7 +571,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     if json {
                         print_json(&serde_json::json!({"results": links}))?;
                     } else {
-                        println!("linked {from} -> {to}");
+                        outln!("linked {from} -> {to}");
                     }
                 }
             }
@@ -582,7 +583,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 print_json(&serde_json::json!({"results": events}))?;
             } else {
                 for e in &events {
-                    println!(
+                    outln!(
                         "{} {} {:?} -> {:?}",
                         e.created_at.to_rfc3339(),
                         e.event,
@@ -597,7 +598,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 print_json(&serde_json::json!({"reset": true}))?;
             } else {
-                println!("store reset");
+                outln!("store reset");
             }
         }
         Command::Import {
@@ -612,7 +613,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     std::fs::File::create(p)
                         .with_context(|| format!("creating {}", p.display()))?,
                 )),
-                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+                None => Box::new(std::io::BufWriter::new(crate::io::Stdout)),
             };
             for r in &records {
                 serde_json::to_writer(&mut out, r)?;
@@ -665,7 +666,7 @@ async fn doctor(memory: &Memory, location: &mnemo::StoreConfig, json: bool) -> a
         // stdout carries only the error object; the full report goes to stderr.
         eprintln!("{report}");
     } else {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     }
     if let Err(e) = embedder {
         return Err(e.into());

@@ -5,6 +5,7 @@
 use crate::args::ContextArgs;
 use crate::commands::scope_of;
 use crate::io::print_json;
+use crate::io::{out, outln};
 use mnemo::Memory;
 use mnemo_core::pack::ContextOptions;
 
@@ -24,9 +25,9 @@ pub async fn run(memory: &Memory, args: ContextArgs, json: bool) -> anyhow::Resu
     if json {
         return print_json(&pack);
     }
-    print!("{}", pack.rendered);
+    out!("{}", pack.rendered);
     if !pack.rendered.ends_with('\n') {
-        println!();
+        outln!();
     }
     let items: usize = pack.sections.iter().map(|s| s.items.len()).sum();
     eprintln!(

@@ -2,6 +2,7 @@
 //! the Markdown and the charts.
 
 use crate::args::{CorrectnessArgs, LocomoArgs};
+use crate::io::outln;
 use anyhow::{bail, Context};
 use mnemo::MemoryConfig;
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder};
@@ -81,20 +82,23 @@ pub async fn correctness(cfg: MemoryConfig, a: CorrectnessArgs, json: bool) -> a
             .with_context(|| format!("writing {}", out.display()))?;
     }
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?);
     } else {
         for s in &report.scenarios {
-            println!("{:<22} {}/{}", s.name, s.passed, s.total);
+            outln!("{:<22} {}/{}", s.name, s.passed, s.total);
             for c in s.checks.iter().filter(|c| !c.passed) {
-                println!("  FAILED {}: {}", c.check, c.detail);
+                outln!("  FAILED {}: {}", c.check, c.detail);
             }
             if let Some(e) = &s.error {
-                println!("  error: {e}");
+                outln!("  error: {e}");
             }
         }
-        println!(
+        outln!(
             "score {:.3} ({}/{}) with {}",
-            report.score, report.passed, report.total, report.model
+            report.score,
+            report.passed,
+            report.total,
+            report.model
         );
     }
     Ok(())
@@ -211,22 +215,26 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
             .with_context(|| format!("writing {}", md.display()))?;
     }
     if json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?);
     } else {
         let r = &report.retrieval;
-        println!(
+        outln!(
             "mnemo  recall@10 {:.3}  recall@20 {:.3}  mrr {:.3}",
-            r["recall@10"], r["recall@20"], r["mrr"]
+            r["recall@10"],
+            r["recall@20"],
+            r["mrr"]
         );
         for (name, b) in &report.baselines {
-            println!(
+            outln!(
                 "{name:<6} recall@10 {:.3}  recall@20 {:.3}  mrr {:.3}",
-                b.retrieval["recall@10"], b.retrieval["recall@20"], b.retrieval["mrr"]
+                b.retrieval["recall@10"],
+                b.retrieval["recall@20"],
+                b.retrieval["mrr"]
             );
         }
         if let Some(n) = &report.notes {
             for (name, r) in [("notes", &n.notes), ("notes+links", &n.expanded)] {
-                println!(
+                outln!(
                     "{name:<11} recall@10 {:.3}  multi-hop recall@10 {:.3}",
                     r.retrieval["recall@10"],
                     r.per_category
@@ -237,7 +245,7 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
                 );
             }
         }
-        println!("report: {}", a.out.display());
+        outln!("report: {}", a.out.display());
     }
     Ok(())
 }

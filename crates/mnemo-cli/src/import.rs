@@ -4,6 +4,7 @@
 //! invalid-input error naming the line; nothing of a refused line reaches the store.
 
 use crate::args::ScopeArgs;
+use crate::io::outln;
 use crate::io::print_json;
 use anyhow::Context;
 use mnemo::{AddInput, AddRequest, Memory};
@@ -111,7 +112,6 @@ pub async fn run(
     let mut pending_adds: Vec<AddRequest> = Vec::new();
     let mut pending_records: Vec<ExportRecord> = Vec::new();
     let batch_size = batch_size.clamp(1, 10_000);
-    let stdout = std::io::stdout();
     for (i, raw) in lines.iter().enumerate() {
         // Blank lines are skipped, but still reach the flush below when they end the file.
         if !raw.trim().is_empty() {
@@ -130,7 +130,7 @@ pub async fn run(
             added += ids.len() as u64;
             if json {
                 // Each line acknowledges a committed batch.
-                let mut out = stdout.lock();
+                let mut out = crate::io::Stdout;
                 writeln!(out, "{}", serde_json::json!({"acknowledged": ids}))?;
                 out.flush()?;
             }
@@ -148,7 +148,7 @@ pub async fn run(
     if json {
         print_json(&serde_json::json!({"imported": {"added": added, "restored": restored}}))?;
     } else {
-        println!("imported: {added} added, {restored} restored from export records");
+        outln!("imported: {added} added, {restored} restored from export records");
     }
     Ok(())
 }

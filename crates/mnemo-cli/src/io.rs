@@ -2,6 +2,80 @@
 
 use mnemo_core::{Error, ErrorKind};
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once stdout's reader has gone away (`mnemo list | head -1`): later output is dropped.
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+/// Set when writing to stdout failed for another reason (a full disk behind `>`): exit 1.
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Standard output for every command's results. A closed pipe is not an error: the command runs
+/// to its end (what it writes to the store is never cut short) and exits 0 with the rest of its
+/// output dropped, as `head` expects of a producer. Any other write error is reported once on
+/// stderr and makes the exit status 1 ([`output_status`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Stdout;
+
+impl Stdout {
+    fn check<T>(r: std::io::Result<T>, done: T) -> std::io::Result<T> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                STDOUT_GONE.store(true, Ordering::Relaxed);
+                Ok(done)
+            }
+            Err(e) => {
+                if !STDOUT_FAILED.swap(true, Ordering::Relaxed) {
+                    eprintln!("error: cannot write to standard output: {e}");
+                }
+                STDOUT_GONE.store(true, Ordering::Relaxed);
+                Ok(done)
+            }
+            ok => ok,
+        }
+    }
+}
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if STDOUT_GONE.load(Ordering::Relaxed) {
+            return Ok(buf.len());
+        }
+        Self::check(std::io::stdout().lock().write(buf), buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if STDOUT_GONE.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        Self::check(std::io::stdout().lock().flush(), ())
+    }
+}
+
+/// The process's exit status as far as output goes: 1 when stdout failed other than by a closed
+/// pipe, else 0.
+pub fn output_status() -> i32 {
+    use std::io::Write as _;
+    let _ = Stdout.flush();
+    i32::from(STDOUT_FAILED.load(Ordering::Relaxed))
+}
+
+/// `println!` through [`Stdout`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        // Stdout never fails: errors are recorded for the exit status.
+        let _ = writeln!($crate::io::Stdout, $($arg)*);
+    }};
+}
+
+/// `print!` through [`Stdout`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!($crate::io::Stdout, $($arg)*);
+    }};
+}
+pub(crate) use {out, outln};
 
 /// Exit status for each error kind (0 is success, 1 an error that is not mnemo's own).
 pub fn exit_code(kind: ErrorKind) -> i32 {
@@ -31,7 +105,7 @@ pub fn report_error(err: &anyhow::Error, json: bool) -> i32 {
     };
     if json {
         let body = serde_json::json!({"error": {"kind": kind, "message": format!("{err:#}")}});
-        println!("{body}");
+        outln!("{body}");
     } else {
         eprintln!("error ({kind}): {err:#}");
     }
@@ -39,7 +113,7 @@ pub fn report_error(err: &anyhow::Error, json: bool) -> i32 {
 }
 
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string(value)?);
+    outln!("{}", serde_json::to_string(value)?);
     Ok(())
 }
 

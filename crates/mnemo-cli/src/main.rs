@@ -31,4 +31,9 @@ fn main() {
     if let Err(err) = result {
         std::process::exit(io::report_error(&err, json));
     }
+    drop(runtime);
+    let status = io::output_status();
+    if status != 0 {
+        std::process::exit(status);
+    }
 }

@@ -9,6 +9,7 @@
 //! migration that stopped half-way (or ran twice) is finished by running it again. The source
 //! is only read. API keys are copied too, keeping their hashes and revocations.
 
+use crate::io::outln;
 use crate::io::print_json;
 use mnemo::{ContextIndexing, Memory, StoreConfig};
 use mnemo_core::{ErrorKind, ExportRecord, RankParams, Store};
@@ -100,7 +101,7 @@ pub async fn run(
     if json {
         print_json(&summary)?;
     } else {
-        println!(
+        outln!(
             "copied {} into {}: {written} records written, {keys} API keys",
             from.describe(),
             target.describe()

@@ -1,6 +1,7 @@
 //! `mnemo profile refresh|show`: the user profile and knowledge.
 
 use crate::args::ProfileAction;
+use crate::io::outln;
 use crate::io::print_json;
 use mnemo::{Memory, ProfileOptions};
 use mnemo_core::*;
@@ -24,11 +25,11 @@ pub async fn run(memory: &Memory, action: ProfileAction, json: bool) -> anyhow::
             if json {
                 print_json(&out)?;
             } else {
-                println!("{} pages analysed", out.pages_analysed);
+                outln!("{} pages analysed", out.pages_analysed);
                 for r in &out.results {
                     match &r.reason {
-                        Some(why) => println!("{} {}  {}  ({why})", r.event, r.id, r.memory),
-                        None => println!("{} {}  {}", r.event, r.id, r.memory),
+                        Some(why) => outln!("{} {}  {}  ({why})", r.event, r.id, r.memory),
+                        None => outln!("{} {}  {}", r.event, r.id, r.memory),
                     }
                 }
             }
@@ -39,13 +40,13 @@ pub async fn run(memory: &Memory, action: ProfileAction, json: bool) -> anyhow::
                 print_json(&serde_json::json!({ "profile": profile }))?;
             } else {
                 match profile {
-                    Some(p) => println!(
+                    Some(p) => outln!(
                         "{}  (profile {}, since {})",
                         p.text,
                         p.id,
                         p.created_at.to_rfc3339()
                     ),
-                    None => println!("no profile yet for {user_id}"),
+                    None => outln!("no profile yet for {user_id}"),
                 }
             }
         }

@@ -16,6 +16,7 @@
 //! is refused. The old index files move to the backup's name before the rename, so a graph of
 //! the old vectors can never load beside the new file.
 
+use crate::io::outln;
 use crate::io::print_json;
 use mnemo::{MemoryConfig, StoreConfig};
 use mnemo_core::{CachedEmbedder, Embedder, Error, IntegrityReport, Store};
@@ -174,12 +175,13 @@ pub async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> anyhow::Re
     if json {
         print_json(&summary)?;
     } else {
-        println!(
+        outln!(
             "re-embedded {} memories ({} messages) with {new_model} ({new_dim} dimensions)",
-            after.memories, after.messages
+            after.memories,
+            after.messages
         );
-        println!("store:  {}", db.display());
-        println!(
+        outln!("store:  {}", db.display());
+        outln!(
             "backup: {} (to go back, move it and its .hnsw files over the store's)",
             backup.display()
         );
@@ -237,11 +239,11 @@ async fn in_place(
     if json {
         print_json(&summary)?;
     } else {
-        println!(
+        outln!(
             "re-embedded {written} memories ({} messages) with {new_model} ({new_dim} dimensions)",
             after.messages
         );
-        println!("store: {} (in place, one transaction)", location.describe());
+        outln!("store: {} (in place, one transaction)", location.describe());
     }
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 use crate::args::{Cli, KeysAction, ServeArgs};
 use crate::commands::config_of;
+use crate::io::outln;
 use crate::io::print_json;
 use mnemo::{Memory, StoreConfig};
 use mnemo_server::{FileConfig, KeyStore, Principal, ScopeParts, ServerConfig};
@@ -233,7 +234,7 @@ fn keys_on(
             if json {
                 print_json(&key)?;
             } else {
-                println!("{}", key.key);
+                outln!("{}", key.key);
                 eprintln!(
                     "created {} ({}); the key is shown only now",
                     key.info.id,
@@ -262,7 +263,7 @@ fn keys_on(
                     } else {
                         "active"
                     };
-                    println!("{}  {state}  {scope}  {}", k.id, k.name.unwrap_or_default());
+                    outln!("{}  {state}  {scope}  {}", k.id, k.name.unwrap_or_default());
                 }
             }
         }
@@ -271,7 +272,7 @@ fn keys_on(
             if json {
                 print_json(&serde_json::json!({ "revoked": id }))?;
             } else {
-                println!("revoked {id}");
+                outln!("revoked {id}");
             }
         }
     }

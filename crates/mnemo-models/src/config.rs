@@ -2,9 +2,7 @@
 //! that turns a configuration into a ready [`Embedder`] — local (ONNX, candle) or remote
 //! (an OpenAI-compatible endpoint).
 
-use crate::{
-    CandleEmbedder, OnnxEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, DEFAULT_BATCH_SIZE,
-};
+use crate::{OnnxEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, DEFAULT_BATCH_SIZE};
 use mnemo_core::{Embedder, Error, Result};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -196,15 +194,33 @@ impl EmbedderConfig {
     }
 }
 
+/// The candle backend chosen in a build without it: a configuration error that says how to fix it.
+#[cfg(not(feature = "candle"))]
+fn no_candle() -> Error {
+    Error::invalid(
+        "embedder",
+        "this mnemo was built without the candle backend; rebuild it with the cargo feature \
+         `candle` (e.g. `cargo install --locked --features candle --path crates/mnemo-cli`) or \
+         use `onnx`",
+    )
+}
+
 /// Loads the configured backend. Missing files give `Error::Unavailable` saying which file and
 /// to run `mnemo models install`; a file that exists but cannot be loaded gives `Error::Model`.
 /// The remote backend probes its endpoint here (see [`OpenAiEmbedder::new`]); without its
 /// settings it is invalid input.
 pub fn load_embedder(cfg: &EmbedderConfig) -> Result<Arc<dyn Embedder>> {
+    #[cfg(not(feature = "candle"))]
+    if cfg.backend == EmbedderBackend::Candle {
+        return Err(no_candle());
+    }
     cfg.paths.check(cfg.backend)?;
     Ok(match cfg.backend {
         EmbedderBackend::Onnx => Arc::new(OnnxEmbedder::load(cfg)?),
-        EmbedderBackend::Candle => Arc::new(CandleEmbedder::load(cfg)?),
+        #[cfg(feature = "candle")]
+        EmbedderBackend::Candle => Arc::new(crate::CandleEmbedder::load(cfg)?),
+        #[cfg(not(feature = "candle"))]
+        EmbedderBackend::Candle => return Err(no_candle()),
         EmbedderBackend::OpenAi => {
             let remote = cfg.openai.clone().ok_or_else(|| {
                 Error::invalid(
@@ -344,9 +360,19 @@ mod tests {
         assert!(p.onnxruntime.starts_with("/m/onnxruntime"));
     }
 
+    #[cfg(not(feature = "candle"))]
+    #[test]
+    fn candle_without_the_feature_is_invalid_input_naming_it() {
+        // Said before the files are looked for: the build, not the install, lacks candle.
+        let cfg = EmbedderConfig::new(EmbedderBackend::Candle, "/nonexistent/models");
+        let err = load_embedder(&cfg).err().expect("must fail");
+        assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("feature `candle`"), "{err}");
+    }
+
     #[test]
     fn missing_files_are_unavailable_with_hint() {
-        let cfg = EmbedderConfig::new(EmbedderBackend::Candle, "/nonexistent/models");
+        let cfg = EmbedderConfig::new(EmbedderBackend::Onnx, "/nonexistent/models");
         let err = load_embedder(&cfg).err().expect("must fail");
         assert_eq!(err.kind(), mnemo_core::ErrorKind::Unavailable);
         let msg = err.to_string();

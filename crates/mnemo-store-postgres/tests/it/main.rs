@@ -5,6 +5,7 @@
 //! (stopped by a watcher when the test process ends). Each test works in its own schema of that
 //! one database. If PostgreSQL cannot start, every test fails with the reason.
 
+mod cpu_check;
 mod start;
 
 use std::sync::OnceLock;
