@@ -99,17 +99,41 @@ fn build_session(env: &Environment, model: &[u8], threads: usize) -> Result<Sess
         .map_err(|e| model_err("ONNX Runtime refused the model graph", e))
 }
 
+/// A session made on first use: a one-shot CLI command (one add, one search) needs one of the
+/// embedder's sessions, and making each took a noticeable part of its start.
+struct LazySession {
+    threads: usize,
+    cell: OnceLock<Mutex<Session>>,
+}
+
+impl LazySession {
+    fn new(threads: usize) -> Self {
+        Self {
+            threads,
+            cell: OnceLock::new(),
+        }
+    }
+}
+
+/// What sessions are made from; dropped once every session exists.
+struct SessionMaker {
+    env: Environment,
+    graph: Vec<u8>,
+}
+
 /// Embeds with the int8 graph through ONNX Runtime on the CPU.
 pub struct OnnxEmbedder {
     /// The session with `threads` intra-op threads: every call of more than one small pass.
-    wide: Mutex<Session>,
+    wide: LazySession,
     /// A single-threaded session for calls of one pass of at most [`NARROW_MAX_TOKENS`] (a
     /// query): its ~50 operators then run without waking a second thread each (issue 16).
     /// `None` when `threads` is 1, where `wide` is that session.
-    narrow: Option<Mutex<Session>>,
+    narrow: Option<LazySession>,
     /// Further single-threaded sessions: with `narrow`, one per intra-op thread. A call of
     /// several passes shares them out, each session running its passes on its own thread.
-    lanes: Vec<Mutex<Session>>,
+    lanes: Vec<LazySession>,
+    /// The environment and serialised graph, until the last session is made.
+    maker: Mutex<Option<std::sync::Arc<SessionMaker>>>,
     tokenizer: TextTokenizer,
     model_id: String,
     dimension: usize,
@@ -142,27 +166,20 @@ impl OnnxEmbedder {
         };
         let env = runtime(&paths.effective_onnxruntime())?;
         let threads = cfg.effective_threads();
-        let wide = Mutex::new(build_session(&env, &graph, threads)?);
-        let narrow = if threads > 1 {
-            Some(Mutex::new(build_session(&env, &graph, 1)?))
-        } else {
-            None
-        };
-        let mut lanes = Vec::new();
-        for _ in 1..threads {
-            lanes.push(Mutex::new(build_session(&env, &graph, 1)?));
-        }
-        drop(graph);
+        let narrow = (threads > 1).then(|| LazySession::new(1));
+        let lanes = (1..threads).map(|_| LazySession::new(1)).collect();
 
         let mut embedder = Self {
-            wide,
+            wide: LazySession::new(threads),
             narrow,
             lanes,
+            maker: Mutex::new(Some(std::sync::Arc::new(SessionMaker { env, graph }))),
             tokenizer,
             model_id: Self::MODEL_ID.to_string(),
             dimension: 0,
             batch_size: cfg.effective_batch_size(),
         };
+        // Also makes the first session, so a graph ONNX Runtime refuses fails the load.
         embedder.dimension = embedder.embed(&[""])?.first().map_or(0, Vec::len);
         if embedder.dimension == 0 {
             return Err(Error::Model {
@@ -256,13 +273,39 @@ impl OnnxEmbedder {
 
     /// The session for a call cut into `passes`: the narrow one for a single small pass (a
     /// query), the wide one for anything else.
-    fn session_for(&self, tokens: &TokenBatch, passes: &[Vec<usize>]) -> &Mutex<Session> {
+    fn session_for(&self, tokens: &TokenBatch, passes: &[Vec<usize>]) -> Result<&Mutex<Session>> {
         match (&self.narrow, passes) {
             (Some(narrow), [rows]) if rows.len() * row_len(tokens, rows) <= NARROW_MAX_TOKENS => {
-                narrow
+                self.session(narrow)
             }
-            _ => &self.wide,
+            _ => self.session(&self.wide),
         }
+    }
+
+    /// `lazy`'s session, made now if this is its first use. Two threads may both make it; one
+    /// is kept. The graph is dropped once every session exists.
+    fn session<'a>(&'a self, lazy: &'a LazySession) -> Result<&'a Mutex<Session>> {
+        if let Some(s) = lazy.cell.get() {
+            return Ok(s);
+        }
+        let lock = || {
+            self.maker
+                .lock()
+                .map_err(|_| Error::internal("ONNX session maker lock poisoned"))
+        };
+        let maker = lock()?.clone().ok_or_else(|| {
+            Error::internal("an ONNX session was not made before its graph was dropped")
+        })?;
+        let session = build_session(&maker.env, &maker.graph, lazy.threads)?;
+        let s = lazy.cell.get_or_init(|| Mutex::new(session));
+        let all = std::iter::once(&self.wide)
+            .chain(&self.narrow)
+            .chain(&self.lanes)
+            .all(|l| l.cell.get().is_some());
+        if all {
+            *lock()? = None;
+        }
+        Ok(s)
     }
 }
 
@@ -304,8 +347,10 @@ impl Embedder for OnnxEmbedder {
             // calling thread did two thirds of that work and waited for the other third).
             if let (Some(narrow), false) = (&self.narrow, self.lanes.is_empty() || passes.len() < 2)
             {
-                let sessions: Vec<&Mutex<Session>> =
-                    std::iter::once(narrow).chain(&self.lanes).collect();
+                let sessions: Vec<&Mutex<Session>> = std::iter::once(narrow)
+                    .chain(&self.lanes)
+                    .map(|l| self.session(l))
+                    .collect::<Result<_>>()?;
                 let shares = share_passes(&tokens, passes, sessions.len());
                 let results: Vec<Result<Placed>> = std::thread::scope(|sc| {
                     let mut work = sessions.iter().zip(shares);
@@ -333,7 +378,7 @@ impl Embedder for OnnxEmbedder {
                     }
                 }
             } else {
-                let session = self.session_for(&tokens, &passes);
+                let session = self.session_for(&tokens, &passes)?;
                 for (row, v) in self.run_share(session, &tokens, passes)? {
                     slots[row] = Some(v);
                 }
