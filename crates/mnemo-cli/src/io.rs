@@ -17,21 +17,16 @@ static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
 pub struct Stdout;
 
 impl Stdout {
+    /// A write error ends output: a closed pipe quietly, anything else reported once.
     fn check<T>(r: std::io::Result<T>, done: T) -> std::io::Result<T> {
-        match r {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                STDOUT_GONE.store(true, Ordering::Relaxed);
-                Ok(done)
-            }
-            Err(e) => {
-                if !STDOUT_FAILED.swap(true, Ordering::Relaxed) {
-                    eprintln!("error: cannot write to standard output: {e}");
-                }
-                STDOUT_GONE.store(true, Ordering::Relaxed);
-                Ok(done)
-            }
-            ok => ok,
+        let Err(e) = r else { return r };
+        if e.kind() != std::io::ErrorKind::BrokenPipe
+            && !STDOUT_FAILED.swap(true, Ordering::Relaxed)
+        {
+            eprintln!("error: cannot write to standard output: {e}");
         }
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+        Ok(done)
     }
 }
 

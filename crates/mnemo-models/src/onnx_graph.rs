@@ -157,7 +157,7 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
 }
 
 /// The largest weight magnitude after quantisation (symmetric 8-bit).
-pub(crate) const WEIGHT_MAX: f32 = 127.0;
+const WEIGHT_MAX: f32 = 127.0;
 
 /// Weights are handed to ONNX Runtime as u8 with this zero point (`q + 128`), not as s8. With s8
 /// weights ONNX Runtime runs its u8·s8 kernels, and on AVX2 without VNNI that kernel
@@ -167,7 +167,7 @@ pub(crate) const WEIGHT_MAX: f32 = 127.0;
 /// accumulate in 32 bits on every CPU, so each product sums exactly and a store's vectors do
 /// not depend on the machine that wrote them. (Reduced-range 7-bit s8 weights avoid the
 /// saturation too, but cost too much precision on short texts: "ok" fell to cosine 0.967.)
-pub(crate) const WEIGHT_ZERO: u8 = 128;
+const WEIGHT_ZERO: u8 = 128;
 
 /// Per-column symmetric int8: `w ≈ q · scale[col]`, `|q| ≤ WEIGHT_MAX`. `w` is row-major
 /// `[rows, cols]`.
@@ -413,7 +413,7 @@ impl Graph {
     fn weight_init(&mut self, name: &str, dims: &[usize], data: Vec<i8>) -> String {
         let raw: Vec<u8> = data
             .iter()
-            .map(|&v| (i16::from(v) + WEIGHT_ZERO as i16) as u8)
+            .map(|&v| (i16::from(v) + i16::from(WEIGHT_ZERO)) as u8)
             .collect();
         self.init(name, dims, UINT8, &raw)
     }

@@ -95,9 +95,13 @@ case "$*" in
 *--dbname=mnemo_cpu_check*)
   for a in "$@"; do case "$a" in --port=*) port=${{a#--port=}};; esac; done
   "$real" --host=127.0.0.1 --port="$port" --username=postgres --dbname=mnemo_cpu_check -c "SELECT pg_sleep(30)" &
-  sleep 1
-  pid=$("$real" --host=127.0.0.1 --port="$port" --username=postgres --dbname=postgres -At \
-    -c "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%' AND pid <> pg_backend_pid()")
+  pid=
+  for _ in $(seq 100); do
+    pid=$("$real" --host=127.0.0.1 --port="$port" --username=postgres --dbname=postgres -At \
+      -c "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%' AND pid <> pg_backend_pid()")
+    [ -n "$pid" ] && break
+    sleep 0.2
+  done
   kill -ILL $pid
   wait $!
   exit $?;;
