@@ -61,6 +61,7 @@ const BATCH_BYTES: usize = 8 * 1024;
 
 /// The text cut into runs (see the module docs), in order; together they are the text. Each is
 /// at most [`MAX_RUN_BYTES`] long (a character is never longer).
+#[cfg(test)]
 pub fn runs(text: &str) -> impl Iterator<Item = &str> {
     cuts(text).map(|(run, _)| run)
 }

@@ -50,7 +50,7 @@ impl Default for ServiceConfig {
 pub struct Service {
     memory: Memory,
     metrics: Arc<Metrics>,
-    gate: Semaphore,
+    gate: Arc<Semaphore>,
     log_content: bool,
     allow_agent_writes_for_users: bool,
     max_messages: usize,
@@ -86,12 +86,29 @@ fn parse_messages(raw: Vec<MessageIn>) -> ApiResult<Vec<InputMessage>> {
 
 const MAX_BATCH: usize = 1000;
 
+/// Cancels an operation's ticket when its future is dropped before the end (the client hung
+/// up), counting it in `mnemo_requests_abandoned`.
+struct AbandonGuard<'a> {
+    ticket: mnemo::cancel::WorkTicket,
+    metrics: &'a Metrics,
+    done: bool,
+}
+
+impl Drop for AbandonGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.ticket.cancel();
+            self.metrics.abandoned.inc();
+        }
+    }
+}
+
 impl Service {
     pub fn new(memory: Memory, metrics: Arc<Metrics>, config: &ServiceConfig) -> Self {
         Self {
             memory,
             metrics,
-            gate: Semaphore::new(config.max_in_flight.max(1)),
+            gate: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             log_content: config.log_content,
             allow_agent_writes_for_users: config.allow_agent_writes_for_users,
             max_messages: config.max_messages_per_add,
@@ -157,16 +174,29 @@ impl Service {
         f: impl Future<Output = ApiResult<T>>,
     ) -> ApiResult<T> {
         let queued = Instant::now();
-        let _slot = self
+        let slot = self
             .gate
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|_| ApiError::from(mnemo_core::Error::internal("worker gate closed")))?;
         self.metrics
             .queue_seconds
             .observe(queued.elapsed().as_secs_f64());
         let t = Instant::now();
-        let out = f.await;
+        // The slot travels with the work (every blocking task holds the ticket), so a client
+        // that hangs up frees it only when that work has stopped; the guard cancels the
+        // ticket when this future is dropped before it ends, and the work stops at its next
+        // check.
+        let ticket = mnemo::cancel::WorkTicket::new(slot);
+        let guard = AbandonGuard {
+            ticket: ticket.clone(),
+            metrics: &self.metrics,
+            done: false,
+        };
+        let out = mnemo::cancel::with_ticket(ticket, f).await;
+        let mut guard = guard;
+        guard.done = true;
         let secs = t.elapsed().as_secs_f64();
         self.metrics.observe_op(op, out.is_ok(), secs);
         match &out {

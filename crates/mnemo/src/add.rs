@@ -868,6 +868,8 @@ fn write_prepared(
             .map(|(b, _)| b.scope.key())
             .collect();
         let _turns = crate::scope_lock::take_turns(&planned);
+        // Waiting for the turn may be long: a request abandoned meanwhile writes nothing.
+        crate::cancel::check_cancelled("the add")?;
         // And across processes, where the store keeps turns (servers on one database).
         let _store_turn = if planned.is_empty() {
             None

@@ -134,6 +134,7 @@ impl Memory {
         req: &SearchRequest,
         vector: &[f32],
     ) -> Result<Vec<Hit>> {
+        crate::cancel::check_cancelled("the search")?;
         hybrid_search(self.store().as_ref(), req, vector, &self.inner.rank)
     }
 

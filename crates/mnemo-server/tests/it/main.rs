@@ -1,6 +1,7 @@
 //! The server, driven over real HTTP on 127.0.0.1: a store in a temp dir, the deterministic
 //! hash embedder, API keys in that store. Each test starts its own server on port 0.
 
+mod abandoned;
 mod batches;
 mod context;
 mod erase;
