@@ -147,15 +147,23 @@ impl Service {
 
     /// [`check_write`](Self::check_write) for a memory named by id: its owner decides, not the
     /// scope the request names (an agent's scope also reaches memories it shares with a user).
-    async fn check_write_id(&self, p: &Principal, id: MemoryId) -> ApiResult<()> {
+    /// Visibility comes first: an id the request's scope cannot see is answered exactly as an
+    /// unknown id (`not_found`, the owner never named), so no key learns that it exists.
+    async fn check_write_id(&self, p: &Principal, parts: &ScopeParts, id: MemoryId) -> ApiResult<()> {
         if p.admin || p.user_id.is_some() || self.allow_agent_writes_for_users {
             return Ok(());
         }
-        match self.memory.owner_of(id).await {
-            Ok(owner) => self.check_write(p, &owner),
+        let owner = match self.memory.owner_of(id).await {
+            Ok(owner) => owner,
             // Unknown ids fail later with the answer every unknown id gets.
-            Err(e) if e.kind() == mnemo_core::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e.into()),
+            Err(e) if e.kind() == mnemo_core::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        match p.resolve(parts)? {
+            Some(scope) if !scope.covers(&owner) => {
+                Err(mnemo::Error::not_found("memory", id).into())
+            }
+            _ => self.check_write(p, &owner),
         }
     }
 
@@ -499,7 +507,7 @@ impl Service {
             expires_at: body.expires_at,
         };
         self.run("update", p, async {
-            self.check_write_id(p, id).await?;
+            self.check_write_id(p, parts, id).await?;
             let scope = self.scope_for_id(p, parts, id).await?;
             Ok(self
                 .memory
@@ -539,7 +547,7 @@ impl Service {
             let ids: Vec<MemoryId> = items.iter().map(|(id, _)| *id).collect();
             let scopes = self.visible_scopes(p, &parts, &ids).await?;
             for id in &ids {
-                self.check_write_id(p, *id).await?;
+                self.check_write_id(p, &parts, *id).await?;
             }
             let batch = items
                 .into_iter()
@@ -703,7 +711,7 @@ impl Service {
                 })
             })
             .collect::<ApiResult<Vec<Link>>>()?;
-        self.check_write_id(p, from).await?;
+        self.check_write_id(p, &parts, from).await?;
         self.run("add_links", p, async {
             let scope = self.scope_for_id(p, &parts, from).await?;
             // The memory linked from is the one the request is about: unknown or out of scope,
@@ -729,9 +737,17 @@ impl Service {
         let to = parse_id(to)?;
         let kind = parse_link_kind(q.kind.as_deref())?;
         let parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
-        self.check_write_id(p, from).await?;
+        self.check_write_id(p, &parts, from).await?;
         self.run("remove_link", p, async {
             let scope = self.scope_for_id(p, &parts, from).await?;
+            // As for adding: the memory linked from, unknown or out of scope, is not found.
+            let owner = match self.memory.owner_of(from).await {
+                Err(e) if e.kind() == mnemo_core::ErrorKind::NotFound => None,
+                other => Some(other?),
+            };
+            if !owner.is_some_and(|o| scope.covers(&o)) {
+                return Err(mnemo::Error::not_found("memory", from).into());
+            }
             if self.memory.remove_link(scope, from, to, kind).await? {
                 Ok(())
             } else {
