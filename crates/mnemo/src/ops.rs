@@ -238,6 +238,9 @@ impl Memory {
                     "give a new text, metadata or expiry",
                 ));
             }
+            if let Some(m) = &req.metadata {
+                mnemo_core::limits::check_json_no_nul("metadata", m)?;
+            }
             let metadata = match req.metadata {
                 None => None,
                 Some(serde_json::Value::Object(mut m)) => {
@@ -333,6 +336,9 @@ impl Memory {
         sources: bool,
         ctx: WriteContext,
     ) -> Result<EraseReport> {
+        if let Some(r) = &ctx.reason {
+            mnemo_core::limits::check_no_nul("reason", r)?;
+        }
         self.with_store(move |s| s.erase(&scope, id, sources, &ctx))
             .await
     }
@@ -442,6 +448,7 @@ impl Memory {
 
     /// Writes exported records back in one transaction, embedding the memories that need it.
     pub async fn import_records(&self, records: Vec<ExportRecord>) -> Result<u64> {
+        mnemo_core::store::check_records(&records)?;
         // A memory is embedded from its index text when the export carries one (a turn's
         // context window), else from its text (or a note's enriched text); a page from its text.
         let index_texts: std::collections::HashMap<MemoryId, &str> = records

@@ -271,3 +271,55 @@ fn internal_errors_do_not_leak_details() {
     assert_eq!(r.status, 200);
     s.stop();
 }
+
+/// U+0000 is refused with `invalid_input` naming the field on every store and surface; the
+/// probe's eleven 500s on PostgreSQL (SQLite stored the NUL). Nothing is written.
+fn nul_is_refused_naming_the_field(s: TestServer) {
+    let key = s.user_key("alice");
+    let id = s.seed("alice", "alice likes tea");
+    let nul = "a\u{0}b";
+    let before = s.snapshot();
+    let msg = |extra: serde_json::Value| {
+        let mut body = json!({"messages": [{"role": "user", "content": "hello there"}], "infer": false});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let probes: Vec<(&str, String, serde_json::Value, &str)> = vec![
+        ("POST", "/v1/memories".into(), json!({"text": nul}), "text"),
+        ("POST", "/v1/memories".into(), msg(json!({"messages": [{"role": "user", "content": nul}]})), "messages[0].content"),
+        ("POST", "/v1/memories".into(), msg(json!({"messages": [{"role": "user", "content": "hi", "name": nul}]})), "messages[0].name"),
+        ("POST", "/v1/memories".into(), msg(json!({"metadata": {nul: 1}})), "metadata"),
+        ("POST", "/v1/memories".into(), msg(json!({"metadata": {"k": [nul]}})), "metadata.k[0]"),
+        ("POST", "/v1/memories".into(), msg(json!({"session_id": nul})), "session_id"),
+        ("POST", "/v1/memories".into(), msg(json!({"idempotency_key": nul})), "idempotency_key"),
+        ("POST", "/v1/memories/search".into(), json!({"query": nul}), "query"),
+        ("POST", "/v1/memories/search".into(), json!({"query": "tea", "filters": {"k": nul}}), "filters"),
+        ("PUT", format!("/v1/memories/{id}"), json!({"text": nul}), "text"),
+        ("PUT", format!("/v1/memories/{id}"), json!({"metadata": {"k": nul}}), "metadata.k"),
+        ("POST", format!("/v1/memories/{id}/erase"), json!({"reason": nul}), "reason"),
+        ("POST", "/v3/memories/add/".into(), msg(json!({"messages": [{"role": "user", "content": nul}]})), "messages[0].content"),
+    ];
+    for (method, path, body, field) in probes {
+        let r = s.call(method, &path, Some(&key), Some(body.clone()));
+        assert_eq!(r.status, 400, "{method} {path} {body}: {:?}", r.body);
+        let text = r.body.to_string();
+        assert!(text.contains("invalid_input"), "{method} {path}: {text}");
+        assert!(
+            text.contains(field) && text.contains("NUL"),
+            "{method} {path}: the error names {field}: {text}"
+        );
+    }
+    assert_eq!(s.snapshot(), before, "a refused input writes nothing");
+}
+
+#[test]
+fn nul_is_refused_naming_the_field_on_sqlite() {
+    nul_is_refused_naming_the_field(TestServer::start());
+}
+
+#[test]
+fn nul_is_refused_naming_the_field_on_postgres() {
+    nul_is_refused_naming_the_field(TestServer::start_postgres());
+}
