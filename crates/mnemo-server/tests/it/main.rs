@@ -139,16 +139,27 @@ impl TestServer {
     /// A server on a fresh schema of the PostgreSQL at `MNEMO_TEST_PG_URL` (required: without
     /// it the test fails, it never skips).
     pub fn start_postgres() -> Self {
+        Self::start_postgres_with("")
+    }
+
+    /// [`start_postgres`](Self::start_postgres) with more session `options` for the store URL
+    /// (URL-encoded, e.g. `%20-c%20lock_timeout%3D1s`); the schema's name is [`Self::pg_schema`].
+    pub fn start_postgres_with(extra_options: &str) -> Self {
         let url = std::env::var("MNEMO_TEST_PG_URL")
             .expect("MNEMO_TEST_PG_URL must name a PostgreSQL for this test (scripts/pg.sh)");
         let schema = mnemo::ScratchSchema::create(&url, "mnemo_srv").unwrap();
         let store = mnemo::open_store(&mnemo::StoreConfig::Postgres {
-            url: schema.url(),
+            url: format!("{}{extra_options}", schema.url()),
             pool_size: 4,
         })
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
         Self::start_on(store, Some(schema), dir, Arc::new(HashEmbedder), |_| {})
+    }
+
+    /// The PostgreSQL schema a [`start_postgres`](Self::start_postgres) server works in.
+    pub fn pg_schema(&self) -> &str {
+        self._schema.as_ref().expect("a PostgreSQL server").name()
     }
 
     fn start_on(

@@ -44,6 +44,7 @@ mod search;
 mod tiers;
 mod transfer;
 mod turn;
+mod timeouts;
 mod write;
 
 mod contract {
