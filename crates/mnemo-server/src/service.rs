@@ -603,6 +603,11 @@ impl Service {
             return Err(ApiError::invalid("reason must be at most 500 characters"));
         }
         self.run("erase", p, async {
+            // Erasing the source messages destroys the owner's own words: a write of the owner
+            // (erasing the memory alone, like a delete, stays open to every key that sees it).
+            if body.sources {
+                self.check_write_id(p, parts, id).await?;
+            }
             let scope = self.scope_for_id(p, parts, id).await?;
             let mut ctx = ctx(p, request_id);
             ctx.reason = body.reason;

@@ -510,6 +510,9 @@ pub struct MemoryDetail {
 pub type MemoryRecord = mnemo_core::Memory;
 
 fn list_query(req: ListRequest) -> Result<ListQuery> {
+    if let Some(t) = req.as_of {
+        mnemo_core::limits::check_timestamp("as_of", t)?;
+    }
     let filter = match &req.filters {
         Some(f) => Filter::from_json(f)?,
         None => None,

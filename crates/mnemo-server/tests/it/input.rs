@@ -323,3 +323,33 @@ fn nul_is_refused_naming_the_field_on_sqlite() {
 fn nul_is_refused_naming_the_field_on_postgres() {
     nul_is_refused_naming_the_field(TestServer::start_postgres());
 }
+
+/// `as_of` is held to the years 0001–9999 on REST as on MCP: the probe's years 0, −1 and
+/// +10000 were accepted by search and list.
+#[test]
+fn as_of_outside_the_documented_years_is_refused_on_rest() {
+    let s = TestServer::start();
+    let key = s.user_key("alice");
+    s.seed("alice", "alice likes tea");
+    for t in ["0000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z", "+10000-01-01T00:00:00Z"] {
+        let r = s.call(
+            "POST",
+            "/v1/memories/search",
+            Some(&key),
+            Some(json!({"query": "tea", "as_of": t})),
+        );
+        assert_eq!(r.status, 400, "search as_of {t}: {:?}", r.body);
+        assert!(r.body.to_string().contains("as_of"), "{:?}", r.body);
+        let q = t.replace('+', "%2B");
+        let r = s.call("GET", &format!("/v1/memories?as_of={q}"), Some(&key), None);
+        assert_eq!(r.status, 400, "list as_of {t}: {:?}", r.body);
+        assert!(r.body.to_string().contains("as_of"), "{:?}", r.body);
+    }
+    let r = s.call(
+        "POST",
+        "/v1/memories/search",
+        Some(&key),
+        Some(json!({"query": "tea", "as_of": "0001-01-01T00:00:00Z"})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}

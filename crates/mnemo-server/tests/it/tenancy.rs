@@ -545,3 +545,41 @@ fn foreign_ids_look_missing(s: TestServer) {
     }
     assert_eq!(s.snapshot(), before, "nothing of bob's changed");
 }
+
+/// Erasing with `sources` destroys the owner's own messages: an agent-only key may erase a
+/// memory it shares with a user, but not the user's words with it (a write of the owner).
+#[test]
+fn an_agent_key_cannot_erase_a_users_source_messages() {
+    let s = TestServer::start();
+    let bot = s
+        .keys
+        .create(None, false, &mnemo_server::ScopeParts::new(None, Some("botA".into()), None))
+        .unwrap()
+        .key;
+    let bob = s.user_key("bob");
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&bob),
+        Some(json!({"messages": [{"role": "user", "content": "my pin is 4921"}],
+            "agent_id": "botA", "infer": false})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let id = r.body["results"][0]["id"].as_str().unwrap().to_string();
+    let before = s.snapshot();
+    let r = s.call(
+        "POST",
+        &format!("/v1/memories/{id}/erase"),
+        Some(&bot),
+        Some(json!({"sources": true})),
+    );
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(s.snapshot(), before, "nothing erased");
+    let r = s.call(
+        "POST",
+        &format!("/v1/memories/{id}/erase"),
+        Some(&bot),
+        Some(json!({})),
+    );
+    assert_eq!(r.status, 200, "erasing the memory alone stays allowed: {:?}", r.body);
+}
