@@ -164,7 +164,11 @@ mod tests {
     fn merge_work(text: &str) -> usize {
         let re = fancy_regex::Regex::new(CL100K_PIECES).unwrap();
         batches(text)
-            .flat_map(|b| re.find_iter(b).map(|m| m.unwrap().as_str().len().pow(2)).collect::<Vec<_>>())
+            .flat_map(|b| {
+                re.find_iter(b)
+                    .map(|m| m.unwrap().as_str().len().pow(2))
+                    .collect::<Vec<_>>()
+            })
             .sum()
     }
 
@@ -172,8 +176,11 @@ mod tests {
     /// mixed word), several one after another.
     fn pathological() -> impl Strategy<Value = String> {
         let unit = prop_oneof![
-            proptest::sample::select(vec!["y", "Y", "é", "语", "7", " ", "\n", "!", "-", "\u{0}", "a1", "ab ", "  x", "'s", "\t "])
-                .prop_map(String::from),
+            proptest::sample::select(vec![
+                "y", "Y", "é", "语", "7", " ", "\n", "!", "-", "\u{0}", "a1", "ab ", "  x", "'s",
+                "\t "
+            ])
+            .prop_map(String::from),
             "[a-zA-Z0-9 .,'\n-]{1,12}",
             "\\PC{1,6}",
         ];
@@ -190,8 +197,19 @@ mod tests {
             "[a-zA-Z]{1,14}",
             "[0-9]{1,9}",
             "[.,;:!?'\"()-]{1,3}",
-            proptest::sample::select(vec!["naïve", "Straße", "日本語", "it's", "we'll", "<|endoftext|>", "\n", "\n\n", "  ", "\t"])
-                .prop_map(String::from),
+            proptest::sample::select(vec![
+                "naïve",
+                "Straße",
+                "日本語",
+                "it's",
+                "we'll",
+                "<|endoftext|>",
+                "\n",
+                "\n\n",
+                "  ",
+                "\t"
+            ])
+            .prop_map(String::from),
         ];
         let sep = proptest::sample::select(vec![" ", " ", " ", "", "\n", "  ", " \n"]);
         proptest::collection::vec((word, sep), 0..400)
@@ -250,7 +268,9 @@ mod tests {
         let prose = "The quick brown fox jumps over the lazy dog. ".repeat(2000);
         assert_eq!(
             cl.count(&prose) as usize,
-            tiktoken_rs::cl100k_base_singleton().encode_ordinary(&prose).len()
+            tiktoken_rs::cl100k_base_singleton()
+                .encode_ordinary(&prose)
+                .len()
         );
     }
 

@@ -149,7 +149,12 @@ impl Service {
     /// scope the request names (an agent's scope also reaches memories it shares with a user).
     /// Visibility comes first: an id the request's scope cannot see is answered exactly as an
     /// unknown id (`not_found`, the owner never named), so no key learns that it exists.
-    async fn check_write_id(&self, p: &Principal, parts: &ScopeParts, id: MemoryId) -> ApiResult<()> {
+    async fn check_write_id(
+        &self,
+        p: &Principal,
+        parts: &ScopeParts,
+        id: MemoryId,
+    ) -> ApiResult<()> {
         if p.admin || p.user_id.is_some() || self.allow_agent_writes_for_users {
             return Ok(());
         }

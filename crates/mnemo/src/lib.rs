@@ -261,5 +261,5 @@ pub(crate) async fn run_blocking<T: Send + 'static>(
         f()
     })
     .await
-        .map_err(|e| Error::internal(format!("blocking task failed: {e}")))?
+    .map_err(|e| Error::internal(format!("blocking task failed: {e}")))?
 }

@@ -183,7 +183,15 @@ fn migrate_names_records_holding_nul_before_writing_anything() {
     let a = dir.path().join("a");
     run_ok(
         cmd(&a, &embed, None)
-            .args(["add", "--infer", "false", "--user-id", "u", "--session-id", "s1"])
+            .args([
+                "add",
+                "--infer",
+                "false",
+                "--user-id",
+                "u",
+                "--session-id",
+                "s1",
+            ])
             .args(["--messages", r#"[{"role":"user","content":"plain words"}]"#]),
     );
     // A message with a NUL, as an older version stored it (straight into the store).
@@ -201,7 +209,12 @@ fn migrate_names_records_holding_nul_before_writing_anything() {
     m.id = mnemo_core::MessageId::new();
     m.content = "before\u{0}after".into();
     let bad = m.id.to_string();
-    assert_eq!(store.import(vec![(ExportRecord::Message(m), None)]).unwrap(), 1);
+    assert_eq!(
+        store
+            .import(vec![(ExportRecord::Message(m), None)])
+            .unwrap(),
+        1
+    );
     drop(store);
 
     let out = cmd(&a, &embed, None)

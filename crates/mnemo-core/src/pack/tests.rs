@@ -48,11 +48,18 @@ fn the_exact_check_renders_the_pack_a_logarithmic_number_of_times() {
             )
         })
         .collect();
-    let text_bytes: usize = cands.iter().map(|c| "- ".len() + c.item.text.len() + 1).sum();
+    let text_bytes: usize = cands
+        .iter()
+        .map(|c| "- ".len() + c.item.text.len() + 1)
+        .sum();
     let counter = Costly(std::sync::atomic::AtomicUsize::new(0));
     let pack = assemble(cands, 12_000, &counter, &PackParams::default());
     assert!(pack.used_tokens <= 12_000, "{}", pack.used_tokens);
-    assert!(pack.sections[0].items.len() > 1000, "kept {}", pack.sections[0].items.len());
+    assert!(
+        pack.sections[0].items.len() > 1000,
+        "kept {}",
+        pack.sections[0].items.len()
+    );
     let read = counter.0.load(std::sync::atomic::Ordering::Relaxed);
     // Dropping one item per rendering read the pack about a thousand times.
     assert!(

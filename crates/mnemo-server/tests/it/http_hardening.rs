@@ -421,8 +421,18 @@ fn a_client_that_sends_an_oversized_body_anyway_reads_the_413() {
 /// for as long as the database did (the probe's frozen PostgreSQL: 25 s).
 #[test]
 fn a_stuck_database_gives_503_and_readyz_answers_within_its_deadline() {
-    fn answers_within_a_minute(s: &TestServer, method: &str, path: &str, key: &str) -> crate::Reply {
-        let (url, key, method, path) = (s.url.clone(), key.to_string(), method.to_string(), path.to_string());
+    fn answers_within_a_minute(
+        s: &TestServer,
+        method: &str,
+        path: &str,
+        key: &str,
+    ) -> crate::Reply {
+        let (url, key, method, path) = (
+            s.url.clone(),
+            key.to_string(),
+            method.to_string(),
+            path.to_string(),
+        );
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let agent: ureq::Agent = ureq::Agent::config_builder()

@@ -280,7 +280,8 @@ fn nul_is_refused_naming_the_field(s: TestServer) {
     let nul = "a\u{0}b";
     let before = s.snapshot();
     let msg = |extra: serde_json::Value| {
-        let mut body = json!({"messages": [{"role": "user", "content": "hello there"}], "infer": false});
+        let mut body =
+            json!({"messages": [{"role": "user", "content": "hello there"}], "infer": false});
         body.as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
@@ -288,18 +289,78 @@ fn nul_is_refused_naming_the_field(s: TestServer) {
     };
     let probes: Vec<(&str, String, serde_json::Value, &str)> = vec![
         ("POST", "/v1/memories".into(), json!({"text": nul}), "text"),
-        ("POST", "/v1/memories".into(), msg(json!({"messages": [{"role": "user", "content": nul}]})), "messages[0].content"),
-        ("POST", "/v1/memories".into(), msg(json!({"messages": [{"role": "user", "content": "hi", "name": nul}]})), "messages[0].name"),
-        ("POST", "/v1/memories".into(), msg(json!({"metadata": {nul: 1}})), "metadata"),
-        ("POST", "/v1/memories".into(), msg(json!({"metadata": {"k": [nul]}})), "metadata.k[0]"),
-        ("POST", "/v1/memories".into(), msg(json!({"session_id": nul})), "session_id"),
-        ("POST", "/v1/memories".into(), msg(json!({"idempotency_key": nul})), "idempotency_key"),
-        ("POST", "/v1/memories/search".into(), json!({"query": nul}), "query"),
-        ("POST", "/v1/memories/search".into(), json!({"query": "tea", "filters": {"k": nul}}), "filters"),
-        ("PUT", format!("/v1/memories/{id}"), json!({"text": nul}), "text"),
-        ("PUT", format!("/v1/memories/{id}"), json!({"metadata": {"k": nul}}), "metadata.k"),
-        ("POST", format!("/v1/memories/{id}/erase"), json!({"reason": nul}), "reason"),
-        ("POST", "/v3/memories/add/".into(), msg(json!({"messages": [{"role": "user", "content": nul}]})), "messages[0].content"),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"messages": [{"role": "user", "content": nul}]})),
+            "messages[0].content",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"messages": [{"role": "user", "content": "hi", "name": nul}]})),
+            "messages[0].name",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"metadata": {nul: 1}})),
+            "metadata",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"metadata": {"k": [nul]}})),
+            "metadata.k[0]",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"session_id": nul})),
+            "session_id",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"idempotency_key": nul})),
+            "idempotency_key",
+        ),
+        (
+            "POST",
+            "/v1/memories/search".into(),
+            json!({"query": nul}),
+            "query",
+        ),
+        (
+            "POST",
+            "/v1/memories/search".into(),
+            json!({"query": "tea", "filters": {"k": nul}}),
+            "filters",
+        ),
+        (
+            "PUT",
+            format!("/v1/memories/{id}"),
+            json!({"text": nul}),
+            "text",
+        ),
+        (
+            "PUT",
+            format!("/v1/memories/{id}"),
+            json!({"metadata": {"k": nul}}),
+            "metadata.k",
+        ),
+        (
+            "POST",
+            format!("/v1/memories/{id}/erase"),
+            json!({"reason": nul}),
+            "reason",
+        ),
+        (
+            "POST",
+            "/v3/memories/add/".into(),
+            msg(json!({"messages": [{"role": "user", "content": nul}]})),
+            "messages[0].content",
+        ),
     ];
     for (method, path, body, field) in probes {
         let r = s.call(method, &path, Some(&key), Some(body.clone()));
@@ -331,7 +392,11 @@ fn as_of_outside_the_documented_years_is_refused_on_rest() {
     let s = TestServer::start();
     let key = s.user_key("alice");
     s.seed("alice", "alice likes tea");
-    for t in ["0000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z", "+10000-01-01T00:00:00Z"] {
+    for t in [
+        "0000-01-01T00:00:00Z",
+        "-0001-01-01T00:00:00Z",
+        "+10000-01-01T00:00:00Z",
+    ] {
         let r = s.call(
             "POST",
             "/v1/memories/search",

@@ -483,9 +483,26 @@ fn foreign_ids_look_missing(s: TestServer) {
     let missing = uuid::Uuid::new_v4().to_string();
     let make = |parts: mnemo_server::ScopeParts| s.keys.create(None, false, &parts).unwrap().key;
     let keys = [
-        ("user-only", make(mnemo_server::ScopeParts::new(Some("carol".into()), None, None))),
-        ("agent-only", make(mnemo_server::ScopeParts::new(None, Some("botA".into()), None))),
-        ("run-only", make(mnemo_server::ScopeParts::new(None, None, Some("r9".into())))),
+        (
+            "user-only",
+            make(mnemo_server::ScopeParts::new(
+                Some("carol".into()),
+                None,
+                None,
+            )),
+        ),
+        (
+            "agent-only",
+            make(mnemo_server::ScopeParts::new(
+                None,
+                Some("botA".into()),
+                None,
+            )),
+        ),
+        (
+            "run-only",
+            make(mnemo_server::ScopeParts::new(None, None, Some("r9".into()))),
+        ),
     ];
     let before = s.snapshot();
     for (kind, key) in &keys {
@@ -493,20 +510,44 @@ fn foreign_ids_look_missing(s: TestServer) {
         let answer = |id: &str| -> Vec<(String, String)> {
             let rest: Vec<(&str, String, Option<serde_json::Value>)> = vec![
                 ("GET", format!("/v1/memories/{id}"), None),
-                ("PUT", format!("/v1/memories/{id}"), Some(json!({"text": "planted"}))),
+                (
+                    "PUT",
+                    format!("/v1/memories/{id}"),
+                    Some(json!({"text": "planted"})),
+                ),
                 ("DELETE", format!("/v1/memories/{id}"), None),
                 ("GET", format!("/v1/memories/{id}/history"), None),
                 ("GET", format!("/v1/memories/{id}/links"), None),
-                ("POST", format!("/v1/memories/{id}/links"), Some(json!({"links": [{"to": other}]}))),
+                (
+                    "POST",
+                    format!("/v1/memories/{id}/links"),
+                    Some(json!({"links": [{"to": other}]})),
+                ),
                 ("DELETE", format!("/v1/memories/{id}/links/{other}"), None),
-                ("PUT", "/v1/memories/batch".into(), Some(json!({"items": [{"memory_id": id, "text": "planted"}]}))),
+                (
+                    "PUT",
+                    "/v1/memories/batch".into(),
+                    Some(json!({"items": [{"memory_id": id, "text": "planted"}]})),
+                ),
                 ("GET", format!("/v1/memories/{id}/"), None),
-                ("PUT", format!("/v1/memories/{id}/"), Some(json!({"text": "planted"}))),
+                (
+                    "PUT",
+                    format!("/v1/memories/{id}/"),
+                    Some(json!({"text": "planted"})),
+                ),
                 ("DELETE", format!("/v1/memories/{id}/"), None),
                 ("GET", format!("/v1/memories/{id}/history/"), None),
                 ("GET", format!("/memories/{id}"), None),
-                ("PUT", format!("/memories/{id}"), Some(json!({"text": "planted"}))),
-                ("PUT", "/v1/batch/".into(), Some(json!({"memories": [{"memory_id": id, "text": "planted"}]}))),
+                (
+                    "PUT",
+                    format!("/memories/{id}"),
+                    Some(json!({"text": "planted"})),
+                ),
+                (
+                    "PUT",
+                    "/v1/batch/".into(),
+                    Some(json!({"memories": [{"memory_id": id, "text": "planted"}]})),
+                ),
             ];
             let mut out: Vec<(String, String)> = rest
                 .into_iter()
@@ -528,15 +569,24 @@ fn foreign_ids_look_missing(s: TestServer) {
                 ("remove_link", json!({"memory_id": id, "to": other})),
             ] {
                 let r = crate::mcp::call_tool(&s, key, &session, tool, args);
-                out.push((format!("mcp {tool}"), shape(0, &r.message().to_string(), &[id])));
+                out.push((
+                    format!("mcp {tool}"),
+                    shape(0, &r.message().to_string(), &[id]),
+                ));
             }
             out
         };
         let seen_foreign = answer(&foreign);
         let seen_missing = answer(&missing);
         for ((route, f), (_, m)) in seen_foreign.iter().zip(&seen_missing) {
-            assert_eq!(f, m, "{kind} key, {route}: a foreign id differs from a missing one");
-            assert!(!f.contains("bob"), "{kind} key, {route} names the owner: {f}");
+            assert_eq!(
+                f, m,
+                "{kind} key, {route}: a foreign id differs from a missing one"
+            );
+            assert!(
+                !f.contains("bob"),
+                "{kind} key, {route} names the owner: {f}"
+            );
             assert!(
                 !f.starts_with("200") && f.contains("not_found"),
                 "{kind} key, {route} reached bob's memory: {f}"
@@ -553,7 +603,11 @@ fn an_agent_key_cannot_erase_a_users_source_messages() {
     let s = TestServer::start();
     let bot = s
         .keys
-        .create(None, false, &mnemo_server::ScopeParts::new(None, Some("botA".into()), None))
+        .create(
+            None,
+            false,
+            &mnemo_server::ScopeParts::new(None, Some("botA".into()), None),
+        )
         .unwrap()
         .key;
     let bob = s.user_key("bob");
@@ -561,8 +615,10 @@ fn an_agent_key_cannot_erase_a_users_source_messages() {
         "POST",
         "/v1/memories",
         Some(&bob),
-        Some(json!({"messages": [{"role": "user", "content": "my pin is 4921"}],
-            "agent_id": "botA", "infer": false})),
+        Some(
+            json!({"messages": [{"role": "user", "content": "my pin is 4921"}],
+            "agent_id": "botA", "infer": false}),
+        ),
     );
     assert_eq!(r.status, 200, "{:?}", r.body);
     let id = r.body["results"][0]["id"].as_str().unwrap().to_string();
@@ -581,5 +637,9 @@ fn an_agent_key_cannot_erase_a_users_source_messages() {
         Some(&bot),
         Some(json!({})),
     );
-    assert_eq!(r.status, 200, "erasing the memory alone stays allowed: {:?}", r.body);
+    assert_eq!(
+        r.status, 200,
+        "erasing the memory alone stays allowed: {:?}",
+        r.body
+    );
 }

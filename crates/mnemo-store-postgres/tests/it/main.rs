@@ -42,9 +42,9 @@ mod read;
 mod recall;
 mod search;
 mod tiers;
+mod timeouts;
 mod transfer;
 mod turn;
-mod timeouts;
 mod write;
 
 mod contract {
