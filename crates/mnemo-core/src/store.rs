@@ -514,7 +514,9 @@ pub fn check_records(records: &[ExportRecord]) -> crate::Result<()> {
     let mut count = 0usize;
     for (i, r) in records.iter().enumerate() {
         let v = serde_json::to_value(r).map_err(|e| crate::Error::internal(e.to_string()))?;
-        if let Err(e) = crate::limits::check_json_no_nul("record", &v) {
+        if let Err(e) =
+            crate::limits::check_json_no_nul("record", &v).and_then(|()| check_record_times(r))
+        {
             count += 1;
             if bad.len() < NAMED {
                 let kind = v["type"].as_str().unwrap_or("record");
@@ -536,12 +538,38 @@ pub fn check_records(records: &[ExportRecord]) -> crate::Result<()> {
     Err(crate::Error::invalid(
         "records",
         format!(
-            "{count} record(s) hold a NUL character (U+0000), which no store takes: {}{}; \
-             nothing was written (edit or erase them in the source first)",
+            "{count} record(s) hold a NUL character (U+0000) or a time outside the years \
+             0001-9999, which no add takes: {}{}; nothing was written (edit or erase them in \
+             the source first)",
             bad.join(", "),
             if count > bad.len() { ", …" } else { "" }
         ),
     ))
+}
+
+/// The times of a memory or message record fall in the years every add takes.
+fn check_record_times(r: &ExportRecord) -> crate::Result<()> {
+    use crate::limits::check_timestamp;
+    match r {
+        ExportRecord::Memory(m) => {
+            check_timestamp("created_at", m.created_at)?;
+            check_timestamp("updated_at", m.updated_at)?;
+            for (field, t) in [
+                ("expires_at", m.expires_at),
+                ("valid_from", m.valid_from),
+                ("valid_until", m.valid_until),
+            ] {
+                if let Some(t) = t {
+                    check_timestamp(field, t)?;
+                }
+            }
+        }
+        ExportRecord::Message(m) => {
+            check_timestamp("created_at", m.created_at)?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -418,3 +418,50 @@ fn as_of_outside_the_documented_years_is_refused_on_rest() {
     );
     assert_eq!(r.status, 200, "{:?}", r.body);
 }
+
+/// Admin import takes what the add paths take: a message dated in year 0, or a record holding
+/// a NUL, is refused naming the record, and nothing of the import is written.
+#[test]
+fn import_refuses_records_no_add_would_take() {
+    let s = TestServer::start();
+    let admin = s.admin.clone();
+    s.seed("alice", "alice likes tea");
+    let export = s.call("GET", "/v1/export", Some(&admin), None).body;
+    let lines: Vec<serde_json::Value> = export
+        .as_str()
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let message = lines
+        .iter()
+        .find(|v| v["type"] == "message")
+        .expect("the seed logged a message")
+        .clone();
+    let before = s.snapshot();
+    for (what, edit) in [
+        ("year 0", json!({"created_at": "0000-06-01T00:00:00Z"})),
+        ("NUL", json!({"content": "a\u{0}b"})),
+    ] {
+        let mut m = message.clone();
+        let id = uuid::Uuid::new_v4().to_string();
+        m["id"] = json!(id);
+        for (k, v) in edit.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        let r = s.raw(
+            "POST",
+            "/v1/import",
+            Some(&admin),
+            Some("application/x-ndjson"),
+            Some(format!("{m}\n").into_bytes()),
+        );
+        assert_eq!(r.status, 400, "{what}: {:?}", r.body);
+        assert!(
+            r.body.to_string().contains(&id),
+            "{what}: names the record: {:?}",
+            r.body
+        );
+        assert_eq!(s.snapshot(), before, "{what}: nothing written");
+    }
+}
