@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replays the attacks of the security probe (issue 17) against a `mnemo serve` binary and prints
+"""Replays the attacks of the security probes (issues 17 and 28) against a `mnemo serve` binary and prints
 one line per attack: what the server answered and how long it took.
 
     python3 scripts/probe_replay.py --bin target/release/mnemo
@@ -15,7 +15,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import uuid
 import urllib.error
 import urllib.request
 
@@ -202,6 +204,66 @@ def main():
         st, _, _, t = call(s.url, "POST", "/v1/memories/", alice,
                            {"messages": "hi", "timestamp": -99_999_999_999})
         row("Mem0 timestamp in year -1199", str(st), t)
+
+        # Issue 28, 1. Token counting of long runs without spaces, and packs over them.
+        for n in (16_384, 65_536):
+            st, _, _, t = call(s.url, "POST", "/v1/memories", alice, {"text": "y" * n})
+            row(f"add of 'y' x {n:,} (tokens counted)", str(st), t)
+        st, _, _, t = call(s.url, "POST", "/v1/context", alice,
+                           {"query": "yyyy", "budget_tokens": 200_000})
+        row("context pack of 200,000 tokens over the 'y' runs", str(st), t)
+
+        # Issue 28, 2. Packs whose clients hang up after 0.3 s, then a plain request.
+        body = json.dumps({"query": "yyyy", "budget_tokens": 200_000}).encode()
+        for _ in range(4):
+            c = socket.create_connection(("127.0.0.1", s.port))
+            c.sendall(b"POST /v1/context HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      + f"Authorization: Bearer {alice}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+            time.sleep(0.3)
+            c.close()
+        st, body2, _, t = call(s.url, "GET", "/metrics")
+        gone = [l for l in body2.decode().splitlines() if l.startswith("mnemo_requests_abandoned_total")]
+        row("4 abandoned packs: abandoned counter", f"{st} {gone[0] if gone else 'no counter'}", t)
+
+        # Issue 28, 3. Bob's big add with a chosen agent id while alice adds.
+        big = [{"role": "user", "content": f"bob says thing {i} " * 20} for i in range(1000)]
+        th = threading.Thread(target=call, args=(s.url, "POST", "/v1/memories", bob,
+                                                 {"messages": big, "agent_id": "x224", "infer": False}))
+        th.start()
+        time.sleep(0.2)
+        st, _, _, t = call(s.url, "POST", "/v1/memories", alice, {"text": "alice's plain add"})
+        row("alice's add during bob's add with agent_id x224", str(st), t)
+        th.join()
+
+        # Issue 28, 4. Foreign and missing ids for an agent-only key.
+        st, body, _, _ = call(s.url, "POST", "/v1/memories", bob, {"text": "bob's bank is Northwind"})
+        bob_id = json.loads(body)["results"][0]["id"]
+        for name, mid in [("foreign", bob_id), ("missing", str(uuid.uuid4()))]:
+            st, body, _, t = call(s.url, "PUT", f"/v1/memories/{mid}", bot, {"text": "planted"})
+            row(f"agent key PUT on a {name} id", f"{st} {'names bob' if b'bob' in body else ''}", t)
+            st, body, _, t = call(s.url, "POST", f"/v1/memories/{mid}/links", bot,
+                                  {"links": [{"to": bob_id}]})
+            row(f"agent key link add on a {name} id", f"{st} {'names bob' if b'bob' in body else ''}", t)
+
+        # Issue 28, 5. NUL in every field (400 on every store).
+        for name, b in [("metadata key", {"text": "x", "metadata": {"a\u0000": 1}}),
+                        ("metadata value", {"text": "x", "metadata": {"a": "b\u0000"}}),
+                        ("session_id", {"text": "x", "session_id": "s\u0000"}),
+                        ("idempotency key", {"text": "x", "idempotency_key": "k\u0000"})]:
+            st, _, _, t = call(s.url, "POST", "/v1/memories", alice, b)
+            row(f"NUL in {name}", str(st), t)
+
+        # Issue 28, 7. as_of years, and an agent key erasing a user's messages.
+        for y in ("0000", "-0001", "+10000"):
+            st, _, _, t = call(s.url, "POST", "/v1/memories/search", alice,
+                               {"query": "x", "as_of": f"{y}-01-01T00:00:00Z"})
+            row(f"search as_of year {y}", str(st), t)
+        st, body, _, _ = call(s.url, "POST", "/v1/memories", bob,
+                              {"messages": [{"role": "user", "content": "my pin is 4921"}],
+                               "agent_id": "botA", "infer": False})
+        shared = json.loads(body)["results"][0]["id"]
+        st, _, _, t = call(s.url, "POST", f"/v1/memories/{shared}/erase", bot, {"sources": True})
+        row("agent key erases bob's memory with its sources", str(st), t)
     finally:
         s.stop()
 

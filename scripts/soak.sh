@@ -13,7 +13,8 @@
 # SOAK_SECONDS (600), SOAK_THREADS (4), SOAK_RATE (requests per second in all, 20),
 # SOAK_PRELOAD (memories per thread before the clock starts, 2500), SOAK_SEED (7),
 # SOAK_MIX (request weights, add=20,search=40,list=20,get=20), SOAK_MAX_GROWTH (percent, 5),
-# SOAK_WARMUP_MINUTES (2).
+# SOAK_WARMUP_MINUTES (2), SOAK_ATTACK (1: another key replays issue 28's attacks meanwhile,
+# scripts/soak_attacker.py; see scripts/soak-attack.sh, which runs with and without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -64,12 +65,27 @@ done
 
 echo "soak: $("$bin" --version 2>/dev/null || echo mnemo) ($bin), server pid $pid at $url"
 echo "soak: $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?') + working tree, $(date -u +%FT%TZ)"
+attacker=""
+if [ "${SOAK_ATTACK:-0}" = 1 ]; then
+  mk() { "$bin" --data-dir "$data" --json keys create "$@" | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])'; }
+  victim="$(curl -s -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+    -d '{"text": "the victim keeps this", "user_id": "victim"}' "$url/v1/memories" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["results"][0]["id"])')"
+  python3 "$root/scripts/soak_attacker.py" --url "$url" --user-key "$(mk --user-id mallory)" \
+    --agent-key "$(mk --agent-id mallorybot)" --foreign-id "$victim" \
+    --seconds "$(( ${SOAK_SECONDS:-600} + ${SOAK_PRELOAD_SECONDS:-0} ))" &
+  attacker=$!
+fi
 status=0
 python3 "$root/scripts/soak.py" --url "$url" --key "$key" --pid "$pid" \
   --seconds "${SOAK_SECONDS:-600}" --threads "${SOAK_THREADS:-4}" --rate "${SOAK_RATE:-20}" \
   --preload "${SOAK_PRELOAD:-2500}" --seed "${SOAK_SEED:-7}" \
   --mix "${SOAK_MIX:-add=20,search=40,list=20,get=20}" \
   --max-growth "${SOAK_MAX_GROWTH:-5}" --warmup-minutes "${SOAK_WARMUP_MINUTES:-2}" || status=$?
+if [ -n "$attacker" ]; then
+  kill -TERM "$attacker" 2>/dev/null || true
+  wait "$attacker" 2>/dev/null || true
+fi
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "soak: the server died during the run; its log:"
   tail -50 "$work/serve.log"

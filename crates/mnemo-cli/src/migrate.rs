@@ -57,6 +57,8 @@ pub async fn run(
         return Err(mnemo::Error::invalid("to", "names the store being copied").into());
     }
     let records = memory.export().await?;
+    // Before the target is opened or written: every offending record is named at once.
+    mnemo_core::store::check_records(&records)?;
     let before = census(&records);
     let embedder = memory.embedder().await?;
     // Opening, binding and dropping a PostgreSQL store are blocking: never on an async worker.

@@ -94,6 +94,7 @@ const SCOPE_KEYS: [&str; 3] = ["user_id", "agent_id", "run_id"];
 impl Filter {
     /// Parses the JSON form. An empty object is "no filter" and yields `None`.
     pub fn from_json(value: &Value) -> Result<Option<Filter>> {
+        crate::limits::check_json_no_nul("filters", value)?;
         match value {
             Value::Null => Ok(None),
             Value::Object(map) if map.is_empty() => Ok(None),

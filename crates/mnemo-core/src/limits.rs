@@ -32,12 +32,67 @@ pub const MAX_MESSAGES_PER_ADD: usize = 1_000;
 /// year 0 (which is 1 BC in chrono's proleptic calendar).
 pub const TIMESTAMP_YEARS: std::ops::RangeInclusive<i32> = 1..=9999;
 
+/// One input rule for every store and surface: no text given as input may hold U+0000 (NUL).
+/// PostgreSQL cannot store it in text or JSON and SQLite could; refusing it at the boundary,
+/// naming the field, keeps every store taking exactly the same input (and a SQLite store
+/// movable to PostgreSQL).
+pub fn check_no_nul(field: &str, text: &str) -> Result<()> {
+    match text.find('\0') {
+        None => Ok(()),
+        Some(at) => Err(Error::invalid(
+            field,
+            format!("contains a NUL character (U+0000) at byte {at}; NUL is refused in every text"),
+        )),
+    }
+}
+
+/// [`check_no_nul`] for every key and string of a JSON value (metadata, filters); the field
+/// named is the path to the first offender (`metadata.a.b`, `metadata.tags[2]`).
+pub fn check_json_no_nul(field: &str, value: &serde_json::Value) -> Result<()> {
+    fn walk(path: &mut String, v: &serde_json::Value) -> std::result::Result<(), String> {
+        match v {
+            serde_json::Value::String(s) if s.contains('\0') => Err(path.clone()),
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(path, item)?;
+                    path.truncate(len);
+                }
+                Ok(())
+            }
+            serde_json::Value::Object(map) => {
+                for (k, item) in map {
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(&k.replace('\0', "\\u0000"));
+                    if k.contains('\0') {
+                        return Err(path.clone());
+                    }
+                    walk(path, item)?;
+                    path.truncate(len);
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    let mut path = field.to_string();
+    walk(&mut path, value).map_err(|at| {
+        Error::invalid(
+            &at,
+            "contains a NUL character (U+0000) in a key or value; NUL is refused in every text",
+        )
+    })
+}
+
 /// A memory or message text: something visible (not only whitespace, control or format
 /// characters) and at most [`MAX_TEXT_CHARS`] characters.
 pub fn check_text(field: &str, text: &str) -> Result<()> {
     if !has_visible_content(text) {
         return Err(Error::invalid(field, "must not be empty"));
     }
+    check_no_nul(field, text)?;
     check_chars(field, text, MAX_TEXT_CHARS)
 }
 

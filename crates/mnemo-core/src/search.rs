@@ -90,6 +90,10 @@ impl SearchRequest {
             return Err(Error::invalid("query", "must not be empty"));
         }
         crate::limits::check_chars("query", &self.query, crate::limits::MAX_QUERY_CHARS)?;
+        crate::limits::check_no_nul("query", &self.query)?;
+        if let Some(t) = self.read.as_of {
+            crate::limits::check_timestamp("as_of", t)?;
+        }
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return Err(Error::invalid(
                 "top_k",

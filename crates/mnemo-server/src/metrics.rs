@@ -40,6 +40,8 @@ pub struct Metrics {
     pub op_seconds: Family<OpLabels, Histogram, fn() -> Histogram>,
     pub model_seconds: Family<ModelLabels, Histogram, fn() -> Histogram>,
     pub queue_seconds: Histogram,
+    /// Operations whose client hung up before the answer (their work was cancelled).
+    pub abandoned: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -70,6 +72,12 @@ impl Metrics {
                 seconds_histogram,
             );
         let queue_seconds = seconds_histogram();
+        let abandoned = Counter::default();
+        registry.register(
+            "requests_abandoned",
+            "Operations whose client hung up before the answer; their work is cancelled",
+            abandoned.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests by method, matched route and status",
@@ -102,6 +110,7 @@ impl Metrics {
             op_seconds,
             model_seconds,
             queue_seconds,
+            abandoned,
         }
     }
 

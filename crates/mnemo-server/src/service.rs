@@ -50,7 +50,7 @@ impl Default for ServiceConfig {
 pub struct Service {
     memory: Memory,
     metrics: Arc<Metrics>,
-    gate: Semaphore,
+    gate: Arc<Semaphore>,
     log_content: bool,
     allow_agent_writes_for_users: bool,
     max_messages: usize,
@@ -86,12 +86,29 @@ fn parse_messages(raw: Vec<MessageIn>) -> ApiResult<Vec<InputMessage>> {
 
 const MAX_BATCH: usize = 1000;
 
+/// Cancels an operation's ticket when its future is dropped before the end (the client hung
+/// up), counting it in `mnemo_requests_abandoned`.
+struct AbandonGuard<'a> {
+    ticket: mnemo::cancel::WorkTicket,
+    metrics: &'a Metrics,
+    done: bool,
+}
+
+impl Drop for AbandonGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.ticket.cancel();
+            self.metrics.abandoned.inc();
+        }
+    }
+}
+
 impl Service {
     pub fn new(memory: Memory, metrics: Arc<Metrics>, config: &ServiceConfig) -> Self {
         Self {
             memory,
             metrics,
-            gate: Semaphore::new(config.max_in_flight.max(1)),
+            gate: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             log_content: config.log_content,
             allow_agent_writes_for_users: config.allow_agent_writes_for_users,
             max_messages: config.max_messages_per_add,
@@ -130,15 +147,28 @@ impl Service {
 
     /// [`check_write`](Self::check_write) for a memory named by id: its owner decides, not the
     /// scope the request names (an agent's scope also reaches memories it shares with a user).
-    async fn check_write_id(&self, p: &Principal, id: MemoryId) -> ApiResult<()> {
+    /// Visibility comes first: an id the request's scope cannot see is answered exactly as an
+    /// unknown id (`not_found`, the owner never named), so no key learns that it exists.
+    async fn check_write_id(
+        &self,
+        p: &Principal,
+        parts: &ScopeParts,
+        id: MemoryId,
+    ) -> ApiResult<()> {
         if p.admin || p.user_id.is_some() || self.allow_agent_writes_for_users {
             return Ok(());
         }
-        match self.memory.owner_of(id).await {
-            Ok(owner) => self.check_write(p, &owner),
+        let owner = match self.memory.owner_of(id).await {
+            Ok(owner) => owner,
             // Unknown ids fail later with the answer every unknown id gets.
-            Err(e) if e.kind() == mnemo_core::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e.into()),
+            Err(e) if e.kind() == mnemo_core::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        match p.resolve(parts)? {
+            Some(scope) if !scope.covers(&owner) => {
+                Err(mnemo::Error::not_found("memory", id).into())
+            }
+            _ => self.check_write(p, &owner),
         }
     }
 
@@ -157,16 +187,29 @@ impl Service {
         f: impl Future<Output = ApiResult<T>>,
     ) -> ApiResult<T> {
         let queued = Instant::now();
-        let _slot = self
+        let slot = self
             .gate
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|_| ApiError::from(mnemo_core::Error::internal("worker gate closed")))?;
         self.metrics
             .queue_seconds
             .observe(queued.elapsed().as_secs_f64());
         let t = Instant::now();
-        let out = f.await;
+        // The slot travels with the work (every blocking task holds the ticket), so a client
+        // that hangs up frees it only when that work has stopped; the guard cancels the
+        // ticket when this future is dropped before it ends, and the work stops at its next
+        // check.
+        let ticket = mnemo::cancel::WorkTicket::new(slot);
+        let guard = AbandonGuard {
+            ticket: ticket.clone(),
+            metrics: &self.metrics,
+            done: false,
+        };
+        let out = mnemo::cancel::with_ticket(ticket, f).await;
+        let mut guard = guard;
+        guard.done = true;
         let secs = t.elapsed().as_secs_f64();
         self.metrics.observe_op(op, out.is_ok(), secs);
         match &out {
@@ -469,7 +512,7 @@ impl Service {
             expires_at: body.expires_at,
         };
         self.run("update", p, async {
-            self.check_write_id(p, id).await?;
+            self.check_write_id(p, parts, id).await?;
             let scope = self.scope_for_id(p, parts, id).await?;
             Ok(self
                 .memory
@@ -509,7 +552,7 @@ impl Service {
             let ids: Vec<MemoryId> = items.iter().map(|(id, _)| *id).collect();
             let scopes = self.visible_scopes(p, &parts, &ids).await?;
             for id in &ids {
-                self.check_write_id(p, *id).await?;
+                self.check_write_id(p, &parts, *id).await?;
             }
             let batch = items
                 .into_iter()
@@ -565,6 +608,11 @@ impl Service {
             return Err(ApiError::invalid("reason must be at most 500 characters"));
         }
         self.run("erase", p, async {
+            // Erasing the source messages destroys the owner's own words: a write of the owner
+            // (erasing the memory alone, like a delete, stays open to every key that sees it).
+            if body.sources {
+                self.check_write_id(p, parts, id).await?;
+            }
             let scope = self.scope_for_id(p, parts, id).await?;
             let mut ctx = ctx(p, request_id);
             ctx.reason = body.reason;
@@ -673,7 +721,7 @@ impl Service {
                 })
             })
             .collect::<ApiResult<Vec<Link>>>()?;
-        self.check_write_id(p, from).await?;
+        self.check_write_id(p, &parts, from).await?;
         self.run("add_links", p, async {
             let scope = self.scope_for_id(p, &parts, from).await?;
             // The memory linked from is the one the request is about: unknown or out of scope,
@@ -699,9 +747,17 @@ impl Service {
         let to = parse_id(to)?;
         let kind = parse_link_kind(q.kind.as_deref())?;
         let parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
-        self.check_write_id(p, from).await?;
+        self.check_write_id(p, &parts, from).await?;
         self.run("remove_link", p, async {
             let scope = self.scope_for_id(p, &parts, from).await?;
+            // As for adding: the memory linked from, unknown or out of scope, is not found.
+            let owner = match self.memory.owner_of(from).await {
+                Err(e) if e.kind() == mnemo_core::ErrorKind::NotFound => None,
+                other => Some(other?),
+            };
+            if !owner.is_some_and(|o| scope.covers(&o)) {
+                return Err(mnemo::Error::not_found("memory", from).into());
+            }
             if self.memory.remove_link(scope, from, to, kind).await? {
                 Ok(())
             } else {

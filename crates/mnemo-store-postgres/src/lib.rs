@@ -53,7 +53,9 @@ fn is_connection_failure(e: &postgres::Error) -> bool {
     use std::error::Error as _;
     if let Some(code) = e.code() {
         let code = code.code();
-        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+        // 57014: statement_timeout, 55P03: lock_timeout — retryable, like a lost connection.
+        return code.starts_with("08")
+            || matches!(code, "57P01" | "57P02" | "57P03" | "57014" | "55P03");
     }
     // The driver's kinds are private: a closed connection says so, socket failures carry the
     // I/O error, and a timeout only has its message.

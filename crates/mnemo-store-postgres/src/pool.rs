@@ -12,6 +12,16 @@
 //! - connecting is never retried here: a request that finds the database down fails at once
 //!   with `unavailable` (retryable) rather than waiting for it.
 //!
+//! A database that stops answering (a partition, a stuck VM: the peer's kernel still takes the
+//! bytes, nothing replies) must not hold requests for as long as it lasts. Unless the store URL
+//! sets its own, connections get [`DEFAULT_CONNECT_TIMEOUT`] for the socket and, on a helper
+//! thread, for the whole handshake; TCP keepalives every [`DEFAULT_KEEPALIVE_IDLE`] and a TCP
+//! user timeout of [`DEFAULT_TCP_USER_TIMEOUT`]; and the session settings `statement_timeout`
+//! ([`DEFAULT_STATEMENT_TIMEOUT`]) and `lock_timeout` ([`DEFAULT_LOCK_TIMEOUT`]), sent in the
+//! startup packet. Each is set in the URL the libpq way (`connect_timeout=2`,
+//! `keepalives_idle=10`, `tcp_user_timeout=10000`, `options=-c statement_timeout=5s`). A
+//! statement or lock timeout is `unavailable` (retryable), like a connection failure.
+//!
 //! What a failure in flight means for a write is decided by the transaction (`Pool::tx`): an
 //! error before the commit rolls back, and an error on the commit itself is `unavailable` —
 //! the write may or may not have landed, so it is never reported as a success.
@@ -28,6 +38,47 @@ const VALIDATE_AFTER: Duration = Duration::from_millis(250);
 
 /// How long that check may take before the connection counts as broken.
 const VALIDATE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Socket connect and handshake deadline, unless the URL sets `connect_timeout`.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Idle time before TCP keepalive probes, unless the URL sets `keepalives_idle`.
+pub const DEFAULT_KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+/// How long sent data may stay unacknowledged, unless the URL sets `tcp_user_timeout`.
+pub const DEFAULT_TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+/// `statement_timeout` of every session, unless the URL's `options` set one.
+pub const DEFAULT_STATEMENT_TIMEOUT: &str = "30s";
+/// `lock_timeout` of every session, unless the URL's `options` set one.
+pub const DEFAULT_LOCK_TIMEOUT: &str = "10s";
+
+/// The driver's own keepalive idle default (two hours), which we replace.
+const DRIVER_KEEPALIVE_IDLE: Duration = Duration::from_secs(2 * 60 * 60);
+
+/// `config` with the defaults above where the URL set nothing.
+pub(crate) fn with_timeouts(mut config: postgres::Config) -> postgres::Config {
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+    }
+    if config.get_keepalives_idle() == DRIVER_KEEPALIVE_IDLE {
+        config.keepalives_idle(DEFAULT_KEEPALIVE_IDLE);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(DEFAULT_TCP_USER_TIMEOUT);
+    }
+    let mut options = config.get_options().unwrap_or_default().to_string();
+    for (name, value) in [
+        ("statement_timeout", DEFAULT_STATEMENT_TIMEOUT),
+        ("lock_timeout", DEFAULT_LOCK_TIMEOUT),
+    ] {
+        if !options.contains(name) {
+            if !options.is_empty() {
+                options.push(' ');
+            }
+            options.push_str(&format!("-c {name}={value}"));
+        }
+    }
+    config.options(&options);
+    config
+}
 
 /// Prepared statements kept per connection; past this many the cache starts over (a store's
 /// statement texts vary only with the scope's shape, the filter and the kinds).
@@ -103,12 +154,15 @@ pub(crate) struct Pool {
     /// Bumped when a connection failure shows the database went away; connections made in an
     /// earlier generation are dropped instead of reused.
     generation: AtomicU64,
+    /// Handshakes still running on helper threads (some past their deadline).
+    connecting: std::sync::Arc<AtomicU64>,
 }
 
 impl Pool {
     pub(crate) fn new(config: postgres::Config, size: usize) -> Self {
         Self {
-            config,
+            config: with_timeouts(config),
+            connecting: std::sync::Arc::new(AtomicU64::new(0)),
             idle: Mutex::new(Vec::new()),
             size,
             generation: AtomicU64::new(0),
@@ -117,17 +171,57 @@ impl Pool {
 
     fn connect(&self) -> Result<(Conn, u64)> {
         let generation = self.generation.load(Ordering::Acquire);
-        match self.config.connect(postgres::NoTls) {
+        match self.connect_within_deadline() {
             Ok(client) => Ok((Conn::new(client), generation)),
-            Err(e) => {
+            Err(reason) => {
                 self.retire(generation);
                 Err(Error::Unavailable {
                     component: "postgresql".into(),
-                    reason: format!(
-                        "cannot connect: {e}; check that the server runs and the URL is right"
-                    ),
+                    reason,
                 })
             }
+        }
+    }
+
+    /// Connects on a helper thread and waits at most the connect timeout for it: the driver's
+    /// timeout covers the socket only, and a server that accepts and never answers would hold
+    /// the handshake for ever. A handshake past its deadline ends on its thread when the server
+    /// answers or the socket fails; while as many as the pool's size still run, connecting
+    /// fails at once instead of starting more.
+    fn connect_within_deadline(&self) -> std::result::Result<postgres::Client, String> {
+        let deadline = self
+            .config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        if self.connecting.load(Ordering::Acquire) >= self.size.max(1) as u64 {
+            return Err(format!(
+                "earlier connection attempts have not been answered within {deadline:?}; the database does not answer"
+            ));
+        }
+        self.connecting.fetch_add(1, Ordering::AcqRel);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (config, connecting) = (self.config.clone(), self.connecting.clone());
+        let spawned = std::thread::Builder::new()
+            .name("pg-connect".into())
+            .spawn(move || {
+                let out = config.connect(postgres::NoTls);
+                connecting.fetch_sub(1, Ordering::AcqRel);
+                // The waiter may have given up; the client is then closed here.
+                let _ = tx.send(out);
+            });
+        if let Err(e) = spawned {
+            self.connecting.fetch_sub(1, Ordering::AcqRel);
+            return Err(format!("cannot start a connection: {e}"));
+        }
+        match rx.recv_timeout(deadline) {
+            Ok(Ok(client)) => Ok(client),
+            Ok(Err(e)) => Err(format!(
+                "cannot connect: {e}; check that the server runs and the URL is right"
+            )),
+            Err(_) => Err(format!(
+                "the database did not complete the connection within {deadline:?} (connect_timeout)"
+            )),
         }
     }
 

@@ -373,6 +373,10 @@ pub(crate) fn current_version(tx: &mut Transaction<'_>) -> Result<u32> {
 /// lock); a database from a newer mnemo is refused and left untouched.
 pub(crate) fn migrate(client: &mut postgres::Client) -> Result<u32> {
     let mut tx = client.transaction().map_err(crate::pg_err)?;
+    // Migrations build indexes over whole tables and wait for another server's migration: the
+    // request-sized timeouts of the session (see `pool`) do not apply to them.
+    tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")
+        .map_err(crate::pg_err)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .map_err(crate::pg_err)?;
     let current = current_version(&mut tx)?;

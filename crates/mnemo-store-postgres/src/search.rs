@@ -73,6 +73,9 @@ pub(crate) fn dimension_of(c: &mut impl GenericClient) -> Result<usize> {
 /// Records the model and fixes the vector columns to `dimension` (and builds the HNSW index);
 /// part of a bind's or a rebind's transaction.
 fn set_binding(tx: &mut postgres::Transaction<'_>, model_id: &str, dimension: usize) -> Result<()> {
+    // Rewriting the vector columns and building the index take as long as the table needs.
+    tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")
+        .map_err(pg_err)?;
     tx.batch_execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
         .map_err(pg_err)?;
     for table in ["memories", "pages", "segments"] {

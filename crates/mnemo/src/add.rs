@@ -102,6 +102,13 @@ pub(crate) fn prepare(
                 "must be 1 to 256 characters",
             ));
         }
+        limits::check_no_nul("idempotency_key", k)?;
+    }
+    if let Some(m) = &req.metadata {
+        limits::check_json_no_nul("metadata", m)?;
+    }
+    if let Some(s) = &req.session_id {
+        limits::check_no_nul("session_id", s)?;
     }
     let mut metadata = match &req.metadata {
         None | Some(serde_json::Value::Null) => Metadata::new(),
@@ -152,6 +159,9 @@ pub(crate) fn prepare(
             continue;
         }
         limits::check_text(&format!("messages[{i}].content"), &m.content)?;
+        if let Some(name) = &m.name {
+            limits::check_no_nul(&format!("messages[{i}].name"), name)?;
+        }
         // Keep the order of a conversation even when all turns share one timestamp.
         let mut message = Message::new(
             &req.scope,
@@ -868,6 +878,8 @@ fn write_prepared(
             .map(|(b, _)| b.scope.key())
             .collect();
         let _turns = crate::scope_lock::take_turns(&planned);
+        // Waiting for the turn may be long: a request abandoned meanwhile writes nothing.
+        crate::cancel::check_cancelled("the add")?;
         // And across processes, where the store keeps turns (servers on one database).
         let _store_turn = if planned.is_empty() {
             None

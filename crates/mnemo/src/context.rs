@@ -184,10 +184,19 @@ impl Memory {
             }
             None => Vec::new(),
         };
+        crate::cancel::check_cancelled("the context pack")?;
         g.add_hits(&hits)?;
         g.add_segments(vector)?;
         cands.extend(g.candidates());
-        let pack = assemble(cands, req.budget_tokens, counter, &tuning.pack);
+        crate::cancel::check_cancelled("the context pack")?;
+        // Once the request is abandoned the counter counts nothing, so assembly ends at once.
+        let pack = assemble(
+            cands,
+            req.budget_tokens,
+            &StopWhenCancelled(counter),
+            &tuning.pack,
+        );
+        crate::cancel::check_cancelled("the context pack")?;
         let shown = g.shown(&pack);
         Ok((pack, shown))
     }
@@ -197,6 +206,21 @@ impl Memory {
     fn record_pack_usage(&self, shown: gather::Shown) {
         self.record_reads(&shown.scope, shown.memories.iter());
         self.record_visits(&shown.scope, shown.segments);
+    }
+}
+
+/// A token counter that counts nothing once the request's work is cancelled.
+struct StopWhenCancelled<'a>(&'a dyn TokenCounter);
+
+impl TokenCounter for StopWhenCancelled<'_> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn count(&self, text: &str) -> u32 {
+        if crate::cancel::is_cancelled() {
+            return 0;
+        }
+        self.0.count(text)
     }
 }
 

@@ -8,6 +8,7 @@
 //! reconciliation, or procedural summaries (`mnemo_core::pipeline`).
 
 mod add;
+pub mod cancel;
 mod config;
 mod context;
 mod ops;
@@ -218,7 +219,12 @@ impl Memory {
         let e = self.embedder().await?;
         run_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vectors = e.embed(&refs)?;
+            // In chunks, so an abandoned request stops between them.
+            let mut vectors = Vec::with_capacity(refs.len());
+            for chunk in refs.chunks(EMBED_CHUNK) {
+                cancel::check_cancelled("embedding")?;
+                vectors.extend(e.embed(chunk)?);
+            }
             if vectors.len() != refs.len() {
                 return Err(Error::Model {
                     reason: format!(
@@ -242,10 +248,18 @@ impl Memory {
     }
 }
 
+/// Texts embedded per call of the embedder: the steps between cancellation checks.
+const EMBED_CHUNK: usize = 32;
+
 pub(crate) async fn run_blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Error::internal(format!("blocking task failed: {e}")))?
+    // The work takes the request's ticket along: what it holds lives as long as the work.
+    let ticket = cancel::current_task_ticket();
+    tokio::task::spawn_blocking(move || {
+        let _current = cancel::enter(ticket);
+        f()
+    })
+    .await
+    .map_err(|e| Error::internal(format!("blocking task failed: {e}")))?
 }

@@ -134,6 +134,7 @@ impl Memory {
         req: &SearchRequest,
         vector: &[f32],
     ) -> Result<Vec<Hit>> {
+        crate::cancel::check_cancelled("the search")?;
         hybrid_search(self.store().as_ref(), req, vector, &self.inner.rank)
     }
 
@@ -237,6 +238,9 @@ impl Memory {
                     "give a new text, metadata or expiry",
                 ));
             }
+            if let Some(m) = &req.metadata {
+                mnemo_core::limits::check_json_no_nul("metadata", m)?;
+            }
             let metadata = match req.metadata {
                 None => None,
                 Some(serde_json::Value::Object(mut m)) => {
@@ -332,6 +336,9 @@ impl Memory {
         sources: bool,
         ctx: WriteContext,
     ) -> Result<EraseReport> {
+        if let Some(r) = &ctx.reason {
+            mnemo_core::limits::check_no_nul("reason", r)?;
+        }
         self.with_store(move |s| s.erase(&scope, id, sources, &ctx))
             .await
     }
@@ -441,6 +448,7 @@ impl Memory {
 
     /// Writes exported records back in one transaction, embedding the memories that need it.
     pub async fn import_records(&self, records: Vec<ExportRecord>) -> Result<u64> {
+        mnemo_core::store::check_records(&records)?;
         // A memory is embedded from its index text when the export carries one (a turn's
         // context window), else from its text (or a note's enriched text); a page from its text.
         let index_texts: std::collections::HashMap<MemoryId, &str> = records
@@ -502,6 +510,9 @@ pub struct MemoryDetail {
 pub type MemoryRecord = mnemo_core::Memory;
 
 fn list_query(req: ListRequest) -> Result<ListQuery> {
+    if let Some(t) = req.as_of {
+        mnemo_core::limits::check_timestamp("as_of", t)?;
+    }
     let filter = match &req.filters {
         Some(f) => Filter::from_json(f)?,
         None => None,

@@ -8,58 +8,164 @@
 //! processes (several servers on one shared store) still race, and a few of those fit the
 //! retry budget.
 //!
-//! The turns are a fixed set of striped locks chosen by a hash of the scope key: bounded
-//! memory whatever the number of scopes, and two scopes sharing a stripe merely wait for each
-//! other. Several stripes are always taken in ascending order, so two multi-scope batches
-//! cannot deadlock.
+//! Each scope key has a turn of its own: a table entry that exists only while a writer holds or
+//! waits for it, so memory follows the writers in flight, not the scopes ever written, and no
+//! two scopes ever wait for each other (a tenant choosing its `agent_id` cannot pick one that
+//! shares a victim's turn, as it could when turns were stripes picked by a hash). Several turns
+//! are always taken in ascending key order, so two multi-scope batches cannot deadlock.
 
-use std::hash::{Hash, Hasher};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-const STRIPES: usize = 64;
+/// A scope's turn: whether it is taken, and how many writers hold or wait for it.
+struct Turn {
+    taken: bool,
+    interested: usize,
+}
 
-static TURNS: [Mutex<()>; STRIPES] = [const { Mutex::new(()) }; STRIPES];
+static TABLE: Mutex<Option<HashMap<String, Turn>>> = Mutex::new(None);
+static FREED: Condvar = Condvar::new();
 
-/// Waits for the turn of every scope key given; the turns last as long as the guards.
-pub(crate) fn take_turns<K: Hash>(
-    keys: impl IntoIterator<Item = K>,
-) -> Vec<MutexGuard<'static, ()>> {
-    let mut stripes: Vec<usize> = keys
-        .into_iter()
-        .map(|k| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            k.hash(&mut h);
-            (h.finish() % STRIPES as u64) as usize
-        })
-        .collect();
-    stripes.sort_unstable();
-    stripes.dedup();
-    stripes
-        .into_iter()
-        // A writer that panicked held nothing the next one relies on: the store is the truth.
-        .map(|i| TURNS[i].lock().unwrap_or_else(PoisonError::into_inner))
-        .collect()
+fn table() -> MutexGuard<'static, Option<HashMap<String, Turn>>> {
+    // A writer that panicked held nothing the next one relies on: the store is the truth.
+    TABLE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The turns of some scopes, given back when dropped.
+#[must_use]
+pub(crate) struct Turns(Vec<String>);
+
+impl Turns {
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl Drop for Turns {
+    fn drop(&mut self) {
+        let mut guard = table();
+        let map = guard.get_or_insert_with(HashMap::new);
+        for key in self.0.drain(..) {
+            if let Some(t) = map.get_mut(&key) {
+                t.taken = false;
+                t.interested -= 1;
+                if t.interested == 0 {
+                    map.remove(&key);
+                }
+            }
+        }
+        FREED.notify_all();
+    }
+}
+
+/// Waits for the turn of every scope key given; the turns last as long as the guard.
+pub(crate) fn take_turns<K: AsRef<str>>(keys: impl IntoIterator<Item = K>) -> Turns {
+    let mut keys: Vec<String> = keys.into_iter().map(|k| k.as_ref().to_string()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut held = Turns(Vec::with_capacity(keys.len()));
+    for key in keys {
+        let mut guard = table();
+        guard
+            .get_or_insert_with(HashMap::new)
+            .entry(key.clone())
+            .or_insert(Turn {
+                taken: false,
+                interested: 0,
+            })
+            .interested += 1;
+        loop {
+            let t = guard
+                .get_or_insert_with(HashMap::new)
+                .get_mut(&key)
+                .expect("an entry lives while a writer is interested in it");
+            if !t.taken {
+                t.taken = true;
+                break;
+            }
+            guard = FREED.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        }
+        drop(guard);
+        held.0.push(key);
+    }
+    held
+}
+
+#[cfg(test)]
+fn live_turns() -> usize {
+    table().as_ref().map_or(0, HashMap::len)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    // The tests share the process-wide table: each uses keys of its own, and only one counts
+    // the table's entries (the others' may come and go meanwhile).
 
     #[test]
-    fn one_scope_waits_and_the_same_stripe_twice_is_taken_once() {
-        let held = take_turns(["alice", "alice"]);
+    fn one_scope_waits_and_the_same_scope_twice_is_taken_once() {
+        let held = take_turns(["t1:alice", "t1:alice"]);
         assert_eq!(held.len(), 1);
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (tx, rx) = mpsc::channel();
         let waiter = std::thread::spawn(move || {
-            let _turn = take_turns(["alice"]);
+            let _turn = take_turns(["t1:alice"]);
             tx.send(()).unwrap();
         });
-        assert!(rx
-            .recv_timeout(std::time::Duration::from_millis(100))
-            .is_err());
+        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
         drop(held);
-        rx.recv_timeout(std::time::Duration::from_secs(10))
+        rx.recv_timeout(Duration::from_secs(10))
             .expect("the turn passes on");
         waiter.join().unwrap();
+    }
+
+    /// The probe's `agent_id x224` shared alice's stripe. Now no key a caller may choose waits
+    /// for another's: while alice's turn is held, thousands of others are all taken.
+    #[test]
+    fn scopes_chosen_by_a_caller_never_wait_for_a_victims_turn() {
+        let victim = "t2:user=alice";
+        let _held = take_turns([victim]);
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for i in 0..5000 {
+                let _t = take_turns([format!("t2:user=bob/agent=x{i}")]);
+                let _u = take_turns([format!("t2:user=alice/agent=x{i}"), format!("t2:x{i}")]);
+            }
+            tx.send(()).unwrap();
+        });
+        // A guard against a hang: with stripes, one of these keys waited for alice forever.
+        rx.recv_timeout(Duration::from_secs(120))
+            .expect("another scope waited for alice's turn");
+    }
+
+    #[test]
+    fn multi_scope_batches_in_any_order_do_not_deadlock_and_the_table_empties() {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                std::thread::spawn(move || {
+                    for i in 0..500 {
+                        let mut keys = vec!["t3:a", "t3:b", "t3:c"];
+                        keys.rotate_left((w + i) % 3);
+                        let _t = take_turns(keys);
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        let held = take_turns(["t3:a"]);
+        drop(held);
+        // Memory follows the writers in flight: an unused turn leaves no entry behind.
+        assert!(
+            !table()
+                .as_ref()
+                .is_some_and(|m| m.keys().any(|k| k.starts_with("t3:"))),
+            "{} entries left",
+            live_turns()
+        );
     }
 }

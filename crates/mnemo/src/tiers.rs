@@ -44,6 +44,9 @@ const KEYWORD_NEIGHBOURS: usize = 20;
 pub(crate) struct PageDraft {
     pub messages: Vec<Message>,
     pub vector: Vec<f32>,
+    /// The page text's tokens, counted when the draft is made: before the scope's write turn,
+    /// so that turn holds no per-text work but the keywords.
+    pub tokens: u32,
 }
 
 /// The exchanges of an add's messages with each page's vector made by `vector_of` from the
@@ -56,6 +59,7 @@ pub(crate) fn drafts(
         .into_iter()
         .map(|r| PageDraft {
             messages: messages[r.clone()].to_vec(),
+            tokens: count_tokens(&tier_plan::page_text(&messages[r.clone()])),
             vector: vector_of(r),
         })
         .collect()
@@ -201,7 +205,7 @@ impl TierPlanner {
                     &d.messages,
                     d.vector.clone(),
                     &neighbours,
-                    &count_tokens,
+                    &|_: &str| d.tokens,
                 )
             })
             .collect();

@@ -169,3 +169,70 @@ fn a_store_moves_to_postgres_and_back_without_loss() {
     let hits = run_ok(cmd(&c, &embed, None).args(["search", "--user-id", "u", "bees Porto Braga"]));
     assert_eq!(hits["results"][0]["id"], first.as_str(), "{hits}");
 }
+
+/// A SQLite store holding a NUL (written before the input rule) cannot go to PostgreSQL: the
+/// probe's `migrate` failed after minutes with `internal … 0x00` and no record named. Now the
+/// source is checked first: the error names the record and the field, and the target is left
+/// empty.
+#[test]
+fn migrate_names_records_holding_nul_before_writing_anything() {
+    use mnemo_core::{ExportRecord, Store};
+    let pg = fresh_store_url("migrate_nul");
+    let embed = StubEndpoint::embeddings(16);
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    run_ok(
+        cmd(&a, &embed, None)
+            .args([
+                "add",
+                "--infer",
+                "false",
+                "--user-id",
+                "u",
+                "--session-id",
+                "s1",
+            ])
+            .args(["--messages", r#"[{"role":"user","content":"plain words"}]"#]),
+    );
+    // A message with a NUL, as an older version stored it (straight into the store).
+    let store = mnemo_store_sqlite::SqliteStore::open(a.join("mnemo.db")).unwrap();
+    let mut message = None;
+    store
+        .export(&mut |r| {
+            if let ExportRecord::Message(m) = r {
+                message = Some(m);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut m = message.expect("the add logged its message");
+    m.id = mnemo_core::MessageId::new();
+    m.content = "before\u{0}after".into();
+    let bad = m.id.to_string();
+    assert_eq!(
+        store
+            .import(vec![(ExportRecord::Message(m), None)])
+            .unwrap(),
+        1
+    );
+    drop(store);
+
+    let out = cmd(&a, &embed, None)
+        .args(["migrate", "--to", &pg])
+        .output()
+        .expect("mnemo runs");
+    // The error is printed as JSON on stdout under `--json`, as text on stderr otherwise.
+    let stderr = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "the migration went through");
+    assert!(
+        stderr.contains(&bad) && stderr.contains("content") && stderr.contains("NUL"),
+        "the error names the record and its field: {stderr}"
+    );
+    // Nothing reached the target.
+    let target = export(&dir.path().join("t"), &embed, Some(&pg));
+    assert_eq!(target.lines().count(), 0, "{target}");
+}

@@ -175,10 +175,12 @@ pub fn assemble(
 
     expand(&mut cands, &chosen, budget_tokens, counter);
 
-    // Exact check: drop the least valuable item (last taken) until the whole fits.
+    // Exact check: drop the least valuable items (last taken) until the whole fits.
     let (mut rendered, mut used_tokens) = render_and_count(&cands, &chosen, counter);
+    let mut rounds = 0;
     while used_tokens > budget_tokens {
-        chosen.pop();
+        rounds += 1;
+        drop_for(&cands, &mut chosen, used_tokens - budget_tokens, rounds);
         (rendered, used_tokens) = render_and_count(&cands, &chosen, counter);
     }
     let omitted = u32::try_from(cands.len() - chosen.len()).unwrap_or(u32::MAX);
@@ -196,6 +198,32 @@ pub fn assemble(
         sections,
         omitted,
         rendered,
+    }
+}
+
+/// How many rounds of dropping go by each item's estimate before each round drops at least half
+/// of what is left.
+const ESTIMATED_ROUNDS: u32 = 2;
+
+/// Drops the last chosen items until their estimated tokens cover `excess`. Each round renders
+/// and counts the whole pack again, so once the estimates have proved wrong for
+/// [`ESTIMATED_ROUNDS`] rounds a round drops at least half of the items left: at most a
+/// logarithmic number of renderings, whatever the counter (one item per rendering was
+/// quadratic in the items when the whole counts more than its lines).
+fn drop_for(cands: &[Candidate], chosen: &mut Vec<usize>, excess: u32, round: u32) {
+    let at_least = if round > ESTIMATED_ROUNDS {
+        chosen.len().div_ceil(2)
+    } else {
+        1
+    };
+    let (mut freed, mut dropped) = (0u64, 0usize);
+    while let Some(&i) = chosen.last() {
+        if dropped >= at_least && freed >= u64::from(excess) {
+            break;
+        }
+        freed += u64::from(cands[i].item.tokens) + 1;
+        dropped += 1;
+        chosen.pop();
     }
 }
 

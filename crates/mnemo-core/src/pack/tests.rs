@@ -18,6 +18,56 @@ impl TokenCounter for Words {
     }
 }
 
+/// Counts as [`Words`] does plus two tokens per line of a whole pack (the per-line estimate
+/// charges one): the whole always counts more than its parts. Records how many bytes it read.
+struct Costly(std::sync::atomic::AtomicUsize);
+
+impl TokenCounter for Costly {
+    fn name(&self) -> &str {
+        "costly"
+    }
+    fn count(&self, text: &str) -> u32 {
+        self.0
+            .fetch_add(text.len(), std::sync::atomic::Ordering::Relaxed);
+        let lines = text.matches('\n').count();
+        Words.count(text) + if lines > 1 { 2 * lines as u32 } else { 0 }
+    }
+}
+
+#[test]
+fn the_exact_check_renders_the_pack_a_logarithmic_number_of_times() {
+    // 4,000 one-word memories; the estimate fits all of them, the exact count does not.
+    let cands: Vec<Candidate> = (0..4000)
+        .map(|i| {
+            cand(
+                Section::Memories,
+                item("memory", &format!("m{i}"), "word", Reason::Matched, vec![]),
+                1.0 + i as f32,
+                None,
+                i,
+            )
+        })
+        .collect();
+    let text_bytes: usize = cands
+        .iter()
+        .map(|c| "- ".len() + c.item.text.len() + 1)
+        .sum();
+    let counter = Costly(std::sync::atomic::AtomicUsize::new(0));
+    let pack = assemble(cands, 12_000, &counter, &PackParams::default());
+    assert!(pack.used_tokens <= 12_000, "{}", pack.used_tokens);
+    assert!(
+        pack.sections[0].items.len() > 1000,
+        "kept {}",
+        pack.sections[0].items.len()
+    );
+    let read = counter.0.load(std::sync::atomic::Ordering::Relaxed);
+    // Dropping one item per rendering read the pack about a thousand times.
+    assert!(
+        read <= 24 * text_bytes,
+        "the counter read {read} bytes for {text_bytes} bytes of candidates"
+    );
+}
+
 fn item(kind: &str, id: &str, text: &str, reason: Reason, messages: Vec<MessageId>) -> PackItem {
     PackItem {
         kind: kind.into(),

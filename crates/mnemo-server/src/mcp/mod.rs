@@ -28,7 +28,9 @@ use std::sync::Arc;
 mod context;
 mod links;
 mod streamable;
-pub use streamable::{routes as http_routes, SessionOwners, MAX_MESSAGE_BYTES};
+pub use streamable::{
+    routes as http_routes, SessionOwners, MAX_MESSAGE_BYTES, MAX_SESSIONS_PER_KEY, SESSION_IDLE,
+};
 
 fn mcp_error(e: ApiError) -> McpError {
     let (_, code) = e.kind.codes();

@@ -4,6 +4,10 @@
 //!   anyone holding an id could resume its event stream (and read another caller's tool results)
 //!   or end it. [`SessionOwners`] records the key id of the request that created each session; a
 //!   request naming a session with any other key gets exactly the answer an unknown session gets.
+//! - **Bounded sessions.** A key holds at most [`MAX_SESSIONS_PER_KEY`] live sessions (one
+//!   more `initialize` is refused with 429 until one ends), and a session that sees no request
+//!   for [`SESSION_IDLE`] is ended (rmcp's default was five minutes), so one key cannot make the
+//!   server hold thousands of idle sessions.
 //! - **JSON-RPC errors for JSON-RPC mistakes.** rmcp answers an unparsable body with HTTP 415 and
 //!   a `tools/call` whose `arguments` is not an object with "method not found"; clients expect
 //!   −32700 (parse error), −32600 (invalid request) and −32602 (invalid params).
@@ -35,6 +39,12 @@ pub struct SessionOwners {
 
 const MIN_PRUNE_AT: usize = 1024;
 
+/// Live MCP sessions one key may hold at once.
+pub const MAX_SESSIONS_PER_KEY: usize = 32;
+
+/// A session with no request for this long is ended.
+pub const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl SessionOwners {
     fn new(manager: Arc<LocalSessionManager>) -> Self {
         Self {
@@ -62,6 +72,32 @@ impl SessionOwners {
         if len >= *self.prune_at.lock() {
             self.prune().await;
         }
+    }
+
+    /// How many live sessions `key_id` holds; sessions rmcp already ended are forgotten.
+    async fn live_sessions_of(&self, key_id: &str) -> usize {
+        let ids: Vec<String> = self
+            .owners
+            .lock()
+            .iter()
+            .filter(|(_, k)| k.as_str() == key_id)
+            .map(|(id, _)| id.clone())
+            .collect();
+        if ids.len() < MAX_SESSIONS_PER_KEY {
+            return ids.len();
+        }
+        let mut live = 0;
+        for id in ids {
+            if matches!(
+                self.manager.has_session(&Arc::from(id.as_str())).await,
+                Ok(true)
+            ) {
+                live += 1;
+            } else {
+                self.forget(&id);
+            }
+        }
+        live
     }
 
     fn forget(&self, session: &str) {
@@ -183,6 +219,17 @@ async fn guard(State(owners): State<Arc<SessionOwners>>, req: Request, next: Nex
         if !owners.owned_by(s, &key_id) {
             return unknown_session();
         }
+    } else if req.method() == Method::POST
+        && owners.live_sessions_of(&key_id).await >= MAX_SESSIONS_PER_KEY
+    {
+        return crate::error::ApiError::new(
+            crate::error::ApiKind::Core(mnemo_core::ErrorKind::RateLimited),
+            format!(
+                "this key holds {MAX_SESSIONS_PER_KEY} MCP sessions, the most one key may; end one (DELETE /mcp) or let it idle out ({} s)",
+                SESSION_IDLE.as_secs()
+            ),
+        )
+        .into_response();
     }
     let method = req.method().clone();
     let req = if method == Method::POST {
@@ -236,7 +283,9 @@ pub fn routes(state: AppState) -> Router<AppState> {
         StreamableHttpServerConfig::default()
     }
     .with_max_request_body_bytes(MAX_MESSAGE_BYTES);
-    let manager = Arc::new(LocalSessionManager::default());
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(SESSION_IDLE);
+    let manager = Arc::new(manager);
     let owners = Arc::new(SessionOwners::new(manager.clone()));
     let mcp = StreamableHttpService::new(
         move || Ok(super::MemoryTools::new(service.clone(), None)),

@@ -295,12 +295,25 @@ fn closing(e: ApiError) -> Response {
     resp
 }
 
+/// How long `/readyz` waits for the store.
+pub const READY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub async fn ready(State(state): State<AppState>) -> Response {
     // One primary-key lookup proves the store answers; `stats` would count every table on
     // each probe. "Not found" is the expected answer.
     let store = state.service.memory().store().clone();
     let probe = mnemo_core::MemoryId(uuid::Uuid::nil());
-    match tokio::task::spawn_blocking(move || store.owner_of(probe)).await {
+    // Its own deadline: a store that does not answer (a frozen database) is not ready, and the
+    // probe says so in time instead of hanging with it.
+    let probe = tokio::task::spawn_blocking(move || store.owner_of(probe));
+    let Ok(answer) = tokio::time::timeout(READY_DEADLINE, probe).await else {
+        return ApiError::new(
+            ApiKind::Core(mnemo_core::ErrorKind::Unavailable),
+            format!("the store did not answer within {READY_DEADLINE:?}"),
+        )
+        .into_response();
+    };
+    match answer {
         Ok(Ok(_)) => (axum::http::StatusCode::OK, "ready").into_response(),
         Ok(Err(e)) if e.kind() == mnemo_core::ErrorKind::NotFound => {
             (axum::http::StatusCode::OK, "ready").into_response()

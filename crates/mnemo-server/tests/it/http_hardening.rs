@@ -414,3 +414,71 @@ fn a_client_that_sends_an_oversized_body_anyway_reads_the_413() {
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
 }
+
+/// A database that holds every request (here: a lock on the memories table no statement may
+/// pass): requests fail with a retryable 503 at the store's lock timeout, and `/readyz` answers
+/// 503 within its own deadline although the store's timeout is far longer. Before, both waited
+/// for as long as the database did (the probe's frozen PostgreSQL: 25 s).
+#[test]
+fn a_stuck_database_gives_503_and_readyz_answers_within_its_deadline() {
+    fn answers_within_a_minute(
+        s: &TestServer,
+        method: &str,
+        path: &str,
+        key: &str,
+    ) -> crate::Reply {
+        let (url, key, method, path) = (
+            s.url.clone(),
+            key.to_string(),
+            method.to_string(),
+            path.to_string(),
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            let req = ureq::http::Request::builder()
+                .method(method.as_str())
+                .uri(format!("{url}{path}"))
+                .header("Authorization", format!("Bearer {key}"))
+                .body(Vec::new())
+                .unwrap();
+            let mut resp = agent.run(req).unwrap();
+            let status = resp.status().as_u16();
+            let text = resp.body_mut().read_to_string().unwrap_or_default();
+            let _ = tx.send((status, text));
+        });
+        let (status, text) = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the request hung with the database");
+        crate::Reply {
+            status,
+            body: serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+            headers: Vec::new(),
+        }
+    }
+    let pg = std::env::var("MNEMO_TEST_PG_URL").expect("MNEMO_TEST_PG_URL (scripts/pg.sh)");
+    let check = |lock_timeout: &str, path: &str| {
+        let s = TestServer::start_postgres_with(&format!("%20-c%20lock_timeout%3D{lock_timeout}"));
+        let key = s.user_key("alice");
+        let mut admin = postgres::Client::connect(&pg, postgres::NoTls).unwrap();
+        let mut tx = admin.transaction().unwrap();
+        tx.batch_execute(&format!(
+            "LOCK TABLE {}.memories IN ACCESS EXCLUSIVE MODE",
+            s.pg_schema()
+        ))
+        .unwrap();
+        let r = answers_within_a_minute(&s, "GET", path, &key);
+        tx.rollback().unwrap();
+        r
+    };
+    // A request meets the store's lock timeout: 503, retryable.
+    let r = check("300ms", "/v1/memories?user_id=alice");
+    assert_eq!(r.status, 503, "{:?}", r.body);
+    assert_eq!(r.body["error"]["retryable"], true, "{:?}", r.body);
+    // The readiness probe does not wait ten minutes for the store: its own deadline answers.
+    let r = check("600s", "/readyz");
+    assert_eq!(r.status, 503, "{:?}", r.body);
+}

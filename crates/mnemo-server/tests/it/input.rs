@@ -271,3 +271,197 @@ fn internal_errors_do_not_leak_details() {
     assert_eq!(r.status, 200);
     s.stop();
 }
+
+/// U+0000 is refused with `invalid_input` naming the field on every store and surface; the
+/// probe's eleven 500s on PostgreSQL (SQLite stored the NUL). Nothing is written.
+fn nul_is_refused_naming_the_field(s: TestServer) {
+    let key = s.user_key("alice");
+    let id = s.seed("alice", "alice likes tea");
+    let nul = "a\u{0}b";
+    let before = s.snapshot();
+    let msg = |extra: serde_json::Value| {
+        let mut body =
+            json!({"messages": [{"role": "user", "content": "hello there"}], "infer": false});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let probes: Vec<(&str, String, serde_json::Value, &str)> = vec![
+        ("POST", "/v1/memories".into(), json!({"text": nul}), "text"),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"messages": [{"role": "user", "content": nul}]})),
+            "messages[0].content",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"messages": [{"role": "user", "content": "hi", "name": nul}]})),
+            "messages[0].name",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"metadata": {nul: 1}})),
+            "metadata",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"metadata": {"k": [nul]}})),
+            "metadata.k[0]",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"session_id": nul})),
+            "session_id",
+        ),
+        (
+            "POST",
+            "/v1/memories".into(),
+            msg(json!({"idempotency_key": nul})),
+            "idempotency_key",
+        ),
+        (
+            "POST",
+            "/v1/memories/search".into(),
+            json!({"query": nul}),
+            "query",
+        ),
+        (
+            "POST",
+            "/v1/memories/search".into(),
+            json!({"query": "tea", "filters": {"k": nul}}),
+            "filters",
+        ),
+        (
+            "PUT",
+            format!("/v1/memories/{id}"),
+            json!({"text": nul}),
+            "text",
+        ),
+        (
+            "PUT",
+            format!("/v1/memories/{id}"),
+            json!({"metadata": {"k": nul}}),
+            "metadata.k",
+        ),
+        (
+            "POST",
+            format!("/v1/memories/{id}/erase"),
+            json!({"reason": nul}),
+            "reason",
+        ),
+        (
+            "POST",
+            "/v3/memories/add/".into(),
+            msg(json!({"messages": [{"role": "user", "content": nul}]})),
+            "messages[0].content",
+        ),
+    ];
+    for (method, path, body, field) in probes {
+        let r = s.call(method, &path, Some(&key), Some(body.clone()));
+        assert_eq!(r.status, 400, "{method} {path} {body}: {:?}", r.body);
+        let text = r.body.to_string();
+        assert!(text.contains("invalid_input"), "{method} {path}: {text}");
+        assert!(
+            text.contains(field) && text.contains("NUL"),
+            "{method} {path}: the error names {field}: {text}"
+        );
+    }
+    assert_eq!(s.snapshot(), before, "a refused input writes nothing");
+}
+
+#[test]
+fn nul_is_refused_naming_the_field_on_sqlite() {
+    nul_is_refused_naming_the_field(TestServer::start());
+}
+
+#[test]
+fn nul_is_refused_naming_the_field_on_postgres() {
+    nul_is_refused_naming_the_field(TestServer::start_postgres());
+}
+
+/// `as_of` is held to the years 0001–9999 on REST as on MCP: the probe's years 0, −1 and
+/// +10000 were accepted by search and list.
+#[test]
+fn as_of_outside_the_documented_years_is_refused_on_rest() {
+    let s = TestServer::start();
+    let key = s.user_key("alice");
+    s.seed("alice", "alice likes tea");
+    for t in [
+        "0000-01-01T00:00:00Z",
+        "-0001-01-01T00:00:00Z",
+        "+10000-01-01T00:00:00Z",
+    ] {
+        let r = s.call(
+            "POST",
+            "/v1/memories/search",
+            Some(&key),
+            Some(json!({"query": "tea", "as_of": t})),
+        );
+        assert_eq!(r.status, 400, "search as_of {t}: {:?}", r.body);
+        assert!(r.body.to_string().contains("as_of"), "{:?}", r.body);
+        let q = t.replace('+', "%2B");
+        let r = s.call("GET", &format!("/v1/memories?as_of={q}"), Some(&key), None);
+        assert_eq!(r.status, 400, "list as_of {t}: {:?}", r.body);
+        assert!(r.body.to_string().contains("as_of"), "{:?}", r.body);
+    }
+    let r = s.call(
+        "POST",
+        "/v1/memories/search",
+        Some(&key),
+        Some(json!({"query": "tea", "as_of": "0001-01-01T00:00:00Z"})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}
+
+/// Admin import takes what the add paths take: a message dated in year 0, or a record holding
+/// a NUL, is refused naming the record, and nothing of the import is written.
+#[test]
+fn import_refuses_records_no_add_would_take() {
+    let s = TestServer::start();
+    let admin = s.admin.clone();
+    s.seed("alice", "alice likes tea");
+    let export = s.call("GET", "/v1/export", Some(&admin), None).body;
+    let lines: Vec<serde_json::Value> = export
+        .as_str()
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let message = lines
+        .iter()
+        .find(|v| v["type"] == "message")
+        .expect("the seed logged a message")
+        .clone();
+    let before = s.snapshot();
+    for (what, edit) in [
+        ("year 0", json!({"created_at": "0000-06-01T00:00:00Z"})),
+        ("NUL", json!({"content": "a\u{0}b"})),
+    ] {
+        let mut m = message.clone();
+        let id = uuid::Uuid::new_v4().to_string();
+        m["id"] = json!(id);
+        for (k, v) in edit.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        let r = s.raw(
+            "POST",
+            "/v1/import",
+            Some(&admin),
+            Some("application/x-ndjson"),
+            Some(format!("{m}\n").into_bytes()),
+        );
+        assert_eq!(r.status, 400, "{what}: {:?}", r.body);
+        assert!(
+            r.body.to_string().contains(&id),
+            "{what}: names the record: {:?}",
+            r.body
+        );
+        assert_eq!(s.snapshot(), before, "{what}: nothing written");
+    }
+}

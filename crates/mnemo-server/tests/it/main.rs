@@ -1,6 +1,7 @@
 //! The server, driven over real HTTP on 127.0.0.1: a store in a temp dir, the deterministic
 //! hash embedder, API keys in that store. Each test starts its own server on port 0.
 
+mod abandoned;
 mod batches;
 mod context;
 mod erase;
@@ -32,6 +33,8 @@ pub struct TestServer {
     server: Option<RunningServer>,
     rt: tokio::runtime::Runtime,
     _dir: tempfile::TempDir,
+    // Dropped after the server (fields drop in order): the schema outlives its connections.
+    _schema: Option<mnemo::ScratchSchema>,
 }
 
 /// An embedder that holds every call at a gate until the test opens it, and lets the test wait
@@ -128,13 +131,49 @@ impl TestServer {
 
     pub fn start_with(embedder: Arc<dyn Embedder>, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn mnemo_core::Store> =
+            Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+        Self::start_on(store, None, dir, embedder, tweak)
+    }
+
+    /// A server on a fresh schema of the PostgreSQL at `MNEMO_TEST_PG_URL` (required: without
+    /// it the test fails, it never skips).
+    pub fn start_postgres() -> Self {
+        Self::start_postgres_with("")
+    }
+
+    /// [`start_postgres`](Self::start_postgres) with more session `options` for the store URL
+    /// (URL-encoded, e.g. `%20-c%20lock_timeout%3D1s`); the schema's name is [`Self::pg_schema`].
+    pub fn start_postgres_with(extra_options: &str) -> Self {
+        let url = std::env::var("MNEMO_TEST_PG_URL")
+            .expect("MNEMO_TEST_PG_URL must name a PostgreSQL for this test (scripts/pg.sh)");
+        let schema = mnemo::ScratchSchema::create(&url, "mnemo_srv").unwrap();
+        let store = mnemo::open_store(&mnemo::StoreConfig::Postgres {
+            url: format!("{}{extra_options}", schema.url()),
+            pool_size: 4,
+        })
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_on(store, Some(schema), dir, Arc::new(HashEmbedder), |_| {})
+    }
+
+    /// The PostgreSQL schema a [`start_postgres`](Self::start_postgres) server works in.
+    pub fn pg_schema(&self) -> &str {
+        self._schema.as_ref().expect("a PostgreSQL server").name()
+    }
+
+    fn start_on(
+        store: Arc<dyn mnemo_core::Store>,
+        schema: Option<mnemo::ScratchSchema>,
+        dir: tempfile::TempDir,
+        embedder: Arc<dyn Embedder>,
+        tweak: impl FnOnce(&mut ServerConfig),
+    ) -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
-        let store: Arc<dyn mnemo_core::Store> =
-            Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
         let memory = Memory::from_parts(store.clone(), embedder, RankParams::default()).unwrap();
         let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
         tweak(&mut cfg);
@@ -159,6 +198,7 @@ impl TestServer {
             server: Some(server),
             rt,
             _dir: dir,
+            _schema: schema,
         }
     }
 

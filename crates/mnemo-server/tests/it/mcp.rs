@@ -217,3 +217,25 @@ fn malformed_json_rpc_gets_json_rpc_error_codes() {
     assert_eq!(ok.status, 200, "{}", ok.text);
     assert!(ok.message()["result"].is_object(), "{}", ok.text);
 }
+
+/// The probe opened 3,000 sessions from one key (166 MiB, never returned). Now a key holds at
+/// most `MAX_SESSIONS_PER_KEY` live sessions: one more `initialize` is refused with 429 while
+/// another key still opens its own, and ending one makes room again.
+#[test]
+fn one_key_holds_a_bounded_number_of_mcp_sessions() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    let bob = s.user_key("bob");
+    let cap = mnemo_server::mcp::MAX_SESSIONS_PER_KEY;
+    let sessions: Vec<String> = (0..cap).map(|_| open_session(&s, &alice)).collect();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}}});
+    let r = mcp(&s, "POST", &alice, None, &[], Some(&init.to_string()));
+    assert_eq!(r.status, 429, "{}", r.text);
+    assert!(r.session.is_none());
+    open_session(&s, &bob);
+    let r = mcp(&s, "DELETE", &alice, Some(&sessions[0]), &[], None);
+    assert!(r.status < 300, "{} {}", r.status, r.text);
+    open_session(&s, &alice);
+}

@@ -437,3 +437,209 @@ fn agent_writes_for_users_can_be_allowed_server_wide() {
     );
     assert_eq!(r.status, 200, "{:?}", r.body);
 }
+
+/// An answer with ids and request ids taken out, to compare a foreign id's with a missing one's.
+fn shape(status: u16, body: &str, ids: &[&str]) -> String {
+    let mut text = body.to_string();
+    for id in ids {
+        text = text.replace(id, "ID");
+    }
+    let mut v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+    if let Some(e) = v.get_mut("error").and_then(|e| e.as_object_mut()) {
+        e.remove("request_id");
+    }
+    format!("{status} {v}")
+}
+
+/// Every id route answers an id the key's scope cannot see exactly as an id that does not
+/// exist — same status, same body, no owner named — for user-, agent- and run-only keys, on
+/// REST, the Mem0 routes and MCP. Before the fix, PUT and link add/remove (and MCP
+/// `update_memory`, `add_link`, `remove_link`) answered 403 naming the owner for a foreign id.
+#[test]
+fn an_id_outside_the_scope_is_answered_like_a_missing_id_on_every_route() {
+    foreign_ids_look_missing(TestServer::start());
+}
+
+#[test]
+fn an_id_outside_the_scope_is_answered_like_a_missing_id_on_postgres() {
+    foreign_ids_look_missing(TestServer::start_postgres());
+}
+
+fn foreign_ids_look_missing(s: TestServer) {
+    let admin = s.admin.clone();
+    let mut ids = Vec::new();
+    for text in ["bob's bank is Northwind", "bob's cat is Tom"] {
+        let r = s.call(
+            "POST",
+            "/v1/memories",
+            Some(&admin),
+            Some(json!({"text": text, "user_id": "bob", "agent_id": "botB", "run_id": "r1"})),
+        );
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        ids.push(r.body["results"][0]["id"].as_str().unwrap().to_string());
+    }
+    let (foreign, other) = (ids[0].clone(), ids[1].clone());
+    let missing = uuid::Uuid::new_v4().to_string();
+    let make = |parts: mnemo_server::ScopeParts| s.keys.create(None, false, &parts).unwrap().key;
+    let keys = [
+        (
+            "user-only",
+            make(mnemo_server::ScopeParts::new(
+                Some("carol".into()),
+                None,
+                None,
+            )),
+        ),
+        (
+            "agent-only",
+            make(mnemo_server::ScopeParts::new(
+                None,
+                Some("botA".into()),
+                None,
+            )),
+        ),
+        (
+            "run-only",
+            make(mnemo_server::ScopeParts::new(None, None, Some("r9".into()))),
+        ),
+    ];
+    let before = s.snapshot();
+    for (kind, key) in &keys {
+        let session = crate::mcp::open_session(&s, key);
+        let answer = |id: &str| -> Vec<(String, String)> {
+            let rest: Vec<(&str, String, Option<serde_json::Value>)> = vec![
+                ("GET", format!("/v1/memories/{id}"), None),
+                (
+                    "PUT",
+                    format!("/v1/memories/{id}"),
+                    Some(json!({"text": "planted"})),
+                ),
+                ("DELETE", format!("/v1/memories/{id}"), None),
+                ("GET", format!("/v1/memories/{id}/history"), None),
+                ("GET", format!("/v1/memories/{id}/links"), None),
+                (
+                    "POST",
+                    format!("/v1/memories/{id}/links"),
+                    Some(json!({"links": [{"to": other}]})),
+                ),
+                ("DELETE", format!("/v1/memories/{id}/links/{other}"), None),
+                (
+                    "PUT",
+                    "/v1/memories/batch".into(),
+                    Some(json!({"items": [{"memory_id": id, "text": "planted"}]})),
+                ),
+                ("GET", format!("/v1/memories/{id}/"), None),
+                (
+                    "PUT",
+                    format!("/v1/memories/{id}/"),
+                    Some(json!({"text": "planted"})),
+                ),
+                ("DELETE", format!("/v1/memories/{id}/"), None),
+                ("GET", format!("/v1/memories/{id}/history/"), None),
+                ("GET", format!("/memories/{id}"), None),
+                (
+                    "PUT",
+                    format!("/memories/{id}"),
+                    Some(json!({"text": "planted"})),
+                ),
+                (
+                    "PUT",
+                    "/v1/batch/".into(),
+                    Some(json!({"memories": [{"memory_id": id, "text": "planted"}]})),
+                ),
+            ];
+            let mut out: Vec<(String, String)> = rest
+                .into_iter()
+                .map(|(m, path, body)| {
+                    let r = s.call(m, &path, Some(key), body);
+                    (
+                        format!("{m} {}", path.replace(id, "{id}")),
+                        shape(r.status, &r.body.to_string(), &[id]),
+                    )
+                })
+                .collect();
+            for (tool, args) in [
+                ("get_memory", json!({"memory_id": id})),
+                ("update_memory", json!({"memory_id": id, "text": "planted"})),
+                ("delete_memory", json!({"memory_id": id})),
+                ("memory_history", json!({"memory_id": id})),
+                ("get_links", json!({"memory_id": id})),
+                ("add_link", json!({"memory_id": id, "to": other})),
+                ("remove_link", json!({"memory_id": id, "to": other})),
+            ] {
+                let r = crate::mcp::call_tool(&s, key, &session, tool, args);
+                out.push((
+                    format!("mcp {tool}"),
+                    shape(0, &r.message().to_string(), &[id]),
+                ));
+            }
+            out
+        };
+        let seen_foreign = answer(&foreign);
+        let seen_missing = answer(&missing);
+        for ((route, f), (_, m)) in seen_foreign.iter().zip(&seen_missing) {
+            assert_eq!(
+                f, m,
+                "{kind} key, {route}: a foreign id differs from a missing one"
+            );
+            assert!(
+                !f.contains("bob"),
+                "{kind} key, {route} names the owner: {f}"
+            );
+            assert!(
+                !f.starts_with("200") && f.contains("not_found"),
+                "{kind} key, {route} reached bob's memory: {f}"
+            );
+        }
+    }
+    assert_eq!(s.snapshot(), before, "nothing of bob's changed");
+}
+
+/// Erasing with `sources` destroys the owner's own messages: an agent-only key may erase a
+/// memory it shares with a user, but not the user's words with it (a write of the owner).
+#[test]
+fn an_agent_key_cannot_erase_a_users_source_messages() {
+    let s = TestServer::start();
+    let bot = s
+        .keys
+        .create(
+            None,
+            false,
+            &mnemo_server::ScopeParts::new(None, Some("botA".into()), None),
+        )
+        .unwrap()
+        .key;
+    let bob = s.user_key("bob");
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&bob),
+        Some(
+            json!({"messages": [{"role": "user", "content": "my pin is 4921"}],
+            "agent_id": "botA", "infer": false}),
+        ),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let id = r.body["results"][0]["id"].as_str().unwrap().to_string();
+    let before = s.snapshot();
+    let r = s.call(
+        "POST",
+        &format!("/v1/memories/{id}/erase"),
+        Some(&bot),
+        Some(json!({"sources": true})),
+    );
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(s.snapshot(), before, "nothing erased");
+    let r = s.call(
+        "POST",
+        &format!("/v1/memories/{id}/erase"),
+        Some(&bot),
+        Some(json!({})),
+    );
+    assert_eq!(
+        r.status, 200,
+        "erasing the memory alone stays allowed: {:?}",
+        r.body
+    );
+}

@@ -42,6 +42,7 @@ mod read;
 mod recall;
 mod search;
 mod tiers;
+mod timeouts;
 mod transfer;
 mod turn;
 mod write;
