@@ -79,6 +79,29 @@ fn erase_in(
         )
         .map_err(pg_err)?;
     let m = memory_from_row(&row)?;
+    let erased: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM history WHERE scope_key = $1 AND memory_id = $2 \
+             AND event = 'ERASE'",
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?
+        .get(0);
+    if erased > 0 {
+        return Err(Error::invalid(
+            "id",
+            format!("memory {id} is already erased"),
+        ));
+    }
+    // A raw memory is its message: erasing it always erases the message.
+    let sources = sources || m.kind == MemoryKind::Raw;
+    let source_count: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM memory_sources WHERE scope_key = $1 AND memory_id = $2",
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?
+        .get(0);
 
     // Every text the memory ever had, from its row and its history.
     let mut texts = vec![m.text.clone()];
@@ -223,6 +246,7 @@ fn erase_in(
         id,
         history_scrubbed,
         messages_erased,
+        messages_kept: if sources { 0 } else { source_count as u64 },
         neighbours_reindexed,
         entities_removed,
         replays_scrubbed,

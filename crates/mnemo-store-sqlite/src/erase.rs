@@ -4,8 +4,9 @@
 //! Copies of a memory's text live in its row, its FTS5 entry, its history events (and the events
 //! of memories that superseded it or that it superseded), the index texts of its conversation
 //! neighbours (context windows), stored idempotency results, its entity names and — when it is
-//! a raw memory — the source messages. All of them are scrubbed in one IMMEDIATE transaction
-//! run with `secure_delete` on (freed and rewritten space is zeroed) and the FTS5 index's own
+//! a raw memory, or asked for — the source messages. All of them are scrubbed in one IMMEDIATE
+//! transaction; every connection runs with `secure_delete` on (freed and rewritten space is
+//! zeroed by every write, so earlier writes leave no old copies in free pages either) and the FTS5 index's own
 //! `secure-delete` option (entries are removed, not shadowed by tombstones). Afterwards a
 //! `wal_checkpoint(TRUNCATE)` moves the new pages into the main file and empties the WAL, so
 //! neither file holds the text once `erase` returns.
@@ -37,19 +38,15 @@ impl SqliteStore {
     ) -> Result<EraseReport> {
         scope.validate()?;
         let mut conn = self.writer.lock();
-        conn.execute_batch("PRAGMA secure_delete = ON")
-            .map_err(sql_err)?;
-        let result = (|| {
+        // Every connection runs with `secure_delete` on (see `schema::configure`).
+        let report = {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_err)?;
             let report = erase_in(&tx, scope, id, sources, ctx)?;
             tx.commit().map_err(sql_err)?;
-            Ok(report)
-        })();
-        let restored = conn.execute_batch("PRAGMA secure_delete = OFF");
-        let report = result?;
-        restored.map_err(sql_err)?;
+            report
+        };
         self.sync_ann(&conn)?;
         // Readers hold no transaction between calls, so the checkpoint can copy every frame.
         let busy: i64 = conn
@@ -89,6 +86,28 @@ fn erase_in(
         .ok_or_else(|| Error::not_found("memory", id))?;
     let owner = m.scope()?;
     let ids = id.to_string();
+    let erased: i64 = tx
+        .query_row(
+            "SELECT COUNT(*) FROM history WHERE memory_id = ?1 AND event = 'ERASE'",
+            [&ids],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    if erased > 0 {
+        return Err(Error::invalid(
+            "id",
+            format!("memory {id} is already erased"),
+        ));
+    }
+    // A raw memory is its message: erasing it always erases the message.
+    let sources = sources || m.kind == MemoryKind::Raw;
+    let source_count: i64 = tx
+        .query_row(
+            "SELECT COUNT(*) FROM memory_sources WHERE memory_id = ?1",
+            [&ids],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
 
     // Every text the memory ever had, from its row and its history.
     let mut texts = vec![m.text.clone()];
@@ -274,6 +293,7 @@ fn erase_in(
         id,
         history_scrubbed,
         messages_erased,
+        messages_kept: if sources { 0 } else { source_count as u64 },
         neighbours_reindexed,
         entities_removed,
         replays_scrubbed,

@@ -432,6 +432,9 @@ impl Store for SqliteStore {
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.messages_with_ids(scope, ids)
     }
+    fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
+        self.raw_memories_of(scope, ids)
+    }
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.links_of(scope, id)
     }

@@ -522,8 +522,11 @@ impl Memory {
             let prior = match (&indexing, &req.session_id) {
                 (Some(ix), Some(session)) if ix.before > 0 => {
                     let (scope, n, session) = (req.scope.clone(), ix.before, session.clone());
-                    self.with_store(move |s| s.messages(&scope, Some(&session), n))
-                        .await?
+                    self.with_store(move |s| {
+                        let log = s.messages(&scope, Some(&session), n)?;
+                        mnemo_core::visible_messages(s, &scope, log, &ReadOptions::default())
+                    })
+                    .await?
                 }
                 _ => Vec::new(),
             };
@@ -675,8 +678,11 @@ impl Memory {
             let prior = if indexing.before > 0 && req.session_id.is_some() {
                 let (scope, n) = (req.scope.clone(), indexing.before);
                 let session = req.session_id.clone();
-                self.with_store(move |s| s.messages(&scope, session.as_deref(), n))
-                    .await?
+                self.with_store(move |s| {
+                    let log = s.messages(&scope, session.as_deref(), n)?;
+                    mnemo_core::visible_messages(s, &scope, log, &ReadOptions::default())
+                })
+                .await?
             } else {
                 Vec::new()
             };

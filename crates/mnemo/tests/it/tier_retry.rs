@@ -123,6 +123,9 @@ impl Store for Racing {
     fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.inner.messages_by_id(s, ids)
     }
+    fn raw_of_messages(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<mnemo::core::Memory>> {
+        self.inner.raw_of_messages(s, ids)
+    }
     fn links(&self, s: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.inner.links(s, id)
     }
