@@ -409,6 +409,33 @@ pub struct EraseReport {
     pub pages_scrubbed: u64,
 }
 
+/// The part of the conversation log an erase covers (see [`Store::erase_log`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EraseTarget<'a> {
+    /// One session of the scope.
+    Session(&'a str),
+    /// Everything the scope covers ("forget this user").
+    Scope,
+}
+
+/// What an erase of a session or a scope removed (see [`Store::erase_log`]). Counts, never
+/// content.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EraseLogReport {
+    /// Memories erased, each as [`Store::erase`] erases one and with its `ERASE` event: for a
+    /// session, every memory with a source message in it (raw turns and what was derived from
+    /// them — facts, notes, summaries a model wrote); for a scope, every memory of the scope.
+    /// Memories erased before are left as they are.
+    pub memories_erased: u64,
+    /// Messages whose content and speaker name were removed (ids, order and times kept).
+    pub messages_erased: u64,
+    /// Pages whose text and keywords were removed.
+    pub pages_scrubbed: u64,
+    /// Segment summaries (model or rule paraphrases of the pages) removed, with their keywords:
+    /// a segment holding a page of the session, or every segment of the scope.
+    pub segments_scrubbed: u64,
+}
+
 /// Where a page of a listing starts, for callers that address pages by number (Mem0's
 /// `page`/`page_size`) rather than by cursor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -626,6 +653,18 @@ pub trait Store: Send + Sync {
         sources: bool,
         ctx: &WriteContext,
     ) -> Result<EraseReport>;
+    /// Erases a session of the scope or the whole scope in one transaction: every memory it
+    /// covers as [`Store::erase`] does (with `sources`), then the content of every message of
+    /// it, the text of its pages and the summaries of the segments those pages joined. Ids,
+    /// counts, times and `ERASE` events remain. A session the scope has no message in is
+    /// `invalid_input` naming `session_id`, and nothing is written. Required: only the backend
+    /// knows where its copies live.
+    fn erase_log(
+        &self,
+        scope: &Scope,
+        target: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport>;
     /// Deletes every active memory in the scope; returns how many.
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64>;
     fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions)
