@@ -142,19 +142,30 @@ fn erase_log_in(
         .iter()
         .map(|r| r.get(0))
         .collect();
-    for id in &ids {
-        erase_in(tx, scope, MemoryId(*id), true, ctx)?;
-    }
-    let messages_erased = tx
-        .execute(
+    // Counted before the memories' erases blank their own messages.
+    let messages_erased: i64 = tx
+        .query_one(
             &format!(
-                "UPDATE messages g SET content = '', name = NULL WHERE {} \
+                "SELECT COUNT(*) FROM messages g WHERE {} \
                  AND (g.content <> '' OR g.name IS NOT NULL)",
                 g.where_sql()
             ),
             &g.params(),
         )
-        .map_err(pg_err)?;
+        .map_err(pg_err)?
+        .get(0);
+    for id in &ids {
+        erase_in(tx, scope, MemoryId(*id), true, ctx)?;
+    }
+    tx.execute(
+        &format!(
+            "UPDATE messages g SET content = '', name = NULL WHERE {} \
+             AND (g.content <> '' OR g.name IS NOT NULL)",
+            g.where_sql()
+        ),
+        &g.params(),
+    )
+    .map_err(pg_err)?;
     let p = log_pred(scope, target, "p", true);
     let pages_scrubbed = tx
         .execute(
@@ -192,7 +203,7 @@ fn erase_log_in(
     .map_err(pg_err)?;
     Ok(EraseLogReport {
         memories_erased: ids.len() as u64,
-        messages_erased,
+        messages_erased: messages_erased as u64,
         pages_scrubbed,
         segments_scrubbed,
     })

@@ -158,9 +158,7 @@ fn erase_log_in(
             .map_err(sql_err)?;
         rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
-    for id in &ids {
-        erase_in(tx, scope, MemoryId::parse(id)?, true, ctx)?;
-    }
+    // Counted before the memories' erases blank their own messages.
     let messages_erased = count(
         &format!(
             "SELECT COUNT(*) FROM messages g WHERE {} AND (g.content <> '' OR g.name IS NOT NULL)",
@@ -168,6 +166,9 @@ fn erase_log_in(
         ),
         &g,
     )?;
+    for id in &ids {
+        erase_in(tx, scope, MemoryId::parse(id)?, true, ctx)?;
+    }
     tx.execute(
         &format!(
             "UPDATE messages SET content = '', name = NULL WHERE id IN \

@@ -280,3 +280,128 @@ pub fn extraction_context_follows_the_log_rule(h: &dyn Harness) {
         "no empty line for the erased turn: {prompt}"
     );
 }
+
+fn history_len(store: &dyn Store, s: &Scope, ids: &[MemoryId]) -> usize {
+    let all = ReadOptions {
+        include_inactive: true,
+        include_expired: true,
+        ..ReadOptions::default()
+    };
+    ids.iter()
+        .map(|id| store.history(s, *id, &all).expect("history").len())
+        .sum()
+}
+
+/// A session, then the whole scope, erased in one call each: every memory it covers (in any
+/// state, facts derived from its turns included) erased with its `ERASE` event, every message
+/// blank with its id kept; another session and another scope untouched. An unknown session, a
+/// session of another scope and an empty name are `invalid_input` naming `session_id` and
+/// write nothing.
+pub fn a_session_or_a_scope_is_erased_in_one_call(h: &dyn Harness) {
+    let store = h.fresh();
+    let c = conversation(store.as_ref());
+    let s = &c.scope;
+    let mut other = Message::new(s, Role::User, None, "my locker is by the gym".into(), c.t0);
+    other.session_id = Some("s2".into());
+    let raw = NewMemory::raw(
+        &other,
+        s,
+        Metadata::new(),
+        None,
+        HashEmbedder::vector("locker gym"),
+    );
+    let out = store
+        .write(vec![WriteBatch::new(
+            s.clone(),
+            vec![other.clone()],
+            vec![raw],
+        )])
+        .expect("s2");
+    let s2_raw = out[0].results[0].id;
+    let mut every = c.raws.clone();
+    every.extend(c.facts);
+    every.push(s2_raw);
+    let before = history_len(store.as_ref(), s, &every);
+    let ctx = WriteContext::default();
+    for (who, session) in [(s.clone(), "nope"), (scope("omar"), "s2"), (s.clone(), " ")] {
+        match store.erase_log(&who, EraseTarget::Session(session), &ctx) {
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+                assert!(e.to_string().contains("session_id"), "{e}");
+            }
+            Ok(r) => panic!("erased {session:?} of {who:?}: {r:?}"),
+        }
+    }
+    assert_eq!(
+        history_len(store.as_ref(), s, &every),
+        before,
+        "nothing written"
+    );
+
+    let r = store
+        .erase_log(s, EraseTarget::Session("s1"), &ctx)
+        .expect("session erase");
+    // Raw turns 0, 1, 2, 4 and the fact of turn 5; turn 3 and the fact of turn 6 were erased.
+    assert_eq!(r.memories_erased, 5, "{r:?}");
+    assert_eq!(r.messages_erased, 6, "{r:?}");
+    let log = store.messages(s, Some("s1"), 100).expect("s1");
+    assert_eq!(log.len(), SAID.len(), "ids and order kept");
+    assert!(log.iter().all(|m| m.content.is_empty() && m.name.is_none()));
+    let all = ReadOptions {
+        include_inactive: true,
+        include_expired: true,
+        ..ReadOptions::default()
+    };
+    for id in c.raws.iter().chain(&c.facts) {
+        let m = store.get(s, *id, &all).expect("the tombstone");
+        assert_eq!((m.text.as_str(), m.state), ("", MemoryState::Deleted));
+        let h = store.history(s, *id, &all).expect("history");
+        assert_eq!(
+            h.iter().filter(|e| e.event == HistoryKind::Erase).count(),
+            1,
+            "one ERASE event each"
+        );
+    }
+    let q = candidates(s, all);
+    for word in ["4417", "5521", "porto", "harbour", "dog"] {
+        assert!(
+            store
+                .lexical_candidates(&q, &[word.to_string()])
+                .expect("lexical")
+                .is_empty(),
+            "{word} is still indexed"
+        );
+    }
+    assert_eq!(
+        store.get(s, s2_raw, &all).expect("s2").text,
+        "my locker is by the gym",
+        "another session is untouched"
+    );
+    let omar = scope("omar");
+    let kept = store.messages(&omar, Some("s1"), 10).expect("omar");
+    assert_eq!(kept[0].content, SAID[2], "another scope is untouched");
+
+    // A second erase of the same session finds nothing left to erase.
+    let again = store
+        .erase_log(s, EraseTarget::Session("s1"), &ctx)
+        .expect("again");
+    assert_eq!(again, EraseLogReport::default());
+
+    let r = store.erase_log(s, EraseTarget::Scope, &ctx).expect("scope");
+    assert_eq!((r.memories_erased, r.messages_erased), (1, 1), "{r:?}");
+    assert!(store
+        .messages(s, None, 100)
+        .expect("log")
+        .iter()
+        .all(|m| m.content.is_empty()));
+    assert_eq!(
+        store.get(s, s2_raw, &all).expect("tombstone").text,
+        "",
+        "the scope's last text is gone"
+    );
+    assert_eq!(
+        store.messages(&omar, None, 10).expect("omar")[0].content,
+        SAID[2]
+    );
+    assert!(store.integrity().expect("integrity").is_consistent());
+}

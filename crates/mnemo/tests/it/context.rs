@@ -404,9 +404,13 @@ async fn deleted_expired_and_erased_turns_of_a_session_stay_out_of_packs() {
             secret.expires_at = Some(deadline);
         }
         let id = m.add(secret).await.unwrap().results[0].id;
-        m.add(turns(&scope, "s", &[("Ann", "The dog likes the bank of the river")]))
-            .await
-            .unwrap();
+        m.add(turns(
+            &scope,
+            "s",
+            &[("Ann", "The dog likes the bank of the river")],
+        ))
+        .await
+        .unwrap();
         let ctx = WriteContext::default();
         match how {
             "delete" => m

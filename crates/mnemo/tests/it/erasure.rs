@@ -56,9 +56,13 @@ async fn an_erased_turn_leaves_no_byte_after_its_page_moved_tier() {
         let secret = "My bank PIN is Qz4417xv";
         let id = m.add(turn(&scope, "s", secret)).await.unwrap().results[0].id;
         for i in 0..12 {
-            m.add(turn(&scope, "s", &format!("filler turn {i} about the garden")))
-                .await
-                .unwrap();
+            m.add(turn(
+                &scope,
+                "s",
+                &format!("filler turn {i} about the garden"),
+            ))
+            .await
+            .unwrap();
         }
         let moved = m
             .store()
