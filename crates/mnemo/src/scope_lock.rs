@@ -41,6 +41,16 @@ pub(crate) fn take_turns<K: Hash>(
         .collect()
 }
 
+/// Waits for every turn (in ascending order, as `take_turns` takes them): an erase holds them
+/// all, so no add of this process commits between its window re-check and its commit while an
+/// erase runs (an erase may cover several owners' keys).
+pub(crate) fn take_every_turn() -> Vec<MutexGuard<'static, ()>> {
+    TURNS
+        .iter()
+        .map(|t| t.lock().unwrap_or_else(PoisonError::into_inner))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -93,3 +93,87 @@ async fn an_erased_turn_leaves_no_byte_after_its_page_moved_tier() {
         assert!(log.iter().all(|g| !g.content.contains("4417")));
     }
 }
+
+/// Erases a memory from inside the embedding call of the add whose texts contain `trigger`:
+/// after that add read its session's earlier turns and before it writes (the race of an erase
+/// committing between the two, made deterministic).
+struct EraseWhileEmbedding {
+    store: Arc<dyn Store>,
+    target: std::sync::Mutex<Option<(Scope, MemoryId)>>,
+    trigger: &'static str,
+}
+
+impl Embedder for EraseWhileEmbedding {
+    fn model_id(&self) -> &str {
+        HashEmbedder::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        HashEmbedder::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if texts.iter().any(|t| t.contains(self.trigger)) {
+            if let Some((scope, id)) = self.target.lock().unwrap().take() {
+                self.store
+                    .erase(&scope, id, false, &WriteContext::default())
+                    .unwrap();
+            }
+        }
+        HashEmbedder.embed(texts)
+    }
+}
+
+/// An erase that commits while an add of the same session is between reading its earlier
+/// turns and writing: the add's new turn must not quote the erased one in its index text
+/// (lexical search would find it, and the file would hold it).
+#[tokio::test]
+async fn an_erase_racing_an_add_of_its_session_is_not_quoted_by_the_new_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store: Arc<dyn Store> = Arc::new(mnemo_store_sqlite::SqliteStore::open(&path).unwrap());
+    let hook = Arc::new(EraseWhileEmbedding {
+        store: store.clone(),
+        target: std::sync::Mutex::new(None),
+        trigger: "Wombat",
+    });
+    let m = Memory::from_parts(store.clone(), hook.clone(), RankParams::default()).unwrap();
+    let scope = Scope::user("u").unwrap();
+    let id = m
+        .add(turn(&scope, "s", "My bank PIN is Qz4417xv"))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    *hook.target.lock().unwrap() = Some((scope.clone(), id));
+    let next = m
+        .add(turn(&scope, "s", "Wombat facts are fun"))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    assert!(
+        hook.target.lock().unwrap().is_none(),
+        "the erase ran mid-add"
+    );
+    let q = mnemo_testkit::candidates(&scope, ReadOptions::default());
+    let found = store
+        .lexical_candidates(&q, &["qz4417xv".to_string()])
+        .unwrap();
+    assert!(
+        found.is_empty(),
+        "the new turn quotes the erased one: {found:?}"
+    );
+    let wombat = store
+        .lexical_candidates(&q, &["wombat".to_string()])
+        .unwrap();
+    assert_eq!(wombat.len(), 1, "the new turn is indexed by its own words");
+    assert_eq!(
+        store
+            .get(&scope, next, &ReadOptions::default())
+            .unwrap()
+            .text,
+        "Wombat facts are fun"
+    );
+    // The add committed after the erase's checkpoint; the next erase-free checkpoint is the
+    // store's own, so look at both files.
+    assert_eq!(occurrences(&path, "Qz4417xv"), (0, 0));
+}
