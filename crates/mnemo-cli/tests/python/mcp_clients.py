@@ -30,6 +30,8 @@ TOOLS = {
     "update_memory",
     "delete_memory",
     "erase_memory",
+    "erase_scope",
+    "erase_session",
     "delete_all_memories",
     "memory_history",
     "get_links",
