@@ -201,6 +201,8 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                                 ("erase_memory", {"memory_id": mid}),
                                 ("erase_memory", {"memory_id": mid, "user_id": "alice"}),
                                 ("delete_all_memories", {"user_id": "alice"}),
+                                ("erase_session", {"session_id": "s1", "user_id": "alice"}),
+                                ("erase_scope", {"user_id": "alice", "confirm": True}),
                                 ("memory_history", {"memory_id": mid}),
                                 ("memory_history", {"memory_id": mid, "user_id": "alice"}),
                                 ("get_links", {"memory_id": mid}),
