@@ -210,7 +210,7 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     "#,
     // v7: readers of the message log find the raw memory of a message (its visibility).
-    "CREATE INDEX memory_sources_by_message ON memory_sources (message_id);",
+    "CREATE INDEX IF NOT EXISTS memory_sources_by_message ON memory_sources (message_id);",
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
