@@ -314,18 +314,30 @@ pub enum Command {
         hard: bool,
         id: String,
     },
-    /// Erase a memory for good: its text leaves the store's files (record, indexes, history,
-    /// neighbours' context, stored results); its id, times and an ERASE event remain.
+    /// Erase for good: a memory (its text leaves the store's files — record, indexes,
+    /// history, neighbours' context, stored results, and a raw memory's message), a whole
+    /// session (--session-id) or everything of the scope (--all --confirm); ids, times and
+    /// ERASE events remain.
     Erase {
         #[command(flatten)]
         scope: ScopeArgs,
-        /// Also erase the content of the messages it came from.
+        /// Also erase the content of the messages a fact came from (a raw memory's message is
+        /// always erased).
         #[arg(long)]
         sources: bool,
         /// Why (kept in the ERASE event).
         #[arg(long)]
         reason: Option<String>,
-        id: String,
+        /// Erase this session of the scope: its messages, pages and every memory from them.
+        #[arg(long, conflicts_with_all = ["id", "all"])]
+        session_id: Option<String>,
+        /// Erase everything the scope covers ("forget this user"); needs --confirm.
+        #[arg(long, conflicts_with = "id")]
+        all: bool,
+        /// Confirms --all.
+        #[arg(long)]
+        confirm: bool,
+        id: Option<String>,
     },
     /// Delete every memory of a scope.
     DeleteAll {

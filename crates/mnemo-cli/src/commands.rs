@@ -466,6 +466,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             scope,
             sources,
             reason,
+            session_id,
+            all,
+            confirm,
             id,
         } => {
             let ctx = WriteContext {
@@ -473,13 +476,52 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 reason,
                 ..WriteContext::default()
             };
-            let report = memory
-                .erase(scope_of(&scope)?, id_of(&id)?, sources, ctx)
-                .await?;
-            if json {
-                print_json(&report)?;
-            } else {
-                outln!("erased {}", report.id);
+            let log = match (id, session_id, all) {
+                (Some(id), None, false) => {
+                    let report = memory
+                        .erase(scope_of(&scope)?, id_of(&id)?, sources, ctx)
+                        .await?;
+                    if json {
+                        print_json(&report)?;
+                    } else if report.messages_kept > 0 {
+                        outln!(
+                            "erased {} ({} source message(s) kept; --sources erases them)",
+                            report.id,
+                            report.messages_kept
+                        );
+                    } else {
+                        outln!("erased {}", report.id);
+                    }
+                    None
+                }
+                (None, Some(session), false) => Some(
+                    memory
+                        .erase_session(scope_of(&scope)?, session, ctx)
+                        .await?,
+                ),
+                (None, None, true) => {
+                    Some(memory.erase_scope(scope_of(&scope)?, confirm, ctx).await?)
+                }
+                _ => {
+                    return Err(Error::invalid(
+                        "id",
+                        "give a memory id, --session-id or --all (one of them)",
+                    )
+                    .into())
+                }
+            };
+            if let Some(r) = log {
+                if json {
+                    print_json(&r)?;
+                } else {
+                    outln!(
+                        "erased {} memories, {} messages, {} pages, {} segment summaries",
+                        r.memories_erased,
+                        r.messages_erased,
+                        r.pages_scrubbed,
+                        r.segments_scrubbed
+                    );
+                }
             }
         }
         Command::DeleteAll { scope, hard } => {

@@ -391,8 +391,13 @@ pub struct EraseReport {
     /// History events of the memory whose texts, metadata and reasons were removed, plus events
     /// of other memories of the scope that quoted one of its texts.
     pub history_scrubbed: u64,
-    /// Source messages whose content was removed (only when asked).
+    /// Source messages whose content was removed: a raw memory's message always (the raw
+    /// memory *is* the message), a derived memory's sources only when asked.
     pub messages_erased: u64,
+    /// Source messages left as they were (the evidence of an erased fact erased without
+    /// `sources`); 0 for a raw memory.
+    #[serde(default)]
+    pub messages_kept: u64,
     /// Other memories of the scope whose index text quoted it and was re-indexed without it.
     pub neighbours_reindexed: u64,
     /// Entities that named only this memory, removed.
@@ -402,6 +407,33 @@ pub struct EraseReport {
     /// Pages and segment summaries of the owner that quoted it, scrubbed.
     #[serde(default)]
     pub pages_scrubbed: u64,
+}
+
+/// The part of the conversation log an erase covers (see [`Store::erase_log`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EraseTarget<'a> {
+    /// One session of the scope.
+    Session(&'a str),
+    /// Everything the scope covers ("forget this user").
+    Scope,
+}
+
+/// What an erase of a session or a scope removed (see [`Store::erase_log`]). Counts, never
+/// content.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EraseLogReport {
+    /// Memories erased, each as [`Store::erase`] erases one and with its `ERASE` event: for a
+    /// session, every memory with a source message in it (raw turns and what was derived from
+    /// them — facts, notes, summaries a model wrote); for a scope, every memory of the scope.
+    /// Memories erased before are left as they are.
+    pub memories_erased: u64,
+    /// Messages whose content and speaker name were removed (ids, order and times kept).
+    pub messages_erased: u64,
+    /// Pages whose text and keywords were removed.
+    pub pages_scrubbed: u64,
+    /// Segment summaries (model or rule paraphrases of the pages) removed, with their keywords:
+    /// a segment holding a page of the session, or every segment of the scope.
+    pub segments_scrubbed: u64,
 }
 
 /// Where a page of a listing starts, for callers that address pages by number (Mem0's
@@ -674,12 +706,14 @@ pub trait Store: Send + Sync {
     /// lexical entry and entity links; the texts, metadata and reasons of its history events
     /// (and of other events of the scope that quote one of its texts); the lines quoting it in
     /// other memories' index texts (re-indexed without them); the copies in stored idempotency
-    /// results; and, with `sources`, the content of the messages it came from. What remains is
+    /// results; and the content of the messages it came from — always for a raw memory (its
+    /// message is the memory), with `sources` for any other kind. What remains is
     /// its id, scope, kind, times and state (`deleted`), and an `ERASE` history event carrying
     /// `ctx` (actor, reason, request id). When it returns no read of the store can see the
     /// erased text, and an embedded store's own files no longer hold it (a database server may
-    /// keep dead row versions until its vacuum reuses them; see ARCHITECTURE.md). Required:
-    /// only the backend knows where its copies live.
+    /// keep dead row versions until its vacuum reuses them; see ARCHITECTURE.md). A memory
+    /// already erased is `invalid_input` naming `id`, and nothing is written. Required: only
+    /// the backend knows where its copies live.
     fn erase(
         &self,
         scope: &Scope,
@@ -687,6 +721,18 @@ pub trait Store: Send + Sync {
         sources: bool,
         ctx: &WriteContext,
     ) -> Result<EraseReport>;
+    /// Erases a session of the scope or the whole scope in one transaction: every memory it
+    /// covers as [`Store::erase`] does (with `sources`), then the content of every message of
+    /// it, the text of its pages and the summaries of the segments those pages joined. Ids,
+    /// counts, times and `ERASE` events remain. A session the scope has no message in is
+    /// `invalid_input` naming `session_id`, and nothing is written. Required: only the backend
+    /// knows where its copies live.
+    fn erase_log(
+        &self,
+        scope: &Scope,
+        target: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport>;
     /// Deletes every active memory in the scope; returns how many.
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64>;
     fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions)
@@ -749,6 +795,11 @@ pub trait Store: Send + Sync {
     /// Messages of the scope with the given ids (a memory's sources), in log order; ids that are
     /// unknown or belong to another scope are skipped.
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>>;
+    /// The raw memories (in any state, expired ones included) whose message is one of `ids`,
+    /// of (or under) the scope, with their sources. A raw memory *is* its message, so the
+    /// message log is shown exactly when its raw memory is: readers of the log hold these to
+    /// [`ReadOptions::admits`] (see `mnemo::log`). Required: only the backend has the index.
+    fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>>;
     /// Links from or to a memory of the scope, any state.
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>>;
     /// Adds (or replaces: same ends and kind) links in one transaction, all or none. Each must
@@ -862,4 +913,56 @@ pub fn locate_by_walking<S: Store + ?Sized>(
         }
     }
     Ok(ListPosition { total, cursor })
+}
+
+/// The message log's visibility rule, the one [`ReadOptions::admits`] states for memories: a
+/// message whose raw memory `read` does not admit (deleted, expired, superseded, erased — the
+/// raw memory *is* the message) is left out, and so is a message whose content an erase
+/// removed (no empty line is shown for it); an as-of read also leaves out what was said after
+/// its instant. A message with no raw memory — the evidence of
+/// facts, notes or procedures an inferred add derived — is kept whatever became of those
+/// memories: deleting a fact retracts the conclusion, not what was said (erase the fact with
+/// `sources` to remove that too). Every reader of the log (context packs, extraction and
+/// enrichment context, profile analysis) filters through this. Order is kept.
+pub fn visible_messages<S: Store + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    messages: Vec<Message>,
+    read: &ReadOptions,
+) -> Result<Vec<Message>> {
+    let ids: Vec<MessageId> = messages
+        .iter()
+        .filter(|m| !m.content.trim().is_empty())
+        .map(|m| m.id)
+        .collect();
+    let hidden = hidden_messages(store, scope, &ids, read)?;
+    // An as-of read sees the conversation as it stood then: nothing said after the instant.
+    let said = |m: &Message| read.as_of.is_none_or(|t| m.created_at <= t);
+    Ok(messages
+        .into_iter()
+        .filter(|m| !m.content.trim().is_empty() && !hidden.contains(&m.id) && said(m))
+        .collect())
+}
+
+/// The messages among `ids` that the log's visibility rule hides (see [`visible_messages`]):
+/// those with a raw memory and none that `read` admits.
+pub fn hidden_messages<S: Store + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    ids: &[MessageId],
+    read: &ReadOptions,
+) -> Result<std::collections::HashSet<MessageId>> {
+    let wanted: std::collections::HashSet<&MessageId> = ids.iter().collect();
+    let mut admitted: std::collections::HashMap<MessageId, bool> = Default::default();
+    for m in store.raw_of_messages(scope, ids)? {
+        let ok = read.admits(&m.validity());
+        for s in &m.sources {
+            *admitted.entry(*s).or_insert(false) |= ok;
+        }
+    }
+    Ok(admitted
+        .into_iter()
+        .filter(|(id, ok)| !ok && wanted.contains(id))
+        .map(|(id, _)| id)
+        .collect())
 }

@@ -429,9 +429,12 @@ pub struct EraseReportDoc {
     pub id: String,
     pub history_scrubbed: u64,
     pub messages_erased: u64,
+    /// Source messages left as they were (a fact erased without `sources`).
+    pub messages_kept: u64,
     pub neighbours_reindexed: u64,
     pub entities_removed: u64,
     pub replays_scrubbed: u64,
+    pub pages_scrubbed: u64,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -453,6 +456,29 @@ pub struct ErrorDetailDoc {
     pub kind: String,
     pub message: String,
     pub retryable: bool,
+}
+
+/// `POST /v1/sessions/{id}/erase` and `POST /v1/scopes/erase`: whose log, and why.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseLogBody {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    /// Required `true` to erase a whole scope (`/v1/scopes/erase`); ignored for a session.
+    #[serde(default)]
+    pub confirm: bool,
+    /// Why (kept in every tombstone event; never an erased text).
+    pub reason: Option<String>,
+}
+
+/// What an erase of a session or a scope removed: counts, never content.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EraseLogReportDoc {
+    pub memories_erased: u64,
+    pub messages_erased: u64,
+    pub pages_scrubbed: u64,
+    pub segments_scrubbed: u64,
 }
 
 /// `POST /v1/memories/{id}/erase`: what to erase besides the memory itself, and why.

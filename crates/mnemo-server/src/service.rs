@@ -623,6 +623,50 @@ impl Service {
         .await
     }
 
+    /// Erases a session of the caller's scope (see [`mnemo::Memory::erase_session`]).
+    pub async fn erase_session(
+        &self,
+        p: &Principal,
+        session: &str,
+        body: EraseLogBody,
+        request_id: &str,
+    ) -> ApiResult<mnemo_core::EraseLogReport> {
+        let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
+        let scope = p.require_scope(&parts)?;
+        check_reason(body.reason.as_deref())?;
+        self.run("erase_session", p, async {
+            let mut ctx = ctx(p, request_id);
+            ctx.reason = body.reason;
+            let r = self
+                .memory
+                .erase_session(scope, session.to_string(), ctx)
+                .await?;
+            tracing::info!(request_id, key = %p.key_id, "session erased");
+            Ok(r)
+        })
+        .await
+    }
+
+    /// Erases everything the caller's scope covers (see [`mnemo::Memory::erase_scope`]).
+    pub async fn erase_scope(
+        &self,
+        p: &Principal,
+        body: EraseLogBody,
+        request_id: &str,
+    ) -> ApiResult<mnemo_core::EraseLogReport> {
+        let parts = ScopeParts::new(body.user_id, body.agent_id, body.run_id);
+        let scope = p.require_scope(&parts)?;
+        check_reason(body.reason.as_deref())?;
+        self.run("erase_scope", p, async {
+            let mut ctx = ctx(p, request_id);
+            ctx.reason = body.reason;
+            let r = self.memory.erase_scope(scope, body.confirm, ctx).await?;
+            tracing::info!(request_id, key = %p.key_id, "scope erased");
+            Ok(r)
+        })
+        .await
+    }
+
     pub async fn delete_batch(
         &self,
         p: &Principal,
@@ -831,4 +875,12 @@ fn parse_link_kind(raw: Option<&str>) -> ApiResult<LinkKind> {
         .into()),
         Some(k) => Ok(k),
     }
+}
+
+/// A tombstone's reason: the caller's words, bounded.
+fn check_reason(reason: Option<&str>) -> ApiResult<()> {
+    if reason.is_some_and(|r| r.chars().count() > 500) {
+        return Err(ApiError::invalid("reason must be at most 500 characters"));
+    }
+    Ok(())
 }

@@ -42,6 +42,171 @@ impl PgStore {
         scope.validate()?;
         self.tx(|tx| erase_in(tx, scope, id, sources, ctx))
     }
+
+    pub(crate) fn erase_log_of(
+        &self,
+        scope: &Scope,
+        target: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport> {
+        scope.validate()?;
+        if let EraseTarget::Session(s) = target {
+            if s.trim().is_empty() {
+                return Err(Error::invalid("session_id", "must not be empty"));
+            }
+        }
+        self.tx(|tx| erase_log_in(tx, scope, target, ctx))
+    }
+}
+
+/// The rows of the target in a table aliased `alias` with scope columns (and `session_id`).
+fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str, session: bool) -> Pred {
+    let mut p = Pred::default();
+    predicate::scope(&mut p, alias, scope);
+    if let (EraseTarget::Session(s), true) = (target, session) {
+        let a = p.arg(s.to_string());
+        p.and(&format!("{alias}.session_id = {a}"));
+    }
+    p
+}
+
+fn erase_log_in(
+    tx: &mut Transaction<'_>,
+    scope: &Scope,
+    target: EraseTarget<'_>,
+    ctx: &WriteContext,
+) -> Result<EraseLogReport> {
+    let g = log_pred(scope, target, "g", true);
+    let in_log: i64 = tx
+        .query_one(
+            &format!("SELECT COUNT(*) FROM messages g WHERE {}", g.where_sql()),
+            &g.params(),
+        )
+        .map_err(pg_err)?
+        .get(0);
+    if let EraseTarget::Session(s) = target {
+        if in_log == 0 {
+            return Err(Error::invalid(
+                "session_id",
+                format!("the scope has no session {s:?}"),
+            ));
+        }
+    }
+    // Every owner the target covers, locked as an add locks its owner, all before the first
+    // erase (sorted, so two erases or an erase and an add never wait on each other in turn).
+    let mut q = Pred::default();
+    predicate::scope(&mut q, "g", scope);
+    let gs = q.take_sql();
+    predicate::scope(&mut q, "m", scope);
+    let ms = q.take_sql();
+    let mut owners: Vec<String> = tx
+        .query(
+            &format!(
+                "SELECT g.scope_key FROM messages g WHERE {gs} \
+                 UNION SELECT m.scope_key FROM memories m WHERE {ms}"
+            ),
+            &q.params(),
+        )
+        .map_err(pg_err)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    owners.sort();
+    crate::write::lock_scopes(tx, owners.iter().map(String::as_str))?;
+    let mut m = Pred::default();
+    predicate::scope(&mut m, "m", scope);
+    if let EraseTarget::Session(s) = target {
+        let a = m.arg(s.to_string());
+        let outer = m.take_sql();
+        predicate::scope(&mut m, "g", scope);
+        let inner = m.take_sql();
+        m.and(&format!(
+            "{outer} AND (m.scope_key, m.id) IN (SELECT s.scope_key, s.memory_id \
+             FROM memory_sources s JOIN messages g ON g.scope_key = s.scope_key \
+             AND g.id = s.message_id WHERE g.session_id = {a} AND {inner})"
+        ));
+    }
+    m.and(
+        "NOT EXISTS (SELECT 1 FROM history h WHERE h.scope_key = m.scope_key \
+         AND h.memory_id = m.id AND h.event = 'ERASE')",
+    );
+    let ids: Vec<uuid::Uuid> = tx
+        .query(
+            &format!(
+                "SELECT m.id FROM memories m WHERE {} ORDER BY m.seq",
+                m.where_sql()
+            ),
+            &m.params(),
+        )
+        .map_err(pg_err)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    // Counted before the memories' erases blank their own messages.
+    let messages_erased: i64 = tx
+        .query_one(
+            &format!(
+                "SELECT COUNT(*) FROM messages g WHERE {} \
+                 AND (g.content <> '' OR g.name IS NOT NULL)",
+                g.where_sql()
+            ),
+            &g.params(),
+        )
+        .map_err(pg_err)?
+        .get(0);
+    for id in &ids {
+        erase_in(tx, scope, MemoryId(*id), true, ctx)?;
+    }
+    tx.execute(
+        &format!(
+            "UPDATE messages g SET content = '', name = NULL WHERE {} \
+             AND (g.content <> '' OR g.name IS NOT NULL)",
+            g.where_sql()
+        ),
+        &g.params(),
+    )
+    .map_err(pg_err)?;
+    let p = log_pred(scope, target, "p", true);
+    let pages_scrubbed = tx
+        .execute(
+            &format!(
+                "UPDATE pages p SET text = '', keywords = '[]'::jsonb WHERE {} \
+                 AND (p.text <> '' OR p.keywords <> '[]'::jsonb)",
+                p.where_sql()
+            ),
+            &p.params(),
+        )
+        .map_err(pg_err)?;
+    let segments_scrubbed = match target {
+        EraseTarget::Session(_) => tx.execute(
+            &format!(
+                "UPDATE segments x SET summary = '', keywords = '[]'::jsonb \
+                 WHERE (x.scope_key, x.id) IN (SELECT p.scope_key, p.segment_id FROM pages p \
+                 WHERE {} AND p.segment_id IS NOT NULL) \
+                 AND (x.summary <> '' OR x.keywords <> '[]'::jsonb)",
+                p.where_sql()
+            ),
+            &p.params(),
+        ),
+        EraseTarget::Scope => {
+            let x = log_pred(scope, target, "x", false);
+            tx.execute(
+                &format!(
+                    "UPDATE segments x SET summary = '', keywords = '[]'::jsonb WHERE {} \
+                     AND (x.summary <> '' OR x.keywords <> '[]'::jsonb)",
+                    x.where_sql()
+                ),
+                &x.params(),
+            )
+        }
+    }
+    .map_err(pg_err)?;
+    Ok(EraseLogReport {
+        memories_erased: ids.len() as u64,
+        messages_erased: messages_erased as u64,
+        pages_scrubbed,
+        segments_scrubbed,
+    })
 }
 
 fn erase_in(
@@ -79,6 +244,29 @@ fn erase_in(
         )
         .map_err(pg_err)?;
     let m = memory_from_row(&row)?;
+    let erased: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM history WHERE scope_key = $1 AND memory_id = $2 \
+             AND event = 'ERASE'",
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?
+        .get(0);
+    if erased > 0 {
+        return Err(Error::invalid(
+            "id",
+            format!("memory {id} is already erased"),
+        ));
+    }
+    // A raw memory is its message: erasing it always erases the message.
+    let sources = sources || m.kind == MemoryKind::Raw;
+    let source_count: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM memory_sources WHERE scope_key = $1 AND memory_id = $2",
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?
+        .get(0);
 
     // Every text the memory ever had, from its row and its history.
     let mut texts = vec![m.text.clone()];
@@ -223,6 +411,7 @@ fn erase_in(
         id,
         history_scrubbed,
         messages_erased,
+        messages_kept: if sources { 0 } else { source_count as u64 },
         neighbours_reindexed,
         entities_removed,
         replays_scrubbed,

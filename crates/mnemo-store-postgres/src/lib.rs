@@ -341,6 +341,17 @@ impl Store for PgStore {
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.messages_with_ids(scope, ids)
     }
+    fn erase_log(
+        &self,
+        scope: &Scope,
+        target: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport> {
+        self.erase_log_of(scope, target, ctx)
+    }
+    fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
+        self.raw_memories_of(scope, ids)
+    }
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.links_of(scope, id)
     }

@@ -228,6 +228,8 @@ const MIGRATIONS: &[&str] = &[
         hnsw_index_sql!(),
         "; END IF; END $mig$;"
     ),
+    // v4: readers of the message log find the raw memory of a message (its visibility).
+    "CREATE INDEX IF NOT EXISTS memory_sources_by_message ON memory_sources (message_id);",
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

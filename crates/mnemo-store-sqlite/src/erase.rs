@@ -4,8 +4,9 @@
 //! Copies of a memory's text live in its row, its FTS5 entry, its history events (and the events
 //! of memories that superseded it or that it superseded), the index texts of its conversation
 //! neighbours (context windows), stored idempotency results, its entity names and — when it is
-//! a raw memory — the source messages. All of them are scrubbed in one IMMEDIATE transaction
-//! run with `secure_delete` on (freed and rewritten space is zeroed) and the FTS5 index's own
+//! a raw memory, or asked for — the source messages. All of them are scrubbed in one IMMEDIATE
+//! transaction; every connection runs with `secure_delete` on (freed and rewritten space is
+//! zeroed by every write, so earlier writes leave no old copies in free pages either) and the FTS5 index's own
 //! `secure-delete` option (entries are removed, not shadowed by tombstones). Afterwards a
 //! `wal_checkpoint(TRUNCATE)` moves the new pages into the main file and empties the WAL, so
 //! neither file holds the text once `erase` returns.
@@ -37,34 +38,187 @@ impl SqliteStore {
     ) -> Result<EraseReport> {
         scope.validate()?;
         let mut conn = self.writer.lock();
-        conn.execute_batch("PRAGMA secure_delete = ON")
-            .map_err(sql_err)?;
-        let result = (|| {
+        // Every connection runs with `secure_delete` on (see `schema::configure`).
+        let report = {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_err)?;
             let report = erase_in(&tx, scope, id, sources, ctx)?;
             tx.commit().map_err(sql_err)?;
-            Ok(report)
-        })();
-        let restored = conn.execute_batch("PRAGMA secure_delete = OFF");
-        let report = result?;
-        restored.map_err(sql_err)?;
+            report
+        };
         self.sync_ann(&conn)?;
-        // Readers hold no transaction between calls, so the checkpoint can copy every frame.
-        let busy: i64 = conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-            .map_err(sql_err)?;
-        if busy != 0 {
-            return Err(Error::Unavailable {
-                component: "store".into(),
-                reason: "the erase is committed, but a reader kept the write-ahead log from being \
-                         truncated; retry the erase to finish removing old copies"
-                    .into(),
-            });
-        }
+        truncate_wal(&conn)?;
         Ok(report)
     }
+
+    pub(crate) fn erase_log_of(
+        &self,
+        scope: &Scope,
+        target: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport> {
+        scope.validate()?;
+        if let EraseTarget::Session(s) = target {
+            if s.trim().is_empty() {
+                return Err(Error::invalid("session_id", "must not be empty"));
+            }
+        }
+        let mut conn = self.writer.lock();
+        let report = {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_err)?;
+            let report = erase_log_in(&tx, scope, target, ctx)?;
+            tx.commit().map_err(sql_err)?;
+            report
+        };
+        self.sync_ann(&conn)?;
+        truncate_wal(&conn)?;
+        Ok(report)
+    }
+}
+
+/// Moves every WAL frame into the main file and empties the WAL, so old copies leave it.
+/// Readers hold no transaction between calls, so the checkpoint can copy every frame.
+fn truncate_wal(conn: &rusqlite::Connection) -> Result<()> {
+    let busy: i64 = conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+        .map_err(sql_err)?;
+    if busy != 0 {
+        return Err(Error::Unavailable {
+            component: "store".into(),
+            reason: "the erase is committed, but a reader kept the write-ahead log from being \
+                     truncated; retry the erase to finish removing old copies"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// The messages of the target (alias `g`), as a predicate.
+fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str) -> Pred {
+    let mut p = Pred::default();
+    predicate::scope(&mut p, alias, scope);
+    if let EraseTarget::Session(s) = target {
+        p.push(
+            &format!("{alias}.session_id = ?"),
+            [rusqlite::types::Value::Text(s.to_string())],
+        );
+    }
+    p
+}
+
+fn erase_log_in(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    target: EraseTarget<'_>,
+    ctx: &WriteContext,
+) -> Result<EraseLogReport> {
+    let g = log_pred(scope, target, "g");
+    let count = |sql: &str, p: &Pred| -> Result<i64> {
+        tx.query_row(sql, params_from_iter(p.params.iter()), |r| r.get(0))
+            .map_err(sql_err)
+    };
+    let in_log = count(
+        &format!("SELECT COUNT(*) FROM messages g WHERE {}", g.where_sql()),
+        &g,
+    )?;
+    if let EraseTarget::Session(s) = target {
+        if in_log == 0 {
+            return Err(Error::invalid(
+                "session_id",
+                format!("the scope has no session {s:?}"),
+            ));
+        }
+    }
+    // The memories it covers, not erased before.
+    let mut m = Pred::default();
+    predicate::scope(&mut m, "m", scope);
+    if let EraseTarget::Session(_) = target {
+        m.push(
+            &format!(
+                "m.id IN (SELECT s.memory_id FROM memory_sources s WHERE s.message_id IN \
+                 (SELECT g.id FROM messages g WHERE {}))",
+                g.where_sql()
+            ),
+            g.params.clone(),
+        );
+    }
+    m.and("NOT EXISTS (SELECT 1 FROM history h WHERE h.memory_id = m.id AND h.event = 'ERASE')");
+    let ids: Vec<String> = {
+        let mut st = tx
+            .prepare(&format!(
+                "SELECT m.id FROM memories m WHERE {} ORDER BY m.seq",
+                m.where_sql()
+            ))
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map(params_from_iter(m.params.iter()), |r| r.get::<_, String>(0))
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
+    // Counted before the memories' erases blank their own messages.
+    let messages_erased = count(
+        &format!(
+            "SELECT COUNT(*) FROM messages g WHERE {} AND (g.content <> '' OR g.name IS NOT NULL)",
+            g.where_sql()
+        ),
+        &g,
+    )?;
+    for id in &ids {
+        erase_in(tx, scope, MemoryId::parse(id)?, true, ctx)?;
+    }
+    tx.execute(
+        &format!(
+            "UPDATE messages SET content = '', name = NULL WHERE id IN \
+             (SELECT g.id FROM messages g WHERE {})",
+            g.where_sql()
+        ),
+        params_from_iter(g.params.iter()),
+    )
+    .map_err(sql_err)?;
+    let p = log_pred(scope, target, "p");
+    let pages_scrubbed = tx
+        .execute(
+            &format!(
+                "UPDATE pages SET text = '', keywords = '[]' WHERE id IN \
+                 (SELECT p.id FROM pages p WHERE {}) AND (text <> '' OR keywords <> '[]')",
+                p.where_sql()
+            ),
+            params_from_iter(p.params.iter()),
+        )
+        .map_err(sql_err)? as u64;
+    let segments_scrubbed = match target {
+        EraseTarget::Session(_) => tx.execute(
+            &format!(
+                "UPDATE segments SET summary = '', keywords = '[]' WHERE id IN \
+                 (SELECT p.segment_id FROM pages p WHERE {} AND p.segment_id IS NOT NULL) \
+                 AND (summary <> '' OR keywords <> '[]')",
+                p.where_sql()
+            ),
+            params_from_iter(p.params.iter()),
+        ),
+        EraseTarget::Scope => {
+            let mut sg = Pred::default();
+            predicate::scope(&mut sg, "x", scope);
+            tx.execute(
+                &format!(
+                    "UPDATE segments SET summary = '', keywords = '[]' WHERE id IN \
+                     (SELECT x.id FROM segments x WHERE {}) AND (summary <> '' OR keywords <> '[]')",
+                    sg.where_sql()
+                ),
+                params_from_iter(sg.params.iter()),
+            )
+        }
+    }
+    .map_err(sql_err)? as u64;
+    Ok(EraseLogReport {
+        memories_erased: ids.len() as u64,
+        messages_erased: messages_erased as u64,
+        pages_scrubbed,
+        segments_scrubbed,
+    })
 }
 
 fn erase_in(
@@ -89,6 +243,28 @@ fn erase_in(
         .ok_or_else(|| Error::not_found("memory", id))?;
     let owner = m.scope()?;
     let ids = id.to_string();
+    let erased: i64 = tx
+        .query_row(
+            "SELECT COUNT(*) FROM history WHERE memory_id = ?1 AND event = 'ERASE'",
+            [&ids],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    if erased > 0 {
+        return Err(Error::invalid(
+            "id",
+            format!("memory {id} is already erased"),
+        ));
+    }
+    // A raw memory is its message: erasing it always erases the message.
+    let sources = sources || m.kind == MemoryKind::Raw;
+    let source_count: i64 = tx
+        .query_row(
+            "SELECT COUNT(*) FROM memory_sources WHERE memory_id = ?1",
+            [&ids],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
 
     // Every text the memory ever had, from its row and its history.
     let mut texts = vec![m.text.clone()];
@@ -274,6 +450,7 @@ fn erase_in(
         id,
         history_scrubbed,
         messages_erased,
+        messages_kept: if sources { 0 } else { source_count as u64 },
         neighbours_reindexed,
         entities_removed,
         replays_scrubbed,

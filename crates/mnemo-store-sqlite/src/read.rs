@@ -575,6 +575,33 @@ impl SqliteStore {
         })
     }
 
+    /// Raw memories (any state) whose message is among `ids`, of (or under) the scope.
+    pub(crate) fn raw_memories_of(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
+        scope.validate()?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let mut out = Vec::new();
+            for chunk in ids.chunks(500) {
+                let mut p = Pred::default();
+                predicate::scope_unindexed(&mut p, "m", scope);
+                let marks = predicate::marks(chunk.len());
+                p.push(
+                    &format!(
+                        "m.kind = 'raw' AND m.id IN (SELECT memory_id FROM memory_sources \
+                         WHERE message_id IN ({marks}))"
+                    ),
+                    chunk.iter().map(|i| Sql::Text(i.to_string())),
+                );
+                let rows =
+                    with_sources(conn, query_memories(conn, &p.where_sql(), "", &p.params)?)?;
+                out.extend(rows.into_iter().map(|(_, m)| m));
+            }
+            Ok(out)
+        })
+    }
+
     pub(crate) fn export_all(
         &self,
         sink: &mut dyn FnMut(ExportRecord) -> Result<()>,

@@ -209,6 +209,8 @@ const MIGRATIONS: &[&str] = &[
         revoked_at INTEGER
     ) STRICT;
     "#,
+    // v7: readers of the message log find the raw memory of a message (its visibility).
+    "CREATE INDEX IF NOT EXISTS memory_sources_by_message ON memory_sources (message_id);",
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -220,12 +222,17 @@ pub(crate) fn configure(conn: &Connection) -> Result<()> {
     // length its own statement: with rusqlite's default of 16 cached statements they were
     // prepared again on most searches (measured 10 % of a search at 10,000 memories).
     conn.set_prepared_statement_cache_capacity(512);
+    // `secure_delete` zeroes every freed cell and page on every write, not only in an erase:
+    // an ordinary write before an erase (the tier planner moving a page, a neighbour
+    // re-indexed) would otherwise leave an old copy of a text in free space that the erase
+    // cannot find (see ARCHITECTURE.md for its cost).
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
          PRAGMA foreign_keys = ON;
          PRAGMA temp_store = MEMORY;
-         PRAGMA cache_size = -65536;",
+         PRAGMA cache_size = -65536;
+         PRAGMA secure_delete = ON;",
     )
     .map_err(Error::storage)
 }

@@ -7,6 +7,7 @@
 
 mod chat;
 pub mod contract;
+mod contract_log;
 mod contract_notes;
 mod contract_tiers;
 mod contract_transfer;
@@ -53,7 +54,9 @@ macro_rules! store_contract_tests {
             eviction_keeps_messages_and_lineage, tiers_are_isolated_by_scope,
             tiers_survive_reopen_and_reset, analysed_marks_are_part_of_the_batch,
             erase_scrubs_pages_and_summaries, rebind_reembeds_pages_and_segments,
-            export_is_lossless_through_import);
+            export_is_lossless_through_import,
+            the_log_is_shown_as_its_memories_are, extraction_context_follows_the_log_rule,
+            a_session_or_a_scope_is_erased_in_one_call);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

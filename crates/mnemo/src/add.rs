@@ -532,8 +532,11 @@ impl Memory {
             let prior = match (&indexing, &req.session_id) {
                 (Some(ix), Some(session)) if ix.before > 0 => {
                     let (scope, n, session) = (req.scope.clone(), ix.before, session.clone());
-                    self.with_store(move |s| s.messages(&scope, Some(&session), n))
-                        .await?
+                    self.with_store(move |s| {
+                        let log = s.messages(&scope, Some(&session), n)?;
+                        mnemo_core::visible_messages(s, &scope, log, &ReadOptions::default())
+                    })
+                    .await?
                 }
                 _ => Vec::new(),
             };
@@ -685,8 +688,11 @@ impl Memory {
             let prior = if indexing.before > 0 && req.session_id.is_some() {
                 let (scope, n) = (req.scope.clone(), indexing.before);
                 let session = req.session_id.clone();
-                self.with_store(move |s| s.messages(&scope, session.as_deref(), n))
-                    .await?
+                self.with_store(move |s| {
+                    let log = s.messages(&scope, session.as_deref(), n)?;
+                    mnemo_core::visible_messages(s, &scope, log, &ReadOptions::default())
+                })
+                .await?
             } else {
                 Vec::new()
             };
@@ -877,9 +883,23 @@ fn write_prepared(
             .filter(|(_, d)| !d.is_empty())
             .map(|(b, _)| b.scope.key())
             .collect();
-        let _turns = crate::scope_lock::take_turns(&planned);
+        // Adds of a session take their turn too: an erase (which holds the erase gates of its scope) then cannot
+        // commit between the window re-check below and this add's commit.
+        let turns: Vec<String> = to_write
+            .iter()
+            .filter(|b| b.messages.iter().any(|m| m.session_id.is_some()))
+            .map(|b| b.scope.key())
+            .chain(planned.iter().cloned())
+            .collect();
+        // The erase gates first (an erase over this scope waits for this add, or this add for
+        // it), then the turns; nothing is held while waiting for a gate.
+        let _gates = crate::scope_lock::take_add_gates(&turns);
+        let _turns = crate::scope_lock::take_turns(&turns);
         // Waiting for the turn may be long: a request abandoned meanwhile writes nothing.
         crate::cancel::check_cancelled("the add")?;
+        for b in &mut to_write {
+            recheck_window(store, b)?;
+        }
         // And across processes, where the store keeps turns (servers on one database).
         let _store_turn = if planned.is_empty() {
             None
@@ -930,6 +950,48 @@ fn write_prepared(
             }
         })
         .collect()
+}
+
+/// Earlier turns of a session an add's window re-check reads (windows reach a few turns back).
+const WINDOW_RECHECK: usize = 256;
+
+/// Under the scope's turn, just before the commit: the add read its session's earlier turns
+/// for its raw memories' index texts before it embedded; a delete or erase that committed
+/// since must not be quoted by them. Lines that are neither one of the add's own turns nor a
+/// turn the log still shows are dropped.
+fn recheck_window(store: &dyn Store, b: &mut WriteBatch) -> Result<()> {
+    let Some(session) = b.messages.iter().find_map(|m| m.session_id.clone()) else {
+        return Ok(());
+    };
+    if !b
+        .memories
+        .iter()
+        .any(|m| m.kind == MemoryKind::Raw && m.index_text.is_some())
+    {
+        return Ok(());
+    }
+    let log = store.messages(&b.scope, Some(&session), WINDOW_RECHECK)?;
+    let total = log.len();
+    let visible = visible_messages(store, &b.scope, log, &ReadOptions::default())?;
+    if visible.len() == total {
+        return Ok(());
+    }
+    let allowed: Vec<String> = visible
+        .iter()
+        .chain(&b.messages)
+        .flat_map(|m| [line(m, true), line(m, false)])
+        .collect();
+    for n in b.memories.iter_mut().filter(|m| m.kind == MemoryKind::Raw) {
+        if let Some(t) = &n.index_text {
+            let kept: Vec<&str> = t
+                .split('\n')
+                .filter(|l| allowed.iter().any(|a| a.contains(l)))
+                .collect();
+            let kept = kept.join("\n");
+            n.index_text = Some(kept).filter(|k| *k != n.text);
+        }
+    }
+    Ok(())
 }
 
 /// What one raw memory is indexed and embedded with.

@@ -339,8 +339,59 @@ impl Memory {
         if let Some(r) = &ctx.reason {
             mnemo_core::limits::check_no_nul("reason", r)?;
         }
-        self.with_store(move |s| s.erase(&scope, id, sources, &ctx))
-            .await
+        self.with_store(move |s| {
+            let _turns = crate::scope_lock::take_erase_turn(&scope);
+            s.erase(&scope, id, sources, &ctx)
+        })
+        .await
+    }
+
+    /// Erases a whole session of the scope in one transaction (see
+    /// [`mnemo_core::Store::erase_log`]): every memory with a source message in it (raw turns
+    /// and what was derived from them), the content of every message, its pages' texts and the
+    /// summaries of the segments they joined. `invalid_input` naming `session_id` for a session
+    /// the scope has no message in.
+    pub async fn erase_session(
+        &self,
+        scope: Scope,
+        session_id: String,
+        ctx: WriteContext,
+    ) -> Result<EraseLogReport> {
+        mnemo_core::limits::check_no_nul("session_id", &session_id)?;
+        if let Some(r) = &ctx.reason {
+            mnemo_core::limits::check_no_nul("reason", r)?;
+        }
+        self.with_store(move |s| {
+            let _turns = crate::scope_lock::take_erase_turn(&scope);
+            s.erase_log(&scope, EraseTarget::Session(&session_id), &ctx)
+        })
+        .await
+    }
+
+    /// Erases everything the scope covers ("forget this user"): every memory, message, page and
+    /// segment summary, in one transaction; ids, counts and `ERASE` events remain. `confirm`
+    /// must be true (`invalid_input` naming `confirm` otherwise, and nothing is written).
+    pub async fn erase_scope(
+        &self,
+        scope: Scope,
+        confirm: bool,
+        ctx: WriteContext,
+    ) -> Result<EraseLogReport> {
+        scope.validate()?;
+        if !confirm {
+            return Err(Error::invalid(
+                "confirm",
+                "erasing a whole scope needs an explicit confirmation",
+            ));
+        }
+        if let Some(r) = &ctx.reason {
+            mnemo_core::limits::check_no_nul("reason", r)?;
+        }
+        self.with_store(move |s| {
+            let _turns = crate::scope_lock::take_erase_turn(&scope);
+            s.erase_log(&scope, EraseTarget::Scope, &ctx)
+        })
+        .await
     }
 
     pub async fn delete_all(

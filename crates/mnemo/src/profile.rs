@@ -250,7 +250,12 @@ impl Memory {
                     let store = store.as_ref();
                     let ids: Vec<MessageId> =
                         chunk.iter().flat_map(|p| p.message_ids.clone()).collect();
-                    let messages = store.messages_by_id(&user, &ids)?;
+                    let messages = mnemo_core::visible_messages(
+                        store,
+                        &user,
+                        store.messages_by_id(&user, &ids)?,
+                        &mnemo_core::ReadOptions::default(),
+                    )?;
                     let current = current_profile(store, &user)?;
                     let mut log = pipeline::CallLog::default();
                     let input = pipeline::ProfileInput {

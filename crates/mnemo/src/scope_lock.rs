@@ -97,6 +97,110 @@ fn live_turns() -> usize {
     table().as_ref().map_or(0, HashMap::len)
 }
 
+/// Erase gates: a shared gate per scope part (`u=…`, `a=…`, `r=…`) for every add that takes
+/// turns, an exclusive one for an erase. A memory an erase can reach has every part of the
+/// erase's scope, so an add that could race it shares at least one of its gates, while adds of
+/// other tenants (parts the erase does not name) never wait for it. Each call takes all its
+/// gates at once (nothing is held while waiting), and a waiting erase keeps new adds of its
+/// parts out, so it is not starved.
+#[derive(Default)]
+struct Gate {
+    readers: usize,
+    writer: bool,
+    writers_waiting: usize,
+}
+
+static GATES: Mutex<Option<HashMap<String, Gate>>> = Mutex::new(None);
+static GATE_FREED: Condvar = Condvar::new();
+
+fn gates() -> MutexGuard<'static, Option<HashMap<String, Gate>>> {
+    GATES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The named parts of a scope key (`u=alice`, `a=x`, …); a key in another form is one part.
+fn parts(key: &str) -> impl Iterator<Item = &str> {
+    key.split('\u{1f}').filter(|p| !p.is_empty() && !p.ends_with('='))
+}
+
+/// Gates held by one call, given back when dropped.
+#[must_use]
+pub(crate) struct Gates {
+    parts: Vec<String>,
+    exclusive: bool,
+}
+
+impl Drop for Gates {
+    fn drop(&mut self) {
+        let mut guard = gates();
+        let map = guard.get_or_insert_with(HashMap::new);
+        for p in self.parts.drain(..) {
+            if let Some(g) = map.get_mut(&p) {
+                if self.exclusive {
+                    g.writer = false;
+                } else {
+                    g.readers -= 1;
+                }
+                if g.readers == 0 && !g.writer && g.writers_waiting == 0 {
+                    map.remove(&p);
+                }
+            }
+        }
+        GATE_FREED.notify_all();
+    }
+}
+
+fn take_gates(mut parts: Vec<String>, exclusive: bool) -> Gates {
+    parts.sort_unstable();
+    parts.dedup();
+    let mut guard = gates();
+    if exclusive {
+        let map = guard.get_or_insert_with(HashMap::new);
+        for p in &parts {
+            map.entry(p.clone()).or_default().writers_waiting += 1;
+        }
+    }
+    loop {
+        let map = guard.get_or_insert_with(HashMap::new);
+        let free = parts.iter().all(|p| {
+            map.get(p).is_none_or(|g| {
+                !g.writer && (if exclusive { g.readers == 0 } else { g.writers_waiting == 0 })
+            })
+        });
+        if free {
+            for p in &parts {
+                let g = map.entry(p.clone()).or_default();
+                if exclusive {
+                    g.writers_waiting -= 1;
+                    g.writer = true;
+                } else {
+                    g.readers += 1;
+                }
+            }
+            return Gates { parts, exclusive };
+        }
+        guard = GATE_FREED
+            .wait(guard)
+            .unwrap_or_else(PoisonError::into_inner);
+    }
+}
+
+/// The shared erase gates of the scope keys an add takes turns for (see [`Gates`]); taken
+/// before the turns themselves, so an add never waits for a gate while holding a turn.
+pub(crate) fn take_add_gates<K: AsRef<str>>(keys: &[K]) -> Gates {
+    let parts = keys
+        .iter()
+        .flat_map(|k| parts(k.as_ref()).map(String::from).collect::<Vec<_>>())
+        .collect();
+    take_gates(parts, false)
+}
+
+/// An erase's turn over `scope`: waits until no add that could hold text the erase removes is
+/// between its window re-check and its commit, and keeps such adds out until dropped. Adds of
+/// scopes that share no part with `scope` go on.
+pub(crate) fn take_erase_turn(scope: &mnemo_core::Scope) -> Gates {
+    take_gates(parts(&scope.key()).map(String::from).collect(), true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +271,32 @@ mod tests {
             "{} entries left",
             live_turns()
         );
+    }
+
+    #[test]
+    fn an_erase_waits_for_adds_it_covers_and_not_for_other_tenants() {
+        let alice = mnemo_core::Scope::user("t4-alice").unwrap();
+        let alice_agent =
+            mnemo_core::Scope::from_parts(Some("t4-alice"), Some("x"), None).unwrap();
+        let add = take_add_gates(&[alice_agent.key()]);
+        let (tx, rx) = mpsc::channel();
+        let eraser = std::thread::spawn(move || {
+            let _e = take_erase_turn(&alice);
+            tx.send(()).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "the erase ran beside an add it covers"
+        );
+        // Another tenant's add is not held up by the waiting erase.
+        let bob = mnemo_core::Scope::user("t4-bob").unwrap();
+        drop(take_add_gates(&[bob.key()]));
+        drop(add);
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the erase runs once the add is done");
+        eraser.join().unwrap();
+        assert!(gates()
+            .as_ref()
+            .is_none_or(|m| !m.keys().any(|k| k.contains("t4-"))));
     }
 }

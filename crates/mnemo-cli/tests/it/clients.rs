@@ -352,6 +352,8 @@ fn mcp_python_client_over_stdio_and_http() {
         "delete_all_memories",
         "delete_memory",
         "erase_memory",
+        "erase_scope",
+        "erase_session",
         "get_context",
         "get_links",
         "get_memory",

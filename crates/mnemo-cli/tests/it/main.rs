@@ -7,6 +7,7 @@
 mod clients;
 mod context;
 mod crash;
+mod erase;
 mod eval;
 mod forms;
 mod infer;

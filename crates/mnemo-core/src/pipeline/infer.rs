@@ -91,7 +91,13 @@ pub fn infer(
     if new.is_empty() {
         return Ok(plan);
     }
-    let recent = store.messages(input.scope, None, cfg.recent_messages)?;
+    // The log as every reader sees it: a deleted or erased turn is not shown to the model again.
+    let recent = crate::store::visible_messages(
+        store,
+        input.scope,
+        store.messages(input.scope, None, cfg.recent_messages)?,
+        &crate::ReadOptions::default(),
+    )?;
     let joined: String = new
         .iter()
         .map(|m| m.content.as_str())

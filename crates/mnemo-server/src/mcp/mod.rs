@@ -174,6 +174,28 @@ pub struct EraseArgs {
     pub reason: Option<String>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseSessionArgs {
+    /// The session's id.
+    pub session_id: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// Why (kept in the tombstone events; never an erased text).
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseScopeArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// Must be true: everything of the scope is erased for good.
+    pub confirm: Option<bool>,
+    /// Why (kept in the tombstone events; never an erased text).
+    pub reason: Option<String>,
+}
+
 /// The MCP server: the memory tools over one service.
 #[derive(Clone)]
 pub struct MemoryTools {
@@ -369,6 +391,58 @@ impl MemoryTools {
         ok_json(
             self.service
                 .erase(&p, &a.memory_id, &a.scope.parts(), body, &rid)
+                .await
+                .map_err(mcp_error)?,
+        )
+    }
+
+    #[tool(
+        description = "Erase one session of a scope for good: its messages' content, its pages, and every memory that came from it; ids, times and tombstone events remain."
+    )]
+    async fn erase_session(
+        &self,
+        Parameters(a): Parameters<EraseSessionArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let rid = uuid::Uuid::now_v7().to_string();
+        let parts = a.scope.parts();
+        let body = crate::api::EraseLogBody {
+            user_id: parts.user_id.clone(),
+            agent_id: parts.agent_id.clone(),
+            run_id: parts.run_id.clone(),
+            confirm: false,
+            reason: a.reason,
+        };
+        ok_json(
+            self.service
+                .erase_session(&p, &a.session_id, body, &rid)
+                .await
+                .map_err(mcp_error)?,
+        )
+    }
+
+    #[tool(
+        description = "Erase everything of a scope for good (forget this user): every memory, message, page and summary; ids and tombstone events remain. Needs confirm=true."
+    )]
+    async fn erase_scope(
+        &self,
+        Parameters(a): Parameters<EraseScopeArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = self.caller(&ctx)?;
+        let rid = uuid::Uuid::now_v7().to_string();
+        let parts = a.scope.parts();
+        let body = crate::api::EraseLogBody {
+            user_id: parts.user_id.clone(),
+            agent_id: parts.agent_id.clone(),
+            run_id: parts.run_id.clone(),
+            confirm: a.confirm.unwrap_or(false),
+            reason: a.reason,
+        };
+        ok_json(
+            self.service
+                .erase_scope(&p, body, &rid)
                 .await
                 .map_err(mcp_error)?,
         )

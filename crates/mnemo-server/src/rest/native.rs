@@ -42,6 +42,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(links, add_links))
         .routes(routes!(remove_link))
         .routes(routes!(erase))
+        .routes(routes!(erase_session))
+        .routes(routes!(erase_scope))
         .routes(routes!(reset))
         .routes(routes!(export))
         .routes(routes!(import))
@@ -242,6 +244,36 @@ async fn erase(
         body.run_id.clone(),
     );
     Ok(Json(s.service.erase(&p, &id, &parts, body, &rid.0).await?).into_response())
+}
+
+/// Erase a session of the scope in one transaction: every memory with a source message in it
+/// (raw turns and what was derived from them), the content of its messages, its pages' texts and
+/// the summaries of the segments they joined. Ids, times and `ERASE` events remain. An unknown
+/// session (or one of another scope) is `invalid_input` naming `session_id`.
+#[utoipa::path(post, path = "/v1/sessions/{id}/erase", tag = "sessions", params(("id" = String, Path)), request_body = EraseLogBody,
+    responses((status = 200, body = EraseLogReportDoc), (status = "4XX", body = ErrorDoc)))]
+async fn erase_session(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<EraseLogBody>,
+) -> ApiResult<Response> {
+    Ok(Json(s.service.erase_session(&p, &id, body, &rid.0).await?).into_response())
+}
+
+/// Erase everything the scope covers ("forget this user"): every memory, message, page and
+/// segment summary, in one transaction; ids, counts and `ERASE` events remain. Needs
+/// `"confirm": true` (`invalid_input` naming `confirm` otherwise, and nothing is written).
+#[utoipa::path(post, path = "/v1/scopes/erase", tag = "sessions", request_body = EraseLogBody,
+    responses((status = 200, body = EraseLogReportDoc), (status = "4XX", body = ErrorDoc)))]
+async fn erase_scope(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    Extension(rid): Rid,
+    ApiJson(body): ApiJson<EraseLogBody>,
+) -> ApiResult<Response> {
+    Ok(Json(s.service.erase_scope(&p, body, &rid.0).await?).into_response())
 }
 
 /// A memory's history, through the memories it superseded, oldest first.

@@ -100,3 +100,109 @@ fn erase_memory_is_an_mcp_tool() {
     assert!(r.text.contains("history_scrubbed"), "{}", r.text);
     assert!(!s.snapshot().contains("8-13-77"));
 }
+
+fn seed_turn(s: &TestServer, key: &str, user: &str, session: &str, text: &str) {
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(key),
+        Some(
+            json!({"user_id": user, "session_id": session, "infer": false,
+                    "messages": [{"role": "user", "content": text}]}),
+        ),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}
+
+/// `POST /v1/sessions/{id}/erase` and `POST /v1/scopes/erase`: the texts leave the store,
+/// another user's key cannot reach them (its scope has no such session), a scope erase without
+/// `confirm` is refused naming it, and nothing is written by a refusal.
+#[test]
+fn sessions_and_scopes_are_erased_on_rest_within_the_keys_scope() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    let bob = s.user_key("bob");
+    seed_turn(&s, &alice, "alice", "s1", "my bank PIN is Qz4417xv");
+    seed_turn(&s, &alice, "alice", "s2", "my locker code is Vw5521yy");
+    seed_turn(&s, &bob, "bob", "s9", "bob's own secret Jq8810kk");
+
+    let r = s.call("POST", "/v1/sessions/s1/erase", Some(&bob), Some(json!({})));
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    assert!(r.body.to_string().contains("session_id"), "{:?}", r.body);
+    let r = s.call(
+        "POST",
+        "/v1/sessions/nope/erase",
+        Some(&alice),
+        Some(json!({})),
+    );
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    assert!(s.snapshot().contains("Qz4417xv"), "refusals write nothing");
+
+    let r = s.call(
+        "POST",
+        "/v1/sessions/s1/erase",
+        Some(&alice),
+        Some(json!({"reason": "user request"})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["memories_erased"], 1, "{:?}", r.body);
+    assert_eq!(r.body["messages_erased"], 1, "{:?}", r.body);
+    assert!(!s.snapshot().contains("Qz4417xv"));
+    assert!(!found(&s, &alice, "Qz4417xv"));
+    assert!(found(&s, &alice, "Vw5521yy"), "another session stays");
+
+    let r = s.call("POST", "/v1/scopes/erase", Some(&alice), Some(json!({})));
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    assert!(r.body.to_string().contains("confirm"), "{:?}", r.body);
+    assert!(s.snapshot().contains("Vw5521yy"));
+    let r = s.call(
+        "POST",
+        "/v1/scopes/erase",
+        Some(&alice),
+        Some(json!({"confirm": true})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["memories_erased"], 1, "{:?}", r.body);
+    let snap = s.snapshot();
+    assert!(!snap.contains("Vw5521yy"));
+    assert!(snap.contains("Jq8810kk"), "bob's scope is untouched");
+    // Bob's key cannot name alice's scope.
+    let r = s.call(
+        "POST",
+        "/v1/scopes/erase",
+        Some(&bob),
+        Some(json!({"user_id": "alice", "confirm": true})),
+    );
+    assert!(r.status == 403 || r.status == 404, "{:?}", r.body);
+}
+
+#[test]
+fn sessions_and_scopes_are_erased_by_mcp_tools() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    seed_turn(&s, &alice, "alice", "s1", "the safe combination is 8-13-77");
+    seed_turn(&s, &alice, "alice", "s2", "the gate code is 4-4-91");
+    let session = crate::mcp::open_session(&s, &alice);
+    let r = crate::mcp::call_tool(
+        &s,
+        &alice,
+        &session,
+        "erase_session",
+        json!({"session_id": "s1"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.text.contains("memories_erased"), "{}", r.text);
+    assert!(!s.snapshot().contains("8-13-77"));
+    let r = crate::mcp::call_tool(&s, &alice, &session, "erase_scope", json!({}));
+    assert!(r.text.contains("confirm"), "{}", r.text);
+    assert!(s.snapshot().contains("4-4-91"));
+    let r = crate::mcp::call_tool(
+        &s,
+        &alice,
+        &session,
+        "erase_scope",
+        json!({"confirm": true}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(!s.snapshot().contains("4-4-91"));
+}

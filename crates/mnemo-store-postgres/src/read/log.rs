@@ -33,6 +33,26 @@ impl PgStore {
         })
     }
 
+    /// Raw memories (any state) whose message is among `ids`, of (or under) the scope.
+    pub(crate) fn raw_memories_of(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
+        scope.validate()?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut p = Pred::default();
+        let list: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
+        let a = p.arg(list);
+        p.and(&format!(
+            "m.kind = 'raw' AND (m.scope_key, m.id) IN (SELECT scope_key, memory_id \
+             FROM memory_sources WHERE message_id = ANY({a}::uuid[]))"
+        ));
+        predicate::scope(&mut p, "m", scope);
+        self.with(|c| {
+            let rows = crate::read::query_memories(c, &p, "")?;
+            Ok(rows.into_iter().map(|(_, m)| m).collect())
+        })
+    }
+
     /// The last `limit` messages of the scope (of one session when given), oldest first.
     pub(crate) fn message_log(
         &self,

@@ -36,6 +36,7 @@ fn fresh_schema(tag: &str) -> (String, String) {
     (schema, url)
 }
 
+mod erase_files;
 mod groundwork;
 mod lexical;
 mod read;

@@ -13,8 +13,8 @@ use mnemo_core::pack::{
 };
 use mnemo_core::tier::{cosine, heat};
 use mnemo_core::{
-    Error, HeatWeights, Hit, Memory, MemoryKind, Message, MessageId, PageQuery, PageTier, Result,
-    Scope, Segment, SegmentId, Store, StoredPage,
+    Error, HeatWeights, Hit, Memory, MemoryKind, Message, MessageId, PageQuery, PageTier,
+    ReadOptions, Result, Scope, Segment, SegmentId, Store, StoredPage,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -65,6 +65,8 @@ pub(crate) struct Gatherer<'a> {
     segments: Option<Vec<Segment>>,
     summaries: HashMap<SegmentId, Candidate>,
     segment_of: HashMap<String, SegmentId>,
+    /// Whether each segment asked about has a visible page (see `segment_visible`).
+    segment_seen: HashMap<SegmentId, bool>,
 }
 
 impl<'a> Gatherer<'a> {
@@ -87,6 +89,7 @@ impl<'a> Gatherer<'a> {
             segments: None,
             summaries: HashMap::new(),
             segment_of: HashMap::new(),
+            segment_seen: HashMap::new(),
         }
     }
 
@@ -290,6 +293,9 @@ impl<'a> Gatherer<'a> {
         let Some(seg) = self.segments()?.iter().find(|x| x.id == s).cloned() else {
             return Ok(());
         };
+        if !self.segment_visible(s)? {
+            return Ok(());
+        }
         if let Some(mut c) = summary_candidate(&seg, value, Reason::Linked) {
             c.item.from = Some(from.to_string());
             self.summaries.insert(s, c);
@@ -326,6 +332,9 @@ impl<'a> Gatherer<'a> {
             }
         };
         for (seg, score, reason) in found.drain(..) {
+            if !self.segment_visible(seg.id)? {
+                continue;
+            }
             let value = score * w;
             if self
                 .summaries
@@ -340,6 +349,35 @@ impl<'a> Gatherer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether a segment's summary may be shown: while one of its pages still has a message
+    /// the log's visibility rule shows (a summary of turns that are all deleted, expired or
+    /// erased speaks for nothing the reader may see).
+    fn segment_visible(&mut self, s: SegmentId) -> Result<bool> {
+        if let Some(&v) = self.segment_seen.get(&s) {
+            return Ok(v);
+        }
+        let ids: Vec<MessageId> = self
+            .store
+            .pages(&PageQuery {
+                scope: Some(self.scope.clone()),
+                segment: Some(s),
+                ..PageQuery::default()
+            })?
+            .into_iter()
+            .flat_map(|p| p.message_ids)
+            .collect();
+        let messages = self.store.messages_by_id(self.scope, &ids)?;
+        let v = !mnemo_core::visible_messages(
+            self.store,
+            self.scope,
+            messages,
+            &ReadOptions::default(),
+        )?
+        .is_empty();
+        self.segment_seen.insert(s, v);
+        Ok(v)
     }
 
     fn segments(&mut self) -> Result<&Vec<Segment>> {
@@ -398,9 +436,15 @@ impl<'a> Gatherer<'a> {
         if self.logs.contains_key(session) {
             return Ok(());
         }
-        let messages = self
-            .store
-            .messages(self.scope, Some(session), SESSION_READ_LIMIT)?;
+        // The log's visibility rule: a turn whose raw memory is deleted, expired or erased is
+        // not a unit (so never a neighbour, never in the window, never the session's header).
+        let messages = mnemo_core::visible_messages(
+            self.store,
+            self.scope,
+            self.store
+                .messages(self.scope, Some(session), SESSION_READ_LIMIT)?,
+            &ReadOptions::default(),
+        )?;
         let pages = self.store.pages(&PageQuery {
             scope: Some(self.scope.clone()),
             session: Some(Some(session.to_string())),

@@ -386,3 +386,69 @@ async fn long_matched_turns_are_clipped_around_the_query_when_the_budget_is_tigh
     let roomy = m.context(ask(&scope, "pottery class", 500)).await.unwrap();
     assert_eq!(ann(&roomy), format!("Ann: {long}"));
 }
+
+/// The conversation log follows its memories: a turn whose raw memory is deleted, expired or
+/// erased (with or without `sources`) is neither in the session's window, nor the neighbour of
+/// a matched turn, nor an empty `Ann: ` line, while the turns around it still are.
+#[tokio::test]
+async fn deleted_expired_and_erased_turns_of_a_session_stay_out_of_packs() {
+    for how in ["delete", "expire", "erase", "erase with sources"] {
+        let (m, _dir) = engine();
+        let scope = Scope::user("u").unwrap();
+        m.add(turns(&scope, "s", &[("Ann", "I walk the dog at seven")]))
+            .await
+            .unwrap();
+        let mut secret = turns(&scope, "s", &[("Ann", "My bank PIN is 4417")]);
+        let deadline = chrono::Utc::now() + chrono::Duration::milliseconds(300);
+        if how == "expire" {
+            secret.expires_at = Some(deadline);
+        }
+        let id = m.add(secret).await.unwrap().results[0].id;
+        m.add(turns(
+            &scope,
+            "s",
+            &[("Ann", "The dog likes the bank of the river")],
+        ))
+        .await
+        .unwrap();
+        let ctx = WriteContext::default();
+        match how {
+            "delete" => m
+                .delete(scope.clone(), id, DeleteMode::Soft, ctx)
+                .await
+                .unwrap(),
+            "expire" => {
+                while chrono::Utc::now() <= deadline {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            }
+            _ => {
+                let r = m
+                    .erase(scope.clone(), id, how == "erase with sources", ctx)
+                    .await
+                    .unwrap();
+                assert_eq!((r.messages_erased, r.messages_kept), (1, 0), "{how}");
+            }
+        }
+        let mut req = ask(&scope, "dog bank PIN", 2000);
+        req.options.session_id = Some("s".into());
+        let pack = m.context(req.clone()).await.unwrap();
+        let text = &pack.rendered;
+        assert!(!text.contains("4417"), "{how}: {text}");
+        assert!(text.contains("walk the dog"), "{how}: {text}");
+        assert!(text.contains("bank of the river"), "{how}: {text}");
+        assert!(
+            !text.lines().any(|l| l.trim_end().ends_with(':')),
+            "{how}: an empty line for a hidden turn: {text}"
+        );
+        // Without the window, the matched turns bring their neighbours: still not the secret.
+        req.options.session_id = None;
+        let pack = m.context(req).await.unwrap();
+        assert!(!pack.rendered.contains("4417"), "{how}: {}", pack.rendered);
+        assert!(
+            pack.rendered.contains("walk the dog"),
+            "{how}: {}",
+            pack.rendered
+        );
+    }
+}

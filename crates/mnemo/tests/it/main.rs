@@ -4,6 +4,7 @@ use mnemo::core::*;
 
 mod context;
 mod embedding_work;
+mod erasure;
 mod infer;
 mod limits;
 mod notes;

@@ -123,6 +123,17 @@ impl Store for Racing {
     fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.inner.messages_by_id(s, ids)
     }
+    fn erase_log(
+        &self,
+        s: &Scope,
+        t: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport> {
+        self.inner.erase_log(s, t, ctx)
+    }
+    fn raw_of_messages(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<mnemo::core::Memory>> {
+        self.inner.raw_of_messages(s, ids)
+    }
     fn links(&self, s: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.inner.links(s, id)
     }

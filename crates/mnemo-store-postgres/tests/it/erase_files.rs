@@ -1,0 +1,82 @@
+//! What an erase leaves in PostgreSQL's files, and the operator's way to clear them: once the
+//! erase returns no query finds the text; after `VACUUM (FULL)` of the store's tables and a
+//! `CHECKPOINT`, no relation file of the store's schema (tables, their TOAST tables and
+//! indexes) holds it either. (WAL segments keep it until the server recycles them; README.)
+
+use mnemo_core::*;
+use mnemo_store_postgres::PgStore;
+use mnemo_testkit::HashEmbedder;
+
+#[test]
+fn after_an_erase_vacuum_full_and_a_checkpoint_clear_the_relation_files() {
+    let (schema, url) = super::fresh_schema("erasefiles");
+    let store = PgStore::connect(&url, 2).expect("connect");
+    store
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .expect("bind");
+    let s = Scope::user("vera").unwrap();
+    let secret = "Vera's PIN is Qz4417xv";
+    let mut m = Message::new(&s, Role::User, None, secret.into(), chrono::Utc::now());
+    m.session_id = Some("s1".into());
+    let n = NewMemory::raw(&m, &s, Metadata::new(), None, HashEmbedder::vector(secret));
+    store
+        .write(vec![WriteBatch::new(s.clone(), vec![m], vec![n])])
+        .expect("write");
+    let r = store
+        .erase_log(&s, EraseTarget::Session("s1"), &WriteContext::default())
+        .expect("erase");
+    assert_eq!((r.memories_erased, r.messages_erased), (1, 1));
+
+    let mut admin = super::admin();
+    let data: String = admin
+        .query_one("SHOW data_directory", &[])
+        .expect("data directory")
+        .get(0);
+    let tables: Vec<String> = admin
+        .query(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.relkind = 'r'",
+            &[&schema],
+        )
+        .expect("tables")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(tables.iter().any(|t| t == "messages"), "{tables:?}");
+    for t in &tables {
+        admin
+            .batch_execute(&format!("VACUUM (FULL) {schema}.{t}"))
+            .expect("vacuum");
+    }
+    admin.batch_execute("CHECKPOINT").expect("checkpoint");
+    // Every relation of the schema: tables, indexes, and the TOAST tables and their indexes.
+    let files: Vec<String> = admin
+        .query(
+            "SELECT pg_relation_filepath(c.oid) FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 \
+             UNION SELECT pg_relation_filepath(c.reltoastrelid) FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.reltoastrelid <> 0 \
+             UNION SELECT pg_relation_filepath(i.indexrelid) FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             JOIN pg_index i ON i.indrelid = c.reltoastrelid WHERE n.nspname = $1",
+            &[&schema],
+        )
+        .expect("files")
+        .iter()
+        .filter_map(|r| r.get::<_, Option<String>>(0))
+        .collect();
+    assert!(files.len() > tables.len(), "{files:?}");
+    let mut read = 0;
+    for f in &files {
+        let path = std::path::Path::new(&data).join(f);
+        if let Ok(bytes) = std::fs::read(&path) {
+            read += 1;
+            assert!(
+                !bytes.windows(8).any(|w| w == b"Qz4417xv"),
+                "{f} holds the erased text"
+            );
+        }
+    }
+    assert!(read >= tables.len(), "the relation files were read: {read}");
+}

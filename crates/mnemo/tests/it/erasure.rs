@@ -1,0 +1,179 @@
+//! Erasure through the facade reaches the bytes of the SQLite files (the database and its
+//! WAL): a raw memory's erase erases its message by default, and pages moved between tiers
+//! before the erase leave no old copy in free space.
+
+use mnemo::core::*;
+use mnemo::{AddInput, AddRequest, Memory};
+use mnemo_testkit::HashEmbedder;
+use std::path::Path;
+use std::sync::Arc;
+
+fn engine(path: &Path) -> Memory {
+    let store = mnemo_store_sqlite::SqliteStore::open(path).unwrap();
+    Memory::from_parts(
+        Arc::new(store),
+        Arc::new(HashEmbedder),
+        RankParams::default(),
+    )
+    .unwrap()
+}
+
+fn turn(scope: &Scope, session: &str, text: &str) -> AddRequest {
+    let mut req = AddRequest::text(scope.clone(), "");
+    req.input = AddInput::Messages(vec![InputMessage {
+        role: Role::User,
+        content: text.into(),
+        name: Some("Ann".into()),
+    }]);
+    req.session_id = Some(session.into());
+    req
+}
+
+/// How many times `needle` occurs in each of the database file and its WAL.
+pub(crate) fn occurrences(db: &Path, needle: &str) -> (usize, usize) {
+    let count = |p: &Path| {
+        std::fs::read(p).map_or(0, |b| {
+            b.windows(needle.len())
+                .filter(|w| *w == needle.as_bytes())
+                .count()
+        })
+    };
+    let wal = std::path::PathBuf::from(format!("{}-wal", db.display()));
+    (count(db), count(&wal))
+}
+
+/// The repro: a turn, twelve more in its session (the tier planner moves its page from
+/// short-term to mid-term on the way), then an erase — of the raw memory without `sources`
+/// (the default on every surface) and, in a second store, with — and the text is in no byte
+/// of either file, also after the store is closed.
+#[tokio::test]
+async fn an_erased_turn_leaves_no_byte_after_its_page_moved_tier() {
+    for sources in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mnemo.db");
+        let m = engine(&path);
+        let scope = Scope::user("u").unwrap();
+        let secret = "My bank PIN is Qz4417xv";
+        let id = m.add(turn(&scope, "s", secret)).await.unwrap().results[0].id;
+        for i in 0..12 {
+            m.add(turn(
+                &scope,
+                "s",
+                &format!("filler turn {i} about the garden"),
+            ))
+            .await
+            .unwrap();
+        }
+        let moved = m
+            .store()
+            .pages(&PageQuery {
+                scope: Some(scope.clone()),
+                tier: Some(PageTier::Mid),
+                ..PageQuery::default()
+            })
+            .unwrap();
+        assert!(
+            !moved.is_empty(),
+            "the first pages moved to mid-term before the erase"
+        );
+        let (db, wal) = occurrences(&path, "Qz4417xv");
+        assert!(db + wal > 0, "the text is stored before the erase");
+        let r = m
+            .erase(scope.clone(), id, sources, WriteContext::default())
+            .await
+            .unwrap();
+        assert_eq!(r.messages_erased, 1, "the raw memory is its message");
+        assert_eq!(occurrences(&path, "Qz4417xv"), (0, 0), "sources={sources}");
+        assert_eq!(occurrences(&path, "qz4417xv"), (0, 0), "lexical terms");
+        drop(m);
+        assert_eq!(occurrences(&path, "Qz4417xv"), (0, 0), "after close");
+        let again = engine(&path);
+        let log = again.store().messages(&scope, Some("s"), 100).unwrap();
+        assert_eq!(log.len(), 13, "the message keeps its id and place");
+        assert!(log.iter().all(|g| !g.content.contains("4417")));
+    }
+}
+
+/// Erases a memory from inside the embedding call of the add whose texts contain `trigger`:
+/// after that add read its session's earlier turns and before it writes (the race of an erase
+/// committing between the two, made deterministic).
+struct EraseWhileEmbedding {
+    store: Arc<dyn Store>,
+    target: std::sync::Mutex<Option<(Scope, MemoryId)>>,
+    trigger: &'static str,
+}
+
+impl Embedder for EraseWhileEmbedding {
+    fn model_id(&self) -> &str {
+        HashEmbedder::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        HashEmbedder::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if texts.iter().any(|t| t.contains(self.trigger)) {
+            if let Some((scope, id)) = self.target.lock().unwrap().take() {
+                self.store
+                    .erase(&scope, id, false, &WriteContext::default())
+                    .unwrap();
+            }
+        }
+        HashEmbedder.embed(texts)
+    }
+}
+
+/// An erase that commits while an add of the same session is between reading its earlier
+/// turns and writing: the add's new turn must not quote the erased one in its index text
+/// (lexical search would find it, and the file would hold it).
+#[tokio::test]
+async fn an_erase_racing_an_add_of_its_session_is_not_quoted_by_the_new_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store: Arc<dyn Store> = Arc::new(mnemo_store_sqlite::SqliteStore::open(&path).unwrap());
+    let hook = Arc::new(EraseWhileEmbedding {
+        store: store.clone(),
+        target: std::sync::Mutex::new(None),
+        trigger: "Wombat",
+    });
+    let m = Memory::from_parts(store.clone(), hook.clone(), RankParams::default()).unwrap();
+    let scope = Scope::user("u").unwrap();
+    let id = m
+        .add(turn(&scope, "s", "My bank PIN is Qz4417xv"))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    *hook.target.lock().unwrap() = Some((scope.clone(), id));
+    let next = m
+        .add(turn(&scope, "s", "Wombat facts are fun"))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    assert!(
+        hook.target.lock().unwrap().is_none(),
+        "the erase ran mid-add"
+    );
+    let q = mnemo_testkit::candidates(&scope, ReadOptions::default());
+    let found = store
+        .lexical_candidates(&q, &["qz4417xv".to_string()])
+        .unwrap();
+    assert!(
+        found.is_empty(),
+        "the new turn quotes the erased one: {found:?}"
+    );
+    let wombat = store
+        .lexical_candidates(&q, &["wombat".to_string()])
+        .unwrap();
+    assert_eq!(wombat.len(), 1, "the new turn is indexed by its own words");
+    assert_eq!(
+        store
+            .get(&scope, next, &ReadOptions::default())
+            .unwrap()
+            .text,
+        "Wombat facts are fun"
+    );
+    // The add committed after the erase's checkpoint; the next erase-free checkpoint is the
+    // store's own, so look at both files.
+    assert_eq!(occurrences(&path, "Qz4417xv"), (0, 0));
+}
