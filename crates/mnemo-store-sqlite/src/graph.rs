@@ -164,7 +164,7 @@ pub(crate) fn link_entity(
         Some(id) => id,
         None => {
             let id = EntityId::new().to_string();
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO entities (id, user_id, agent_id, run_id, name, normalized, entity_type, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
@@ -183,13 +183,13 @@ pub(crate) fn link_entity(
         }
     };
     let linked = tx
-        .execute(
+        .execute_cached(
             "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id, memory_seq) VALUES (?1, ?2, ?3)",
             params![id, memory.to_string(), seq],
         )
         .map_err(sql_err)?;
     if linked > 0 {
-        tx.execute(
+        tx.execute_cached(
             "UPDATE entities SET mentions = mentions + 1 WHERE id = ?1",
             [&id],
         )
@@ -206,7 +206,7 @@ pub(crate) fn insert_link(tx: &Transaction<'_>, l: &Link) -> Result<()> {
 /// or `IGNORE` (the old one stays). Returns the rows written.
 pub(crate) fn write_link(tx: &Transaction<'_>, l: &Link, on_conflict: &str) -> Result<usize> {
     debug_assert!(matches!(on_conflict, "REPLACE" | "IGNORE"));
-    tx.execute(
+    tx.execute_cached(
         &format!(
             "INSERT OR {on_conflict} INTO links (from_id, to_id, kind, strength, author, created_at, reason) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
@@ -259,7 +259,7 @@ pub(crate) fn owned(conn: &Connection, scope: &Scope, id: MemoryId) -> Result<bo
     p.push("m.id = ?", [Sql::Text(id.to_string())]);
     predicate::scope_unindexed(&mut p, "m", scope);
     let sql = format!("SELECT 1 FROM memories m WHERE {}", p.where_sql());
-    conn.query_row(&sql, params_from_iter(p.params.iter()), |_| Ok(()))
+    conn.query_row_cached(&sql, params_from_iter(p.params.iter()), |_| Ok(()))
         .optional()
         .map(|r| r.is_some())
         .map_err(sql_err)

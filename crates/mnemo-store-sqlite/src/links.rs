@@ -15,7 +15,7 @@ use std::collections::HashMap;
 /// The exact scope owning a memory (any state), if it exists.
 fn owner_in(conn: &Connection, id: MemoryId) -> Result<Option<Scope>> {
     let row: Option<(Option<String>, Option<String>, Option<String>)> = conn
-        .query_row(
+        .query_row_cached(
             "SELECT user_id, agent_id, run_id FROM memories WHERE id = ?1",
             [id.to_string()],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
@@ -90,7 +90,7 @@ impl SqliteStore {
                 return Err(Error::not_found("memory", from));
             }
             let n = tx
-                .execute(
+                .execute_cached(
                     "DELETE FROM links WHERE from_id = ?1 AND to_id = ?2 AND kind = ?3",
                     [from.to_string(), to.to_string(), kind.as_str().to_string()],
                 )
@@ -197,7 +197,7 @@ impl SqliteStore {
                     .chain(p.params)
                     .collect();
                 n += tx
-                    .execute(&sql, params_from_iter(params.iter()))
+                    .execute_cached(&sql, params_from_iter(params.iter()))
                     .map_err(sql_err)? as u64;
             }
             Ok(n)

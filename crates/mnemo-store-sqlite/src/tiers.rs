@@ -6,7 +6,7 @@
 //! evicted segment still has the version it saw) and fails the batch with a conflict otherwise,
 //! so a page is never in neither tier and a stale plan never overwrites a newer one.
 
-use crate::codec::{blob_to_vector, from_ms, sql_err, vector_to_blob};
+use crate::codec::{Cached, blob_to_vector, from_ms, sql_err, vector_to_blob};
 use crate::predicate::{self, marks, Pred};
 use crate::write::{history, scope_cols};
 use crate::SqliteStore;
@@ -117,7 +117,7 @@ impl SqliteStore {
         let (u, a, r) = scope_cols(scope);
         for p in &w.pages {
             self.step("page")?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
                  text, tokens, at, vector, keywords, tier, analysed) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'short', 0)",
@@ -150,14 +150,14 @@ impl SqliteStore {
             // Only an unanalysed page can be consumed: two analyses racing for the same pages
             // cannot both commit (the later one fails whole and writes nothing).
             let n = tx
-                .execute(
+                .execute_cached(
                     "UPDATE pages SET analysed = 1 WHERE id = ?1 AND scope_key = ?2 AND analysed = 0",
                     params![id.to_string(), key],
                 )
                 .map_err(sql_err)?;
             if n == 0 {
                 let known: Option<i64> = tx
-                    .query_row(
+                    .query_row_cached(
                         "SELECT 1 FROM pages WHERE id = ?1 AND scope_key = ?2",
                         params![id.to_string(), key],
                         |r| r.get(0),
@@ -276,7 +276,7 @@ impl SqliteStore {
                     .into_iter()
                     .chain(p.params)
                     .collect();
-                n += tx.execute(&sql, params_from_iter(params.iter())).map_err(sql_err)? as u64;
+                n += tx.execute_cached(&sql, params_from_iter(params.iter())).map_err(sql_err)? as u64;
             }
             Ok(n)
         })
@@ -297,7 +297,7 @@ fn write_segment(tx: &Transaction<'_>, scope: &Scope, key: &str, w: &SegmentWrit
     let (u, a, r) = scope_cols(scope);
     match w.expected_version {
         None => {
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
                  keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
                  evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 1)",
@@ -319,7 +319,7 @@ fn write_segment(tx: &Transaction<'_>, scope: &Scope, key: &str, w: &SegmentWrit
             // Visits counted since the plan was read are kept: they are added on top of the
             // planned count rather than overwritten, so the version check guards the content.
             let n = tx
-                .execute(
+                .execute_cached(
                     "UPDATE segments SET summary = ?1, summary_author = ?2, keywords = ?3, vector = ?4, \
                      page_count = ?5, length_tokens = ?6, updated_at = ?7, version = version + 1 \
                      WHERE id = ?8 AND scope_key = ?9 AND evicted_at IS NULL AND version = ?10",
@@ -343,7 +343,7 @@ fn write_segment(tx: &Transaction<'_>, scope: &Scope, key: &str, w: &SegmentWrit
 
 fn migrate(tx: &Transaction<'_>, key: &str, m: &Migration) -> Result<()> {
     let active: Option<i64> = tx
-        .query_row(
+        .query_row_cached(
             "SELECT 1 FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
             params![m.segment.to_string(), key],
             |r| r.get(0),
@@ -358,7 +358,7 @@ fn migrate(tx: &Transaction<'_>, key: &str, m: &Migration) -> Result<()> {
     }
     if let Some(c) = m.continues {
         let known: Option<i64> = tx
-            .query_row(
+            .query_row_cached(
                 "SELECT 1 FROM pages WHERE id = ?1 AND scope_key = ?2",
                 params![c.to_string(), key],
                 |r| r.get(0),
@@ -373,7 +373,7 @@ fn migrate(tx: &Transaction<'_>, key: &str, m: &Migration) -> Result<()> {
         }
     }
     let n = tx
-        .execute(
+        .execute_cached(
             "UPDATE pages SET tier = 'mid', segment_id = ?1, continues = ?2 \
              WHERE id = ?3 AND scope_key = ?4 AND tier = 'short'",
             params![
@@ -402,7 +402,7 @@ fn evict(
     now: i64,
 ) -> Result<()> {
     let current: Option<(i64, String)> = tx
-        .query_row(
+        .query_row_cached(
             "SELECT version, summary FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
             params![e.segment.to_string(), key],
             |r| Ok((r.get(0)?, r.get(1)?)),
@@ -423,12 +423,12 @@ fn evict(
             e.segment
         )));
     }
-    tx.execute(
+    tx.execute_cached(
         "UPDATE segments SET evicted_at = ?1, updated_at = ?1, version = version + 1 WHERE id = ?2",
         params![now, e.segment.to_string()],
     )
     .map_err(sql_err)?;
-    tx.execute(
+    tx.execute_cached(
         "UPDATE pages SET tier = 'evicted' WHERE segment_id = ?1 AND scope_key = ?2",
         params![e.segment.to_string(), key],
     )
@@ -486,7 +486,7 @@ pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Re
             }
             let keywords: Vec<String> = serde_json::from_str(&keywords).map_err(Error::storage)?;
             let kept: Vec<&String> = keywords.iter().filter(|k| !quoted(k)).collect();
-            tx.execute(
+            tx.execute_cached(
                 &format!("UPDATE {table} SET {column} = ?1, keywords = ?2 WHERE id = ?3"),
                 params![
                     body,
@@ -505,7 +505,7 @@ pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Re
 /// segment: both must be 0 in a consistent store.
 pub(crate) fn inconsistent_pages(conn: &Connection) -> Result<u64> {
     let orphans: i64 = conn
-        .query_row(
+        .query_row_cached(
             "SELECT COUNT(*) FROM pages p WHERE p.tier = 'mid' AND NOT EXISTS \
              (SELECT 1 FROM segments s WHERE s.id = p.segment_id AND s.evicted_at IS NULL)",
             [],
@@ -548,7 +548,7 @@ pub(crate) fn rebind_pages(
         }
         for ((seq, _, segment), v) in chunk.iter().zip(vectors) {
             check_vector("vector", &v, dimension)?;
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE pages SET vector = ?1 WHERE seq = ?2",
                 params![vector_to_blob(&v), seq],
             )
@@ -558,7 +558,7 @@ pub(crate) fn rebind_pages(
     }
     for segment in &segments {
         set_vector_from_pages(tx, segment)?;
-        tx.execute(
+        tx.execute_cached(
             "UPDATE segments SET version = version + 1 WHERE id = ?1",
             [segment],
         )
@@ -593,7 +593,7 @@ pub(crate) fn set_vector_from_pages(tx: &Transaction<'_>, segment: &str) -> Resu
     if norm > 0.0 {
         sum.iter_mut().for_each(|x| *x /= norm);
     }
-    tx.execute(
+    tx.execute_cached(
         "UPDATE segments SET vector = ?1 WHERE id = ?2",
         params![vector_to_blob(&sum), segment],
     )
@@ -623,7 +623,7 @@ pub(crate) fn all_pages(conn: &Connection) -> Result<Vec<StoredPage>> {
 pub(crate) fn import_segment(tx: &Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
     let (u, a, r) = scope_cols(&s.scope);
     let n = tx
-        .execute(
+        .execute_cached(
             "INSERT OR IGNORE INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
              keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
              evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
@@ -644,7 +644,7 @@ pub(crate) fn import_segment(tx: &Transaction<'_>, s: &Segment, dim: usize) -> R
 pub(crate) fn import_page(tx: &Transaction<'_>, p: &StoredPage, vector: &[u8]) -> Result<u64> {
     let (u, a, r) = scope_cols(&p.scope);
     let n = tx
-        .execute(
+        .execute_cached(
             "INSERT OR IGNORE INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
              text, tokens, at, vector, keywords, tier, segment_id, continues, analysed) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",

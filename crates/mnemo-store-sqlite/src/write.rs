@@ -18,7 +18,7 @@ pub(crate) fn scope_cols(s: &Scope) -> (Option<&str>, Option<&str>, Option<&str>
 }
 
 pub(crate) fn log_change(tx: &Transaction<'_>, seq: i64, op: &str) -> Result<()> {
-    tx.execute(
+    tx.execute_cached(
         "INSERT INTO vector_changes (seq, op) VALUES (?1, ?2)",
         params![seq, op],
     )
@@ -37,7 +37,7 @@ pub(crate) fn history(
     ctx: &WriteContext,
     at: i64,
 ) -> Result<()> {
-    tx.execute(
+    tx.execute_cached(
         "INSERT INTO history (memory_id, user_id, agent_id, run_id, event, old_text, new_text, old_metadata, new_metadata, actor, role, reason, request_id, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         params![
@@ -61,7 +61,7 @@ fn check_vector(v: &[f32], dim: usize) -> Result<()> {
 }
 
 pub(crate) fn insert_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
-    tx.execute(
+    tx.execute_cached(
         "INSERT OR IGNORE INTO messages (id, user_id, agent_id, run_id, session_id, role, name, content, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
@@ -92,7 +92,7 @@ pub(crate) fn insert_memory(
     note: Option<&NoteFields>,
 ) -> Result<i64> {
     let (u, a, r) = scope_cols(scope);
-    tx.execute(
+    tx.execute_cached(
         "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role, note) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
@@ -111,12 +111,12 @@ pub(crate) fn insert_memory(
     if state != MemoryState::Deleted {
         let vector =
             vector.ok_or_else(|| Error::invalid("vector", "an indexed memory needs a vector"))?;
-        tx.execute(
+        tx.execute_cached(
             "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
             params![seq, index_text.unwrap_or(text)],
         )
         .map_err(sql_err)?;
-        tx.execute(
+        tx.execute_cached(
             "INSERT INTO vectors (seq, data) VALUES (?1, ?2)",
             params![seq, vector_to_blob(vector)],
         )
@@ -124,7 +124,7 @@ pub(crate) fn insert_memory(
         log_change(tx, seq, "put")?;
     }
     for src in sources {
-        tx.execute(
+        tx.execute_cached(
             "INSERT OR IGNORE INTO memory_sources (memory_id, message_id) VALUES (?1, ?2)",
             params![id.to_string(), src.to_string()],
         )
@@ -135,10 +135,10 @@ pub(crate) fn insert_memory(
 
 /// Removes a memory from the lexical and vector indexes (the row itself stays).
 pub(crate) fn unindex(tx: &Transaction<'_>, seq: i64) -> Result<()> {
-    tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
+    tx.execute_cached("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
         .map_err(sql_err)?;
     if tx
-        .execute("DELETE FROM vectors WHERE seq = ?1", [seq])
+        .execute_cached("DELETE FROM vectors WHERE seq = ?1", [seq])
         .map_err(sql_err)?
         > 0
     {
@@ -173,7 +173,7 @@ impl SqliteStore {
         let family = |m: &str| m.split('/').next().unwrap_or(m).to_string();
         self.write_tx(|tx| {
             let current: Option<String> = tx
-                .query_row("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
+                .query_row_cached("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
                 .optional()
                 .map_err(sql_err)?;
             let dim = read_dimension(tx)?;
@@ -187,7 +187,7 @@ impl SqliteStore {
                 }),
                 (Some(_), Some(_)) => Ok(()),
                 _ => {
-                    tx.execute(
+                    tx.execute_cached(
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
                         params![model_id, dimension.to_string()],
                     )
@@ -220,7 +220,7 @@ impl SqliteStore {
                     .map_err(sql_err)?;
                 it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
             };
-            tx.execute("DELETE FROM vector_changes", []).map_err(sql_err)?;
+            tx.execute_cached("DELETE FROM vector_changes", []).map_err(sql_err)?;
             for chunk in rows.chunks(batch.max(1)) {
                 let texts: Vec<String> = chunk.iter().map(|(_, t)| embed_text_of(t)).collect();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -232,13 +232,13 @@ impl SqliteStore {
                 }
                 for ((seq, _), v) in chunk.iter().zip(&vectors) {
                     check_vector(v, dimension)?;
-                    tx.execute("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq])
+                    tx.execute_cached("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq])
                         .map_err(sql_err)?;
                     log_change(tx, *seq, "put")?;
                 }
             }
             crate::tiers::rebind_pages(tx, dimension, batch, embed)?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
                 params![model_id, dimension.to_string()],
             )
@@ -264,7 +264,7 @@ impl SqliteStore {
         idem: &Idempotency,
     ) -> Result<Option<AddOutcome>> {
         let row: Option<(String, String)> = tx
-            .query_row(
+            .query_row_cached(
                 "SELECT request_hash, outcome FROM idempotency WHERE scope_key = ?1 AND key = ?2",
                 params![scope.key(), idem.key],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -410,7 +410,7 @@ impl SqliteStore {
         };
         if let Some(idem) = &batch.idempotency {
             self.step("idempotency")?;
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![batch.scope.key(), idem.key, idem.request_hash, serde_json::to_string(&outcome).map_err(Error::internal)?, now],
             )
@@ -454,7 +454,7 @@ impl SqliteStore {
         } else {
             log_change(tx, seq, "put")?;
         }
-        tx.execute(
+        tx.execute_cached(
             "UPDATE memories SET state = ?1, updated_at = ?2, valid_until = COALESCE(valid_until, ?3) WHERE seq = ?4",
             params![state.as_str(), now, c.valid_until.timestamp_millis(), seq],
         )
@@ -507,7 +507,7 @@ impl SqliteStore {
             .timestamp_millis()
             .max(old.updated_at.timestamp_millis());
         let old_entry: Option<String> = tx
-            .query_row(
+            .query_row_cached(
                 "SELECT index_text FROM memories WHERE seq = ?1",
                 [seq],
                 |r| r.get(0),
@@ -516,19 +516,19 @@ impl SqliteStore {
         let old_enriched =
             mnemo_core::note::enriched_text(&old.text, &old.note.clone().unwrap_or_default());
         let entry = mnemo_core::note::reindexed(old_entry.as_deref(), &old_enriched, &e.index_text);
-        tx.execute(
+        tx.execute_cached(
             "UPDATE memories SET note = ?1, index_text = ?2, updated_at = ?3 WHERE seq = ?4",
             params![note_text(&note), entry, now, seq],
         )
         .map_err(sql_err)?;
-        tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
+        tx.execute_cached("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
             .map_err(sql_err)?;
-        tx.execute(
+        tx.execute_cached(
             "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
             params![seq, entry],
         )
         .map_err(sql_err)?;
-        tx.execute(
+        tx.execute_cached(
             "UPDATE vectors SET data = ?1 WHERE seq = ?2",
             params![vector_to_blob(&e.vector), seq],
         )
@@ -539,7 +539,7 @@ impl SqliteStore {
             reason: e.reason.clone().or_else(|| ctx.reason.clone()),
             ..ctx.clone()
         };
-        tx.execute(
+        tx.execute_cached(
             "INSERT INTO history (memory_id, user_id, agent_id, run_id, event, old_text, new_text, old_metadata, new_metadata, actor, role, reason, request_id, created_at, old_note, new_note) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, NULL, NULL, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
@@ -562,7 +562,7 @@ impl SqliteStore {
             "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
             p.where_sql()
         );
-        tx.query_row(&sql, params_from_iter(p.params.iter()), memory_from_row)
+        tx.query_row_cached(&sql, params_from_iter(p.params.iter()), memory_from_row)
             .optional()
             .map_err(sql_err)?
             .ok_or_else(|| Error::not_found("memory", id))
@@ -608,7 +608,7 @@ impl SqliteStore {
                 None => opt_ms(old.expires_at),
             };
             let text_changed = text != old.text || patch.index_text.is_some();
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE memories SET text = ?1, metadata = ?2, hash = ?3, updated_at = ?4, expires_at = ?5, \
                  index_text = COALESCE(?6, CASE WHEN ?7 THEN NULL ELSE index_text END) WHERE seq = ?8",
                 params![text, metadata_text(&metadata), content_hash(&text), now, expires, patch.index_text, text_changed, seq],
@@ -620,14 +620,14 @@ impl SqliteStore {
                     Error::invalid("vector", "a changed text needs its new vector")
                 })?;
                 check_vector(v, dim)?;
-                tx.execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
+                tx.execute_cached("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
                     .map_err(sql_err)?;
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
                     params![seq, patch.index_text.as_deref().unwrap_or(&text)],
                 )
                 .map_err(sql_err)?;
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE vectors SET data = ?1 WHERE seq = ?2",
                     params![vector_to_blob(v), seq],
                 )
@@ -653,7 +653,7 @@ impl SqliteStore {
                 p.where_sql()
             );
             let (_, mut m) = tx
-                .query_row(&sql, params_from_iter(p.params.iter()), memory_from_row)
+                .query_row_cached(&sql, params_from_iter(p.params.iter()), memory_from_row)
                 .map_err(sql_err)?;
             m.sources = crate::read::sources_of(tx, &[id])?
                 .remove(&id)
@@ -673,32 +673,32 @@ impl SqliteStore {
         unindex(tx, seq)?;
         match mode {
             DeleteMode::Soft => {
-                tx.execute("UPDATE memories SET state = 'deleted', updated_at = ?1, valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2", params![now, seq])
+                tx.execute_cached("UPDATE memories SET state = 'deleted', updated_at = ?1, valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2", params![now, seq])
                     .map_err(sql_err)?;
             }
             DeleteMode::Hard => {
-                tx.execute(
+                tx.execute_cached(
                     "DELETE FROM memory_sources WHERE memory_id = ?1",
                     [m.id.to_string()],
                 )
                 .map_err(sql_err)?;
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE entities SET mentions = mentions - 1 WHERE id IN \
                      (SELECT entity_id FROM entity_memories WHERE memory_id = ?1)",
                     [m.id.to_string()],
                 )
                 .map_err(sql_err)?;
-                tx.execute(
+                tx.execute_cached(
                     "DELETE FROM entity_memories WHERE memory_id = ?1",
                     [m.id.to_string()],
                 )
                 .map_err(sql_err)?;
-                tx.execute(
+                tx.execute_cached(
                     "DELETE FROM links WHERE from_id = ?1 OR to_id = ?1",
                     [m.id.to_string()],
                 )
                 .map_err(sql_err)?;
-                tx.execute("DELETE FROM memories WHERE seq = ?1", [seq])
+                tx.execute_cached("DELETE FROM memories WHERE seq = ?1", [seq])
                     .map_err(sql_err)?;
             }
         }
@@ -815,7 +815,7 @@ impl SqliteStore {
                         // Records built in code skip deserialisation's scope check.
                         m.scope()?;
                         written += tx
-                            .query_row(
+                            .query_row_cached(
                                 "SELECT COUNT(*) FROM messages WHERE id = ?1",
                                 [m.id.to_string()],
                                 |r| r.get::<_, i64>(0),
@@ -829,7 +829,7 @@ impl SqliteStore {
                     }
                     ExportRecord::Memory(m) => {
                         let exists: bool = tx
-                            .query_row(
+                            .query_row_cached(
                                 "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
                                 [m.id.to_string()],
                                 |r| r.get(0),
@@ -872,7 +872,7 @@ impl SqliteStore {
                             &m.sources,
                             note.as_ref(),
                         )?;
-                        tx.execute(
+                        tx.execute_cached(
                             "UPDATE memories SET access_count = ?1, last_accessed_at = ?2 WHERE id = ?3",
                             params![m.access_count as i64, opt_ms(m.last_accessed_at), m.id.to_string()],
                         )
