@@ -6,7 +6,7 @@
 //! evicted segment still has the version it saw) and fails the batch with a conflict otherwise,
 //! so a page is never in neither tier and a stale plan never overwrites a newer one.
 
-use crate::codec::{Cached, blob_to_vector, from_ms, sql_err, vector_to_blob};
+use crate::codec::{blob_to_vector, from_ms, sql_err, vector_to_blob, Cached};
 use crate::predicate::{self, marks, Pred};
 use crate::write::{history, scope_cols};
 use crate::SqliteStore;

@@ -119,7 +119,8 @@ fn gates() -> MutexGuard<'static, Option<HashMap<String, Gate>>> {
 
 /// The named parts of a scope key (`u=alice`, `a=x`, …); a key in another form is one part.
 fn parts(key: &str) -> impl Iterator<Item = &str> {
-    key.split('\u{1f}').filter(|p| !p.is_empty() && !p.ends_with('='))
+    key.split('\u{1f}')
+        .filter(|p| !p.is_empty() && !p.ends_with('='))
 }
 
 /// Gates held by one call, given back when dropped.
@@ -163,7 +164,12 @@ fn take_gates(mut parts: Vec<String>, exclusive: bool) -> Gates {
         let map = guard.get_or_insert_with(HashMap::new);
         let free = parts.iter().all(|p| {
             map.get(p).is_none_or(|g| {
-                !g.writer && (if exclusive { g.readers == 0 } else { g.writers_waiting == 0 })
+                !g.writer
+                    && (if exclusive {
+                        g.readers == 0
+                    } else {
+                        g.writers_waiting == 0
+                    })
             })
         });
         if free {
@@ -276,8 +282,7 @@ mod tests {
     #[test]
     fn an_erase_waits_for_adds_it_covers_and_not_for_other_tenants() {
         let alice = mnemo_core::Scope::user("t4-alice").unwrap();
-        let alice_agent =
-            mnemo_core::Scope::from_parts(Some("t4-alice"), Some("x"), None).unwrap();
+        let alice_agent = mnemo_core::Scope::from_parts(Some("t4-alice"), Some("x"), None).unwrap();
         let add = take_add_gates(&[alice_agent.key()]);
         let (tx, rx) = mpsc::channel();
         let eraser = std::thread::spawn(move || {
