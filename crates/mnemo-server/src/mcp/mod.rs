@@ -46,6 +46,22 @@ fn as_of(raw: Option<&str>) -> Result<Option<chrono::DateTime<chrono::Utc>>, Mcp
         .transpose()
 }
 
+/// The body of a session or scope erase, for the scope a tool was given.
+fn erase_log_body(
+    scope: &ScopeArgs,
+    confirm: bool,
+    reason: Option<String>,
+) -> crate::api::EraseLogBody {
+    let parts = scope.parts();
+    crate::api::EraseLogBody {
+        user_id: parts.user_id.clone(),
+        agent_id: parts.agent_id.clone(),
+        run_id: parts.run_id.clone(),
+        confirm,
+        reason,
+    }
+}
+
 fn ok_json(v: impl Serialize) -> Result<CallToolResult, McpError> {
     let text = serde_json::to_string(&v)
         .map_err(|e| McpError::internal_error(format!("serialising the result: {e}"), None))?;
@@ -406,14 +422,7 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let rid = uuid::Uuid::now_v7().to_string();
-        let parts = a.scope.parts();
-        let body = crate::api::EraseLogBody {
-            user_id: parts.user_id.clone(),
-            agent_id: parts.agent_id.clone(),
-            run_id: parts.run_id.clone(),
-            confirm: false,
-            reason: a.reason,
-        };
+        let body = erase_log_body(&a.scope, false, a.reason);
         ok_json(
             self.service
                 .erase_session(&p, &a.session_id, body, &rid)
@@ -432,14 +441,7 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let rid = uuid::Uuid::now_v7().to_string();
-        let parts = a.scope.parts();
-        let body = crate::api::EraseLogBody {
-            user_id: parts.user_id.clone(),
-            agent_id: parts.agent_id.clone(),
-            run_id: parts.run_id.clone(),
-            confirm: a.confirm.unwrap_or(false),
-            reason: a.reason,
-        };
+        let body = erase_log_body(&a.scope, a.confirm.unwrap_or(false), a.reason);
         ok_json(
             self.service
                 .erase_scope(&p, body, &rid)
