@@ -524,3 +524,54 @@ pub fn touch_counts_reads_in_the_scope(h: &dyn Harness) {
     assert_eq!(again.access_count, 3);
     assert_eq!(again.last_accessed_at, after.last_accessed_at);
 }
+
+/// A link to or from an erased tombstone is refused naming the end (it would store new text,
+/// the link's reason, on a memory whose texts are gone); nothing is written. An erased memory
+/// outside the scope is answered as a missing one.
+pub fn erased_memories_take_no_new_links(h: &dyn Harness) {
+    let store = h.fresh();
+    let (s, other) = (scope("lena"), scope("mallory"));
+    let a = put_note(
+        store.as_ref(),
+        &s,
+        "Lena keeps a spare key",
+        fields(&[], &[], ""),
+    );
+    let b = put_note(
+        store.as_ref(),
+        &s,
+        "Lena's door code is 4417",
+        fields(&[], &[], ""),
+    );
+    let m = put_note(
+        store.as_ref(),
+        &other,
+        "Mallory's note",
+        fields(&[], &[], ""),
+    );
+    store.erase(&s, b, false, &WriteContext::default()).unwrap();
+    store
+        .erase(&other, m, false, &WriteContext::default())
+        .unwrap();
+    let mut reasoned = link(a, b, 0.6);
+    reasoned.reason = Some("the door code again".into());
+    let e = store.add_links(&s, &[reasoned]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(
+        e.to_string().contains("to") && e.to_string().contains("erased"),
+        "{e}"
+    );
+    let e = store.add_links(&s, &[link(b, a, 0.6)]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(
+        e.to_string().contains("from") && e.to_string().contains("erased"),
+        "{e}"
+    );
+    // Another scope's tombstone looks like any memory the scope cannot see.
+    let e = store.add_links(&s, &[link(a, m, 0.6)]).unwrap_err();
+    assert!(!e.to_string().contains("erased"), "{e}");
+    assert!(
+        store.links(&s, a).unwrap().is_empty(),
+        "a refused link was written"
+    );
+}

@@ -56,7 +56,7 @@ macro_rules! store_contract_tests {
             erase_scrubs_pages_and_summaries, rebind_reembeds_pages_and_segments,
             export_is_lossless_through_import,
             the_log_is_shown_as_its_memories_are, extraction_context_follows_the_log_rule,
-            a_session_or_a_scope_is_erased_in_one_call);
+            a_session_or_a_scope_is_erased_in_one_call, erased_memories_take_no_new_links);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(
