@@ -12,7 +12,7 @@ export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 # produces (a separate `cargo run -p mnemo-cli` would resolve features differently and compile
 # most dependencies a second time). The opt-in candle embedder is part of the tested feature set
 # (`features` below): it is the exact reference the ONNX embedder's quality tests compare with.
-features=(--features mnemo-models/candle,mnemo-cli/candle)
+features=(--features mnemo-models/candle,mnemo-cli/candle,mnemo-cli/png-plots)
 cargo test --workspace "${features[@]}" --no-run
 if [ ! -d "$MNEMO_MODELS_DIR/onnxruntime" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
   "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install

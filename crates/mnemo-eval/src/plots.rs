@@ -1,6 +1,7 @@
-//! Charts of a report, drawn as SVG here and rasterised to PNG with resvg: recall@k curves of
-//! mnemo and the baselines, recall@10 per category, the search latency histogram, and (with
-//! `--pack-budgets`) context-pack against cut-search recall per token budget.
+//! Charts of a report, drawn as SVG here (and rasterised to PNG with resvg under the `png`
+//! feature): recall@k curves of mnemo and the baselines, recall@10 per category, the search
+//! latency histogram, and (with `--pack-budgets`) context-pack against cut-search recall per
+//! token budget.
 //!
 //! PNG text needs a system font; without one the PNG still has its bars and lines, and the SVG
 //! (which the viewer renders with its own fonts) is complete.
@@ -312,7 +313,8 @@ pub fn latency_histogram(samples_ms: &[f64]) -> String {
     c.finish()
 }
 
-/// Rasterises an SVG to PNG with the system's fonts.
+/// Rasterises an SVG to PNG with the system's fonts (the `png` feature).
+#[cfg(feature = "png")]
 pub fn svg_to_png(svg: &str, path: &Path) -> Result<()> {
     let mut opt = resvg::usvg::Options::default();
     opt.fontdb_mut().load_system_fonts();
@@ -330,7 +332,8 @@ pub fn svg_to_png(svg: &str, path: &Path) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-/// Writes every chart as `<name>.svg` and `<name>.png` into `dir`; returns the file names.
+/// Writes every chart as `<name>.svg` into `dir`, and as `<name>.png` beside it when built with
+/// the `png` feature; returns the file names.
 pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut charts = vec![
@@ -349,10 +352,13 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
         let svg_path = dir.join(format!("{name}.svg"));
         std::fs::write(&svg_path, &svg)
             .with_context(|| format!("writing {}", svg_path.display()))?;
-        let png_path = dir.join(format!("{name}.png"));
-        svg_to_png(&svg, &png_path)?;
         written.push(svg_path);
-        written.push(png_path);
+        #[cfg(feature = "png")]
+        {
+            let png_path = dir.join(format!("{name}.png"));
+            svg_to_png(&svg, &png_path)?;
+            written.push(png_path);
+        }
     }
     Ok(written)
 }
