@@ -138,6 +138,12 @@ def main():
                                                "params": {"name": "search_memories", "arguments": "x"}})
         code = "-32602" if b"-32602" in body else ("-32601" if b"-32601" in body else body[:60])
         row("MCP: tools/call with string arguments", f"{st} {code}", t)
+        st, body, _, t = mcp(s.url, alice, sid, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                               "params": {"name": "search_memories",
+                                                          "arguments": {"query": 5}}})
+        code = "-32602" if b"-32602" in body else body[:60]
+        kind = "invalid_input" if b'"invalid_input"' in body else "no kind"
+        row("MCP: tools/call with a number for the query", f"{st} {code} {kind}", t)
 
         # 2. Long runs of one letter.
         for n in (100_000, 200_000, 1_000_000):

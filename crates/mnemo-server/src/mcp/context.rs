@@ -1,9 +1,9 @@
 //! The `get_context` tool: a prompt-ready context pack under a token budget, from the same
 //! service function as `POST /v1/context`.
 
+use super::args::Parameters;
 use super::{mcp_error, ok_json, MemoryTools, ScopeArgs};
 use crate::api::ContextBody;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;

@@ -3,9 +3,9 @@
 //! scope rules are the REST routes' own: the key's binding picks the scope, both ends of a new
 //! link must lie in it, and an id the scope cannot see is answered like one that does not exist.
 
+use super::args::Parameters;
 use super::{mcp_error, ok_json, IdArgs, MemoryTools, ScopeArgs};
 use crate::api::{LinkBody, LinkIn, UnlinkParams};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;

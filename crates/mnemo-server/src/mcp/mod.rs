@@ -11,8 +11,8 @@ use crate::api::{AddBody, ListParams, MessageIn, SearchBody, UpdateBody};
 use crate::auth::{Principal, ScopeParts};
 use crate::error::ApiError;
 use crate::service::Service;
+use args::Parameters;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode, Implementation, ServerCapabilities, ServerConfig,
 };
@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+mod args;
 mod context;
 mod links;
 mod streamable;

@@ -218,6 +218,58 @@ fn malformed_json_rpc_gets_json_rpc_error_codes() {
     assert!(ok.message()["result"].is_object(), "{}", ok.text);
 }
 
+/// The probe found that arguments of the wrong type came back as a successful tool result
+/// flagged `isError`, with no JSON-RPC code and no error kind. They are invalid input like any
+/// other: -32602, `data.kind = "invalid_input"`, the offending value named, nothing written.
+#[test]
+fn tool_arguments_of_the_wrong_shape_are_invalid_input_with_a_code() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    let session = open_session(&s, &alice);
+    for (tool, args, named) in [
+        ("search_memories", json!({"query": 5}), "integer `5`"),
+        (
+            "add_memory",
+            json!({"text": "I like tea", "infer": "yes"}),
+            "\"yes\"",
+        ),
+        (
+            "add_memory",
+            json!({"text": "I like tea", "colour": "red"}),
+            "colour",
+        ),
+        ("get_memory", json!({"memory_id": ["x"]}), "sequence"),
+    ] {
+        let (code, kind, message) =
+            call_tool(&s, &alice, &session, tool, args.clone()).tool_error();
+        assert_eq!(
+            (code, kind.as_str()),
+            (-32602, "invalid_input"),
+            "{tool} {args}"
+        );
+        assert!(message.contains(named), "{tool} {args}: {message}");
+        assert!(message.contains(tool), "{tool} {args}: {message}");
+    }
+    let listed = call_tool(&s, &alice, &session, "list_memories", json!({}));
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert!(
+        !listed.text.contains("tea"),
+        "nothing was written: {}",
+        listed.text
+    );
+    // The same add with arguments that fit is written and listed.
+    let ok = call_tool(
+        &s,
+        &alice,
+        &session,
+        "add_memory",
+        json!({"text": "I like tea", "infer": false}),
+    );
+    assert!(ok.message()["result"].is_object(), "{}", ok.text);
+    let listed = call_tool(&s, &alice, &session, "list_memories", json!({}));
+    assert!(listed.text.contains("I like tea"), "{}", listed.text);
+}
+
 /// The probe opened 3,000 sessions from one key (166 MiB, never returned). Now a key holds at
 /// most `MAX_SESSIONS_PER_KEY` live sessions: one more `initialize` is refused with 429 while
 /// another key still opens its own, and ending one makes room again.
