@@ -587,10 +587,7 @@ impl Service {
             let scope = self.scope_for_id(p, parts, id).await?;
             let mut ctx = ctx(p, request_id);
             ctx.reason = reason;
-            Ok(self
-                .memory
-                .delete(scope, id, DeleteMode::Soft, ctx)
-                .await?)
+            Ok(self.memory.delete(scope, id, DeleteMode::Soft, ctx).await?)
         })
         .await
     }
