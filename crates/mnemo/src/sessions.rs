@@ -108,7 +108,7 @@ pub(crate) fn page_views(
                 .iter()
                 .filter_map(|id| by_id.get(id).map(|m| LogMessage::from((*m).clone())))
                 .collect();
-            (!messages.is_empty()).then(|| PageView {
+            (!messages.is_empty()).then_some(PageView {
                 id: p.id,
                 session_id: p.session_id,
                 tier: p.tier,
