@@ -19,6 +19,7 @@ mod profile;
 mod reembed;
 mod serve;
 mod server_crash;
+mod sessions;
 mod store_url;
 mod two_servers;
 

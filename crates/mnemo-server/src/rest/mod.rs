@@ -6,6 +6,7 @@
 //! ([`crate::server`]).
 
 pub mod extract;
+mod log;
 pub mod middleware;
 pub mod native;
 

@@ -14,8 +14,10 @@ mod mcp;
 mod mem0;
 mod notes;
 mod rest;
+mod sessions;
 mod shutdown;
 mod tenancy;
+mod tenancy_log;
 
 use mnemo::Memory;
 use mnemo_core::{Embedder, RankParams};
