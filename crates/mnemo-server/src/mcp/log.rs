@@ -2,9 +2,9 @@
 //! the profile, and segments with their pages — the same service functions as the REST routes
 //! under `/v1/sessions`, `/v1/segments` and `/v1/profile`.
 
+use super::args::Parameters;
 use super::{mcp_error, ok_json, MemoryTools, ScopeArgs};
 use crate::api::{LogPageParams, ProfileRefreshBody};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
