@@ -21,7 +21,7 @@ fn off_thread<T: Send + 'static>(
 ) -> PyResult<T> {
     py.detach(move || {
         runtime()
-            .block_on(tokio::task::spawn_blocking(f))
+            .block_on(runtime().spawn_blocking(f))
             .map_err(|e| Failure::internal(format!("scratch schema task failed: {e}")))
             .and_then(|r| r.map_err(Failure::from))
     })

@@ -46,7 +46,7 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dict[st
     s: Dict[str, Any] = {"data_dir": str(tmp_path / "data"), "models_dir": models_dir()}
     if request.param == "postgres":
         schema = ScratchSchema(pg_url(), "py")
-        s["store"] = {"url": schema.url, "pool_size": 4}
+        s["store"] = {"url": schema.url}
         yield s
         schema.drop()
     else:
