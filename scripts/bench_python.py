@@ -113,6 +113,14 @@ def add_turn(system: str, m: Any, conv: str, t: Dict[str, Any]) -> None:
               metadata=meta, infer=False, session_id=t["session"], timestamp=t["date"])
 
 
+def search(system: str, m: Any, query: str, conv: str) -> List[Dict[str, Any]]:
+    """The top 10 for ``query`` in the conversation's scope. Mem0 2.x takes the scope in
+    ``filters`` and drops hits under ``threshold`` (0.1 by default): 0 keeps all ten."""
+    if system == "mem0":
+        return list(m.search(query, filters={"user_id": conv}, top_k=10, threshold=0.0)["results"])
+    return list(m.search(query, user_id=conv, limit=10)["results"])
+
+
 def run_child(system: str, data: str, conversations: int, models: str) -> Dict[str, Any]:
     convs = load(data, conversations)
     with tempfile.TemporaryDirectory(prefix=f"bench-{system}-") as workdir:
@@ -121,7 +129,7 @@ def run_child(system: str, data: str, conversations: int, models: str) -> Dict[s
         # One untimed add and search: model loading belongs to start-up, not to adds/s.
         add_turn(system, m, "warmup", {"speaker": "W", "text": "warm up", "dia_id": "W:0",
                                        "session": "w", "date": datetime.now(timezone.utc).isoformat()})
-        m.search("warm up", user_id="warmup", limit=1)
+        search(system, m, "warm up", "warmup")
         start_s = time.perf_counter() - t0
         turns = 0
         t_add = time.perf_counter()
@@ -135,7 +143,7 @@ def run_child(system: str, data: str, conversations: int, models: str) -> Dict[s
         for c in convs:
             for q in c["qa"]:
                 t = time.perf_counter()
-                hits = m.search(q["question"], user_id=c["id"], limit=10)["results"]
+                hits = search(system, m, q["question"], c["id"])
                 latencies.append((time.perf_counter() - t) * 1e3)
                 got = {str((h.get("metadata") or {}).get("dia_id")) for h in hits[:10]}
                 want = set(q["evidence"])

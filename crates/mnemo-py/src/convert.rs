@@ -121,12 +121,24 @@ pub fn dict_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Va
     }
 }
 
-/// A time argument: an aware `datetime` or an RFC 3339 string; `TypeError` naming `arg` for
+/// A time argument: an aware `datetime`, an RFC 3339 string or Unix seconds; `TypeError` naming `arg` for
 /// another type, `ValueError` for a naive datetime or an unreadable string.
 pub fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Timestamp>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
+    if (obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>())
+        && !obj.is_instance_of::<PyBool>()
+    {
+        // Unix seconds, as Mem0's `timestamp` is given.
+        let secs: f64 = obj.extract()?;
+        let whole = secs.floor();
+        let nanos = ((secs - whole) * 1e9) as u32;
+        return chrono::DateTime::from_timestamp(whole as i64, nanos)
+            .filter(|_| secs.is_finite())
+            .map(Some)
+            .ok_or_else(|| PyValueError::new_err(format!("{arg}: {secs} is not a time")));
+    }
     let text: String = if let Ok(s) = obj.cast::<PyString>() {
         s.to_cow()?.into_owned()
     } else if obj.hasattr("isoformat")? && obj.hasattr("tzinfo")? {
@@ -138,7 +150,7 @@ pub fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Ti
         obj.call_method0("isoformat")?.extract()?
     } else {
         return Err(PyTypeError::new_err(format!(
-            "{arg} must be a datetime or an RFC 3339 string, not {}",
+            "{arg} must be a datetime, an RFC 3339 string or Unix seconds, not {}",
             type_name(obj)
         )));
     };

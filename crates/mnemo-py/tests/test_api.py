@@ -236,3 +236,17 @@ def test_reset_empties_the_store(mem: Memory) -> None:
     # The engine keeps working after a reset.
     mem.add("three", user_id="r1")
     assert [m["memory"] for m in mem.get_all(user_id="r1")["results"]] == ["three"]
+
+
+def test_mem0_2x_forms_scope_in_filters_top_k_and_unix_timestamps(mem: Memory) -> None:
+    mem.add("I ride a red bicycle", user_id="m2", timestamp=1_700_000_000,
+            expiration_date="2999-01-01")
+    mem.add("I ride a blue bus", user_id="other")
+    hits = mem.search("what do I ride?", filters={"user_id": "m2"}, top_k=5)["results"]
+    assert [h["memory"] for h in hits] == ["I ride a red bicycle"]
+    assert hits[0]["created_at"].startswith("2023-11-14")
+    assert hits[0]["expires_at"].startswith("2999-01-01")
+    listed = mem.get_all(filters={"AND": [{"user_id": "m2"}]}, top_k=10)["results"]
+    assert [m["memory"] for m in listed] == ["I ride a red bicycle"]
+    with pytest.raises(InvalidInputError):
+        mem.search("x", user_id="m2", filters={"user_id": "other"})

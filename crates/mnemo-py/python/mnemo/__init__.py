@@ -16,7 +16,7 @@ a wrong argument type is a ``TypeError`` naming the argument.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import errors
 from ._native import Engine, __version__
@@ -61,6 +61,65 @@ def _settings(data_dir: Union[str, "os.PathLike[str]", None], settings: Dict[str
     store = out.get("store")
     if isinstance(store, str):
         out["store"] = {"url": store}
+    return out
+
+
+_SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+
+
+def _scope_from_filters(
+    filters: Optional[Dict[str, Any]], given: Dict[str, Optional[str]]
+) -> Tuple[Optional[Dict[str, Any]], Dict[str, Optional[str]]]:
+    """Mem0 2.x passes the scope inside ``filters`` (``{"user_id": "u"}``, flat or in a top-level
+    ``AND``): those ids become the scope and the rest stays a filter. An id given both ways
+    with different values is refused."""
+    if not isinstance(filters, dict):
+        return filters, given
+    scope = dict(given)
+    rest = {k: v for k, v in filters.items() if k not in _SCOPE_KEYS}
+    found = [(k, filters[k]) for k in _SCOPE_KEYS if k in filters]
+    if isinstance(rest.get("AND"), list):
+        kept = []
+        for item in rest["AND"]:
+            if isinstance(item, dict) and len(item) == 1 and next(iter(item)) in _SCOPE_KEYS:
+                found.extend(item.items())
+            else:
+                kept.append(item)
+        rest["AND"] = kept
+        if not kept:
+            del rest["AND"]
+    for k, v in found:
+        if not isinstance(v, str):
+            raise TypeError(f"filters[{k!r}] must be a str, not {type(v).__name__}")
+        if scope.get(k) not in (None, v):
+            raise InvalidInputError(f"invalid {k}: given as {scope[k]!r} and in filters as {v!r}")
+        scope[k] = v
+    return (rest or None), scope
+
+
+def _expiry(expires_at: Any, expiration_date: Any) -> Any:
+    """Mem0's ``expiration_date`` (``"YYYY-MM-DD"``, midnight UTC) as mnemo's ``expires_at``."""
+    if expiration_date is None:
+        return expires_at
+    if isinstance(expiration_date, str) and len(expiration_date) == 10:
+        return expiration_date + "T00:00:00+00:00"
+    return expiration_date
+
+
+def _mem0_kw(kw: Dict[str, Any]) -> Dict[str, Any]:
+    """AsyncMemory's keywords with Mem0 2.x's forms turned into mnemo's (see ``Memory``)."""
+    out = dict(kw)
+    if "filters" in out or any(k in out for k in _SCOPE_KEYS):
+        given = {k: out.pop(k, None) for k in _SCOPE_KEYS}
+        filters, scope = _scope_from_filters(out.pop("filters", None), given)
+        out.update(scope)
+        out["filters"] = filters
+    if "top_k" in out:
+        top_k = out.pop("top_k")
+        if top_k is not None:
+            out["limit"] = top_k
+    if "expiration_date" in out:
+        out["expires_at"] = _expiry(out.pop("expires_at", None), out.pop("expiration_date"))
     return out
 
 
@@ -115,6 +174,7 @@ class Memory(_Engine):
         keywords: Optional[List[str]] = None,
         tags: Optional[List[str]] = None,
         context: Optional[str] = None,
+        expiration_date: Any = None,
     ) -> Result:
         """Remembers a text or a conversation; returns ``{"results": [{"id", "memory", "event"}]}``.
 
@@ -123,15 +183,15 @@ class Memory(_Engine):
         chat model (default when one is configured) or store each message raw.
         ``memory_type``: ``"note"`` (with optional ``keywords``, ``tags``, ``context``) or
         ``"procedural_memory"``. ``prompt``: extra extraction instructions. ``session_id``
-        groups turns into a session; ``timestamp`` back-dates them (datetime or RFC 3339);
-        ``expires_at`` sets a retention limit. With ``idempotency_key``, a retry returns the
+        groups turns into a session; ``timestamp`` back-dates them (datetime, RFC 3339 or Unix
+        seconds); ``expires_at`` (or Mem0's ``expiration_date``) sets a retention limit. With ``idempotency_key``, a retry returns the
         first answer (``"replayed": True``) and writes nothing.
         """
         return self._engine.add(
             messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
             infer=infer, memory_type=memory_type, prompt=prompt, session_id=session_id,
-            idempotency_key=idempotency_key, timestamp=timestamp, expires_at=expires_at,
-            keywords=keywords, tags=tags, context=context,
+            idempotency_key=idempotency_key, timestamp=timestamp,
+            expires_at=_expiry(expires_at, expiration_date), keywords=keywords, tags=tags, context=context,
         ).wait()
 
     def search(
@@ -150,6 +210,7 @@ class Memory(_Engine):
         expand_links: int = 0,
         kinds: Optional[List[str]] = None,
         mode: Optional[str] = None,
+        top_k: Optional[int] = None,
     ) -> Result:
         """Hybrid search (meaning and keywords) in the scope; ``{"results": [memory + "score"]}``.
 
@@ -158,10 +219,13 @@ class Memory(_Engine):
         that instant (superseded facts included). ``include_inactive``: superseded and deleted
         memories too. ``expand_links``: up to this many linked neighbours per hit. ``kinds``:
         only these memory kinds. ``mode``: ``"hybrid"`` (default), ``"dense"`` or ``"lexical"``.
+        As in Mem0 2.x, the scope may come inside ``filters`` and ``top_k`` is ``limit``.
         """
+        filters, s = _scope_from_filters(
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        )
         return self._engine.search(
-            query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit,
-            filters=filters, threshold=threshold, as_of=as_of,
+            query, **s, limit=limit if top_k is None else top_k, filters=filters, threshold=threshold, as_of=as_of,
             include_inactive=include_inactive, include_expired=include_expired,
             expand_links=expand_links, kinds=kinds, mode=mode,
         ).wait()
@@ -195,11 +259,16 @@ class Memory(_Engine):
         kinds: Optional[List[str]] = None,
         as_of: Any = None,
         include_expired: bool = False,
+        top_k: Optional[int] = None,
     ) -> Result:
         """The scope's memories, oldest first: ``{"results": [...]}``, plus ``"next_cursor"``
-        when more follow (pass it as ``cursor`` for the next page)."""
+        when more follow (pass it as ``cursor`` for the next page). As in Mem0 2.x, the scope
+        may come inside ``filters`` and ``top_k`` is ``limit``."""
+        filters, s = _scope_from_filters(
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        )
         return self._engine.get_all(
-            user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit,
+            **s, filters=filters, limit=limit if top_k is None else top_k,
             cursor=cursor, kinds=kinds, as_of=as_of, include_expired=include_expired,
         ).wait()
 
@@ -420,12 +489,12 @@ class AsyncMemory(_Engine):
 
     async def add(self, messages: Messages, **kw: Any) -> Result:
         """See ``Memory.add``."""
-        out: Result = await self._engine.add(messages, **kw).future()
+        out: Result = await self._engine.add(messages, **_mem0_kw(kw)).future()
         return out
 
     async def search(self, query: str, **kw: Any) -> Result:
         """See ``Memory.search``."""
-        out: Result = await self._engine.search(query, **kw).future()
+        out: Result = await self._engine.search(query, **_mem0_kw(kw)).future()
         return out
 
     async def get(self, memory_id: str, **kw: Any) -> Result:
@@ -435,7 +504,7 @@ class AsyncMemory(_Engine):
 
     async def get_all(self, **kw: Any) -> Result:
         """See ``Memory.get_all``."""
-        out: Result = await self._engine.get_all(**kw).future()
+        out: Result = await self._engine.get_all(**_mem0_kw(kw)).future()
         return out
 
     async def update(self, memory_id: str, data: Optional[str] = None, **kw: Any) -> Result:
