@@ -69,7 +69,7 @@ def test_library_errors_arrive_as_their_class(mem: Memory) -> None:
         (lambda m: m.add("x", user_id="u", infer="yes"), "infer"),
         (lambda m: m.add("x", user_id="u", keywords="rust"), "keywords"),
         (lambda m: m.add("x", user_id="u", metadata={1: "a"}), "metadata"),
-        (lambda m: m.add("x", user_id="u", timestamp=12), "timestamp"),
+        (lambda m: m.add("x", user_id="u", timestamp=[12]), "timestamp"),
         (lambda m: m.search("q", user_id="u", limit="3"), "limit"),
         (lambda m: m.search("q", user_id="u", threshold="high"), "threshold"),
         (lambda m: m.search("q", user_id="u", include_inactive=1), "include_inactive"),

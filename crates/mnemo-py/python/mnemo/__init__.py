@@ -113,7 +113,8 @@ def _mem0_kw(kw: Dict[str, Any]) -> Dict[str, Any]:
         given = {k: out.pop(k, None) for k in _SCOPE_KEYS}
         filters, scope = _scope_from_filters(out.pop("filters", None), given)
         out.update(scope)
-        out["filters"] = filters
+        if filters is not None:
+            out["filters"] = filters
     if "top_k" in out:
         top_k = out.pop("top_k")
         if top_k is not None:
