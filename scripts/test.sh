@@ -33,3 +33,6 @@ fi
 cargo test --workspace "${features[@]}" --no-fail-fast
 # The default feature set of the embedder crate: choosing candle there is a clear error.
 cargo test -p mnemo-models --lib
+# The Python package (crates/mnemo-py): built once into a fresh virtualenv, then pytest on both
+# stores and the type check; see scripts/test_python.sh.
+scripts/test_python.sh

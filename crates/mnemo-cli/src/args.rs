@@ -160,19 +160,17 @@ pub struct TierArgs {
 
 impl TierArgs {
     /// The settings these flags give (checked later, by `MemoryConfig::validate`).
-    pub fn config(&self) -> mnemo_core::TierConfig {
-        mnemo_core::TierConfig {
-            short_term_capacity: self.short_term_capacity,
+    pub fn settings(&self) -> mnemo::settings::TiersSection {
+        mnemo::settings::TiersSection {
+            short_term_capacity: Some(self.short_term_capacity),
             mid_term_capacity: self.mid_term_capacity,
-            join_threshold: self.join_threshold,
-            continuity_threshold: self.continuity_threshold,
-            heat: mnemo_core::HeatWeights {
-                visits: self.heat_visits,
-                length: self.heat_length,
-                recency: self.heat_recency,
-                tau_hours: self.heat_tau_hours,
-            },
-            profile_heat_threshold: Some(self.profile_heat_threshold).filter(|t| *t != 0.0),
+            join_threshold: Some(self.join_threshold),
+            continuity_threshold: Some(self.continuity_threshold),
+            heat_visits: Some(self.heat_visits),
+            heat_length: Some(self.heat_length),
+            heat_recency: Some(self.heat_recency),
+            heat_tau_hours: Some(self.heat_tau_hours),
+            profile_heat_threshold: Some(self.profile_heat_threshold),
         }
     }
 }

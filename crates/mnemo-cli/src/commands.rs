@@ -30,68 +30,44 @@ fn id_of(raw: &str) -> Result<MemoryId, Error> {
     MemoryId::parse(raw)
 }
 
+/// The engine configuration of the global flags (which read `MNEMO_*` and `mnemo.toml`),
+/// through the facade's one conversion from settings (`mnemo::Settings`).
 pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
-    let data_dir = cli.data_dir.clone().unwrap_or_else(mnemo::default_data_dir);
-    let mut cfg = MemoryConfig::new(data_dir);
-    cfg.store = match &cli.store_url {
-        Some(url) => Some(mnemo::StoreConfig::parse(url, cli.store_pool_size)?),
-        None => None,
+    let remote_embedder = match cli.embedder.parse()? {
+        mnemo_models::EmbedderBackend::OpenAi => Some(remote_embedder_of(&cli.remote_embedder)?),
+        _ => None,
     };
-    let models_dir = cli
-        .models_dir
-        .clone()
-        .unwrap_or_else(mnemo::default_models_dir);
-    cfg.embedder = match cli.embedder.parse()? {
-        mnemo_models::EmbedderBackend::OpenAi => {
-            mnemo_models::EmbedderConfig::openai(remote_embedder_of(&cli.remote_embedder)?)
-        }
-        local => mnemo_models::EmbedderConfig::new(local, models_dir),
+    let (l, n, t) = (&cli.llm, &cli.notes, &cli.tiers);
+    let settings = mnemo::Settings {
+        data_dir: cli.data_dir.clone(),
+        models_dir: cli.models_dir.clone(),
+        embedder: Some(cli.embedder.clone()),
+        threads: cli.threads,
+        usage_tracking: Some(t.usage_tracking),
+        store: mnemo::settings::StoreSection {
+            url: cli.store_url.clone(),
+            pool_size: Some(cli.store_pool_size),
+        },
+        llm: mnemo::settings::LlmSection {
+            base_url: l.llm_base_url.clone(),
+            model: l.llm_model.clone(),
+            api_key_env: l.llm_api_key_env.clone(),
+            gguf: l.llm_gguf.clone(),
+            timeout_secs: Some(l.llm_timeout_secs),
+            additive_only: Some(l.additive_only),
+        },
+        notes: mnemo::settings::NotesSection {
+            neighbours: Some(n.note_neighbours),
+            link_similarity: Some(n.note_link_similarity),
+            link_entity: Some(n.note_link_entity),
+            max_links: Some(n.note_max_links),
+            speaker_link_df: Some(n.note_speaker_link_df),
+            speaker_link_pool: Some(n.note_speaker_link_pool),
+        },
+        tiers: t.settings(),
+        remote_embedder,
     };
-    cfg.embedder.threads = cli.threads;
-    cfg.llm = llm_of(&cli.llm, cli.threads)?;
-    cfg.infer.additive_only = cli.llm.additive_only;
-    cfg.notes = mnemo::NoteConfig {
-        neighbours: cli.notes.note_neighbours,
-        link_similarity: cli.notes.note_link_similarity,
-        link_entity: cli.notes.note_link_entity,
-        max_rule_links: cli.notes.note_max_links,
-        speaker_link_df: cli.notes.note_speaker_link_df,
-        speaker_link_pool: cli.notes.note_speaker_link_pool,
-    };
-    cfg.tiers = cli.tiers.config();
-    cfg.usage_tracking = cli.tiers.usage_tracking;
-    Ok(cfg)
-}
-
-fn llm_of(
-    args: &crate::args::LlmArgs,
-    threads: Option<usize>,
-) -> Result<Option<mnemo::ChatConfig>, Error> {
-    if let Some(path) = &args.llm_gguf {
-        return Ok(Some(mnemo::ChatConfig::Gguf {
-            path: path.clone(),
-            threads: threads.map(|t| t as u32),
-        }));
-    }
-    let given = |v: &Option<String>| {
-        v.as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
-    match (given(&args.llm_base_url), given(&args.llm_model)) {
-        (None, None) => Ok(None),
-        (Some(url), Some(model)) => {
-            let mut cfg = mnemo_models::OpenAiConfig::new(url, model);
-            cfg.api_key_env = given(&args.llm_api_key_env);
-            cfg.timeout = std::time::Duration::from_secs(args.llm_timeout_secs.max(1));
-            Ok(Some(mnemo::ChatConfig::OpenAi(cfg)))
-        }
-        _ => Err(Error::invalid(
-            "llm",
-            "a chat model needs both --llm-base-url and --llm-model (or MNEMO_LLM_BASE_URL and MNEMO_LLM_MODEL)",
-        )),
-    }
+    settings.memory_config()
 }
 
 fn remote_embedder_of(

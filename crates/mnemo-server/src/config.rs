@@ -9,6 +9,10 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+/// The engine's sections, shared with the library (`mnemo::Settings`) so a key means the same
+/// thing to `mnemo serve` and to the Python package.
+pub use mnemo::settings::{LlmSection, NotesSection, StoreSection, TiersSection};
+
 /// The longest header or body read timeout accepted, a day: hyper adds the timeout to the
 /// current instant, which overflows (and panics every connection) for values near `u64::MAX`.
 pub const MAX_READ_TIMEOUT_SECS: u64 = 86_400;
@@ -131,44 +135,6 @@ pub struct FileConfig {
     pub usage_tracking: Option<bool>,
 }
 
-/// `[store]`: where the store lives (see `mnemo::StoreConfig`); by default the embedded file
-/// in `data_dir`.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct StoreSection {
-    /// `postgres://…`, or the path of a SQLite file.
-    pub url: Option<String>,
-    /// Connections a PostgreSQL store keeps open.
-    pub pool_size: Option<usize>,
-}
-
-/// `[tiers]`: the memory hierarchy; see `mnemo_core::TierConfig`.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct TiersSection {
-    pub short_term_capacity: Option<usize>,
-    pub mid_term_capacity: Option<usize>,
-    pub join_threshold: Option<f32>,
-    pub continuity_threshold: Option<f32>,
-    pub heat_visits: Option<f64>,
-    pub heat_length: Option<f64>,
-    pub heat_recency: Option<f64>,
-    pub heat_tau_hours: Option<f64>,
-    pub profile_heat_threshold: Option<f64>,
-}
-
-/// `[notes]`: note adds (neighbours, link rules); see `mnemo_core::NoteConfig`.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct NotesSection {
-    pub neighbours: Option<usize>,
-    pub link_similarity: Option<f32>,
-    pub link_entity: Option<f32>,
-    pub max_links: Option<usize>,
-    pub speaker_link_df: Option<usize>,
-    pub speaker_link_pool: Option<usize>,
-}
-
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSection {
@@ -185,17 +151,6 @@ pub struct ServerSection {
     pub header_read_timeout_secs: Option<u64>,
     pub body_read_timeout_secs: Option<u64>,
     pub max_messages_per_add: Option<usize>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct LlmSection {
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    pub api_key_env: Option<String>,
-    pub gguf: Option<PathBuf>,
-    pub timeout_secs: Option<u64>,
-    pub additive_only: Option<bool>,
 }
 
 impl FileConfig {

@@ -3,6 +3,9 @@
 //! embedder (`mnemo-models`, loaded lazily on first use) behind an async API: `add`, `search`,
 //! `get`, `list`, `update`, `delete`, `delete_all`, `history`, `reset`, `export`, `import`.
 //!
+//! `Settings` is the engine's part of `mnemo.toml` and the one way from those keys to a
+//! `MemoryConfig` (the CLI and the Python package both go through it).
+//!
 //! Store and model work is blocking; each call runs it on tokio's blocking pool. With a chat
 //! model (`MemoryConfig::llm` or `with_chat`), adds infer by default: extraction and
 //! reconciliation, or procedural summaries (`mnemo_core::pipeline`).
@@ -16,6 +19,7 @@ mod profile;
 mod scope_lock;
 mod segments;
 mod sessions;
+pub mod settings;
 mod store;
 mod tiers;
 mod usage;
@@ -32,6 +36,7 @@ pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchRespons
 pub use profile::{ProfileOptions, ProfileOutcome};
 pub use segments::{ProfileView, SegmentView};
 pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
+pub use settings::Settings;
 pub use store::{import_legacy_keys, key_store, open_store, StoreConfig, DEFAULT_STORE_POOL_SIZE};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};

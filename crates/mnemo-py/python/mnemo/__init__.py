@@ -1,0 +1,582 @@
+"""mnemo in process: a memory layer for LLM agents, with Mem0's ``Memory`` interface.
+
+    from mnemo import Memory
+    m = Memory()                                   # the embedded store in ~/.local/share/mnemo
+    m.add([{"role": "user", "content": "I'm vegetarian"}], user_id="alice")
+    m.search("what do I eat?", user_id="alice")    # {"results": [{"id", "memory", "score", ...}]}
+
+``Memory`` blocks (with the GIL released, so other Python threads run meanwhile; one instance may
+be shared by any number of threads). ``AsyncMemory`` has the same methods as coroutines, native
+asyncio futures driven by mnemo's own runtime. Settings are those of ``mnemo.toml``
+(``Memory(data_dir=..., store="postgres://...", llm={...}, tiers={...})`` or
+``Memory.from_config({...})``). Errors are ``mnemo.MnemoError`` subclasses (see ``mnemo.errors``);
+a wrong argument type is a ``TypeError`` naming the argument.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from . import errors
+from ._native import Engine, __version__
+from .errors import (
+    ConflictError,
+    InternalError,
+    InvalidInputError,
+    MnemoError,
+    ModelOutputError,
+    NotFoundError,
+    RateLimitedError,
+    UnauthorizedError,
+    UnavailableError,
+)
+
+__all__ = [
+    "Memory",
+    "AsyncMemory",
+    "MnemoError",
+    "InvalidInputError",
+    "NotFoundError",
+    "ConflictError",
+    "UnauthorizedError",
+    "RateLimitedError",
+    "UnavailableError",
+    "ModelOutputError",
+    "InternalError",
+    "errors",
+    "__version__",
+]
+
+Messages = Union[str, Dict[str, Any], List[Dict[str, Any]]]
+Result = Dict[str, Any]
+Settings = Dict[str, Any]
+
+
+def _settings(data_dir: Union[str, "os.PathLike[str]", None], settings: Dict[str, Any]) -> Settings:
+    """The ``mnemo.toml``-shaped dict of the constructor's arguments (``store`` may be a URL)."""
+    out: Settings = dict(settings)
+    if data_dir is not None:
+        out["data_dir"] = os.fspath(data_dir)
+    store = out.get("store")
+    if isinstance(store, str):
+        out["store"] = {"url": store}
+    return out
+
+
+_SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+
+
+def _scope_from_filters(
+    filters: Optional[Dict[str, Any]], given: Dict[str, Optional[str]]
+) -> Tuple[Optional[Dict[str, Any]], Dict[str, Optional[str]]]:
+    """Mem0 2.x passes the scope inside ``filters`` (``{"user_id": "u"}``, flat or in a top-level
+    ``AND``): those ids become the scope and the rest stays a filter. An id given both ways
+    with different values is refused."""
+    if not isinstance(filters, dict):
+        return filters, given
+    scope = dict(given)
+    rest = {k: v for k, v in filters.items() if k not in _SCOPE_KEYS}
+    found = [(k, filters[k]) for k in _SCOPE_KEYS if k in filters]
+    if isinstance(rest.get("AND"), list):
+        kept = []
+        for item in rest["AND"]:
+            if isinstance(item, dict) and len(item) == 1 and next(iter(item)) in _SCOPE_KEYS:
+                found.extend(item.items())
+            else:
+                kept.append(item)
+        rest["AND"] = kept
+        if not kept:
+            del rest["AND"]
+    for k, v in found:
+        if not isinstance(v, str):
+            raise TypeError(f"filters[{k!r}] must be a str, not {type(v).__name__}")
+        if scope.get(k) not in (None, v):
+            raise InvalidInputError(f"invalid {k}: given as {scope[k]!r} and in filters as {v!r}")
+        scope[k] = v
+    return (rest or None), scope
+
+
+def _expiry(expires_at: Any, expiration_date: Any) -> Any:
+    """Mem0's ``expiration_date`` (``"YYYY-MM-DD"``, midnight UTC) as mnemo's ``expires_at``."""
+    if expiration_date is None:
+        return expires_at
+    if isinstance(expiration_date, str) and len(expiration_date) == 10:
+        return expiration_date + "T00:00:00+00:00"
+    return expiration_date
+
+
+def _mem0_kw(kw: Dict[str, Any]) -> Dict[str, Any]:
+    """AsyncMemory's keywords with Mem0 2.x's forms turned into mnemo's (see ``Memory``)."""
+    out = dict(kw)
+    if "filters" in out or any(k in out for k in _SCOPE_KEYS):
+        given = {k: out.pop(k, None) for k in _SCOPE_KEYS}
+        filters, scope = _scope_from_filters(out.pop("filters", None), given)
+        out.update(scope)
+        if filters is not None:
+            out["filters"] = filters
+    if "top_k" in out:
+        top_k = out.pop("top_k")
+        if top_k is not None:
+            out["limit"] = top_k
+    if "expiration_date" in out:
+        out["expires_at"] = _expiry(out.pop("expires_at", None), out.pop("expiration_date"))
+    return out
+
+
+class _Engine:
+    """What ``Memory`` and ``AsyncMemory`` share: the opened native engine."""
+
+    _engine: Engine
+
+    def __init__(
+        self, data_dir: Union[str, "os.PathLike[str]", None] = None, **settings: Any
+    ) -> None:
+        self._engine = Engine.open(_settings(data_dir, settings))
+
+
+class Memory(_Engine):
+    """A memory store in this process, with Mem0's ``Memory`` methods and mnemo's own.
+
+    ``Memory(data_dir=None, **settings)`` takes the keys of ``mnemo.toml``: ``data_dir``,
+    ``models_dir``, ``embedder`` (``"onnx"`` or ``"candle"``), ``threads``, ``usage_tracking``,
+    ``store`` (a SQLite path or ``postgres://`` URL, or ``{"url": ..., "pool_size": ...}``),
+    ``llm`` (``{"base_url", "model", "api_key_env", "gguf", "timeout_secs", "additive_only"}``),
+    ``notes`` and ``tiers``. Without a chat model, adds store the messages as they are (raw).
+
+    Every method takes the scope as keyword arguments ``user_id``, ``agent_id``, ``run_id``
+    (at least one for calls about a scope; by-id calls without one act on the memory's owner).
+    """
+
+    @classmethod
+    def from_config(cls, config: Settings) -> "Memory":
+        """A ``Memory`` from a dict of ``mnemo.toml``'s shape (unknown keys are refused)."""
+        if not isinstance(config, dict):
+            raise TypeError(f"config must be a dict, not {type(config).__name__}")
+        return cls(**config)
+
+    # -- Mem0's methods -------------------------------------------------------------------
+
+    def add(
+        self,
+        messages: Messages,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        metadata: Optional[Dict[str, Any]] = None,
+        infer: Optional[bool] = None,
+        memory_type: Optional[str] = None,
+        prompt: Optional[str] = None,
+        session_id: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+        timestamp: Any = None,
+        expires_at: Any = None,
+        keywords: Optional[List[str]] = None,
+        tags: Optional[List[str]] = None,
+        context: Optional[str] = None,
+        expiration_date: Any = None,
+    ) -> Result:
+        """Remembers a text or a conversation; returns ``{"results": [{"id", "memory", "event"}]}``.
+
+        ``messages``: a str (one user message), a dict or a list of dicts with ``role``,
+        ``content`` and optionally ``name`` (the speaker). ``infer``: extract facts with the
+        chat model (default when one is configured) or store each message raw.
+        ``memory_type``: ``"note"`` (with optional ``keywords``, ``tags``, ``context``) or
+        ``"procedural_memory"``. ``prompt``: extra extraction instructions. ``session_id``
+        groups turns into a session; ``timestamp`` back-dates them (datetime, RFC 3339 or Unix
+        seconds); ``expires_at`` (or Mem0's ``expiration_date``) sets a retention limit. With ``idempotency_key``, a retry returns the
+        first answer (``"replayed": True``) and writes nothing.
+        """
+        return self._engine.add(
+            messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
+            infer=infer, memory_type=memory_type, prompt=prompt, session_id=session_id,
+            idempotency_key=idempotency_key, timestamp=timestamp,
+            expires_at=_expiry(expires_at, expiration_date), keywords=keywords, tags=tags, context=context,
+        ).wait()
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        limit: int = 100,
+        filters: Optional[Dict[str, Any]] = None,
+        threshold: Optional[float] = None,
+        as_of: Any = None,
+        include_inactive: bool = False,
+        include_expired: bool = False,
+        expand_links: int = 0,
+        kinds: Optional[List[str]] = None,
+        mode: Optional[str] = None,
+        top_k: Optional[int] = None,
+    ) -> Result:
+        """Hybrid search (meaning and keywords) in the scope; ``{"results": [memory + "score"]}``.
+
+        ``filters``: metadata conditions (``{"topic": "food"}``, ``{"n": {"gte": 3}}``, ``AND``/
+        ``OR``/``NOT``). ``threshold``: drop hits scoring below it. ``as_of``: what was valid at
+        that instant (superseded facts included). ``include_inactive``: superseded and deleted
+        memories too. ``expand_links``: up to this many linked neighbours per hit. ``kinds``:
+        only these memory kinds. ``mode``: ``"hybrid"`` (default), ``"dense"`` or ``"lexical"``.
+        As in Mem0 2.x, the scope may come inside ``filters`` and ``top_k`` is ``limit``.
+        """
+        filters, s = _scope_from_filters(
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        )
+        return self._engine.search(
+            query, **s, limit=limit if top_k is None else top_k, filters=filters, threshold=threshold, as_of=as_of,
+            include_inactive=include_inactive, include_expired=include_expired,
+            expand_links=expand_links, kinds=kinds, mode=mode,
+        ).wait()
+
+    def get(
+        self,
+        memory_id: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        detail: bool = False,
+        include_expired: bool = False,
+    ) -> Result:
+        """One memory by id. ``detail=True``: in any state, with ``source_messages``, ``links``
+        and ``entities``. ``NotFoundError`` when there is none (in the scope, when given)."""
+        return self._engine.get(
+            memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id, detail=detail,
+            include_expired=include_expired,
+        ).wait()
+
+    def get_all(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        filters: Optional[Dict[str, Any]] = None,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+        kinds: Optional[List[str]] = None,
+        as_of: Any = None,
+        include_expired: bool = False,
+        top_k: Optional[int] = None,
+    ) -> Result:
+        """The scope's memories, oldest first: ``{"results": [...]}``, plus ``"next_cursor"``
+        when more follow (pass it as ``cursor`` for the next page). As in Mem0 2.x, the scope
+        may come inside ``filters`` and ``top_k`` is ``limit``."""
+        filters, s = _scope_from_filters(
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        )
+        return self._engine.get_all(
+            **s, filters=filters, limit=limit if top_k is None else top_k,
+            cursor=cursor, kinds=kinds, as_of=as_of, include_expired=include_expired,
+        ).wait()
+
+    def update(
+        self,
+        memory_id: str,
+        data: Optional[str] = None,
+        *,
+        metadata: Optional[Dict[str, Any]] = None,
+        expires_at: Any = None,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> Result:
+        """Changes a memory's text (re-embedded) and/or metadata; the change is in its history."""
+        return self._engine.update(
+            memory_id, data, metadata=metadata, expires_at=expires_at, user_id=user_id,
+            agent_id=agent_id, run_id=run_id,
+        ).wait()
+
+    def delete(
+        self,
+        memory_id: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> Result:
+        """Deletes a memory (kept for audit, gone from reads; ``erase`` removes its text)."""
+        return self._engine.delete(
+            memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id
+        ).wait()
+
+    def delete_all(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> Result:
+        """Deletes every memory of the scope; ``{"message", "deleted": n}``."""
+        return self._engine.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id).wait()
+
+    def history(
+        self,
+        memory_id: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> List[Dict[str, Any]]:
+        """The memory's events (ADD, UPDATE, DELETE, …) and those of what it superseded."""
+        out: List[Dict[str, Any]] = self._engine.history(
+            memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id
+        ).wait()
+        return out
+
+    def reset(self) -> None:
+        """Deletes everything in the store."""
+        self._engine.reset().wait()
+
+    # -- mnemo's own ----------------------------------------------------------------------
+
+    def context(
+        self,
+        query: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        budget_tokens: int = 1000,
+        session_id: Optional[str] = None,
+        no_profile: bool = False,
+        memory_candidates: Optional[int] = None,
+        tokenizer: Optional[str] = None,
+    ) -> Result:
+        """A prompt-ready context pack within ``budget_tokens``: ``sections`` (profile,
+        short-term window of ``session_id``, segments, memories) of ``items`` each with its
+        ``reason``, the ``rendered`` text, ``used_tokens`` and ``omitted``."""
+        return self._engine.context(
+            query, user_id=user_id, agent_id=agent_id, run_id=run_id,
+            budget_tokens=budget_tokens, session_id=session_id, no_profile=no_profile,
+            memory_candidates=memory_candidates, tokenizer=tokenizer,
+        ).wait()
+
+    def erase(
+        self,
+        memory_id: Optional[str] = None,
+        *,
+        session_id: Optional[str] = None,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        confirm: bool = False,
+        sources: bool = False,
+        reason: Optional[str] = None,
+    ) -> Result:
+        """Removes text from the store for good, returning a report of counts.
+
+        ``erase(memory_id)``: one memory (``sources=True``: also the messages it came from).
+        ``erase(session_id=..., user_id=...)``: a whole session of the scope.
+        ``erase(user_id=..., confirm=True)``: everything the scope holds.
+        """
+        return self._engine.erase(
+            memory_id, session_id=session_id, user_id=user_id, agent_id=agent_id,
+            run_id=run_id, confirm=confirm, sources=sources, reason=reason,
+        ).wait()
+
+    def links(
+        self,
+        memory_id: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> Result:
+        """A memory's links, both directions: ``{"results": [{"from", "to", "kind", ...}]}``."""
+        return self._engine.links(
+            memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id
+        ).wait()
+
+    def add_link(
+        self,
+        from_id: str,
+        to_id: str,
+        *,
+        kind: str = "related",
+        strength: float = 1.0,
+        reason: Optional[str] = None,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> Result:
+        """Links two memories of one scope (``related``, ``continues``, ``derived_from``)."""
+        return self._engine.add_link(
+            from_id, to_id, kind=kind, strength=strength, reason=reason, user_id=user_id,
+            agent_id=agent_id, run_id=run_id,
+        ).wait()
+
+    def remove_link(
+        self,
+        from_id: str,
+        to_id: str,
+        *,
+        kind: str = "related",
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> bool:
+        """Removes a link; ``False`` when there was none."""
+        return bool(
+            self._engine.remove_link(
+                from_id, to_id, kind=kind, user_id=user_id, agent_id=agent_id, run_id=run_id
+            ).wait()
+        )
+
+    def profile(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+    ) -> Optional[Result]:
+        """The user's current profile memory, or ``None``."""
+        out: Optional[Result] = self._engine.profile(
+            user_id=user_id, agent_id=agent_id, run_id=run_id
+        ).wait()
+        return out
+
+    def refresh_profile(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        instructions: Optional[str] = None,
+    ) -> Result:
+        """Analyses the user's unanalysed pages into the profile (needs a chat model)."""
+        return self._engine.refresh_profile(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, instructions=instructions
+        ).wait()
+
+    def messages(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        session_id: Optional[str] = None,
+        limit: int = 100,
+    ) -> Result:
+        """The scope's last ``limit`` logged messages (of one session when given), oldest first."""
+        return self._engine.messages(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, session_id=session_id,
+            limit=limit,
+        ).wait()
+
+    def export(self) -> List[Dict[str, Any]]:
+        """Every memory, message, link and page as export records (what ``import_`` reads)."""
+        out: List[Dict[str, Any]] = self._engine.export().wait()
+        return out
+
+    def import_(self, records: List[Dict[str, Any]]) -> Result:
+        """Writes export records back in one transaction; ``{"imported": n}``."""
+        return self._engine.import_(records).wait()
+
+
+class AsyncMemory(_Engine):
+    """``Memory`` for asyncio: the same constructor and methods, each a coroutine. The work runs
+    on mnemo's own runtime (no thread per call); many calls may be awaited at once."""
+
+    @classmethod
+    def from_config(cls, config: Settings) -> "AsyncMemory":
+        """An ``AsyncMemory`` from a dict of ``mnemo.toml``'s shape."""
+        if not isinstance(config, dict):
+            raise TypeError(f"config must be a dict, not {type(config).__name__}")
+        return cls(**config)
+
+    async def add(self, messages: Messages, **kw: Any) -> Result:
+        """See ``Memory.add``."""
+        out: Result = await self._engine.add(messages, **_mem0_kw(kw)).future()
+        return out
+
+    async def search(self, query: str, **kw: Any) -> Result:
+        """See ``Memory.search``."""
+        out: Result = await self._engine.search(query, **_mem0_kw(kw)).future()
+        return out
+
+    async def get(self, memory_id: str, **kw: Any) -> Result:
+        """See ``Memory.get``."""
+        out: Result = await self._engine.get(memory_id, **kw).future()
+        return out
+
+    async def get_all(self, **kw: Any) -> Result:
+        """See ``Memory.get_all``."""
+        out: Result = await self._engine.get_all(**_mem0_kw(kw)).future()
+        return out
+
+    async def update(self, memory_id: str, data: Optional[str] = None, **kw: Any) -> Result:
+        """See ``Memory.update``."""
+        out: Result = await self._engine.update(memory_id, data, **kw).future()
+        return out
+
+    async def delete(self, memory_id: str, **kw: Any) -> Result:
+        """See ``Memory.delete``."""
+        out: Result = await self._engine.delete(memory_id, **kw).future()
+        return out
+
+    async def delete_all(self, **kw: Any) -> Result:
+        """See ``Memory.delete_all``."""
+        out: Result = await self._engine.delete_all(**kw).future()
+        return out
+
+    async def history(self, memory_id: str, **kw: Any) -> List[Dict[str, Any]]:
+        """See ``Memory.history``."""
+        out: List[Dict[str, Any]] = await self._engine.history(memory_id, **kw).future()
+        return out
+
+    async def reset(self) -> None:
+        """See ``Memory.reset``."""
+        await self._engine.reset().future()
+
+    async def context(self, query: str, **kw: Any) -> Result:
+        """See ``Memory.context``."""
+        out: Result = await self._engine.context(query, **kw).future()
+        return out
+
+    async def erase(self, memory_id: Optional[str] = None, **kw: Any) -> Result:
+        """See ``Memory.erase``."""
+        out: Result = await self._engine.erase(memory_id, **kw).future()
+        return out
+
+    async def links(self, memory_id: str, **kw: Any) -> Result:
+        """See ``Memory.links``."""
+        out: Result = await self._engine.links(memory_id, **kw).future()
+        return out
+
+    async def add_link(self, from_id: str, to_id: str, **kw: Any) -> Result:
+        """See ``Memory.add_link``."""
+        out: Result = await self._engine.add_link(from_id, to_id, **kw).future()
+        return out
+
+    async def remove_link(self, from_id: str, to_id: str, **kw: Any) -> bool:
+        """See ``Memory.remove_link``."""
+        return bool(await self._engine.remove_link(from_id, to_id, **kw).future())
+
+    async def profile(self, **kw: Any) -> Optional[Result]:
+        """See ``Memory.profile``."""
+        out: Optional[Result] = await self._engine.profile(**kw).future()
+        return out
+
+    async def refresh_profile(self, **kw: Any) -> Result:
+        """See ``Memory.refresh_profile``."""
+        out: Result = await self._engine.refresh_profile(**kw).future()
+        return out
+
+    async def messages(self, **kw: Any) -> Result:
+        """See ``Memory.messages``."""
+        out: Result = await self._engine.messages(**kw).future()
+        return out
+
+    async def export(self) -> List[Dict[str, Any]]:
+        """See ``Memory.export``."""
+        out: List[Dict[str, Any]] = await self._engine.export().future()
+        return out
+
+    async def import_(self, records: List[Dict[str, Any]]) -> Result:
+        """See ``Memory.import_``."""
+        out: Result = await self._engine.import_(records).future()
+        return out

@@ -1,0 +1,47 @@
+//! `mnemo._native`: the Rust half of the Python package `mnemo`. The pure-Python half
+//! (`python/mnemo`) defines `Memory` and `AsyncMemory` with their signatures and docstrings; each
+//! of their methods calls one method of [`Engine`] here and either waits for the [`Pending`] it
+//! returns (`Memory`, with the GIL released) or awaits it (`AsyncMemory`, a native asyncio future
+//! driven by one shared tokio runtime: no thread per call).
+//!
+//! - `engine`: `Engine`, a `mnemo::Memory` behind Python arguments; arguments are read and
+//!   checked while the GIL is held (a wrong type is a `TypeError` naming the argument), the work
+//!   runs as a future.
+//! - `ops`: those futures: the facade's calls, answering JSON values in Mem0's shapes.
+//! - `pending`: running a future to completion, blocking or as asyncio, with panics caught.
+//! - `convert`: Python objects to and from JSON values, times, scopes.
+//! - `errors`: `mnemo.errors` classes for the library's error kinds.
+//! - `args`: keyword arguments read by name and type.
+//! - `scratch`: throwaway PostgreSQL schemas for tests and benchmarks.
+
+mod args;
+mod convert;
+mod engine;
+mod errors;
+mod ops;
+mod pending;
+mod scratch;
+
+use pyo3::prelude::*;
+
+/// The native module, imported by `mnemo/__init__.py`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<engine::Engine>()?;
+    m.add_class::<pending::Pending>()?;
+    m.add_class::<scratch::ScratchSchema>()?;
+    m.add_function(wrap_pyfunction!(_panic_probe, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
+
+/// A call whose work panics: the tests use it to check that a Rust panic reaches Python as
+/// `mnemo.InternalError` (the guard in `pending`), since no input may make mnemo panic.
+#[pyfunction]
+fn _panic_probe() -> pending::Pending {
+    pending::Pending::new(panics())
+}
+
+async fn panics() -> Result<serde_json::Value, errors::Failure> {
+    panic!("the panic probe")
+}

@@ -1,0 +1,163 @@
+//! mnemo's own methods over the facade: context packs, erasure (a memory, a session, a scope),
+//! links, the profile, the conversation log, export and import.
+
+use super::{scope_for_id, write_context};
+use crate::convert::{id_of, to_value, Parts};
+use crate::errors::Failure;
+use mnemo::{ContextRequest, Memory, ProfileOptions};
+use mnemo_core::pack::ContextOptions;
+use mnemo_core::{Author, ExportRecord, Link, LinkKind};
+use serde_json::{json, Value};
+
+pub async fn context(
+    mem: Memory,
+    parts: Parts,
+    query: String,
+    budget_tokens: u32,
+    options: ContextOptions,
+) -> Result<Value, Failure> {
+    let req = ContextRequest {
+        scope: parts.scope()?,
+        query,
+        budget_tokens,
+        options,
+    };
+    to_value(&mem.context(req).await?)
+}
+
+/// What `erase` was asked to erase.
+#[derive(Debug, Clone)]
+pub enum EraseTarget {
+    Memory { id: String, sources: bool },
+    Session(String),
+    Scope { confirm: bool },
+}
+
+pub async fn erase(
+    mem: Memory,
+    parts: Parts,
+    target: EraseTarget,
+    reason: Option<String>,
+) -> Result<Value, Failure> {
+    let ctx = write_context(reason);
+    match target {
+        EraseTarget::Memory { id, sources } => {
+            let id = id_of("memory_id", &id)?;
+            let scope = scope_for_id(&mem, &parts, id).await?;
+            to_value(&mem.erase(scope, id, sources, ctx).await?)
+        }
+        EraseTarget::Session(session) => {
+            to_value(&mem.erase_session(parts.scope()?, session, ctx).await?)
+        }
+        EraseTarget::Scope { confirm } => {
+            to_value(&mem.erase_scope(parts.scope()?, confirm, ctx).await?)
+        }
+    }
+}
+
+pub async fn links(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
+    let id = id_of("memory_id", &id)?;
+    let scope = scope_for_id(&mem, &parts, id).await?;
+    Ok(json!({ "results": to_value(&mem.links(scope, id).await?)? }))
+}
+
+/// One link a caller adds or removes.
+#[derive(Debug, Clone)]
+pub struct LinkSpec {
+    pub from: String,
+    pub to: String,
+    pub kind: String,
+    pub strength: f32,
+    pub reason: Option<String>,
+}
+
+pub async fn add_link(mem: Memory, parts: Parts, spec: LinkSpec) -> Result<Value, Failure> {
+    let from = id_of("from_id", &spec.from)?;
+    let to = id_of("to_id", &spec.to)?;
+    let kind: LinkKind = spec.kind.parse()?;
+    let scope = scope_for_id(&mem, &parts, from).await?;
+    let link = Link {
+        from,
+        to,
+        kind,
+        strength: spec.strength,
+        author: Author::Caller,
+        created_at: chrono::Utc::now(),
+        reason: spec.reason,
+    };
+    mem.add_links(scope, vec![link.clone()]).await?;
+    to_value(&link)
+}
+
+pub async fn remove_link(mem: Memory, parts: Parts, spec: LinkSpec) -> Result<Value, Failure> {
+    let from = id_of("from_id", &spec.from)?;
+    let to = id_of("to_id", &spec.to)?;
+    let kind: LinkKind = spec.kind.parse()?;
+    let scope = scope_for_id(&mem, &parts, from).await?;
+    Ok(Value::Bool(mem.remove_link(scope, from, to, kind).await?))
+}
+
+pub async fn profile(mem: Memory, parts: Parts) -> Result<Value, Failure> {
+    to_value(&mem.profile(parts.scope()?).await?)
+}
+
+pub async fn refresh_profile(
+    mem: Memory,
+    parts: Parts,
+    instructions: Option<String>,
+) -> Result<Value, Failure> {
+    let options = ProfileOptions {
+        instructions,
+        request_id: None,
+    };
+    to_value(&mem.refresh_profile(parts.scope()?, options).await?)
+}
+
+/// The last `limit` messages of the scope's log (of one session when given), oldest first;
+/// erased and deleted turns never come back (the store's visibility rule).
+pub async fn messages(
+    mem: Memory,
+    parts: Parts,
+    session_id: Option<String>,
+    limit: usize,
+) -> Result<Value, Failure> {
+    let scope = parts.scope()?;
+    if limit == 0 || limit > mnemo_core::search::MAX_TOP_K {
+        return Err(Failure::invalid(
+            "limit",
+            format!("must be between 1 and {}", mnemo_core::search::MAX_TOP_K),
+        ));
+    }
+    let store = mem.store().clone();
+    let found = blocking(move || Ok(store.messages(&scope, session_id.as_deref(), limit)?)).await?;
+    Ok(json!({ "results": to_value(&found)? }))
+}
+
+pub async fn export(mem: Memory) -> Result<Value, Failure> {
+    to_value(&mem.export().await?)
+}
+
+pub async fn import(mem: Memory, records: Value) -> Result<Value, Failure> {
+    let Value::Array(items) = records else {
+        return Err(Failure::invalid(
+            "records",
+            "must be a list of export records",
+        ));
+    };
+    let mut parsed = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let r: ExportRecord = serde_json::from_value(item)
+            .map_err(|e| Failure::invalid(&format!("records[{i}]"), e.to_string()))?;
+        parsed.push(r);
+    }
+    Ok(json!({ "imported": mem.import_records(parsed).await? }))
+}
+
+/// Store work off the async workers (the PostgreSQL driver must not run on them).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Failure::internal(format!("blocking task failed: {e}")))?
+}

@@ -1,0 +1,38 @@
+//! The work of each call: facade calls whose answers are JSON values in the shapes the server's
+//! Mem0 routes return (`{"results": [...]}` of memories with `id`, `memory`, `hash`, `metadata`,
+//! `created_at`, `updated_at`, the scope ids and, for search hits, `score`). `records` holds
+//! Mem0's methods, `extra` mnemo's own (context packs, erasure, links, profile, the log,
+//! export and import).
+//!
+//! A call that names a memory by id without a scope acts on the memory's owner: in process the
+//! caller holds the whole store, as an admin key does on the server.
+
+pub mod extra;
+pub mod records;
+
+use crate::convert::Parts;
+use crate::errors::Failure;
+use mnemo_core::{MemoryId, Scope};
+
+/// The scope a by-id call acts in: the one given, else the memory's owner.
+pub async fn scope_for_id(
+    mem: &mnemo::Memory,
+    parts: &Parts,
+    id: MemoryId,
+) -> Result<Scope, Failure> {
+    if parts.given() {
+        parts.scope()
+    } else {
+        Ok(mem.owner_of(id).await?)
+    }
+}
+
+/// What every write records as its author: the Python package, as the library's caller.
+pub fn write_context(reason: Option<String>) -> mnemo_core::WriteContext {
+    mnemo_core::WriteContext {
+        actor: None,
+        role: None,
+        reason,
+        request_id: None,
+    }
+}

@@ -1,0 +1,142 @@
+//! Mem0's `Memory` methods over the facade: add, search, get, get_all, update, delete,
+//! delete_all, history, reset.
+
+use super::{scope_for_id, write_context};
+use crate::convert::{id_of, to_value, Parts};
+use crate::errors::Failure;
+use mnemo::{AddRequest, GetRequest, ListRequest, Memory, UpdateRequest};
+use mnemo_core::{DeleteMode, ReadOptions, SearchMode, SearchRequest};
+use serde_json::{json, Value};
+
+pub async fn add(mem: Memory, parts: Parts, mut req: AddRequest) -> Result<Value, Failure> {
+    req.scope = parts.scope()?;
+    to_value(&mem.add(req).await?)
+}
+
+/// A search as Mem0's `search` and mnemo's own options ask for it.
+#[derive(Debug, Clone)]
+pub struct Search {
+    pub query: String,
+    pub limit: usize,
+    pub filters: Option<Value>,
+    pub threshold: Option<f32>,
+    pub kinds: Option<Vec<String>>,
+    pub mode: Option<String>,
+    pub read: ReadOptions,
+    pub expand_links: usize,
+}
+
+pub async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value, Failure> {
+    let scope = parts.scope()?;
+    let filter = match &s.filters {
+        Some(f) => mnemo_core::Filter::from_json(f)?,
+        None => None,
+    };
+    let kinds = s
+        .kinds
+        .map(|ks| ks.iter().map(|k| k.parse()).collect::<Result<Vec<_>, _>>())
+        .transpose()?;
+    let mode = match s.mode.as_deref() {
+        None | Some("hybrid") => SearchMode::Hybrid,
+        Some("dense") => SearchMode::Dense,
+        Some("lexical") => SearchMode::Lexical,
+        Some(other) => {
+            return Err(Failure::invalid(
+                "mode",
+                format!("{other:?} is not one of hybrid, dense, lexical"),
+            ))
+        }
+    };
+    let req = SearchRequest {
+        scope,
+        query: s.query,
+        top_k: s.limit,
+        threshold: s.threshold,
+        kinds,
+        filter,
+        read: s.read,
+        mode,
+        expand_links: s.expand_links,
+        expand_limit: None,
+    };
+    let out = mem.search(req).await?;
+    Ok(json!({ "results": to_value(&out.results)? }))
+}
+
+pub async fn get(
+    mem: Memory,
+    parts: Parts,
+    id: String,
+    detail: bool,
+    include_expired: bool,
+) -> Result<Value, Failure> {
+    let id = id_of("memory_id", &id)?;
+    let scope = scope_for_id(&mem, &parts, id).await?;
+    if detail {
+        return to_value(&mem.inspect(scope, id).await?);
+    }
+    let m = mem
+        .get(GetRequest {
+            scope,
+            id,
+            include_expired,
+        })
+        .await?;
+    to_value(&m)
+}
+
+pub async fn get_all(mem: Memory, parts: Parts, req: ListRequest) -> Result<Value, Failure> {
+    let req = ListRequest {
+        scope: parts.scope()?,
+        ..req
+    };
+    let page = mem.list(req).await?;
+    let mut out = json!({ "results": to_value(&page.results)? });
+    if let Some(c) = page.next_cursor {
+        out["next_cursor"] = Value::String(c);
+    }
+    Ok(out)
+}
+
+pub async fn update(
+    mem: Memory,
+    parts: Parts,
+    id: String,
+    req: UpdateRequest,
+) -> Result<Value, Failure> {
+    let id = id_of("memory_id", &id)?;
+    let scope = scope_for_id(&mem, &parts, id).await?;
+    let m = mem.update(scope, id, req, write_context(None)).await?;
+    Ok(json!({
+        "message": "Memory updated successfully!",
+        "id": m.id.to_string(),
+        "memory": m.text,
+    }))
+}
+
+pub async fn delete(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
+    let id = id_of("memory_id", &id)?;
+    let scope = scope_for_id(&mem, &parts, id).await?;
+    mem.delete(scope, id, DeleteMode::Soft, write_context(None))
+        .await?;
+    Ok(json!({ "message": "Memory deleted successfully!" }))
+}
+
+pub async fn delete_all(mem: Memory, parts: Parts) -> Result<Value, Failure> {
+    let scope = parts.scope()?;
+    let n = mem
+        .delete_all(scope, DeleteMode::Soft, write_context(None))
+        .await?;
+    Ok(json!({ "message": "Memories deleted successfully!", "deleted": n }))
+}
+
+pub async fn history(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
+    let id = id_of("memory_id", &id)?;
+    let scope = scope_for_id(&mem, &parts, id).await?;
+    to_value(&mem.history(scope, id).await?)
+}
+
+pub async fn reset(mem: Memory) -> Result<Value, Failure> {
+    mem.reset("reset").await?;
+    Ok(Value::Null)
+}

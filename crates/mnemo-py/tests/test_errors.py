@@ -1,0 +1,135 @@
+"""Errors: one class per kind under MnemoError with kind/message/retryable; TypeError naming
+the argument for a wrong type; a Rust panic arrives as InternalError; bad settings are refused
+by name."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, Dict
+
+import pytest
+
+import mnemo
+from mnemo import (AsyncMemory, ConflictError, InternalError, InvalidInputError, Memory,
+                   MnemoError, ModelOutputError, NotFoundError, RateLimitedError,
+                   UnauthorizedError, UnavailableError)
+from mnemo._native import _panic_probe
+from conftest import models_dir
+
+
+def test_every_kind_has_its_class_with_kind_and_retryable() -> None:
+    table = {
+        InvalidInputError: ("invalid_input", False),
+        NotFoundError: ("not_found", False),
+        ConflictError: ("conflict", False),
+        UnauthorizedError: ("unauthorized", False),
+        RateLimitedError: ("rate_limited", True),
+        UnavailableError: ("unavailable", True),
+        ModelOutputError: ("model_output", True),
+        InternalError: ("internal", False),
+    }
+    for cls, (kind, retryable) in table.items():
+        assert issubclass(cls, MnemoError)
+        assert (cls.kind, cls.retryable) == (kind, retryable)
+        assert mnemo.errors.class_of_kind(kind) is cls
+    assert issubclass(InvalidInputError, ValueError)
+    assert issubclass(NotFoundError, LookupError)
+
+
+def test_library_errors_arrive_as_their_class(mem: Memory) -> None:
+    with pytest.raises(InvalidInputError) as e:
+        mem.add("no scope given")
+    assert e.value.kind == "invalid_input" and e.value.retryable is False
+    assert "scope" in e.value.message or "user_id" in e.value.message
+    with pytest.raises(NotFoundError) as nf:
+        mem.get(str(uuid.uuid4()))
+    assert nf.value.kind == "not_found" and str(nf.value) == nf.value.message
+    with pytest.raises(InvalidInputError) as bad_id:
+        mem.get("not-a-uuid")
+    assert "memory_id" in bad_id.value.message
+    with pytest.raises(InvalidInputError) as bad_filter:
+        mem.search("q", user_id="u", filters={"n": {"between": 1}})
+    assert bad_filter.value.kind == "invalid_input"
+    # An idempotency key reused for another add is a conflict, and nothing is written.
+    mem.add("first", user_id="c", idempotency_key="k1")
+    with pytest.raises(ConflictError):
+        mem.add("second", user_id="c", idempotency_key="k1")
+    assert [m["memory"] for m in mem.get_all(user_id="c")["results"]] == ["first"]
+
+
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda m: m.add(42, user_id="u"), "messages"),
+        (lambda m: m.add([{"role": "user", "content": 5}], user_id="u"), "messages[0]"),
+        (lambda m: m.add(["text"], user_id="u"), "messages[0]"),
+        (lambda m: m.add("x", user_id=7), "user_id"),
+        (lambda m: m.add("x", user_id="u", metadata=["a"]), "metadata"),
+        (lambda m: m.add("x", user_id="u", infer="yes"), "infer"),
+        (lambda m: m.add("x", user_id="u", keywords="rust"), "keywords"),
+        (lambda m: m.add("x", user_id="u", metadata={1: "a"}), "metadata"),
+        (lambda m: m.add("x", user_id="u", timestamp=[12]), "timestamp"),
+        (lambda m: m.search("q", user_id="u", limit="3"), "limit"),
+        (lambda m: m.search("q", user_id="u", threshold="high"), "threshold"),
+        (lambda m: m.search("q", user_id="u", include_inactive=1), "include_inactive"),
+        (lambda m: m.search("q", user_id="u", filters="topic=x"), "filters"),
+        (lambda m: m.import_("records"), "records"),
+    ],
+)
+def test_wrong_types_raise_type_error_naming_the_argument(mem: Memory, call: Any, arg: str) -> None:
+    with pytest.raises(TypeError) as e:
+        call(mem)
+    assert arg in str(e.value)
+    assert mem.get_all(user_id="u")["results"] == []
+
+
+def test_a_negative_count_is_invalid_input_naming_it(mem: Memory) -> None:
+    with pytest.raises(InvalidInputError) as e:
+        mem.search("q", user_id="u", limit=-1)
+    assert "limit" in e.value.message
+
+
+def test_a_rust_panic_becomes_internal_error_in_both_forms() -> None:
+    with pytest.raises(InternalError) as e:
+        _panic_probe().wait()
+    assert "panic" in e.value.message and e.value.kind == "internal"
+
+    async def awaited() -> None:
+        await _panic_probe().future()
+
+    with pytest.raises(InternalError):
+        asyncio.run(awaited())
+
+
+def test_bad_settings_are_refused_by_name(tmp_path: Any) -> None:
+    with pytest.raises(InvalidInputError) as e:
+        Memory(data_dir=str(tmp_path), stor={"url": "x"})
+    assert "stor" in e.value.message
+    with pytest.raises(InvalidInputError) as e:
+        Memory.from_config({"data_dir": str(tmp_path), "tiers": {"short_term_capacity": 0}})
+    assert "short_term_capacity" in e.value.message
+    with pytest.raises(InvalidInputError) as e:
+        Memory(data_dir=str(tmp_path), store="mysql://h/db")
+    assert "store_url" in e.value.message
+    with pytest.raises(InvalidInputError) as e:
+        AsyncMemory(data_dir=str(tmp_path), llm={"model": "m"})
+    assert "llm" in e.value.message
+    with pytest.raises(TypeError):
+        Memory.from_config("mnemo.toml")  # type: ignore[arg-type]
+
+
+def test_an_unreachable_database_is_unavailable_and_retryable(tmp_path: Any) -> None:
+    settings: Dict[str, Any] = {"data_dir": str(tmp_path), "models_dir": models_dir(),
+                                "store": "postgres://mnemo@127.0.0.1:1/mnemo"}
+    with pytest.raises(UnavailableError) as e:
+        Memory(**settings)
+    assert e.value.retryable is True and e.value.kind == "unavailable"
+
+
+def test_a_missing_model_is_an_error_not_an_empty_success(tmp_path: Any) -> None:
+    m = Memory(data_dir=str(tmp_path / "d"), models_dir=str(tmp_path / "no-models"))
+    with pytest.raises(MnemoError) as e:
+        m.add("hello", user_id="u")
+    assert e.value.kind in ("unavailable", "invalid_input")
+    assert m.get_all(user_id="u")["results"] == []
