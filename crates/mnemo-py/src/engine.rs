@@ -156,6 +156,8 @@ impl Engine {
             instructions: k.str("prompt")?,
             session_id: k.str("session_id")?,
             request_id: None,
+            // History names each memory's speaker (a message's `name`), as the library does.
+            actor: None,
         };
         k.finish()?;
         Ok(Pending::new(records::add(self.mem.clone(), parts, req)))
