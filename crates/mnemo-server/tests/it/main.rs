@@ -9,6 +9,7 @@ mod fuzz;
 mod http_hardening;
 mod inproc;
 mod input;
+mod inspect;
 mod logs;
 mod mcp;
 mod mem0;
@@ -16,6 +17,7 @@ mod notes;
 mod rest;
 mod shutdown;
 mod tenancy;
+mod ui;
 
 use mnemo::Memory;
 use mnemo_core::{Embedder, RankParams};

@@ -1,0 +1,121 @@
+//! The store the browser suite inspects, written through the public API of a real server:
+//! alice's memories (one of them markup, one a fact superseded by its successor, two linked
+//! notes, a conversation), bob's, and 1,000 memories of a third user for the list timing.
+
+use crate::TestServer;
+use serde_json::{json, Value};
+
+/// What the suite needs to find again.
+pub struct Seeded {
+    pub bob_key: String,
+    pub secret_id: String,
+    pub xss_id: String,
+    pub old_fact: String,
+    pub new_fact: String,
+    pub note_a: String,
+    pub note_b: String,
+}
+
+/// Text only alice's scope holds; no view may show it to bob.
+pub const ALICE_SECRET: &str = "Alice's door code is 4711";
+pub const XSS_TEXT: &str = "<img src=x onerror=alert(1)>";
+pub const XSS_META: &str = "<b>bold</b><script>window.__xss = 1; alert(2)</script>";
+
+fn add(s: &TestServer, body: Value) -> String {
+    let r = s.call("POST", "/v1/memories", Some(&s.admin), Some(body));
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.body["results"][0]["id"].as_str().unwrap().to_string()
+}
+
+const OLD: &str = "01a22cec-5566-75a4-ba16-0f2c04e0d7d1";
+const NEW: &str = "01a22cec-5566-75a4-ba16-0f2c04e0d7d2";
+
+/// A fact and the fact that superseded it, as an export carries them (the model's update
+/// pipeline writes the same records; importing them needs no chat model).
+fn import_supersession(s: &TestServer) {
+    let memory = |id: &str, text: &str, state: &str, until: Value| {
+        json!({"type": "memory", "id": id, "memory": text, "kind": "fact", "state": state,
+               "user_id": "alice", "agent_id": null, "run_id": null, "metadata": {"topic": "home"},
+               "hash": "", "created_at": "2025-01-01T00:00:00Z", "updated_at": "2025-06-01T00:00:00Z",
+               "expires_at": null, "valid_from": null, "valid_until": until, "actor": "model",
+               "role": "user", "sources": [], "access_count": 0, "last_accessed_at": null})
+    };
+    let lines = [
+        memory(
+            OLD,
+            "Alice lives in Berlin",
+            "superseded",
+            json!("2025-06-01T00:00:00Z"),
+        ),
+        memory(NEW, "Alice lives in Lisbon", "active", Value::Null),
+        json!({"type": "link", "from": NEW, "to": OLD, "kind": "supersedes", "strength": 1.0,
+               "author": "model", "created_at": "2025-06-01T00:00:00Z", "reason": "she moved"}),
+    ];
+    let body: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    let r = s.raw(
+        "POST",
+        "/v1/import",
+        Some(&s.admin),
+        Some("application/x-ndjson"),
+        Some(body.into_bytes()),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}
+
+pub fn seed(s: &TestServer) -> Seeded {
+    let secret_id = add(
+        s,
+        json!({"text": ALICE_SECRET, "user_id": "alice", "infer": false}),
+    );
+    let xss_id = add(
+        s,
+        json!({"text": XSS_TEXT, "user_id": "alice", "infer": false,
+               "metadata": {"html": XSS_META, "zip": "0012", "n": 12, "ok": true}}),
+    );
+    import_supersession(s);
+    let note = |text: &str, kw: &str| {
+        add(
+            s,
+            json!({"text": text, "user_id": "alice", "memory_type": "note", "infer": false,
+                   "keywords": [kw], "tags": ["trip"], "context": "planning the Lisbon trip"}),
+        )
+    };
+    let note_a = note("Lisbon trip: flights booked for May", "flights");
+    let note_b = note("Lisbon trip: hotel near Alfama", "hotel");
+    let r = s.call(
+        "POST",
+        &format!("/v1/memories/{note_a}/links"),
+        Some(&s.admin),
+        Some(json!({"user_id": "alice", "links": [{"to": note_b, "reason": "same trip", "strength": 0.8}]})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    add(
+        s,
+        json!({"user_id": "alice", "infer": false, "session_id": "trip-chat", "messages": [
+            {"role": "user", "content": "Alice wants a quiet hotel in Lisbon for the trip"},
+            {"role": "assistant", "content": "Noted: a quiet hotel in Lisbon for the May trip"}]}),
+    );
+    add(
+        s,
+        json!({"text": "Bob likes chess openings", "user_id": "bob", "infer": false}),
+    );
+    let items: Vec<Value> = (0..1000)
+        .map(|i| json!({"text": format!("bulk memory number {i}"), "user_id": "bulk", "infer": false}))
+        .collect();
+    let r = s.call(
+        "POST",
+        "/v1/memories/batch",
+        Some(&s.admin),
+        Some(json!({ "items": items })),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    Seeded {
+        bob_key: s.user_key("bob"),
+        secret_id,
+        xss_id,
+        old_fact: OLD.into(),
+        new_fact: NEW.into(),
+        note_a,
+        note_b,
+    }
+}
