@@ -33,10 +33,10 @@ const NEW: &str = "01a22cec-5566-75a4-ba16-0f2c04e0d7d2";
 /// A fact and the fact that superseded it, as an export carries them (the model's update
 /// pipeline writes the same records; importing them needs no chat model).
 fn import_supersession(s: &TestServer) {
-    let memory = |id: &str, text: &str, state: &str, until: Value| {
+    let memory = |id: &str, text: &str, state: &str, created: &str, until: Value| {
         json!({"type": "memory", "id": id, "memory": text, "kind": "fact", "state": state,
                "user_id": "alice", "agent_id": null, "run_id": null, "metadata": {"topic": "home"},
-               "hash": "", "created_at": "2025-01-01T00:00:00Z", "updated_at": "2025-06-01T00:00:00Z",
+               "hash": "", "created_at": created, "updated_at": "2025-06-01T00:00:00Z",
                "expires_at": null, "valid_from": null, "valid_until": until, "actor": "model",
                "role": "user", "sources": [], "access_count": 0, "last_accessed_at": null})
     };
@@ -45,9 +45,16 @@ fn import_supersession(s: &TestServer) {
             OLD,
             "Alice lives in Berlin",
             "superseded",
+            "2025-01-01T00:00:00Z",
             json!("2025-06-01T00:00:00Z"),
         ),
-        memory(NEW, "Alice lives in Lisbon", "active", Value::Null),
+        memory(
+            NEW,
+            "Alice lives in Lisbon",
+            "active",
+            "2025-06-01T00:00:00Z",
+            Value::Null,
+        ),
         json!({"type": "link", "from": NEW, "to": OLD, "kind": "supersedes", "strength": 1.0,
                "author": "model", "created_at": "2025-06-01T00:00:00Z", "reason": "she moved"}),
     ];

@@ -1,0 +1,179 @@
+//! The other views (context pack, notes graph, conversations, profile, admin) and usability:
+//! keyboard focus, a phone-width layout, the time to show 1,000 memories.
+
+use super::*;
+use serde_json::json;
+
+pub fn pack_within_budget(c: &Ctx) {
+    for budget in [60u64, 400] {
+        go(
+            c,
+            "pack",
+            &format!("#/pack?query=Lisbon+trip+hotel&session=trip-chat&budget={budget}"),
+        );
+        let used: u64 = text_of(c, "#pack-used").parse().unwrap();
+        assert!(used <= budget && used > 0, "{used} of {budget}");
+        let reasons: Vec<String> =
+            c.b.find_all("#pack td.reason")
+                .iter()
+                .map(|e| c.b.text(e))
+                .collect();
+        assert!(!reasons.is_empty());
+        for r in &reasons {
+            assert!(
+                ["recent", "matched", "linked", "hot", "profile"].contains(&r.as_str()),
+                "{r}"
+            );
+        }
+        let tokens: u64 =
+            c.b.find_all("#pack td.tokens")
+                .iter()
+                .map(|e| c.b.text(e).parse::<u64>().unwrap())
+                .sum();
+        assert!(tokens <= budget, "items' tokens {tokens} within {budget}");
+        assert!(!text_of(c, "#pack-rendered").is_empty());
+        let omitted = text_of(c, "#pack-omitted").parse::<u64>().unwrap();
+        if budget == 60 {
+            assert!(omitted > 0, "a 60-token budget leaves candidates out");
+        }
+    }
+    c.shot("pack");
+}
+
+pub fn notes_graph(c: &Ctx) {
+    go(c, "graph", "#/graph");
+    assert!(text_of(c, "#note-list").contains("flights booked"));
+    go(c, "graph", &format!("#/graph/{}", c.seeded.note_a));
+    let v = c.b.js("const s = document.getElementById('graph-svg'); return [s.querySelectorAll('circle').length, s.querySelectorAll('line').length, s.textContent];", json!([]));
+    assert_eq!(v[0], json!(2), "{v}");
+    assert_eq!(v[1], json!(1), "{v}");
+    assert!(
+        v[2].as_str().unwrap().contains("hotel near Alfama")
+            && v[2].as_str().unwrap().contains("same trip"),
+        "{v}"
+    );
+    c.b.find(&format!(
+        "#graph-svg a[href='#/memory/{}']",
+        c.seeded.note_b
+    ));
+    c.shot("graph");
+}
+
+pub fn conversations_and_profile(c: &Ctx) {
+    go(c, "conversations", "#/conversations?session=trip-chat");
+    let page = c.b.page_text();
+    // Either the routes answer, or each part says plainly that this server lacks them.
+    if c.b.find_all("#sessions-table").is_empty() {
+        assert!(page.contains("not available on this server"), "{page}");
+    } else {
+        assert!(text_of(c, "#sessions-table").contains("trip-chat"));
+        assert!(text_of(c, "#messages-table").contains("quiet hotel in Lisbon"));
+    }
+    c.shot("conversations");
+    go(c, "profile", "#/profile");
+    let page = c.b.page_text();
+    assert!(page.contains("Profile"), "{page}");
+    c.shot("profile");
+}
+
+pub fn admin_view(c: &Ctx) {
+    go(c, "admin", "#/admin");
+    let keys = text_of(c, "#keys-table");
+    assert!(
+        keys.contains("admin") && keys.contains("user_id=bob"),
+        "{keys}"
+    );
+    let stats = text_of(c, "#stats");
+    assert!(
+        stats.contains("memories") && stats.contains("schema version"),
+        "{stats}"
+    );
+    assert!(text_of(c, "#metrics").contains("requests served"));
+    c.b.type_into(&c.b.find("#key-user"), "carol");
+    c.b.click(&c.b.find("#key-form button[type=submit]"));
+    let key = c.b.wait_until("the new key", || {
+        c.b.js(
+            "const k = document.getElementById('new-key'); return k ? k.textContent : null;",
+            json!([]),
+        )
+        .as_str()
+        .map(str::to_string)
+    });
+    let p = c.s.keys.authenticate(&key).unwrap();
+    assert_eq!(p.user_id.as_deref(), Some("carol"));
+    assert!(!p.admin);
+    c.shot("admin");
+    // Revoke it through the page.
+    go(c, "admin", "#/admin");
+    let row =
+        c.b.find(&format!("tr.key-row[data-id='{}'] button.revoke", p.key_id));
+    c.b.render("admin", || c.b.click(&row));
+    assert!(c.s.keys.authenticate(&key).is_err(), "revoked");
+}
+
+pub fn keyboard_focus(c: &Ctx) {
+    // A fresh load puts the focus at the start of the document (the key stays in the tab).
+    let url = c.ui("?keyboard#/scopes");
+    c.b.render("scopes", || c.b.goto(&url));
+    let tab = json!({"actions": [{"type": "key", "id": "kb", "actions": [
+        {"type": "keyDown", "value": "\u{E004}"}, {"type": "keyUp", "value": "\u{E004}"}]}]});
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        c.b.cmd("POST", "/actions", Some(tab.clone()));
+        let v = c.b.js("const e = document.activeElement; const s = getComputedStyle(e); return [e.tagName, e.textContent.trim(), s.outlineStyle, s.outlineWidth];", json!([]));
+        seen.push(v);
+    }
+    // The skip link first, then the nav links, each with a visible focus ring.
+    assert_eq!(seen[0][1], json!("Skip to content"), "{seen:?}");
+    assert_eq!(seen[1][1], json!("Scopes"), "{seen:?}");
+    for v in &seen {
+        assert_ne!(v[2], json!("none"), "focus is visible: {v}");
+    }
+    // Tab on to the next link (Profile); Enter opens its view.
+    c.b.render("profile", || {
+        c.b.cmd("POST", "/actions", Some(tab.clone()));
+        c.b.cmd(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "kb", "actions": [
+            {"type": "keyDown", "value": "\u{E007}"}, {"type": "keyUp", "value": "\u{E007}"}]}]})),
+        );
+    });
+    c.shot("focus");
+}
+
+pub fn phone_width(c: &Ctx) {
+    c.b.viewport(390, 800);
+    go(c, "memories", "#/memories");
+    let v = c.b.js(
+        "return [document.documentElement.scrollWidth, window.innerWidth];",
+        json!([]),
+    );
+    assert_eq!(v[1], json!(390));
+    assert!(
+        v[0].as_u64().unwrap() <= 390,
+        "no sideways scrolling at 390 px: {v}"
+    );
+    c.shot("memories-phone");
+    c.b.viewport(1280, 800);
+}
+
+pub fn thousand_memories(c: &Ctx) {
+    use_scope(c, "bulk");
+    go(c, "memories", "#/memories?limit=1000");
+    let rows = c.b.js(
+        "return document.querySelectorAll('#memory-table tbody tr').length;",
+        json!([]),
+    );
+    assert_eq!(rows, json!(1000));
+    let v = c.b.js(
+        "return [document.body.dataset.renderMs, document.body.dataset.listRenderMs];",
+        json!([]),
+    );
+    println!(
+        "ui timing: 1000 memories listed in {} ms (fetch + render), table built in {} ms",
+        v[0].as_str().unwrap(),
+        v[1].as_str().unwrap()
+    );
+    c.shot("memories-1000");
+}
