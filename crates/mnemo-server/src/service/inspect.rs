@@ -45,20 +45,19 @@ pub struct StatsReport {
     pub scopes: u64,
 }
 
-fn key_of(m: &Memory) -> (Option<String>, Option<String>, Option<String>) {
+/// An exact scope as its three optional parts (orders and compares as a map key).
+type ScopeKey = (Option<String>, Option<String>, Option<String>);
+/// Counts by exact scope.
+type Tally = BTreeMap<ScopeKey, ScopeCounts>;
+
+fn key_of(m: &Memory) -> ScopeKey {
     (m.user_id.clone(), m.agent_id.clone(), m.run_id.clone())
 }
 
 /// Tallies the memories (any state, expired included) under `roots`, each memory once, by its
 /// exact owner. Linear in the memories visited, which [`SCOPE_TALLY_LIMIT`] bounds.
-fn tally(
-    store: &dyn mnemo_core::Store,
-    roots: &[Scope],
-) -> mnemo_core::Result<(
-    BTreeMap<(Option<String>, Option<String>, Option<String>), ScopeCounts>,
-    bool,
-)> {
-    let mut out: BTreeMap<_, ScopeCounts> = BTreeMap::new();
+fn tally(store: &dyn mnemo_core::Store, roots: &[Scope]) -> mnemo_core::Result<(Tally, bool)> {
+    let mut out = Tally::new();
     let mut seen = HashSet::new();
     for root in roots {
         let mut cursor = None;

@@ -21,6 +21,9 @@ fn shots_dir() -> std::path::PathBuf {
     d
 }
 
+/// One case of the suite: it runs against the shared server and browser.
+type Case = fn(&Ctx);
+
 pub struct Ctx {
     pub s: TestServer,
     pub b: Browser,
@@ -50,7 +53,7 @@ fn the_inspector_in_a_real_browser() {
 }
 
 pub fn run_all(c: &Ctx) {
-    let cases: &[(&str, fn(&Ctx))] = &[
+    let cases: &[(&str, Case)] = &[
         (
             "ui_answers_carry_the_csp_and_security_headers",
             security::headers,
