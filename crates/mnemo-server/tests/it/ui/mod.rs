@@ -128,6 +128,10 @@ pub fn run_all(c: &Ctx) {
             views::thousand_memories,
         ),
         (
+            "without_keys_the_page_continues_keyless_and_shows_every_scope",
+            security::no_key_server_shows_everything,
+        ),
+        (
             "a_key_bound_to_bob_sees_nothing_of_alices_on_any_view",
             security::bob_sees_no_alice,
         ),

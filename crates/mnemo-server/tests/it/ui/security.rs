@@ -290,3 +290,28 @@ pub fn bob_sees_no_alice(c: &Ctx) {
         json!(true)
     );
 }
+
+/// A server started with `--no-auth` on loopback: the page continues without a key and shows
+/// every scope, as the API does.
+pub fn no_key_server_shows_everything(c: &Ctx) {
+    let open = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |cfg| {
+        cfg.no_auth = true
+    });
+    open.seed("alice", "Alice likes tea");
+    open.seed("bob", "Bob likes chess");
+    c.b.goto(&format!("{}/ui/", open.url));
+    c.b.js("sessionStorage.clear();", json!([]));
+    c.b.goto(&format!("{}/ui/?nokey", open.url));
+    c.b.wait("#signin:not([hidden]) #nokey");
+    c.b.render("scopes", || c.b.click(&c.b.find("#nokey")));
+    let t = text_of(c, "#scopes-table");
+    assert!(
+        t.contains("user_id=alice") && t.contains("user_id=bob"),
+        "{t}"
+    );
+    assert!(text_of(c, "#who").contains("no key"));
+    assert_eq!(
+        c.b.js("return sessionStorage.getItem('mnemo.key');", json!([])),
+        Value::Null
+    );
+}

@@ -88,7 +88,14 @@ pub fn admin_view(c: &Ctx) {
         stats.contains("memories") && stats.contains("schema version"),
         "{stats}"
     );
-    assert!(text_of(c, "#metrics").contains("requests served"));
+    let served = c.b.js(
+        "const r = [...document.querySelectorAll('#metrics tr')].find(r => r.cells[0].textContent === 'requests served'); return Number(r.cells[1].textContent);",
+        json!([]),
+    );
+    assert!(
+        served.as_f64().unwrap() > 0.0,
+        "the metrics count this run's requests: {served}"
+    );
     c.b.type_into(&c.b.find("#key-user"), "carol");
     c.b.click(&c.b.find("#key-form button[type=submit]"));
     let key = c.b.wait_until("the new key", || {

@@ -36,13 +36,26 @@ function createForm() {
 function metrics(text) {
   const sum = (name, test) => text.split("\n").filter((l) => l.startsWith(name) && (!test || test(l))).reduce((a, l) => a + Number(l.trim().split(" ").pop() || 0), 0);
   return [
-    ["requests served", String(sum("mnemo_requests_total"))],
-    ["requests answered 4xx", String(sum("mnemo_requests_total", (l) => /status="4/.test(l)))],
-    ["requests answered 5xx", String(sum("mnemo_requests_total", (l) => /status="5/.test(l)))],
-    ["operations failed", String(sum("mnemo_op_seconds_count", (l) => /outcome="(err|error|failed)"/.test(l)))],
-    ["model calls", String(sum("mnemo_model_seconds_count"))],
+    ["requests served", String(sum("mnemo_http_requests_total"))],
+    ["requests answered 4xx", String(sum("mnemo_http_requests_total", (l) => /status="4/.test(l)))],
+    ["requests answered 5xx", String(sum("mnemo_http_requests_total", (l) => /status="5/.test(l)))],
+    ["operations failed", String(sum("mnemo_operation_duration_seconds_count", (l) => /outcome="error"/.test(l)))],
+    ["model calls", String(sum("mnemo_model_call_duration_seconds_count"))],
     ["requests abandoned", String(sum("mnemo_requests_abandoned_total"))],
+    ["median wait for a worker slot", quantile(text, "mnemo_queue_delay_seconds", 0.5)],
   ];
+}
+
+/** A quantile of a histogram, read from its cumulative buckets (the bucket's upper bound). */
+function quantile(text, name, q) {
+  const buckets = text.split("\n").filter((l) => l.startsWith(name + "_bucket")).map((l) => {
+    const le = /le="([^"]+)"/.exec(l);
+    return [le ? Number(le[1]) : Infinity, Number(l.trim().split(" ").pop())];
+  });
+  const total = buckets.length ? buckets[buckets.length - 1][1] : 0;
+  if (!total) return "—";
+  const hit = buckets.find(([, n]) => n >= q * total);
+  return hit && isFinite(hit[0]) ? "≤ " + (hit[0] * 1000).toFixed(1) + " ms" : "over the largest bucket";
 }
 
 export async function render(root) {
