@@ -304,6 +304,9 @@ pub enum Command {
         metadata: Option<String>,
         #[arg(long)]
         expires_at: Option<String>,
+        /// Why (kept in the memory's history).
+        #[arg(long)]
+        reason: Option<String>,
         id: String,
     },
     /// Delete a memory (kept for audit unless --hard).
@@ -312,6 +315,9 @@ pub enum Command {
         scope: ScopeArgs,
         #[arg(long)]
         hard: bool,
+        /// Why (kept in the memory's history).
+        #[arg(long)]
+        reason: Option<String>,
         id: String,
     },
     /// Erase for good: a memory (its text leaves the store's files — record, indexes,
@@ -370,6 +376,17 @@ pub enum Command {
         remove: bool,
         id: String,
         to: Option<String>,
+    },
+    /// Conversation sessions: list a scope's, read one's messages, show its window, delete
+    /// its memories.
+    Sessions {
+        #[command(subcommand)]
+        action: crate::log::SessionsAction,
+    },
+    /// Topic segments (mid-term memory) and their pages.
+    Segments {
+        #[command(subcommand)]
+        action: crate::log::SegmentsAction,
     },
     /// The user profile and knowledge distilled from conversation pages (needs a chat model).
     Profile {

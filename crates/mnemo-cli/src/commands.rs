@@ -276,6 +276,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 instructions,
                 session_id,
                 request_id: None,
+                actor: None,
                 note,
             };
             let out = memory.add(req).await?;
@@ -426,6 +427,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             text,
             metadata,
             expires_at,
+            reason,
             id,
         } => {
             let req = UpdateRequest {
@@ -437,8 +439,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     .map(|e| parse_time_arg("expires_at", &e).map(Some))
                     .transpose()?,
             };
+            let ctx = WriteContext {
+                actor: Some("cli".into()),
+                reason,
+                ..WriteContext::default()
+            };
             let m = memory
-                .update(scope_of(&scope)?, id_of(&id)?, req, WriteContext::default())
+                .update(scope_of(&scope)?, id_of(&id)?, req, ctx)
                 .await?;
             if json {
                 print_json(&m)?;
@@ -446,16 +453,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 outln!("updated {}", human_memory(&m));
             }
         }
-        Command::Delete { scope, hard, id } => {
+        Command::Delete {
+            scope,
+            hard,
+            reason,
+            id,
+        } => {
             let id = id_of(&id)?;
             let mode = if hard {
                 DeleteMode::Hard
             } else {
                 DeleteMode::Soft
             };
-            memory
-                .delete(scope_of(&scope)?, id, mode, WriteContext::default())
-                .await?;
+            let ctx = WriteContext {
+                actor: Some("cli".into()),
+                reason,
+                ..WriteContext::default()
+            };
+            memory.delete(scope_of(&scope)?, id, mode, ctx).await?;
             if json {
                 print_json(&serde_json::json!({"id": id, "event": "DELETE"}))?;
             } else {
@@ -618,6 +633,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Profile { action } => crate::profile::run(&memory, action, json).await?,
+        Command::Sessions { action } => crate::log::sessions(&memory, action, json).await?,
+        Command::Segments { action } => crate::log::segments(&memory, action, json).await?,
         Command::History { scope, id } => {
             let events = memory.history(scope_of(&scope)?, id_of(&id)?).await?;
             if json {

@@ -87,6 +87,7 @@ fn line_to_request(line: &serde_json::Value, scope: &ScopeArgs) -> Result<AddReq
         instructions: None,
         session_id: get("session_id"),
         request_id: None,
+        actor: None,
         note: Default::default(),
     })
 }

@@ -22,6 +22,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod scope;
 pub mod search;
+pub mod session;
 pub mod store;
 pub mod text;
 pub mod tier;
@@ -42,6 +43,7 @@ pub use search::{
     hybrid_search, hybrid_search_embedding, linked_score, Hit, RankParams, Scores, SearchMode,
     SearchRequest, Via,
 };
+pub use session::{SessionInfo, SessionQuery};
 pub use store::*;
 pub use tier::{
     Eviction, HeatWeights, Migration, NewPage, PageQuery, Segment, SegmentWrite, StoredPage,

@@ -837,6 +837,30 @@ pub trait Store: Send + Sync {
     /// The last `limit` messages of a scope — of one session when `session` is given — in the
     /// order they were appended (oldest first).
     fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>>;
+    /// The sessions of the log of (or under) the scope that hold a message, as `query` picks
+    /// them (ordered by session id). Messages logged without a session are not listed.
+    /// Required: a grouping query of the backend's own tables.
+    fn sessions(
+        &self,
+        scope: &Scope,
+        query: &crate::SessionQuery<'_>,
+    ) -> Result<Vec<crate::SessionInfo>>;
+    /// The messages of a session of (or under) the scope in log order (oldest first), only
+    /// those after message `after`, at most `limit`; as stored (readers apply
+    /// [`visible_messages`]). A session the scope has no message in is `invalid_input` naming
+    /// `session_id`; an `after` that is not a message of it, `invalid_input` naming `cursor`.
+    /// Required: a positioned read of the backend's log.
+    fn session_messages(
+        &self,
+        scope: &Scope,
+        session: &str,
+        after: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>>;
+    /// The active memories of (or under) the scope with a source message in the session (raw
+    /// turns and what was derived from them), oldest first. A session the scope has no message
+    /// in is `invalid_input` naming `session_id`. Required: the backend's provenance index.
+    fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>>;
     /// Every memory (any state) and message, for `export`.
     fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()>;
     /// Writes exported records back; records whose id exists are skipped. Returns how many were

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+pub use crate::api_log::*;
+
 /// One conversation message.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -193,6 +195,9 @@ pub struct UpdateBody {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub expires_at: Option<Option<DateTime<Utc>>>,
+    /// Why (kept in the UPDATE history event), at most 500 characters.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 fn double_option<'de, D: serde::Deserializer<'de>>(

@@ -12,6 +12,7 @@
 //!   shut down gracefully.
 
 pub mod api;
+mod api_log;
 pub mod auth;
 pub mod config;
 pub mod error;

@@ -61,9 +61,13 @@ impl RunningServer {
             _ = grace_over => {
                 tracing::warn!("connections still open after the shutdown grace; closing them");
                 self.task.abort();
-                return Ok(());
+                Ok(())
             }
         };
+        // Reads and visits counted by the last requests are written before the process ends.
+        if let Err(e) = self.state.service.memory().flush_usage().await {
+            tracing::warn!(error_kind = e.kind().as_str(), "usage counts not written at shutdown");
+        }
         joined.map_err(|e| Error::internal(format!("server task: {e}")))
     }
 }

@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 
 mod context;
 pub mod inspect;
+mod log;
 pub use context::budget_tokens;
 
 /// Settings of the service layer.
@@ -306,6 +307,7 @@ impl Service {
             instructions: body.instructions,
             session_id: body.session_id,
             request_id: Some(request_id.to_string()),
+            actor: Some(format!("api-key:{}", p.key_id)),
             note,
         })
     }
@@ -511,6 +513,7 @@ impl Service {
         request_id: &str,
     ) -> ApiResult<mnemo::MemoryRecord> {
         let id = parse_id(id)?;
+        check_reason(body.reason.as_deref())?;
         let req = UpdateRequest {
             text: body.text,
             metadata: body.metadata,
@@ -519,10 +522,9 @@ impl Service {
         self.run("update", p, async {
             self.check_write_id(p, parts, id).await?;
             let scope = self.scope_for_id(p, parts, id).await?;
-            Ok(self
-                .memory
-                .update(scope, id, req, ctx(p, request_id))
-                .await?)
+            let mut ctx = ctx(p, request_id);
+            ctx.reason = body.reason;
+            Ok(self.memory.update(scope, id, req, ctx).await?)
         })
         .await
     }
@@ -581,15 +583,16 @@ impl Service {
         p: &Principal,
         id: &str,
         parts: &ScopeParts,
+        reason: Option<String>,
         request_id: &str,
     ) -> ApiResult<()> {
         let id = parse_id(id)?;
+        check_reason(reason.as_deref())?;
         self.run("delete", p, async {
             let scope = self.scope_for_id(p, parts, id).await?;
-            Ok(self
-                .memory
-                .delete(scope, id, DeleteMode::Soft, ctx(p, request_id))
-                .await?)
+            let mut ctx = ctx(p, request_id);
+            ctx.reason = reason;
+            Ok(self.memory.delete(scope, id, DeleteMode::Soft, ctx).await?)
         })
         .await
     }
@@ -846,7 +849,7 @@ impl Service {
     }
 }
 
-fn ctx(p: &Principal, request_id: &str) -> WriteContext {
+pub(crate) fn ctx(p: &Principal, request_id: &str) -> WriteContext {
     WriteContext {
         actor: Some(format!("api-key:{}", p.key_id)),
         role: None,
@@ -883,7 +886,7 @@ fn parse_link_kind(raw: Option<&str>) -> ApiResult<LinkKind> {
 }
 
 /// A tombstone's reason: the caller's words, bounded.
-fn check_reason(reason: Option<&str>) -> ApiResult<()> {
+pub(crate) fn check_reason(reason: Option<&str>) -> ApiResult<()> {
     if reason.is_some_and(|r| r.chars().count() > 500) {
         return Err(ApiError::invalid("reason must be at most 500 characters"));
     }

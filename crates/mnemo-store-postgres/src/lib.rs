@@ -384,6 +384,21 @@ impl Store for PgStore {
     fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
         self.message_log(scope, session, limit)
     }
+    fn sessions(&self, scope: &Scope, query: &SessionQuery<'_>) -> Result<Vec<SessionInfo>> {
+        self.sessions_of(scope, query)
+    }
+    fn session_messages(
+        &self,
+        scope: &Scope,
+        session: &str,
+        after: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        self.session_log(scope, session, after, limit)
+    }
+    fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>> {
+        self.memories_of_session(scope, session)
+    }
     fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
         self.export_all(sink)
     }

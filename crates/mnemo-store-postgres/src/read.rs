@@ -10,6 +10,7 @@ mod cursor;
 mod graph;
 mod log;
 mod report;
+mod sessions;
 
 pub(crate) use mnemo_core::CursorCodec as Cursors;
 

@@ -707,7 +707,7 @@ impl SqliteStore {
     }
 }
 
-fn message_from_row_offset(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {
+pub(crate) fn message_from_row_offset(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {
     // Rows here start with `seq`; read the message columns after it.
     let role: String = r.get(6)?;
     Ok(Message {

@@ -357,8 +357,11 @@ impl SqliteStore {
                 m.note.as_ref(),
             )?;
             self.step("history")?;
-            let ctx = WriteContext {
+            // The ADD event names who asked, else the memory's speaker, and the speaker's role.
+                let ctx = WriteContext {
                 reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
+                actor: batch.context.actor.clone().or_else(|| m.actor.clone()),
+                role: batch.context.role.or(m.role),
                 ..batch.context.clone()
             };
             history(

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 pub use crate::contract_log::*;
 pub use crate::contract_notes::*;
+pub use crate::contract_sessions::*;
 pub use crate::contract_tiers::*;
 pub use crate::contract_transfer::*;
 

@@ -9,6 +9,7 @@ mod chat;
 pub mod contract;
 mod contract_log;
 mod contract_notes;
+mod contract_sessions;
 mod contract_tiers;
 mod contract_transfer;
 mod embedder;
@@ -56,7 +57,9 @@ macro_rules! store_contract_tests {
             erase_scrubs_pages_and_summaries, rebind_reembeds_pages_and_segments,
             export_is_lossless_through_import,
             the_log_is_shown_as_its_memories_are, extraction_context_follows_the_log_rule,
-            a_session_or_a_scope_is_erased_in_one_call, erased_memories_take_no_new_links);
+            a_session_or_a_scope_is_erased_in_one_call, erased_memories_take_no_new_links,
+            sessions_are_listed_with_their_sizes, session_messages_page_in_log_order,
+            session_memories_are_its_active_sources, add_events_name_the_requester_or_the_speaker);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -42,6 +42,9 @@ pub struct AddRequest {
     pub instructions: Option<String>,
     pub session_id: Option<String>,
     pub request_id: Option<String>,
+    /// Who asks (e.g. `api-key:<id>` on the server), recorded as the actor of every history
+    /// event the add writes; `None`: each memory's speaker (a conversation's `name`) is.
+    pub actor: Option<String>,
 }
 
 impl AddRequest {
@@ -59,6 +62,7 @@ impl AddRequest {
             instructions: None,
             session_id: None,
             request_id: None,
+            actor: None,
         }
     }
 
@@ -466,7 +470,7 @@ impl Memory {
                 )
             }?;
             let ctx = WriteContext {
-                actor: None,
+                actor: req.actor.clone(),
                 role: None,
                 reason: None,
                 request_id: req.request_id.clone(),
@@ -620,6 +624,7 @@ impl Memory {
                         idempotency: idem,
                         context: WriteContext {
                             request_id: req.request_id.clone(),
+                            actor: req.actor.clone(),
                             ..WriteContext::default()
                         },
                     };
@@ -805,7 +810,7 @@ impl Memory {
                 })
                 .collect();
             let ctx = WriteContext {
-                actor: None,
+                actor: req.actor.clone(),
                 role: None,
                 reason: None,
                 request_id: req.request_id.clone(),

@@ -14,6 +14,8 @@ mod context;
 mod ops;
 mod profile;
 mod scope_lock;
+mod segments;
+mod sessions;
 mod store;
 mod tiers;
 mod usage;
@@ -28,6 +30,8 @@ pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
 pub use mnemo_store_postgres::ScratchSchema;
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 pub use profile::{ProfileOptions, ProfileOutcome};
+pub use segments::{ProfileView, SegmentView};
+pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
 pub use store::{import_legacy_keys, key_store, open_store, StoreConfig, DEFAULT_STORE_POOL_SIZE};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};

@@ -87,7 +87,7 @@ impl Memory {
             Ok((results, embed_ms, t.elapsed().as_secs_f64() * 1e3))
         })
         .await?;
-        self.record_reads(&scope, results.iter().map(|h| &h.memory));
+        self.record_search(&scope, results.iter().map(|h| &h.memory));
         Ok(SearchResponse {
             results,
             embed_ms,
@@ -124,7 +124,7 @@ impl Memory {
             })
         })
         .await?;
-        self.record_reads(&scope, resp.results.iter().map(|h| &h.memory));
+        self.record_search(&scope, resp.results.iter().map(|h| &h.memory));
         Ok(resp)
     }
 
@@ -456,8 +456,10 @@ impl Memory {
                 ..ReadOptions::default()
             };
             let memory = s.get(&scope, id, &read)?;
+            // The audit view sees every state; an erased message's blank is still left out.
+            let sources = s.messages_by_id(&scope, &memory.sources)?;
             Ok(MemoryDetail {
-                source_messages: s.messages_by_id(&scope, &memory.sources)?,
+                source_messages: mnemo_core::visible_messages(s, &scope, sources, &read)?,
                 links: s.links(&scope, id)?,
                 entities: s.entities_of(&scope, id)?,
                 memory,

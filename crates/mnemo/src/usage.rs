@@ -7,10 +7,14 @@
 //! (`mnemo bench` measures search with it on and off). A failed flush is logged and its counts
 //! are dropped: usage is a ranking and eviction hint, not a record anyone audits.
 //!
+//! A search counts a visit of every mid-term segment holding a page its memories were derived
+//! from (once per search); the flush finds those segments, so the search does not wait for it.
+//! A server drains the pending counts when it shuts down gracefully.
+//!
 //! `MemoryConfig::usage_tracking = false` records nothing (for measuring what counting costs).
 
 use crate::{run_blocking, Memory, MemoryRecord};
-use mnemo_core::{MemoryId, Result, Scope, SegmentId, Timestamp};
+use mnemo_core::{MemoryId, MessageId, Result, Scope, SegmentId, Timestamp};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -20,11 +24,14 @@ use std::sync::Mutex;
 struct Pending {
     reads: Vec<(Scope, Vec<MemoryId>, Timestamp)>,
     visits: Vec<(Scope, Vec<SegmentId>, Timestamp)>,
+    /// Per search: the source messages of the memories it returned (their segments are
+    /// looked up when the flush writes, off the answer's path).
+    searched: Vec<(Scope, Vec<MessageId>, Timestamp)>,
 }
 
 impl Pending {
     fn is_empty(&self) -> bool {
-        self.reads.is_empty() && self.visits.is_empty()
+        self.reads.is_empty() && self.visits.is_empty() && self.searched.is_empty()
     }
 }
 
@@ -53,6 +60,23 @@ impl Memory {
     ) {
         let ids: Vec<MemoryId> = memories.into_iter().map(|m| m.id).collect();
         self.record(scope, ids, |p| &mut p.reads);
+    }
+
+    /// A search of `scope` returned `memories`: they count as read, and each mid-term segment
+    /// holding a page that one of them was derived from gains one visit (once per search,
+    /// however many of its memories came back), as a context pack showing the page would.
+    /// The segments are found when the flush writes, so the search answers first.
+    pub(crate) fn record_search<'a>(
+        &self,
+        scope: &Scope,
+        memories: impl IntoIterator<Item = &'a MemoryRecord> + Clone,
+    ) {
+        self.record_reads(scope, memories.clone());
+        let sources: Vec<MessageId> = memories
+            .into_iter()
+            .flat_map(|m| m.sources.iter().copied())
+            .collect();
+        self.record(scope, sources, |p| &mut p.searched);
     }
 
     /// Segments of `scope` whose pages a retrieval returned: each gains a visit (heat) in the
@@ -131,10 +155,72 @@ impl Memory {
                 }
                 n += store.record_visits(&scope, &counts, at)?;
             }
+            for (scope, searches) in by_search_scope(taken.searched) {
+                let counts = search_visits(store.as_ref(), &scope, &searches)?;
+                if let Some(at) = searches.iter().map(|(_, t)| *t).max() {
+                    if !counts.is_empty() {
+                        n += store.record_visits(&scope, &counts, at)?;
+                    }
+                }
+            }
             Ok(n)
         })
         .await
     }
+}
+
+/// The searches of one scope: each one's source messages and time.
+type Searches = Vec<(Vec<MessageId>, Timestamp)>;
+
+/// Searches grouped by scope (first-seen order), each search's sources kept apart.
+fn by_search_scope(items: Vec<(Scope, Vec<MessageId>, Timestamp)>) -> Vec<(Scope, Searches)> {
+    let mut out: Vec<(Scope, Searches)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for (scope, ids, t) in items {
+        match at.get(&scope.key()) {
+            Some(&i) => out[i].1.push((ids, t)),
+            None => {
+                at.insert(scope.key(), out.len());
+                out.push((scope, vec![(ids, t)]));
+            }
+        }
+    }
+    out
+}
+
+/// The visits searches of `scope` make: each mid-term segment holding a page of one of a
+/// search's source messages, once per search. Reads the scope's mid-term pages once.
+fn search_visits(
+    store: &dyn mnemo_core::Store,
+    scope: &Scope,
+    searches: &[(Vec<MessageId>, Timestamp)],
+) -> Result<Vec<(SegmentId, u32)>> {
+    let pages = store.pages(&mnemo_core::tier::PageQuery {
+        scope: Some(scope.clone()),
+        tier: Some(mnemo_core::PageTier::Mid),
+        ..Default::default()
+    })?;
+    let segment_of: HashMap<MessageId, SegmentId> = pages
+        .iter()
+        .filter_map(|p| p.segment.map(|g| (p, g)))
+        .flat_map(|(p, g)| p.message_ids.iter().map(move |m| (*m, g)))
+        .collect();
+    let mut counts: Vec<(SegmentId, u32)> = Vec::new();
+    for (sources, _) in searches {
+        let mut seen: Vec<SegmentId> = Vec::new();
+        for g in sources.iter().filter_map(|m| segment_of.get(m)) {
+            if !seen.contains(g) {
+                seen.push(*g);
+            }
+        }
+        for g in seen {
+            match counts.iter_mut().find(|(s, _)| *s == g) {
+                Some((_, c)) => *c = c.saturating_add(1),
+                None => counts.push((g, 1)),
+            }
+        }
+    }
+    Ok(counts)
 }
 
 /// The recorded ids grouped by scope (first-seen order), each group with its latest time.

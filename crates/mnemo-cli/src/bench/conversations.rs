@@ -23,6 +23,7 @@
 //! | `search_p50_ms`, `search_p95_ms` | top-`top_k` hybrid search, query embedding included |
 //! | `search_p50_ms_no_embed`, `search_p95_ms_no_embed` | the same searches with the query vector given |
 //! | `query_embed_p50_ms` | the embedder alone on one question (no store, no runtime hop) |
+//! | `search_p50_ms_no_embed_tracking_on`, `…_off`, `usage_tracking_p50_ratio` | the async search with the vector given, usage bookkeeping (read counts, segment visits) on and off, alternating |
 //! | `peak_rss_mb`, `rss_mb` | `VmHWM` and `VmRSS` of the process at the end |
 //! | `embedder`, `embedder_threads`, `top_k`, `file_mb`, `wall_s` | setup and size |
 
@@ -158,11 +159,34 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
             parts(&mut no_embed, &mut embed_alone)?;
         }
     }
+    // What usage bookkeeping costs a search here, where its hits come from segments' pages
+    // (read counts and segment visits, written in the background): the same searches with it on
+    // and off, alternating per question (and which goes first).
+    let (tracked, untracked) = (
+        memory.clone().with_usage_tracking(true),
+        memory.clone().with_usage_tracking(false),
+    );
+    let (mut tracking_on, mut tracking_off) = (Vec::new(), Vec::new());
+    for (i, ((scope, q), v)) in questions.iter().zip(&qvecs).enumerate() {
+        let mut runs = [(&tracked, &mut tracking_on), (&untracked, &mut tracking_off)];
+        if i % 2 == 1 {
+            runs.reverse();
+        }
+        for (m, out) in runs {
+            let req = SearchRequest::new((*scope).clone(), *q, opts.top_k);
+            let t = Instant::now();
+            m.search_with_vector(req, v.clone()).await?;
+            out.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let visits_written = memory.flush_usage().await?;
     for v in [
         &mut add_ms,
         &mut with_embed,
         &mut no_embed,
         &mut embed_alone,
+        &mut tracking_on,
+        &mut tracking_off,
     ] {
         v.sort_by(f64::total_cmp);
     }
@@ -190,6 +214,10 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
         "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
         "query_embed_p50_ms": percentile(&embed_alone, 0.5),
+        "search_p50_ms_no_embed_tracking_on": percentile(&tracking_on, 0.5),
+        "search_p50_ms_no_embed_tracking_off": percentile(&tracking_off, 0.5),
+        "usage_tracking_p50_ratio": percentile(&tracking_on, 0.5) / percentile(&tracking_off, 0.5),
+        "usage_rows_written_at_end": visits_written,
     });
     let temporary = opts.store_dir.is_none().then_some(dir.as_path());
     finish(report, memory, stats.file_bytes, started, temporary, json)

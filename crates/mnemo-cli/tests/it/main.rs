@@ -18,6 +18,7 @@ mod pipe;
 mod profile;
 mod reembed;
 mod serve;
+mod sessions;
 mod server_crash;
 mod store_url;
 mod two_servers;

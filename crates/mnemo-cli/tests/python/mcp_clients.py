@@ -38,6 +38,14 @@ TOOLS = {
     "add_link",
     "remove_link",
     "get_context",
+    "list_sessions",
+    "get_session_messages",
+    "get_session",
+    "delete_session",
+    "get_profile",
+    "refresh_profile",
+    "list_segments",
+    "get_segment_pages",
 }
 FORBIDDEN, NOT_FOUND = -32003, -32004
 STEP_TIMEOUT = 120  # seconds for one transport's whole run
@@ -212,6 +220,14 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                                 ("remove_link", {"memory_id": mid, "to": oid}),
                                 ("remove_link", {"memory_id": mid, "to": oid, "user_id": "alice"}),
                                 ("get_context", {"query": "Porto", "budget_tokens": 200, "user_id": "alice"}),
+                                ("list_sessions", {"user_id": "alice"}),
+                                ("get_session_messages", {"session_id": "s1", "user_id": "alice"}),
+                                ("get_session", {"session_id": "s1", "user_id": "alice"}),
+                                ("delete_session", {"session_id": "s1", "user_id": "alice"}),
+                                ("get_profile", {"user_id": "alice"}),
+                                ("refresh_profile", {"user_id": "alice"}),
+                                ("list_segments", {"user_id": "alice"}),
+                                ("get_segment_pages", {"segment_id": mid, "user_id": "alice"}),
                             ]
                             denied = [await refused(bob, tool, args) for tool, args in attempts]
                             assert {d["tool"] for d in denied} == TOOLS

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 mod context;
 mod links;
+mod log;
 mod streamable;
 pub use streamable::{
     routes as http_routes, SessionOwners, MAX_MESSAGE_BYTES, MAX_SESSIONS_PER_KEY, SESSION_IDLE,
@@ -166,6 +167,17 @@ pub struct IdArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// The memory's id (a UUID).
+    pub memory_id: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The audit view: any state, with source messages, links and entities.
+    pub detail: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UpdateArgs {
     /// The memory's id (a UUID).
     pub memory_id: String,
@@ -175,6 +187,19 @@ pub struct UpdateArgs {
     pub text: Option<String>,
     /// New metadata (a JSON object).
     pub metadata: Option<serde_json::Map<String, Value>>,
+    /// Why (kept in the memory's history).
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteArgs {
+    /// The memory's id (a UUID).
+    pub memory_id: String,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// Why (kept in the memory's history).
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -233,7 +258,10 @@ impl MemoryTools {
         Self {
             service,
             fixed,
-            tool_router: Self::tool_router() + Self::link_router() + Self::context_router(),
+            tool_router: Self::tool_router()
+                + Self::link_router()
+                + Self::context_router()
+                + Self::log_router(),
         }
     }
 
@@ -336,13 +364,23 @@ impl MemoryTools {
         ok_json(self.service.list(&p, params).await.map_err(mcp_error)?)
     }
 
-    #[tool(description = "Get one memory by id.")]
+    #[tool(
+        description = "Get one memory by id. With detail=true: in any state, with its source messages (their text), links and entities."
+    )]
     async fn get_memory(
         &self,
-        Parameters(a): Parameters<IdArgs>,
+        Parameters(a): Parameters<GetArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
+        if a.detail.unwrap_or(false) {
+            return ok_json(
+                self.service
+                    .detail(&p, &a.memory_id, &a.scope.parts())
+                    .await
+                    .map_err(mcp_error)?,
+            );
+        }
         ok_json(
             self.service
                 .get(&p, &a.memory_id, &a.scope.parts(), false)
@@ -364,6 +402,7 @@ impl MemoryTools {
             text: a.text,
             metadata: a.metadata.map(Value::Object),
             expires_at: None,
+            reason: a.reason,
         };
         let rid = uuid::Uuid::now_v7().to_string();
         ok_json(
@@ -377,13 +416,13 @@ impl MemoryTools {
     #[tool(description = "Delete one memory by id (kept for audit; gone from searches and lists).")]
     async fn delete_memory(
         &self,
-        Parameters(a): Parameters<IdArgs>,
+        Parameters(a): Parameters<DeleteArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
         let rid = uuid::Uuid::now_v7().to_string();
         self.service
-            .delete(&p, &a.memory_id, &a.scope.parts(), &rid)
+            .delete(&p, &a.memory_id, &a.scope.parts(), a.reason, &rid)
             .await
             .map_err(mcp_error)?;
         ok_json(json!({ "deleted": a.memory_id }))

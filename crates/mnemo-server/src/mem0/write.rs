@@ -175,6 +175,7 @@ pub(super) fn update_body(b: Mem0Update) -> ApiResult<UpdateBody> {
             .as_ref()
             .map(|v| date_of("expiration_date", v))
             .transpose()?,
+        reason: None,
     })
 }
 
@@ -256,7 +257,7 @@ pub(super) async fn delete_one(
     if q.erase_sources.is_some() {
         return Err(ApiError::invalid("erase_sources needs erase=true"));
     }
-    s.service.delete(&p, &id, &parts, &rid.0).await?;
+    s.service.delete(&p, &id, &parts, None, &rid.0).await?;
     Ok(Json(json!({ "message": "Memory deleted successfully!" })).into_response())
 }
 

@@ -7,6 +7,7 @@
 
 pub mod extract;
 pub mod inspect;
+mod log;
 pub mod middleware;
 pub mod native;
 

@@ -2,6 +2,7 @@
 //! `utoipa` generates from these handlers' annotations (served at `/openapi.json`).
 
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::log::*;
 use super::middleware::RequestId;
 use super::AppState;
 use crate::api::*;
@@ -27,7 +28,7 @@ use utoipa_axum::routes;
             server runs with `--no-auth` on loopback.",
     ),
     components(schemas(ErrorDoc, ErrorDetailDoc)),
-    tags((name = "memories", description = "The memory API"), (name = "admin", description = "Store-wide operations (admin keys)"))
+    tags((name = "memories", description = "The memory API"), (name = "admin", description = "Store-wide operations (admin keys)"), (name = "sessions", description = "The conversation log: sessions, messages, segments and pages"), (name = "profile", description = "The user profile and knowledge"))
 )]
 struct ApiDoc;
 
@@ -44,6 +45,13 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(erase))
         .routes(routes!(erase_session))
         .routes(routes!(erase_scope))
+        .routes(routes!(list_sessions))
+        .routes(routes!(get_session, delete_session))
+        .routes(routes!(session_messages))
+        .routes(routes!(list_segments))
+        .routes(routes!(segment_pages))
+        .routes(routes!(get_profile))
+        .routes(routes!(refresh_profile))
         .routes(routes!(reset))
         .routes(routes!(export))
         .routes(routes!(import))
@@ -174,15 +182,31 @@ async fn batch_delete(
     Ok(Json(json!({ "deleted": n })).into_response())
 }
 
-/// One memory by id (expired ones only with `include_expired`).
-#[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams),
+/// One memory by id (expired ones only with `include_expired`). With `detail=true`, the audit
+/// view: the memory in any state with `sources` (its source messages with their text, as the
+/// log's visibility rule shows them), `links` and `entities`.
+#[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), GetParams),
     responses((status = 200, body = MemoryDoc), (status = "4XX", body = ErrorDoc)))]
 async fn get_one(
     State(s): State<AppState>,
     Extension(p): Caller,
     ApiPath(id): ApiPath<String>,
-    ApiQuery(q): ApiQuery<ScopeParams>,
+    ApiQuery(g): ApiQuery<GetParams>,
 ) -> ApiResult<Response> {
+    let q = ScopeParams {
+        user_id: g.user_id,
+        agent_id: g.agent_id,
+        run_id: g.run_id,
+        include_expired: g.include_expired,
+    };
+    if g.detail {
+        if q.include_expired {
+            return Err(ApiError::invalid(
+                "include_expired does not apply to detail=true (it shows any state)",
+            ));
+        }
+        return Ok(Json(s.service.detail(&p, &id, &scope_of(&q)).await?).into_response());
+    }
     Ok(Json(
         s.service
             .get(&p, &id, &scope_of(&q), q.include_expired)
@@ -210,18 +234,24 @@ async fn update(
     .into_response())
 }
 
-/// Delete one memory (soft: kept for audit and history).
-#[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ScopeParams),
+/// Delete one memory (soft: kept for audit and history); `reason` is kept in its history.
+#[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), DeleteParams),
     responses((status = 200, body = MessageDoc), (status = "4XX", body = ErrorDoc)))]
 async fn delete_one(
     State(s): State<AppState>,
     Extension(p): Caller,
     Extension(rid): Rid,
     ApiPath(id): ApiPath<String>,
-    ApiQuery(q): ApiQuery<ScopeParams>,
+    ApiQuery(d): ApiQuery<DeleteParams>,
 ) -> ApiResult<Response> {
+    let q = ScopeParams {
+        user_id: d.user_id,
+        agent_id: d.agent_id,
+        run_id: d.run_id,
+        include_expired: d.include_expired,
+    };
     s.service
-        .delete(&p, &id, &scope_only(&q, "deletes")?, &rid.0)
+        .delete(&p, &id, &scope_only(&q, "deletes")?, d.reason, &rid.0)
         .await?;
     Ok(Json(json!({ "message": "memory deleted" })).into_response())
 }

@@ -15,8 +15,10 @@ mod mcp;
 mod mem0;
 mod notes;
 mod rest;
+mod sessions;
 mod shutdown;
 mod tenancy;
+mod tenancy_log;
 mod ui;
 
 use mnemo::Memory;

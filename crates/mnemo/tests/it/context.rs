@@ -452,3 +452,66 @@ async fn deleted_expired_and_erased_turns_of_a_session_stay_out_of_packs() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_search_returning_a_segments_memories_counts_one_visit_unless_tracking_is_off() {
+    let (m, _dir) = engine();
+    let m = m.with_tier_config(TierConfig {
+        short_term_capacity: 1,
+        profile_heat_threshold: None,
+        ..TierConfig::default()
+    });
+    let scope = Scope::user("u").unwrap();
+    for (a, b) in [
+        ("I adopted a greyhound called Biscuit", "What a lovely dog"),
+        ("Unrelated: the kitchen tap leaks", "Call a plumber"),
+        ("The weather turned cold today", "Wear a coat"),
+    ] {
+        m.add(turns(&scope, "s1", &[("Ann", a), ("Bo", b)]))
+            .await
+            .unwrap();
+    }
+    m.flush_usage().await.unwrap();
+    let pages = m
+        .store()
+        .pages(&tier::PageQuery {
+            scope: Some(scope.clone()),
+            tier: Some(PageTier::Mid),
+            ..Default::default()
+        })
+        .unwrap();
+    let page = pages
+        .iter()
+        .find(|p| p.text.contains("greyhound"))
+        .expect("the first exchange moved to mid-term");
+    let segment = page.segment.unwrap();
+    let visits = |m: &Memory| {
+        m.store()
+            .segments(&scope, false, false)
+            .unwrap()
+            .into_iter()
+            .find(|s| s.id == segment)
+            .unwrap()
+            .visits
+    };
+    let before = visits(&m);
+    let search = |m: Memory| {
+        let scope = scope.clone();
+        async move {
+            let out = m
+                .search(SearchRequest::new(scope, "greyhound called Biscuit", 5))
+                .await
+                .unwrap();
+            assert!(
+                out.results.iter().any(|h| h.memory.text.contains("greyhound")),
+                "the search finds the migrated turn"
+            );
+        }
+    };
+    search(m.clone()).await;
+    m.flush_usage().await.unwrap();
+    assert_eq!(visits(&m), before + 1, "one search, one visit");
+    search(m.clone().with_usage_tracking(false)).await;
+    m.flush_usage().await.unwrap();
+    assert_eq!(visits(&m), before + 1, "no bookkeeping when tracking is off");
+}

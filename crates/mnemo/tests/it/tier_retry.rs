@@ -160,6 +160,21 @@ impl Store for Racing {
     fn messages(&self, s: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
         self.inner.messages(s, session, limit)
     }
+    fn sessions(&self, s: &Scope, q: &SessionQuery<'_>) -> Result<Vec<SessionInfo>> {
+        self.inner.sessions(s, q)
+    }
+    fn session_messages(
+        &self,
+        s: &Scope,
+        session: &str,
+        after: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        self.inner.session_messages(s, session, after, limit)
+    }
+    fn session_memories(&self, s: &Scope, session: &str) -> Result<Vec<MemoryId>> {
+        self.inner.session_memories(s, session)
+    }
     fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
         self.inner.export(sink)
     }
