@@ -66,7 +66,10 @@ impl RunningServer {
         };
         // Reads and visits counted by the last requests are written before the process ends.
         if let Err(e) = self.state.service.memory().flush_usage().await {
-            tracing::warn!(error_kind = e.kind().as_str(), "usage counts not written at shutdown");
+            tracing::warn!(
+                error_kind = e.kind().as_str(),
+                "usage counts not written at shutdown"
+            );
         }
         joined.map_err(|e| Error::internal(format!("server task: {e}")))
     }

@@ -161,7 +161,12 @@ impl MemoryTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let p = self.caller(&ctx)?;
-        ok_json(self.service.profile(&p, &a.parts()).await.map_err(mcp_error)?)
+        ok_json(
+            self.service
+                .profile(&p, &a.parts())
+                .await
+                .map_err(mcp_error)?,
+        )
     }
 
     #[tool(

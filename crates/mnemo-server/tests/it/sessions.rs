@@ -56,7 +56,11 @@ fn sessions_and_messages_page_with_cursors_and_follow_the_log_rule() {
         &alice,
         "alice",
         "s1",
-        &["I walk the dog at seven", "Nice routine", "my bank PIN is 4417"],
+        &[
+            "I walk the dog at seven",
+            "Nice routine",
+            "my bank PIN is 4417",
+        ],
     );
     talk(&s, &alice, "alice", "s2", &["tea with oat milk"]);
 
@@ -80,7 +84,12 @@ fn sessions_and_messages_page_with_cursors_and_follow_the_log_rule() {
     assert_eq!(r.body["sessions"][0]["session_id"], "s2", "{:?}", r.body);
 
     // Messages a page at a time, in order.
-    let r = s.call("GET", "/v1/sessions/s1/messages?limit=2", Some(&alice), None);
+    let r = s.call(
+        "GET",
+        "/v1/sessions/s1/messages?limit=2",
+        Some(&alice),
+        None,
+    );
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(
         texts(&r.body["messages"]),
@@ -117,7 +126,11 @@ fn sessions_and_messages_page_with_cursors_and_follow_the_log_rule() {
     let r = s.call("GET", "/v1/sessions/s1", Some(&alice), None);
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["session_id"], "s1");
-    assert!(r.body["window"].as_array().unwrap().len() >= 1, "{:?}", r.body);
+    assert!(
+        r.body["window"].as_array().unwrap().len() >= 1,
+        "{:?}",
+        r.body
+    );
     assert!(!r.body.to_string().contains("4417"), "{:?}", r.body);
     let snapshot = s.snapshot();
     assert!(
@@ -170,12 +183,7 @@ fn sessions_and_messages_page_with_cursors_and_follow_the_log_rule() {
     assert_eq!(update["reason"], "moved the walk");
 
     // Deleting a session deletes its memories; its turns leave the log.
-    let r = s.call(
-        "DELETE",
-        "/v1/sessions/s2?reason=done",
-        Some(&alice),
-        None,
-    );
+    let r = s.call("DELETE", "/v1/sessions/s2?reason=done", Some(&alice), None);
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["deleted"], 1);
     let r = s.call("GET", "/v1/sessions/s2/messages", Some(&alice), None);
@@ -284,7 +292,10 @@ fn segments_show_heat_inputs_and_pages_and_searches_warm_them() {
     assert_eq!(r.status, 200, "{:?}", r.body);
     let pages = r.body["pages"].as_array().unwrap();
     assert!(!pages.is_empty());
-    let first_text = pages[0]["messages"][0]["text"].as_str().unwrap().to_string();
+    let first_text = pages[0]["messages"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     // A search returning a memory of the segment's pages counts one visit, written after the
     // answer; shutdown drains what is pending.

@@ -73,7 +73,11 @@ fn a_key_never_reaches_another_users_log_on_rest() {
     }
     // Inside bob's own scope, alice's session, segment and memory look unknown.
     for (method, known, unknown) in [
-        ("GET", "/v1/sessions/s1/messages".to_string(), "/v1/sessions/zz/messages".to_string()),
+        (
+            "GET",
+            "/v1/sessions/s1/messages".to_string(),
+            "/v1/sessions/zz/messages".to_string(),
+        ),
         ("GET", "/v1/sessions/s1".into(), "/v1/sessions/zz".into()),
         ("DELETE", "/v1/sessions/s1".into(), "/v1/sessions/zz".into()),
         (
@@ -102,7 +106,10 @@ fn a_key_never_reaches_another_users_log_on_rest() {
         let r = s.call("GET", path, Some(&bob), None);
         assert_eq!(r.status, 200, "{path}: {:?}", r.body);
         let text = r.body.to_string();
-        assert!(!text.contains("4711") && !text.contains("s1"), "{path}: {text}");
+        assert!(
+            !text.contains("4711") && !text.contains("s1"),
+            "{path}: {text}"
+        );
     }
     assert_eq!(s.snapshot(), before, "a refused probe changed the store");
     // Alice herself sees it all.
@@ -121,13 +128,25 @@ fn a_key_never_reaches_another_users_log_through_mcp_tools() {
     let random = "01a22cec-5566-75a4-ba16-0f2c04e0d7d4";
     for (tool, args) in [
         ("list_sessions", json!({"user_id": "alice"})),
-        ("get_session_messages", json!({"session_id": "s1", "user_id": "alice"})),
-        ("get_session", json!({"session_id": "s1", "user_id": "alice"})),
-        ("delete_session", json!({"session_id": "s1", "user_id": "alice"})),
+        (
+            "get_session_messages",
+            json!({"session_id": "s1", "user_id": "alice"}),
+        ),
+        (
+            "get_session",
+            json!({"session_id": "s1", "user_id": "alice"}),
+        ),
+        (
+            "delete_session",
+            json!({"session_id": "s1", "user_id": "alice"}),
+        ),
         ("get_profile", json!({"user_id": "alice"})),
         ("refresh_profile", json!({"user_id": "alice"})),
         ("list_segments", json!({"user_id": "alice"})),
-        ("get_segment_pages", json!({"segment_id": segment, "user_id": "alice"})),
+        (
+            "get_segment_pages",
+            json!({"segment_id": segment, "user_id": "alice"}),
+        ),
     ] {
         let r = call_tool(&s, &bob, &session, tool, args);
         let (_, kind, _) = r.tool_error();
@@ -144,8 +163,16 @@ fn a_key_never_reaches_another_users_log_through_mcp_tools() {
         json!({"session_id": "s1"}),
         json!({"session_id": "zz"}),
     );
-    unknown_like("get_session", json!({"session_id": "s1"}), json!({"session_id": "zz"}));
-    unknown_like("delete_session", json!({"session_id": "s1"}), json!({"session_id": "zz"}));
+    unknown_like(
+        "get_session",
+        json!({"session_id": "s1"}),
+        json!({"session_id": "zz"}),
+    );
+    unknown_like(
+        "delete_session",
+        json!({"session_id": "s1"}),
+        json!({"session_id": "zz"}),
+    );
     unknown_like(
         "get_segment_pages",
         json!({"segment_id": segment}),

@@ -3,7 +3,12 @@
 //! notes, a conversation), bob's, and 1,000 memories of a third user for the list timing.
 
 use crate::TestServer;
+use mnemo::Memory;
+use mnemo_core::{RankParams, TierConfig};
+use mnemo_server::{KeyStore, ScopeParts, ServerConfig};
+use mnemo_testkit::HashEmbedder;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// What the suite needs to find again.
 pub struct Seeded {
@@ -69,6 +74,47 @@ fn import_supersession(s: &TestServer) {
     assert_eq!(r.status, 200, "{:?}", r.body);
 }
 
+/// A real server (SQLite store in a temp dir, the hash embedder, keys) whose sessions keep one
+/// page in their short-term window, so a short conversation already fills mid-term segments.
+pub fn start() -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn mnemo_core::Store> =
+        Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let memory = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
+        .unwrap()
+        .with_tier_config(TierConfig {
+            short_term_capacity: 1,
+            ..TierConfig::default()
+        });
+    let cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
+    let server = rt
+        .block_on(mnemo_server::start(memory, &cfg, std::future::pending()))
+        .unwrap();
+    let keys = KeyStore::new(store).unwrap();
+    let admin = keys
+        .create(Some("admin"), true, &ScopeParts::default())
+        .unwrap()
+        .key;
+    TestServer {
+        url: format!("http://{}", server.addr),
+        admin,
+        keys,
+        agent: ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into(),
+        server: Some(server),
+        rt,
+        _dir: dir,
+        _schema: None,
+    }
+}
+
 pub fn seed(s: &TestServer) -> Seeded {
     let secret_id = add(
         s,
@@ -96,12 +142,28 @@ pub fn seed(s: &TestServer) -> Seeded {
         Some(json!({"user_id": "alice", "links": [{"to": note_b, "reason": "same trip", "strength": 0.8}]})),
     );
     assert_eq!(r.status, 200, "{:?}", r.body);
-    add(
-        s,
-        json!({"user_id": "alice", "infer": false, "session_id": "trip-chat", "messages": [
-            {"role": "user", "content": "Alice wants a quiet hotel in Lisbon for the trip"},
-            {"role": "assistant", "content": "Noted: a quiet hotel in Lisbon for the May trip"}]}),
-    );
+    // Three exchanges of one session: with a short-term window of one page, the first two move
+    // on into mid-term segments.
+    for (user, assistant) in [
+        (
+            "Which museums are open on Monday in Lisbon?",
+            "The tile museum opens on Mondays",
+        ),
+        (
+            "Any good seafood places near Alfama?",
+            "Try the grilled sardines near the cathedral",
+        ),
+        (
+            "Alice wants a quiet hotel in Lisbon for the trip",
+            "Noted: a quiet hotel in Lisbon for the May trip",
+        ),
+    ] {
+        add(
+            s,
+            json!({"user_id": "alice", "infer": false, "session_id": "trip-chat", "messages": [
+                {"role": "user", "content": user}, {"role": "assistant", "content": assistant}]}),
+        );
+    }
     add(
         s,
         json!({"text": "Bob likes chess openings", "user_id": "bob", "infer": false}),

@@ -44,7 +44,7 @@ impl Ctx {
 
 #[test]
 fn the_inspector_in_a_real_browser() {
-    let s = TestServer::start();
+    let s = fixture::start();
     let seeded = fixture::seed(&s);
     let b = Browser::start();
     b.viewport(1280, 800);

@@ -117,6 +117,9 @@ pub fn markup_renders_as_text(c: &Ctx) {
             && meta.contains("ok true boolean"),
         "{meta}"
     );
+    // The source message holds the same markup; it is shown as text too.
+    let sources = text_of(c, "#sources-table");
+    assert!(sources.contains(XSS_TEXT), "{sources}");
     no_injection(c);
     c.shot("markup");
 }

@@ -61,18 +61,48 @@ pub fn notes_graph(c: &Ctx) {
 
 pub fn conversations_and_profile(c: &Ctx) {
     go(c, "conversations", "#/conversations?session=trip-chat");
-    let page = c.b.page_text();
-    // Either the routes answer, or each part says plainly that this server lacks them.
-    if c.b.find_all("#sessions-table").is_empty() {
-        assert!(page.contains("not available on this server"), "{page}");
-    } else {
-        assert!(text_of(c, "#sessions-table").contains("trip-chat"));
-        assert!(text_of(c, "#messages-table").contains("quiet hotel in Lisbon"));
+    let sessions = text_of(c, "#sessions-table");
+    assert!(sessions.contains("trip-chat"), "{sessions}");
+    let messages = text_of(c, "#messages-table");
+    for said in ["tile museum", "grilled sardines", "quiet hotel in Lisbon"] {
+        assert!(messages.contains(said), "{messages}");
     }
+    // A window of one page: the last exchange; the earlier ones went on to segments.
+    let window = text_of(c, "#window-table");
+    assert!(
+        window.contains("quiet hotel") && !window.contains("tile museum"),
+        "{window}"
+    );
+    let segments = c.b.find_all("#segments-table tbody tr");
+    assert!(!segments.is_empty(), "mid-term segments are listed");
+    let seg = text_of(c, "#segments-table");
+    assert!(
+        seg.contains("visits") && seg.contains("recency") && seg.contains("active"),
+        "heat inputs and state: {seg}"
+    );
     c.shot("conversations");
+    let trip = segments
+        .iter()
+        .find(|r| c.b.text(r).contains("trip-chat"))
+        .expect("a segment of the trip-chat session");
+    let link = c.b.js(
+        "return arguments[0].querySelector('a').getAttribute('href');",
+        json!([{"element-6066-11e4-a52e-4f735466cecf": trip.id()}]),
+    );
+    let hash = link.as_str().unwrap().to_string();
+    go(c, "conversations", &hash);
+    let pages = text_of(c, "#segment-pages-table");
+    assert!(
+        pages.contains("tile museum") || pages.contains("grilled sardines"),
+        "{pages}"
+    );
     go(c, "profile", "#/profile");
     let page = c.b.page_text();
-    assert!(page.contains("Profile"), "{page}");
+    assert!(page.contains("No profile dimensions yet"), "{page}");
+    assert!(
+        page.contains("User knowledge") && page.contains("Assistant knowledge"),
+        "{page}"
+    );
     c.shot("profile");
 }
 

@@ -22,6 +22,13 @@ pub struct Browser {
 #[derive(Debug, Clone)]
 pub struct El(String);
 
+impl El {
+    /// The reference's id, for passing the element to a script.
+    pub fn id(&self) -> &str {
+        &self.0
+    }
+}
+
 fn which(env: &str, names: &[&str]) -> Result<String, String> {
     if let Ok(p) = std::env::var(env) {
         return Ok(p);

@@ -18,9 +18,18 @@ async function part(root, title, fn) {
   }
 }
 
-function pageRow(pg) {
-  return [h("span", { class: "mono" }, short(pg.id)), pg.text || "", String(pg.tokens ?? "—"), (pg.keywords || []).map((k) => chip(k)), pg.tier || pg.state || "—", when(pg.at)];
+/** A page's exchange: its messages, one line each (role: text). */
+function exchange(pg) {
+  const msgs = Array.isArray(pg.messages) ? pg.messages : [];
+  if (!msgs.length) return h("span", { class: "muted" }, pg.text || "(no visible messages)");
+  return h("div", null, msgs.map((m) => h("div", null, h("strong", null, m.role + ": "), m.text)));
 }
+
+function pageRow(pg) {
+  return [h("span", { class: "mono" }, short(pg.id)), exchange(pg), String(pg.tokens ?? "—"), (pg.keywords || []).map((k) => chip(k)), pg.tier || "—", pg.continues ? short(pg.continues) : "—", when(pg.at)];
+}
+
+const PAGE_HEAD = ["Page", "Exchange", "Tokens", "Keywords", "Tier", "Continues", "At"];
 
 function heatInputs(x) {
   if (!x || typeof x !== "object") return "—";
@@ -50,15 +59,25 @@ export async function render(root, p) {
     await part(root, "Short-term window", async (box) => {
       const data = await api.get("/v1/sessions/" + encodeURIComponent(session), api.scopeQuery());
       const win = data.window || [];
-      box.appendChild(win.length ? table(["Page", "Text", "Tokens", "Keywords", "Tier", "At"], win.map(pageRow), { class: "wide", id: "window-table" }) : info("The window is empty."));
+      box.appendChild(win.length ? table(PAGE_HEAD, win.map(pageRow), { class: "wide", id: "window-table" }) : info("The window is empty."));
     });
   }
   await part(root, "Mid-term segments", async (box) => {
     const data = await api.get("/v1/segments", api.scopeQuery());
     if (!data.segments.length) return box.appendChild(info("No segments in this scope."));
-    box.appendChild(table(["Segment", "Session", "Summary", "Keywords", "Heat", "Heat inputs", "State", "Pages", "Continues"], data.segments.map((s) => [
-      h("span", { class: "mono" }, short(s.id)), s.session_id || "—", s.summary, (s.keywords || []).map((k) => chip(k)),
-      typeof s.heat === "number" ? s.heat.toFixed(3) : String(s.heat ?? "—"), heatInputs(s.heat_inputs), s.state,
-      String(Array.isArray(s.pages) ? s.pages.length : s.pages ?? "—"), s.continues ? short(s.continues) : "—"]), { class: "wide", id: "segments-table" }));
+    const hot = [...data.segments].sort((a, b) => b.heat - a.heat);
+    box.appendChild(table(["Segment", "Session", "Summary", "Keywords", "Heat", "Heat inputs", "State", "Pages", "Continues"], hot.map((s) => [
+      h("a", { href: "#/conversations?" + new URLSearchParams(Object.assign(Object.fromEntries(p), { segment: s.id })).toString(), class: "mono" }, short(s.id)),
+      s.session_id || "—", s.summary || h("span", { class: "muted" }, "(no summary)"), (s.keywords || []).map((k) => chip(k)),
+      typeof s.heat === "number" ? s.heat.toFixed(3) : "—", heatInputs(s.heat_inputs), s.state,
+      String(s.pages ?? "—"), Array.isArray(s.continues) && s.continues.length ? s.continues.map((c) => chip(short(c))) : "—"]), { class: "wide", id: "segments-table" }));
   });
+  const segment = p.get("segment");
+  if (segment) {
+    await part(root, "Pages of segment " + short(segment), async (box) => {
+      const pages = await api.get("/v1/segments/" + encodeURIComponent(segment) + "/pages", api.scopeQuery());
+      const list = Array.isArray(pages) ? pages : pages.pages || [];
+      box.appendChild(table(PAGE_HEAD, list.map(pageRow), { class: "wide", id: "segment-pages-table" }));
+    });
+  }
 }

@@ -2,21 +2,16 @@
 // and assistant knowledge; a refresh button asks the server to rebuild it.
 
 import * as api from "../api.js";
-import { errorBox, h, info, table, when } from "../dom.js";
+import { chip, errorBox, h, info, short, table, when } from "../dom.js";
 
-function evidence(ev) {
-  if (!Array.isArray(ev) || !ev.length) return h("span", { class: "muted" }, "—");
-  return h("ul", null, ev.map((e) => h("li", null, typeof e === "string" ? e : (e.text || e.content || e.message_id || JSON.stringify(e)))));
+function evidence(ids) {
+  if (!Array.isArray(ids) || !ids.length) return h("span", { class: "muted" }, "—");
+  return ids.map((id) => chip(short(id)));
 }
 
-function asRows(obj) {
-  if (Array.isArray(obj)) return obj;
-  return Object.entries(obj || {}).map(([name, v]) => Object.assign({ name }, typeof v === "object" && v !== null ? v : { value: v }));
-}
-
-function knowledge(list) {
+function knowledge(list, id) {
   if (!Array.isArray(list) || !list.length) return h("p", { class: "muted" }, "none");
-  return h("ul", null, list.map((k) => h("li", null, typeof k === "string" ? k : (k.text || k.memory || JSON.stringify(k)))));
+  return h("ul", { id }, list.map((k) => h("li", null, h("a", { href: "#/memory/" + k.id }, k.memory), " ", when(k.created_at))));
 }
 
 export async function render(root) {
@@ -32,13 +27,12 @@ export async function render(root) {
     }
   } } }, "Refresh profile"), out));
   const data = await api.get("/v1/profile", api.scopeQuery());
-  const p = data.profile || data;
-  const dims = asRows(p.dimensions);
-  if (!dims.length) root.appendChild(info("No profile dimensions yet."));
-  else root.appendChild(table(["Dimension", "Value", "Evidence", "Updated"], dims.map((d) => [
-    d.name || d.dimension || "—", String(d.value ?? d.text ?? ""), evidence(d.evidence || d.evidence_messages), when(d.updated_at)]), { class: "wide", id: "profile-table" }));
+  const dims = data.dimensions || [];
+  if (data.profile) root.appendChild(h("p", { class: "muted" }, "Profile memory ", h("a", { href: "#/memory/" + data.profile.id }, short(data.profile.id)), ", updated ", when(data.profile.updated_at)));
+  if (!dims.length) root.appendChild(info("No profile dimensions yet: they are written when a chat model analyses hot segments, or on refresh."));
+  else root.appendChild(table(["Dimension", "Value", "Evidence messages"], dims.map((d) => [d.name, d.value, evidence(d.message_ids)]), { class: "wide", id: "profile-table" }));
   root.appendChild(h("h2", null, "User knowledge"));
-  root.appendChild(knowledge(data.user_knowledge || p.user_knowledge));
+  root.appendChild(knowledge(data.user_knowledge, "user-knowledge"));
   root.appendChild(h("h2", null, "Assistant knowledge"));
-  root.appendChild(knowledge(data.assistant_knowledge || p.assistant_knowledge));
+  root.appendChild(knowledge(data.assistant_knowledge, "assistant-knowledge"));
 }
