@@ -16,9 +16,9 @@ const VIEWS = { scopes, memories, memory, conversations, profile, graph, pack, a
 const $ = (id) => document.getElementById(id);
 let renderSeq = 0;
 
-/** Who the key is: {admin} (an admin key answers /v1/stats; a bound key is refused). */
+/** Who the key is: {admin}. An unknown or revoked key is refused (401) before anything else;
+ *  an admin key answers /v1/stats, a bound key is forbidden it (403). */
 async function identify() {
-  await api.get("/v1/scopes");
   try {
     await api.get("/v1/stats");
     return { admin: true };

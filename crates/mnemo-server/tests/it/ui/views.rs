@@ -181,6 +181,7 @@ pub fn keyboard_focus(c: &Ctx) {
 
 pub fn phone_width(c: &Ctx) {
     c.b.viewport(390, 800);
+    c.b.js("document.activeElement && document.activeElement.blur();", json!([]));
     go(c, "memories", "#/memories");
     let v = c.b.js(
         "return [document.documentElement.scrollWidth, window.innerWidth];",
