@@ -77,6 +77,40 @@ fn import_supersession(s: &TestServer) {
 /// A real server (SQLite store in a temp dir, the hash embedder, keys) whose sessions keep one
 /// page in their short-term window, so a short conversation already fills mid-term segments.
 pub fn start() -> TestServer {
+    start_with_chat(None)
+}
+
+/// A chat model that answers only the profile analysis: the traveller's preference, resting on
+/// the message that states it, and one statement of user and of assistant knowledge. Any other
+/// step is an error (the suite never asks for one).
+pub fn profile_chat() -> Arc<dyn mnemo_core::ChatModel> {
+    Arc::new(mnemo_testkit::ScriptedChat::new(
+        "scripted:profile",
+        |req| {
+            if mnemo_core::pipeline::step_of(req) != Some("profile") {
+                return Err(mnemo_core::Error::internal(
+                    "the suite's chat answers profile calls only",
+                ));
+            }
+            let prompt = &req.messages[1].content;
+            let n: u64 = prompt
+                .lines()
+                .find(|l| l.starts_with('[') && l.contains("quiet hotel"))
+                .and_then(|l| l[1..].split(']').next()?.parse().ok())
+                .expect("the prompt numbers the message about the hotel");
+            Ok(json!({
+            "profile": {"dimensions": [{"name": "travel", "value": "prefers quiet hotels", "messages": [n]}],
+                        "reason": "stated in the trip chat"},
+            "user_knowledge": [{"text": "Ann is planning a trip to Porto", "messages": [n]}],
+            "assistant_knowledge": ["Suggested a quiet guesthouse by the river"]
+        })
+        .to_string())
+        },
+    ))
+}
+
+/// [`start`] with a chat model.
+pub fn start_with_chat(chat: Option<Arc<dyn mnemo_core::ChatModel>>) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn mnemo_core::Store> =
         Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
@@ -91,6 +125,10 @@ pub fn start() -> TestServer {
             short_term_capacity: 1,
             ..TierConfig::default()
         });
+    let memory = match chat {
+        Some(chat) => memory.with_chat(chat, mnemo::InferConfig::default()),
+        None => memory,
+    };
     let cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
     let server = rt
         .block_on(mnemo_server::start(memory, &cfg, std::future::pending()))

@@ -128,6 +128,10 @@ pub fn run_all(c: &Ctx) {
             views::thousand_memories,
         ),
         (
+            "the_profile_shows_dimensions_with_evidence_and_knowledge",
+            views::profile_with_evidence,
+        ),
+        (
             "without_keys_the_page_continues_keyless_and_shows_every_scope",
             security::no_key_server_shows_everything,
         ),

@@ -181,7 +181,10 @@ pub fn keyboard_focus(c: &Ctx) {
 
 pub fn phone_width(c: &Ctx) {
     c.b.viewport(390, 800);
-    c.b.js("document.activeElement && document.activeElement.blur();", json!([]));
+    c.b.js(
+        "document.activeElement && document.activeElement.blur();",
+        json!([]),
+    );
     go(c, "memories", "#/memories");
     let v = c.b.js(
         "return [document.documentElement.scrollWidth, window.innerWidth];",
@@ -214,4 +217,51 @@ pub fn thousand_memories(c: &Ctx) {
         v[1].as_str().unwrap()
     );
     c.shot("memories-1000");
+}
+
+/// The profile view on a server with a chat model: refreshing through the page writes the
+/// profile, shown with each dimension's evidence and the user and assistant knowledge.
+pub fn profile_with_evidence(c: &Ctx) {
+    let s = super::fixture::start_with_chat(Some(super::fixture::profile_chat()));
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&s.admin),
+        Some(
+            json!({"user_id": "ann", "infer": false, "session_id": "s1", "messages": [
+            {"role": "user", "content": "For Porto I want a quiet hotel, please"},
+            {"role": "assistant", "content": "A quiet guesthouse by the river, then"}]}),
+        ),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    c.b.goto(&format!("{}/ui/", s.url));
+    c.b.js("sessionStorage.clear();", json!([]));
+    c.b.goto(&format!("{}/ui/?profile", s.url));
+    let input = c.b.wait("#signin:not([hidden]) #key");
+    c.b.type_into(&input, &s.admin);
+    c.b.render("scopes", || {
+        c.b.click(&c.b.find("#signin-form button[type=submit]"))
+    });
+    c.b.js(
+        "sessionStorage.setItem('mnemo.scope', JSON.stringify({user_id: 'ann'}));",
+        json!([]),
+    );
+    go(c, "profile", "#/profile");
+    assert!(c.b.page_text().contains("No profile dimensions yet"));
+    c.b.render("profile", || c.b.click(&c.b.find("#refresh-profile")));
+    let dims = text_of(c, "#profile-table");
+    assert!(
+        dims.contains("travel") && dims.contains("prefers quiet hotels"),
+        "{dims}"
+    );
+    let evidence = c.b.find_all("#profile-table ul.evidence li");
+    assert_eq!(evidence.len(), 1, "one evidence message");
+    let said = c.b.text(&evidence[0]);
+    assert!(
+        said.contains("user: For Porto I want a quiet hotel"),
+        "the evidence shows its message: {said}"
+    );
+    assert!(text_of(c, "#user-knowledge").contains("planning a trip to Porto"));
+    assert!(text_of(c, "#assistant-knowledge").contains("quiet guesthouse"));
+    c.shot("profile");
 }
