@@ -177,6 +177,20 @@ pub fn keyboard_focus(c: &Ctx) {
         );
     });
     c.shot("focus");
+    // Every form control of the views with forms has a label a screen reader can read.
+    for (view, hash) in [
+        ("memories", "#/memories".to_string()),
+        ("memory", format!("#/memory/{}", c.seeded.new_fact)),
+        ("pack", "#/pack".to_string()),
+        ("admin", "#/admin".to_string()),
+    ] {
+        go(c, view, &hash);
+        let unlabelled = c.b.js(
+            "return [...document.querySelectorAll('main input, main select, main textarea')].filter(e => !e.labels.length && !e.getAttribute('aria-label')).map(e => e.name);",
+            json!([]),
+        );
+        assert_eq!(unlabelled, json!([]), "unlabelled controls on {hash}");
+    }
 }
 
 pub fn phone_width(c: &Ctx) {

@@ -117,9 +117,9 @@ function editForm(m, reload) {
 }
 
 function linkForm(id, reload) {
-  const to = h("input", { name: "to", id: "link-to", size: 38, placeholder: "memory id" });
-  const kind = h("select", { name: "kind" }, LINK_KINDS.map((k) => h("option", { value: k }, k)));
-  const reason = h("input", { name: "reason", size: 24, placeholder: "why" });
+  const to = h("input", { name: "to", id: "link-to", size: 38, placeholder: "memory id", "aria-label": "link to memory id" });
+  const kind = h("select", { name: "kind", "aria-label": "link kind" }, LINK_KINDS.map((k) => h("option", { value: k }, k)));
+  const reason = h("input", { name: "reason", size: 24, placeholder: "why", "aria-label": "reason for the link" });
   const out = h("div", { role: "status" });
   const form = h("form", { class: "filters", id: "link-form" }, to, kind, reason, h("button", { type: "submit" }, "Add link"), out);
   form.addEventListener("submit", async (ev) => {
