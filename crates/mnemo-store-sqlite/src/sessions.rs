@@ -125,7 +125,11 @@ impl SqliteStore {
         })
     }
 
-    pub(crate) fn memories_of_session(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>> {
+    pub(crate) fn memories_of_session(
+        &self,
+        scope: &Scope,
+        session: &str,
+    ) -> Result<Vec<MemoryId>> {
         scope.validate()?;
         self.read(|conn| {
             check_known(conn, scope, session)?;

@@ -358,7 +358,7 @@ impl SqliteStore {
             )?;
             self.step("history")?;
             // The ADD event names who asked, else the memory's speaker, and the speaker's role.
-                let ctx = WriteContext {
+            let ctx = WriteContext {
                 reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
                 actor: batch.context.actor.clone().or_else(|| m.actor.clone()),
                 role: batch.context.role.or(m.role),

@@ -10,7 +10,12 @@ use mnemo_core::*;
 /// Writes `n` turns (each a message, its raw memory and a page) into `session` of `scope`.
 fn turns(store: &dyn Store, scope: &Scope, session: &str, n: usize) {
     for i in 0..n {
-        put_page(store, scope, Some(session), &format!("{session} turn number {i}"));
+        put_page(
+            store,
+            scope,
+            Some(session),
+            &format!("{session} turn number {i}"),
+        );
     }
 }
 
@@ -26,12 +31,23 @@ pub fn sessions_are_listed_with_their_sizes(h: &dyn Harness) {
     turns(store.as_ref(), &ana, "s-b", 3);
     turns(store.as_ref(), &ana, "s-a", 2);
     turns(store.as_ref(), &ana, "s-c", 1);
-    put(store.as_ref(), &ana, "no session here", serde_json::json!({}));
+    put(
+        store.as_ref(),
+        &ana,
+        "no session here",
+        serde_json::json!({}),
+    );
     turns(store.as_ref(), &scope("bob"), "s-secret", 2);
 
-    let all = store.sessions(&ana, &q(None, None, 100)).expect("sessions listed");
+    let all = store
+        .sessions(&ana, &q(None, None, 100))
+        .expect("sessions listed");
     let ids: Vec<&str> = all.iter().map(|s| s.session_id.as_str()).collect();
-    assert_eq!(ids, ["s-a", "s-b", "s-c"], "ordered by id, bob's not listed");
+    assert_eq!(
+        ids,
+        ["s-a", "s-b", "s-c"],
+        "ordered by id, bob's not listed"
+    );
     let b = &all[1];
     assert_eq!((b.messages, b.pages), (3, 3), "{b:?}");
     assert!(b.first_at <= b.last_at);
@@ -45,7 +61,9 @@ pub fn sessions_are_listed_with_their_sizes(h: &dyn Harness) {
     assert_eq!(rest.len(), 1);
     assert_eq!(rest[0].session_id, "s-c");
 
-    let bobs = store.sessions(&scope("bob"), &q(None, None, 100)).expect("bob's");
+    let bobs = store
+        .sessions(&scope("bob"), &q(None, None, 100))
+        .expect("bob's");
     assert_eq!(bobs.len(), 1);
     assert!(store
         .sessions(&scope("nobody"), &q(None, None, 10))
@@ -53,7 +71,9 @@ pub fn sessions_are_listed_with_their_sizes(h: &dyn Harness) {
         .is_empty());
     let one = store.sessions(&ana, &q(None, Some("s-b"), 10)).unwrap();
     assert_eq!(one, vec![b.clone()], "only picks one session");
-    let foreign = store.sessions(&ana, &q(None, Some("s-secret"), 10)).unwrap();
+    let foreign = store
+        .sessions(&ana, &q(None, Some("s-secret"), 10))
+        .unwrap();
     assert!(foreign.is_empty(), "bob's session is not ana's");
 }
 
@@ -71,7 +91,9 @@ pub fn session_messages_page_in_log_order(h: &dyn Harness) {
     let texts: Vec<&str> = all.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(
         texts,
-        (0..5).map(|i| format!("s1 turn number {i}")).collect::<Vec<_>>()
+        (0..5)
+            .map(|i| format!("s1 turn number {i}"))
+            .collect::<Vec<_>>()
     );
     let page = store.session_messages(&ana, "s1", None, 2).unwrap();
     assert_eq!(page.len(), 2);
@@ -112,7 +134,10 @@ pub fn session_memories_are_its_active_sources(h: &dyn Harness) {
     store
         .delete(&ana, ids[0], DeleteMode::Soft, &WriteContext::default())
         .unwrap();
-    assert_eq!(store.session_memories(&ana, "s1").unwrap(), ids[1..].to_vec());
+    assert_eq!(
+        store.session_memories(&ana, "s1").unwrap(),
+        ids[1..].to_vec()
+    );
     for (who, session) in [(&ana, "nope"), (&scope("bob"), "s1")] {
         let e = store.session_memories(who, session).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");

@@ -59,7 +59,11 @@ async fn main() -> Result<()> {
                 req.input = AddInput::Messages(
                     pair.iter()
                         .map(|&i| InputMessage {
-                            role: if i % 2 == 0 { Role::User } else { Role::Assistant },
+                            role: if i % 2 == 0 {
+                                Role::User
+                            } else {
+                                Role::Assistant
+                            },
                             content: sentence(u, s, i),
                             name: None,
                         })

@@ -111,7 +111,11 @@ impl Memory {
                         id: g.id,
                         session_id: mine.first().and_then(|p| p.session_id.clone()),
                         summary: visible.then(|| g.summary.clone()),
-                        keywords: if visible { g.keywords.clone() } else { Vec::new() },
+                        keywords: if visible {
+                            g.keywords.clone()
+                        } else {
+                            Vec::new()
+                        },
                         heat: heat(&g, &weights, now),
                         heat_inputs: HeatInputs {
                             visits: g.visits,
@@ -119,7 +123,11 @@ impl Memory {
                             last_visit_at: g.last_visit_at,
                             recency: (-age_h / weights.tau_hours).exp(),
                         },
-                        state: if g.evicted_at.is_some() { "evicted" } else { "active" },
+                        state: if g.evicted_at.is_some() {
+                            "evicted"
+                        } else {
+                            "active"
+                        },
                         pages: g.page_count,
                         continues,
                         created_at: g.created_at,
@@ -170,11 +178,11 @@ impl Memory {
             .await?;
         let (assistant_knowledge, user_knowledge): (Vec<MemoryRecord>, Vec<MemoryRecord>) =
             page.results.into_iter().partition(|m| {
-            m.metadata
-                .get(mnemo_core::pipeline::KNOWLEDGE_KEY)
-                .and_then(|v| v.as_str())
-                == Some("assistant")
-        });
+                m.metadata
+                    .get(mnemo_core::pipeline::KNOWLEDGE_KEY)
+                    .and_then(|v| v.as_str())
+                    == Some("assistant")
+            });
         Ok(ProfileView {
             profile,
             dimensions,

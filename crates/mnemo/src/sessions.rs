@@ -108,7 +108,7 @@ pub(crate) fn page_views(
                 .iter()
                 .filter_map(|id| by_id.get(id).map(|m| LogMessage::from((*m).clone())))
                 .collect();
-            (!messages.is_empty()).then(|| PageView {
+            (!messages.is_empty()).then_some(PageView {
                 id: p.id,
                 session_id: p.session_id,
                 tier: p.tier,
@@ -229,7 +229,10 @@ impl Memory {
                 )?
                 .pop()
                 .ok_or_else(|| {
-                    Error::invalid("session_id", format!("the scope has no session {session:?}"))
+                    Error::invalid(
+                        "session_id",
+                        format!("the scope has no session {session:?}"),
+                    )
                 })?;
             let pages = s.pages(&PageQuery {
                 scope: Some(scope.clone()),
@@ -265,7 +268,8 @@ impl Memory {
             if ids.is_empty() {
                 return Ok(0);
             }
-            let items: Vec<(Scope, MemoryId)> = ids.into_iter().map(|id| (scope.clone(), id)).collect();
+            let items: Vec<(Scope, MemoryId)> =
+                ids.into_iter().map(|id| (scope.clone(), id)).collect();
             s.delete_many(&items, DeleteMode::Soft, &ctx)
         })
         .await

@@ -168,7 +168,10 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     );
     let (mut tracking_on, mut tracking_off) = (Vec::new(), Vec::new());
     for (i, ((scope, q), v)) in questions.iter().zip(&qvecs).enumerate() {
-        let mut runs = [(&tracked, &mut tracking_on), (&untracked, &mut tracking_off)];
+        let mut runs = [
+            (&tracked, &mut tracking_on),
+            (&untracked, &mut tracking_off),
+        ];
         if i % 2 == 1 {
             runs.reverse();
         }

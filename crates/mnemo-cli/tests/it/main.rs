@@ -18,8 +18,8 @@ mod pipe;
 mod profile;
 mod reembed;
 mod serve;
-mod sessions;
 mod server_crash;
+mod sessions;
 mod store_url;
 mod two_servers;
 

@@ -35,19 +35,38 @@ fn sessions_and_segments_commands_show_the_log_and_reasons_reach_history() {
     let r = run_ok(mnemo(d).args(["delete", "--user-id", "u1", "--reason", "asked", &pin]));
     assert_eq!(r["event"], "DELETE");
     let r = run_ok(mnemo(d).args([
-        "sessions", "messages", "--user-id", "u1", "--limit", "1", "s1",
+        "sessions",
+        "messages",
+        "--user-id",
+        "u1",
+        "--limit",
+        "1",
+        "s1",
     ]));
     assert_eq!(r["messages"][0]["text"], "the dog is called Miso", "{r}");
     assert_eq!(r["messages"][0]["name"], "Ann", "{r}");
-    assert!(!r.to_string().contains("4417"), "deleted turns leave the log: {r}");
+    assert!(
+        !r.to_string().contains("4417"),
+        "deleted turns leave the log: {r}"
+    );
 
     let r = run_ok(mnemo(d).args([
-        "update", "--user-id", "u1", "--text", "the dog is Miso", "--reason", "shorter", &first,
+        "update",
+        "--user-id",
+        "u1",
+        "--text",
+        "the dog is Miso",
+        "--reason",
+        "shorter",
+        &first,
     ]));
     assert_eq!(r["memory"], "the dog is Miso");
     let h = run_ok(mnemo(d).args(["history", "--user-id", "u1", &first]));
     let events = h["results"].as_array().unwrap();
-    assert_eq!(events[0]["actor"], "Ann", "a conversation add names its speaker: {h}");
+    assert_eq!(
+        events[0]["actor"], "Ann",
+        "a conversation add names its speaker: {h}"
+    );
     let update = events.iter().find(|e| e["event"] == "UPDATE").unwrap();
     assert_eq!(update["reason"], "shorter", "{h}");
 
@@ -60,10 +79,22 @@ fn sessions_and_segments_commands_show_the_log_and_reasons_reach_history() {
     assert!(r["segments"].is_array(), "{r}");
 
     for (args, field) in [
-        (&["sessions", "messages", "--user-id", "u1", "nope"][..], "session_id"),
-        (&["sessions", "show", "--user-id", "u1", "nope"], "session_id"),
-        (&["sessions", "list", "--user-id", "u1", "--cursor", "x"], "cursor"),
-        (&["segments", "pages", "--user-id", "u1", "not-a-uuid"], "segment"),
+        (
+            &["sessions", "messages", "--user-id", "u1", "nope"][..],
+            "session_id",
+        ),
+        (
+            &["sessions", "show", "--user-id", "u1", "nope"],
+            "session_id",
+        ),
+        (
+            &["sessions", "list", "--user-id", "u1", "--cursor", "x"],
+            "cursor",
+        ),
+        (
+            &["segments", "pages", "--user-id", "u1", "not-a-uuid"],
+            "segment",
+        ),
     ] {
         let (_, err) = run_err(mnemo(d).args(args));
         assert_eq!(err["error"]["kind"], "invalid_input", "{args:?}: {err}");

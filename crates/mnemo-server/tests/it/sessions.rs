@@ -127,7 +127,7 @@ fn sessions_and_messages_page_with_cursors_and_follow_the_log_rule() {
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["session_id"], "s1");
     assert!(
-        r.body["window"].as_array().unwrap().len() >= 1,
+        !r.body["window"].as_array().unwrap().is_empty(),
         "{:?}",
         r.body
     );
@@ -319,4 +319,57 @@ fn segments_show_heat_inputs_and_pages_and_searches_warm_them() {
         .find(|g| g.id.to_string() == id)
         .unwrap();
     assert_eq!(after.visits, visits + 1, "one search, one visit");
+}
+
+#[test]
+fn mcp_log_tools_read_the_log_and_update_and_delete_keep_their_reason() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    let added = talk(&s, &alice, "alice", "s1", &["my cat is Tofu", "cute"]);
+    let cat = id_of(&added, "my cat is Tofu");
+    let session = crate::mcp::open_session(&s, &alice);
+    let call = |tool: &str, args: Value| {
+        crate::mcp::call_tool(&s, &alice, &session, tool, args).tool_json()
+    };
+    let listed = call("list_sessions", json!({}));
+    assert_eq!(listed["sessions"][0]["session_id"], "s1", "{listed}");
+    let read = call(
+        "get_session_messages",
+        json!({"session_id": "s1", "limit": 1}),
+    );
+    assert_eq!(texts(&read["messages"]), ["my cat is Tofu"], "{read}");
+    assert!(read["next_cursor"].is_string(), "{read}");
+    let one = call("get_session", json!({"session_id": "s1"}));
+    assert!(one["window"].is_array(), "{one}");
+    let detail = call("get_memory", json!({"memory_id": cat, "detail": true}));
+    assert_eq!(detail["sources"][0]["text"], "my cat is Tofu", "{detail}");
+    call(
+        "update_memory",
+        json!({"memory_id": cat, "text": "my cat is called Tofu", "reason": "clearer"}),
+    );
+    let h = call("memory_history", json!({"memory_id": cat}));
+    let update = h["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["event"] == "UPDATE")
+        .cloned()
+        .unwrap();
+    assert_eq!(update["reason"], "clearer", "{h}");
+    call(
+        "delete_memory",
+        json!({"memory_id": cat, "reason": "moved away"}),
+    );
+    assert!(s
+        .snapshot()
+        .lines()
+        .any(|l| l.contains("\"DELETE\"") && l.contains("moved away")));
+    let after = call("get_session_messages", json!({"session_id": "s1"}));
+    assert_eq!(texts(&after["messages"]), ["cute"], "{after}");
+    let gone = call("delete_session", json!({"session_id": "s1"}));
+    assert_eq!(gone["deleted"], 1, "{gone}");
+    let segments = call("list_segments", json!({}));
+    assert!(segments["segments"].is_array(), "{segments}");
+    let profile = call("get_profile", json!({}));
+    assert!(profile["profile"].is_null(), "{profile}");
 }

@@ -24,7 +24,10 @@ fn check_known(c: &mut postgres::Client, scope: &Scope, session: &str) -> Result
     let mut p = Pred::default();
     let g = session_sql(&mut p, scope, session);
     let found = c
-        .query_opt(&format!("SELECT 1 FROM messages g WHERE {g} LIMIT 1"), &p.params())
+        .query_opt(
+            &format!("SELECT 1 FROM messages g WHERE {g} LIMIT 1"),
+            &p.params(),
+        )
         .map_err(pg_err)?;
     match found {
         Some(_) => Ok(()),
@@ -120,7 +123,11 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn memories_of_session(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>> {
+    pub(crate) fn memories_of_session(
+        &self,
+        scope: &Scope,
+        session: &str,
+    ) -> Result<Vec<MemoryId>> {
         scope.validate()?;
         self.with(|c| {
             check_known(c, scope, session)?;

@@ -503,7 +503,9 @@ async fn a_search_returning_a_segments_memories_counts_one_visit_unless_tracking
                 .await
                 .unwrap();
             assert!(
-                out.results.iter().any(|h| h.memory.text.contains("greyhound")),
+                out.results
+                    .iter()
+                    .any(|h| h.memory.text.contains("greyhound")),
                 "the search finds the migrated turn"
             );
         }
@@ -513,5 +515,9 @@ async fn a_search_returning_a_segments_memories_counts_one_visit_unless_tracking
     assert_eq!(visits(&m), before + 1, "one search, one visit");
     search(m.clone().with_usage_tracking(false)).await;
     m.flush_usage().await.unwrap();
-    assert_eq!(visits(&m), before + 1, "no bookkeeping when tracking is off");
+    assert_eq!(
+        visits(&m),
+        before + 1,
+        "no bookkeeping when tracking is off"
+    );
 }
