@@ -13,6 +13,17 @@ export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 # most dependencies a second time). The opt-in candle embedder is part of the tested feature set
 # (`features` below): it is the exact reference the ONNX embedder's quality tests compare with.
 features=(--features mnemo-models/candle,mnemo-cli/candle,mnemo-cli/png-plots)
+# The web inspector's browser suite (mnemo-server's tests/it/ui) drives headless Chromium through
+# chromedriver: the Debian packages are installed when missing. Without them the suite fails with
+# the reason; it never skips.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update && apt-get install -y chromium chromium-driver
+  else
+    echo "test.sh: chromium and chromedriver are missing (apt-get install chromium chromium-driver);" \
+      "the inspector's browser suite will fail" >&2
+  fi
+fi
 cargo test --workspace "${features[@]}" --no-run
 if [ ! -d "$MNEMO_MODELS_DIR/onnxruntime" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
   "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install

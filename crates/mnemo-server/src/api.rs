@@ -165,6 +165,9 @@ pub struct ListParams {
     pub filters: Option<String>,
     #[serde(default)]
     pub include_expired: bool,
+    /// Also list superseded and deleted memories (each says its `state`).
+    #[serde(default)]
+    pub include_inactive: bool,
     /// What was valid at this instant (RFC 3339): superseded facts included, later ones not.
     pub as_of: Option<DateTime<Utc>>,
 }

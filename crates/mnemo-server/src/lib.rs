@@ -7,6 +7,7 @@
 //!   server); [`mcp`], the MCP tools over stdio and streamable HTTP (`/mcp`).
 //! - [`auth`]: API keys (stored hashed, bound to scopes, revocable); [`ratelimit`]: per key.
 //! - [`error`]: error kinds → HTTP status and MCP codes, in one match.
+//! - [`ui`]: the web inspector at `/ui`, its assets compiled in, under a strict CSP.
 //! - [`config`]: `mnemo.toml` and the validated [`ServerConfig`]; [`server`]: start, serve,
 //!   shut down gracefully.
 
@@ -23,6 +24,7 @@ pub mod ratelimit;
 pub mod rest;
 pub mod server;
 pub mod service;
+pub mod ui;
 
 pub use auth::{KeyStore, Principal, ScopeParts};
 pub use config::{FileConfig, ServerConfig};

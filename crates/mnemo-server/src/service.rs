@@ -20,6 +20,7 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 
 mod context;
+pub mod inspect;
 mod log;
 pub use context::budget_tokens;
 
@@ -462,7 +463,11 @@ impl Service {
     }
 
     pub async fn list(&self, p: &Principal, params: ListParams) -> ApiResult<Page> {
+        let inactive = params.include_inactive;
         let req = Self::list_request(p, params)?;
+        if inactive {
+            return self.list_any_state(p, req).await;
+        }
         self.run("list", p, async { Ok(self.memory.list(req).await?) })
             .await
     }

@@ -180,6 +180,7 @@ pub(super) async fn page_of(
                 kinds: None,
                 filters: filters.map(|f| f.to_string()),
                 include_expired,
+                include_inactive: false,
                 as_of: None,
             },
             page,
@@ -224,6 +225,7 @@ pub(super) async fn list_query(
                 kinds: None,
                 filters: None,
                 include_expired: q.show_expired.unwrap_or(false),
+                include_inactive: false,
                 as_of: None,
             },
         )

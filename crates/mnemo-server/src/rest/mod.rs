@@ -6,6 +6,7 @@
 //! ([`crate::server`]).
 
 pub mod extract;
+pub mod inspect;
 mod log;
 pub mod middleware;
 pub mod native;
@@ -74,7 +75,7 @@ impl HttpConfig {
 
 /// The whole application router.
 pub fn router(state: AppState, http: &HttpConfig) -> Router {
-    let (native, openapi) = native::routes().split_for_parts();
+    let (native, openapi) = native::routes().merge(inspect::routes()).split_for_parts();
     // The document never changes while the server runs: serialise it once.
     let openapi = axum::body::Bytes::from(
         serde_json::to_vec(&openapi).expect("the OpenAPI document serialises"),
@@ -86,7 +87,7 @@ pub fn router(state: AppState, http: &HttpConfig) -> Router {
             state.clone(),
             middleware::authenticate,
         ));
-    let open = Router::new()
+    let open = crate::ui::routes()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(middleware::ready))
         .route("/metrics", get(middleware::metrics))

@@ -9,6 +9,7 @@ mod fuzz;
 mod http_hardening;
 mod inproc;
 mod input;
+mod inspect;
 mod logs;
 mod mcp;
 mod mem0;
@@ -18,6 +19,7 @@ mod sessions;
 mod shutdown;
 mod tenancy;
 mod tenancy_log;
+mod ui;
 
 use mnemo::Memory;
 use mnemo_core::{Embedder, RankParams};
