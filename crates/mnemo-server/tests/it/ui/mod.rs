@@ -1,7 +1,7 @@
 //! The web inspector in a real headless Chromium (driven over WebDriver through chromedriver)
 //! against a real server on 127.0.0.1. One browser session runs every case in order, each a
-//! function named after what it shows; the suite writes a screenshot of each view to
-//! `docs/ui/` (1280×800, and the memories view at a phone's 390 px) and prints the time the
+//! function named after what it shows; the suite writes a screenshot of each view (to
+//! `MNEMO_UI_SHOTS`, e.g. `docs/ui/`; by default under the target directory) (1280×800, and the memories view at a phone's 390 px) and prints the time the
 //! browser took to show 1,000 memories. If Chromium cannot start, the test fails saying why.
 
 mod fixture;
@@ -14,9 +14,14 @@ use crate::TestServer;
 use serde_json::json;
 use webdriver::Browser;
 
-/// Where the screenshots go: `docs/ui/` at the workspace root.
+/// Where the screenshots go: `MNEMO_UI_SHOTS` when set (`MNEMO_UI_SHOTS=docs/ui` refreshes the
+/// README's pictures), otherwise a folder under the target directory, so a test run leaves the
+/// checkout as it was.
 fn shots_dir() -> std::path::PathBuf {
-    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ui");
+    let d = match std::env::var_os("MNEMO_UI_SHOTS") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-shots"),
+    };
     std::fs::create_dir_all(&d).unwrap();
     d
 }
