@@ -18,6 +18,8 @@ command -v "$python" >/dev/null || fail "$python not found: the Python tests nee
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || fail "$python is older than 3.9"
 [ -n "${MNEMO_TEST_PG_URL:-}" ] || fail "MNEMO_TEST_PG_URL is not set (./scripts/test.sh starts PostgreSQL and sets it)"
 [ -x "$target/debug/mnemo" ] || fail "$target/debug/mnemo is missing (build it: cargo build -p mnemo-cli)"
+# The CLI round-trip test calls this binary (wherever CARGO_TARGET_DIR put it).
+export MNEMO_BIN="${MNEMO_BIN:-$target/debug/mnemo}"
 venv="$target/py-venv"
 rm -rf "$venv"
 "$python" -m venv "$venv" || fail "'$python -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)"

@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod commands;
+mod config;
 mod context;
 mod eval;
 mod import;
@@ -14,14 +15,14 @@ mod profile;
 mod reembed;
 mod serve;
 
-use clap::Parser;
-
 fn main() {
-    if let Err(err) = serve::apply_config_file() {
-        let json = std::env::args().any(|a| a == "--json");
-        std::process::exit(io::report_error(&err, json));
-    }
-    let cli = args::Cli::parse();
+    let cli = match config::parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let json = std::env::args().any(|a| a == "--json");
+            std::process::exit(io::report_error(&err, json));
+        }
+    };
     let json = cli.json;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

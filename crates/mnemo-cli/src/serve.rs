@@ -1,5 +1,5 @@
-//! `mnemo serve`, `mnemo mcp` and `mnemo keys`: the server surfaces and their API keys, plus
-//! the `mnemo.toml` settings file that feeds every command's flags.
+//! `mnemo serve`, `mnemo mcp` and `mnemo keys`: the server surfaces and their API keys (the
+//! `mnemo.toml` settings file that feeds every command's flags is read in `config.rs`).
 //!
 //! API keys live in the configured store, so every server on one store shares them. A
 //! `keys.db` left by an older mnemo (`--keys-path`, by default in the data directory) is
@@ -11,35 +11,9 @@ use crate::commands::config_of;
 use crate::io::outln;
 use crate::io::print_json;
 use mnemo::{Memory, StoreConfig};
-use mnemo_server::{FileConfig, KeyStore, Principal, ScopeParts, ServerConfig};
+use mnemo_server::{KeyStore, Principal, ScopeParts, ServerConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Reads the settings file (`--config`, `MNEMO_CONFIG`, or `./mnemo.toml` when present) and
-/// offers its values as `MNEMO_*` environment defaults: variables already set, and flags, win.
-/// Runs before the flags are parsed and before any thread starts.
-pub fn apply_config_file() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let from_flag = args.iter().enumerate().find_map(|(i, a)| {
-        a.strip_prefix("--config=").map(str::to_string).or_else(|| {
-            (a == "--config")
-                .then(|| args.get(i + 1).cloned())
-                .flatten()
-        })
-    });
-    let path = match from_flag.or_else(|| std::env::var("MNEMO_CONFIG").ok()) {
-        Some(p) => PathBuf::from(p),
-        None if Path::new("mnemo.toml").exists() => PathBuf::from("mnemo.toml"),
-        None => return Ok(()),
-    };
-    let file = FileConfig::load(&path)?;
-    for (key, value) in file.env_defaults() {
-        if std::env::var_os(key).is_none() {
-            std::env::set_var(key, value);
-        }
-    }
-    Ok(())
-}
 
 fn keys_path(cli: &Cli, explicit: &Option<PathBuf>) -> PathBuf {
     explicit.clone().unwrap_or_else(|| {

@@ -122,7 +122,6 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Runs the note pipeline for one add. `chat` is `None` in rule mode.
-#[allow(clippy::too_many_arguments)]
 pub fn notes(
     store: &dyn Store,
     embedder: &dyn Embedder,
@@ -148,7 +147,6 @@ pub fn notes(
 /// The note pipeline for several adds at once: their enriched texts are embedded in one call
 /// (as raw adds of a batch are), then each add is linked and evolved on its own against the
 /// store as it was before the batch. One plan per input, in order.
-#[allow(clippy::too_many_arguments)]
 pub fn notes_many(
     store: &dyn Store,
     embedder: &dyn Embedder,
@@ -306,7 +304,6 @@ impl ByRules {
 
 /// The fields of each note of one add: the caller's, then the model's or the rules'; and
 /// which of them the rules made.
-#[allow(clippy::too_many_arguments)]
 fn fields_of(
     chat: Option<&dyn ChatModel>,
     cfg: &InferConfig,
@@ -491,7 +488,10 @@ fn lookups(
 }
 
 /// Links (and, with a model, evolutions) of one add's notes, given their embeddings.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each input is a separate part of the step; a context struct is the planned fix"
+)]
 fn link_and_evolve(
     embedder: &dyn Embedder,
     chat: Option<&dyn ChatModel>,
@@ -684,7 +684,6 @@ fn items(chat: &dyn ChatModel, step: &str, value: &Value, key: &str) -> Result<V
 
 /// One call writes the missing fields of every note of the add. A note the model skips or
 /// answers unusably for keeps what it has (and the add says so in a warning).
-#[allow(clippy::too_many_arguments)]
 fn enrich(
     chat: &dyn ChatModel,
     cfg: &InferConfig,
@@ -774,7 +773,10 @@ struct Decided {
     updates: Vec<(usize, NoteFields, Option<String>)>,
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each input is a separate part of the step; a context struct is the planned fix"
+)]
 fn evolve(
     chat: &dyn ChatModel,
     cfg: &InferConfig,

@@ -36,6 +36,10 @@ fn by_length(dim: usize) -> impl Fn(&Value) -> (u16, String) + Send + Sync + 'st
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the client reads its key from the variable its config names; each test sets a variable of its own"
+)]
 fn probe_gives_the_dimension_and_the_id_names_the_model() {
     let stub = StubEndpoint::embeddings(12);
     std::env::set_var("MNEMO_TEST_EMBED_KEY", "sk-embed-1");
@@ -161,6 +165,10 @@ fn server_errors_are_retried_then_succeed() {
 }
 
 #[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the client reads its key from the variable its config names; each test sets a variable of its own"
+)]
 fn a_refused_key_is_a_typed_error_and_not_retried() {
     let stub = StubEndpoint::start(|_| (401, "{\"error\":\"invalid api key\"}".into()));
     std::env::set_var("MNEMO_TEST_EMBED_BAD_KEY", "sk-wrong");

@@ -106,9 +106,15 @@ pub(super) const IGNORED_LIST: &[&str] = &[
 pub(super) struct PageQuery {
     page: Option<usize>,
     page_size: Option<usize>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     org_id: Option<Value>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     project_id: Option<Value>,
 }
 
@@ -200,9 +206,15 @@ pub(super) struct Mem0ListQuery {
     top_k: Option<usize>,
     limit: Option<usize>,
     show_expired: Option<bool>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     org_id: Option<Value>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     project_id: Option<Value>,
 }
 
@@ -240,9 +252,15 @@ pub(super) struct ByIdQuery {
     user_id: Option<String>,
     agent_id: Option<String>,
     run_id: Option<String>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     org_id: Option<Value>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     project_id: Option<Value>,
 }
 

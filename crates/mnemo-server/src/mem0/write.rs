@@ -223,9 +223,15 @@ pub(super) struct DeleteOneQuery {
     /// Mem0's platform option to delete linked memories too; refused when `true` (mnemo does
     /// not delete along links), accepted as `false`.
     delete_linked: Option<bool>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     org_id: Option<Value>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     project_id: Option<Value>,
 }
 
@@ -281,9 +287,15 @@ pub(super) struct DeleteAllQuery {
     filters: Option<String>,
     /// Refused when given: mnemo has no app scopes (a delete-all must not silently widen).
     app_id: Option<Value>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     org_id: Option<Value>,
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "accepted from Mem0 clients so their requests parse; mnemo has no orgs or projects"
+    )]
     project_id: Option<Value>,
 }
 

@@ -115,7 +115,6 @@ pub(crate) fn set_vector_from_pages(
     Ok(())
 }
 
-#[allow(dead_code)]
 /// Removes erased texts from the pages and segments of `owner` (exact scope) that quote them:
 /// each occurrence in a page's text or a segment's summary becomes `[erased]`, and keywords
 /// taken from an erased text are dropped from both. Returns how many rows changed.
@@ -169,7 +168,6 @@ pub(crate) fn scrub_tiers(
     Ok(n)
 }
 
-#[allow(dead_code)]
 /// Mid-term pages without an active segment of their owner: 0 in a consistent store.
 pub(crate) fn inconsistent_pages(client: &mut impl GenericClient) -> Result<u64> {
     let row = client
