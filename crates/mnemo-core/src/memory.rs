@@ -186,7 +186,7 @@ pub struct Memory {
 }
 
 /// What a note carries besides its text. Each list holds trimmed, non-empty, distinct entries
-/// (see [`NoteFields::validate`]); the order is the author's.
+/// (see `NoteFields::validate`); the order is the author's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoteFields {
     #[serde(default)]

@@ -145,7 +145,7 @@ impl OnnxEmbedder {
     pub const MODEL_ID: &'static str = "all-MiniLM-L6-v2/onnx-int8-dq";
 
     /// Loads the tokenizer, ONNX Runtime and the model's `config.json` and f32 weights named by
-    /// `cfg.paths`, and builds the int8 graph from them ([`build_bert`]).
+    /// `cfg.paths`, and builds the int8 graph from them (`build_bert`).
     ///
     /// Uses `cfg.effective_threads()` intra-op threads, one inter-op thread and no spinning:
     /// spin-waiting worker threads fall apart when the CPU is shared with other work. With more
@@ -333,7 +333,7 @@ impl Embedder for OnnxEmbedder {
     }
 
     /// Texts are tokenised, ordered by length and cut into passes of at most `batch_size` texts
-    /// and [`MAX_BATCH_TOKENS`] tokens that pad little (see [`plan_passes`]), so the working
+    /// and `MAX_BATCH_TOKENS` tokens that pad little (see `plan_passes`), so the working
     /// memory is bounded and little of the work is padding.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut out: Vec<Vec<f32>> = Vec::with_capacity(texts.len());

@@ -1,6 +1,6 @@
 //! `mnemo._native`: the Rust half of the Python package `mnemo`. The pure-Python half
 //! (`python/mnemo`) defines `Memory` and `AsyncMemory` with their signatures and docstrings; each
-//! of their methods calls one method of [`Engine`] here and either waits for the [`Pending`] it
+//! of their methods calls one method of `engine::Engine` here and either waits for the `pending::Pending` it
 //! returns (`Memory`, with the GIL released) or awaits it (`AsyncMemory`, a native asyncio future
 //! driven by one shared tokio runtime: no thread per call).
 //!

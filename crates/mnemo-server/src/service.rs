@@ -31,7 +31,7 @@ pub struct ServiceConfig {
     pub max_in_flight: usize,
     /// Write memory text and queries into the logs (off by default).
     pub log_content: bool,
-    /// Let keys bound to no user write into a user's memories (see [`Service::check_write`]).
+    /// Let keys bound to no user write into a user's memories (see `Service::check_write`).
     pub allow_agent_writes_for_users: bool,
     /// Messages one add (or one batch of adds, in all) may carry.
     pub max_messages_per_add: usize,

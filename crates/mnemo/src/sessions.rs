@@ -124,7 +124,7 @@ pub(crate) fn page_views(
 }
 
 impl Memory {
-    /// The scope's sessions ordered by id, `limit` (1 to [`MAX_SESSIONS_PER_PAGE`]) per page;
+    /// The scope's sessions ordered by id, `limit` (1 to `MAX_SESSIONS_PER_PAGE`) per page;
     /// `cursor` is a page's `next_cursor`.
     pub async fn sessions(
         &self,
@@ -157,7 +157,7 @@ impl Memory {
     }
 
     /// A session's messages in log order, those the log's visibility rule shows, `limit`
-    /// (1 to [`MAX_MESSAGES_PER_PAGE`]) at most per page; `cursor` is a page's `next_cursor`.
+    /// (1 to `MAX_MESSAGES_PER_PAGE`) at most per page; `cursor` is a page's `next_cursor`.
     /// An unknown session, or one of another scope, is `invalid_input` naming `session_id`.
     pub async fn session_messages(
         &self,
