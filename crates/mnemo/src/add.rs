@@ -3,6 +3,14 @@
 //! reconciliation, or a procedural summary), all ending in one store transaction that also
 //! appends the messages to the scope's log. Model work runs before that transaction; when it
 //! fails, the messages are still logged (a setting) and the error is returned.
+//!
+//! The commit (`write_prepared`) keeps one order, so an erase and the adds it covers never
+//! interleave and a stale plan never lands: the shared erase gates of the scope's parts
+//! (`u=…`, `a=…`, `r=…`; an erase takes its own scope's gates exclusively), then the scope's
+//! in-process turn (`crate::scope_lock`), a cancellation check, the window re-check
+//! (`recheck_window`: index-text lines of turns hidden since they were read are dropped), the
+//! store's cross-process turn where it keeps one (`Store::plan_turn`), and last the tier plan
+//! and the one transaction, re-planned on a conflict (`crate::tiers`).
 
 use crate::{run_blocking, ContextIndexing, Memory};
 use mnemo_core::pipeline;

@@ -8,6 +8,11 @@
 //! other's pages. When the store refuses the batch with a conflict (another writer moved a
 //! page or changed a segment since the snapshot), everything is planned again from a new
 //! snapshot, up to [`MAX_ATTEMPTS`] times, after a short random wait ([`backoff`]).
+//! Turns keep most of those conflicts from happening: in-process ones per scope
+//! (`crate::scope_lock`) and, where the store keeps them, cross-process ones
+//! (`Store::plan_turn`; PostgreSQL holds a session advisory lock per exact scope until the
+//! write commits). The retries remain for what turns do not cover: an embedded store shared by
+//! several processes, and profile analyses.
 
 use mnemo_core::pack::TokenCounter;
 use mnemo_core::pipeline::CallLog;

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Checks that every relative link in the Markdown docs points at a file or folder that exists.
+
+Usage: scripts/check_links.py [FILE.md ...]   (default: README.md, ARCHITECTURE.md,
+BENCHMARKS.md and docs/*.md, from the repository root). Links with a scheme (https:, mailto:)
+and pure anchors (#section) are skipped; a `#fragment` after a path is ignored. Fenced code
+blocks and inline code are not read. Exit status 1 lists every broken link as FILE:LINE: TARGET.
+"""
+import glob
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# [text](target) and ![alt](target); the target ends at whitespace or ')'.
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# [label]: target reference definitions.
+REF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+<?(\S+?)>?(?:\s.*)?$")
+INLINE_CODE = re.compile(r"`+[^`]*`+")
+
+
+def targets(path):
+    fence = None
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            stripped = line.lstrip()
+            m = re.match(r"(`{3,}|~{3,})", stripped)
+            if m:
+                if fence is None:
+                    fence = m.group(1)[0] * len(m.group(1))
+                elif stripped.startswith(fence):
+                    fence = None
+                continue
+            if fence is not None:
+                continue
+            text = INLINE_CODE.sub("", line)
+            for m in LINK.finditer(text):
+                yield n, m.group(1)
+            m = REF.match(text)
+            if m:
+                yield n, m.group(1)
+
+
+def broken(path):
+    base = os.path.dirname(path)
+    for n, target in targets(path):
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        file_part = target.split("#", 1)[0].split("?", 1)[0]
+        if not file_part:
+            continue
+        resolved = os.path.normpath(os.path.join(base, file_part))
+        if not os.path.exists(resolved):
+            yield n, target
+
+
+def main(argv):
+    files = argv or (
+        ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md"] + sorted(glob.glob("docs/*.md"))
+    )
+    os.chdir(ROOT)
+    bad = 0
+    checked = 0
+    for f in files:
+        if not os.path.exists(f):
+            print(f"{f}: no such file", file=sys.stderr)
+            bad += 1
+            continue
+        checked += 1
+        for n, target in broken(f):
+            print(f"{f}:{n}: {target}")
+            bad += 1
+    if bad:
+        print(f"{bad} broken link(s) in {checked} file(s)", file=sys.stderr)
+        return 1
+    print(f"links ok in {checked} file(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
