@@ -70,3 +70,104 @@ macro_rules! store_contract_tests {
         )+
     };
 }
+
+#[cfg(test)]
+mod tests {
+    //! The case list above is kept by hand; these checks make a case that is written but not
+    //! listed (so never run on any backend) a failing test, and a backend that stops running the
+    //! suite one too.
+
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    fn source(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// Every `pub fn name(… &dyn Harness …)` in this crate's sources: the written cases.
+    fn written_cases() -> BTreeSet<String> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut cases = BTreeSet::new();
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                for line in source(&path).lines() {
+                    let Some(rest) = line.strip_prefix("pub fn ") else {
+                        continue;
+                    };
+                    if let Some((name, args)) = rest.split_once('(') {
+                        if args.contains("&dyn Harness") {
+                            cases.insert(name.trim().to_string());
+                        }
+                    }
+                }
+            }
+        }
+        cases
+    }
+
+    /// The identifiers between `store_contract_tests!(@cases $harness;` and its closing `);`.
+    fn listed_cases() -> BTreeSet<String> {
+        let lib = source(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"));
+        let start = lib
+            .find("(@cases $harness;")
+            .expect("the macro's case list")
+            + 17;
+        let end = start + lib[start..].find(");").expect("the end of the case list");
+        lib[start..end]
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn every_written_contract_case_is_run_by_the_macro() {
+        let written = written_cases();
+        let listed = listed_cases();
+        // The readers must see the suite (a broken parse would make the check vacuous).
+        assert!(written.contains("round_trip") && listed.contains("round_trip"));
+        assert!(written.len() >= 50, "only {} cases found", written.len());
+        let unlisted: Vec<_> = written.difference(&listed).collect();
+        assert!(
+            unlisted.is_empty(),
+            "contract cases written but never run (add them to store_contract_tests!): {unlisted:?}"
+        );
+        let unwritten: Vec<_> = listed.difference(&written).collect();
+        assert!(unwritten.is_empty(), "listed but not found: {unwritten:?}");
+    }
+
+    #[test]
+    fn every_store_crate_runs_the_suite() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut stores = 0;
+        for entry in std::fs::read_dir(&crates).unwrap() {
+            let dir = entry.unwrap().path();
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.starts_with("mnemo-store-") {
+                continue;
+            }
+            stores += 1;
+            let mut runs = false;
+            let mut stack = vec![dir.join("tests")];
+            while let Some(d) = stack.pop() {
+                let Ok(entries) = std::fs::read_dir(&d) else {
+                    continue;
+                };
+                for e in entries {
+                    let p = e.unwrap().path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if source(&p).contains("store_contract_tests!(") {
+                        runs = true;
+                    }
+                }
+            }
+            assert!(
+                runs,
+                "{name} does not run store_contract_tests! in its tests"
+            );
+        }
+        assert!(stores >= 2, "found {stores} store crates");
+    }
+}
