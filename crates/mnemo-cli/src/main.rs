@@ -8,6 +8,7 @@ mod context;
 mod eval;
 mod import;
 mod io;
+mod jobs;
 mod log;
 mod migrate;
 mod profile;
