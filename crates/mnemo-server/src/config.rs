@@ -349,10 +349,13 @@ mod tests {
         let c = FileConfig::parse(text).unwrap();
         assert_eq!(c.server.bind.as_deref(), Some("127.0.0.1:8750"));
         assert_eq!(c.server.no_auth, Some(false));
-        // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded) and
-        // `store.url` (the embedded file by default).
+        // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded),
+        // `jobs.max_queue_depth` (no limit) and `store.url` (the embedded file by default).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 38, "{env:?}");
+        assert_eq!(env.len(), 44, "{env:?}");
+        assert!(env.contains(&("MNEMO_JOB_WORKERS", "2".to_string())));
+        assert!(env.contains(&("MNEMO_JOB_LEASE_SECS", "300".to_string())));
+        assert!(!env.iter().any(|(k, _)| *k == "MNEMO_MAX_QUEUE_DEPTH"));
         assert!(env.contains(&("MNEMO_NOTE_SPEAKER_LINK_DF", "3".to_string())));
         assert!(env.contains(&("MNEMO_NOTE_SPEAKER_LINK_POOL", "40".to_string())));
         assert!(env.contains(&("MNEMO_STORE_POOL_SIZE", "16".to_string())));
