@@ -39,6 +39,8 @@ pub struct Cli {
     pub notes: NoteArgs,
     #[command(flatten)]
     pub tiers: TierArgs,
+    #[command(flatten)]
+    pub jobs: JobArgs,
     /// A settings file (default: ./mnemo.toml when present). Flags and MNEMO_* variables win
     /// over it; see mnemo.example.toml.
     #[arg(long, env = "MNEMO_CONFIG")]
@@ -117,6 +119,43 @@ pub struct NoteArgs {
     /// Rule links by speaker and subject: lexical candidates fetched per new note.
     #[arg(long, env = "MNEMO_NOTE_SPEAKER_LINK_POOL", default_value_t = 40)]
     pub note_speaker_link_pool: usize,
+}
+
+/// Background jobs (async adds): retries, leases and the queue's admission limit.
+#[derive(Debug, Args, Clone)]
+pub struct JobArgs {
+    /// Attempts of a job before a retryable failure becomes final.
+    #[arg(long, env = "MNEMO_JOB_MAX_ATTEMPTS", default_value_t = 5)]
+    pub job_max_attempts: u32,
+    /// The first retry's wait in milliseconds (doubling, jittered, up to the max).
+    #[arg(long, env = "MNEMO_JOB_BACKOFF_BASE_MS", default_value_t = 500)]
+    pub job_backoff_base_ms: u64,
+    #[arg(long, env = "MNEMO_JOB_BACKOFF_MAX_MS", default_value_t = 60_000)]
+    pub job_backoff_max_ms: u64,
+    /// How long a worker holds a job before another may take it over (longer than any add).
+    #[arg(long, env = "MNEMO_JOB_LEASE_SECS", default_value_t = 300)]
+    pub job_lease_secs: u64,
+    /// Open jobs at which new async adds are refused (429 with Retry-After); unset: no limit.
+    #[arg(long, env = "MNEMO_MAX_QUEUE_DEPTH")]
+    pub max_queue_depth: Option<u64>,
+    /// How often an idle worker looks for jobs queued by other processes, in milliseconds.
+    #[arg(long, env = "MNEMO_JOB_POLL_MS", default_value_t = 500)]
+    pub job_poll_ms: u64,
+}
+
+impl JobArgs {
+    pub fn settings(&self) -> mnemo::settings::JobsSection {
+        mnemo::settings::JobsSection {
+            // `mnemo serve` starts its own (--job-workers); other commands run none.
+            workers: None,
+            max_attempts: Some(self.job_max_attempts),
+            backoff_base_ms: Some(self.job_backoff_base_ms),
+            backoff_max_ms: Some(self.job_backoff_max_ms),
+            lease_secs: Some(self.job_lease_secs),
+            max_queue_depth: self.max_queue_depth,
+            poll_ms: Some(self.job_poll_ms),
+        }
+    }
 }
 
 /// The memory hierarchy: short-term window, mid-term segments, heat, and read counting.
@@ -380,6 +419,11 @@ pub enum Command {
     Sessions {
         #[command(subcommand)]
         action: crate::log::SessionsAction,
+    },
+    /// Background jobs (async adds): list, show, retry a failed one.
+    Jobs {
+        #[command(subcommand)]
+        action: crate::jobs::JobsAction,
     },
     /// Topic segments (mid-term memory) and their pages.
     Segments {
@@ -745,6 +789,9 @@ pub struct ServeArgs {
     /// Messages one add may carry (and a batch of adds in all); 1 to 1000.
     #[arg(long, env = "MNEMO_MAX_MESSAGES_PER_ADD", default_value_t = 1000)]
     pub max_messages_per_add: usize,
+    /// Workers running background jobs (async adds); 0 leaves them to other servers.
+    #[arg(long, env = "MNEMO_JOB_WORKERS", default_value_t = 2)]
+    pub job_workers: usize,
 }
 
 #[derive(Debug, Clone, Subcommand)]

@@ -65,6 +65,7 @@ pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
             speaker_link_pool: Some(n.note_speaker_link_pool),
         },
         tiers: t.settings(),
+        jobs: cli.jobs.settings(),
         remote_embedder,
     };
     settings.memory_config()
@@ -611,6 +612,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Profile { action } => crate::profile::run(&memory, action, json).await?,
         Command::Sessions { action } => crate::log::sessions(&memory, action, json).await?,
         Command::Segments { action } => crate::log::segments(&memory, action, json).await?,
+        Command::Jobs { action } => crate::jobs::jobs(&memory, action, json).await?,
         Command::History { scope, id } => {
             let events = memory.history(scope_of(&scope)?, id_of(&id)?).await?;
             if json {

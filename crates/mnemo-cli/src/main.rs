@@ -9,6 +9,7 @@ mod context;
 mod eval;
 mod import;
 mod io;
+mod jobs;
 mod log;
 mod migrate;
 mod profile;

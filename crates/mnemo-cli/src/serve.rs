@@ -118,6 +118,7 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
         header_read_timeout_secs: args.header_read_timeout_secs,
         body_read_timeout_secs: args.body_read_timeout_secs,
         max_messages_per_add: args.max_messages_per_add,
+        job_workers: args.job_workers,
     };
     config.validate()?;
     let memory = Memory::open(config_of(cli)?).await?;

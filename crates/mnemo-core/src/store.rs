@@ -907,6 +907,11 @@ pub trait Store: Send + Sync {
     fn api_keys(&self) -> Option<&dyn crate::keys::ApiKeyStore> {
         None
     }
+    /// The store's job queue, when it keeps one (see [`crate::jobs`]). Defaults to none; async
+    /// adds and background workers are refused on a store without it.
+    fn jobs(&self) -> Option<&dyn crate::jobs::JobStore> {
+        None
+    }
 }
 
 /// [`Store::locate`] from `list` alone: walks the listing a page at a time, stopping a page

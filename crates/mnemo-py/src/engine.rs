@@ -23,6 +23,8 @@ const DEFAULT_LIMIT: usize = 100;
 #[pyclass(module = "mnemo._native", frozen)]
 pub struct Engine {
     mem: mnemo::Memory,
+    /// Job workers of this engine (`jobs.workers` in the settings); they stop with it.
+    _workers: Option<mnemo::JobWorkers>,
 }
 
 /// Mem0's message forms: a string (one user message), a dict, or a list of dicts with `role`
@@ -123,9 +125,21 @@ impl Engine {
                     .map_err(Failure::from)
             })
         });
+        let mem = opened.map_err(|f| f.to_py(py))?;
+        let n = mem.job_config().workers;
+        let workers = (n > 0).then(|| {
+            let _entered = runtime().enter();
+            mem.start_workers(n)
+        });
         Ok(Self {
-            mem: opened.map_err(|f| f.to_py(py))?,
+            mem,
+            _workers: workers,
         })
+    }
+
+    /// A background job (an add queued with `async_mode=True`) as a dict with its `status`.
+    fn job(&self, id: String) -> Pending {
+        Pending::new(records::job(self.mem.clone(), id))
     }
 
     #[pyo3(signature = (messages, **kw))]
@@ -138,6 +152,7 @@ impl Engine {
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         let input = messages_of(messages)?;
+        let async_mode = k.bool("async_mode")?.unwrap_or(false);
         let req = AddRequest {
             // The scope is checked when the work runs, which puts it in.
             scope: placeholder_scope(py)?,
@@ -160,7 +175,12 @@ impl Engine {
             actor: None,
         };
         k.finish()?;
-        Ok(Pending::new(records::add(self.mem.clone(), parts, req)))
+        Ok(Pending::new(records::add(
+            self.mem.clone(),
+            parts,
+            req,
+            async_mode,
+        )))
     }
 
     #[pyo3(signature = (query, **kw))]

@@ -54,6 +54,9 @@ pub struct AddBody {
     pub tags: Option<Value>,
     /// A note's context line, kept as given; only with `memory_type: note`.
     pub context: Option<String>,
+    /// Check the add now, answer with a queued job at once and write it in the background
+    /// (see `GET /v1/jobs/{id}`).
+    pub async_mode: Option<bool>,
 }
 
 /// `POST /v1/memories/search`.

@@ -46,6 +46,9 @@ pub struct ServerConfig {
     /// Messages one add may carry (and a batch of adds in all); at most the library's
     /// `MAX_MESSAGES_PER_ADD`, which is also the default.
     pub max_messages_per_add: usize,
+    /// Workers running background jobs (async adds) in this server; 0 leaves them to other
+    /// servers on the same store.
+    pub job_workers: usize,
 }
 
 impl ServerConfig {
@@ -64,6 +67,7 @@ impl ServerConfig {
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 30,
             max_messages_per_add: mnemo_core::limits::MAX_MESSAGES_PER_ADD,
+            job_workers: 2,
         }
     }
 
@@ -131,6 +135,8 @@ pub struct FileConfig {
     pub notes: NotesSection,
     #[serde(default)]
     pub tiers: TiersSection,
+    #[serde(default)]
+    pub jobs: JobsSection,
     /// Count reads (access counts, segment visits); see `MemoryConfig::usage_tracking`.
     pub usage_tracking: Option<bool>,
 }
@@ -151,6 +157,20 @@ pub struct ServerSection {
     pub header_read_timeout_secs: Option<u64>,
     pub body_read_timeout_secs: Option<u64>,
     pub max_messages_per_add: Option<usize>,
+    /// Job workers of `mnemo serve` (`--job-workers`).
+    pub job_workers: Option<usize>,
+}
+
+/// `[jobs]`: retries, leases and the queue's admission limit (the CLI's `--job-*` flags).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobsSection {
+    pub max_attempts: Option<u32>,
+    pub backoff_base_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
+    pub lease_secs: Option<u64>,
+    pub max_queue_depth: Option<u64>,
+    pub poll_ms: Option<u64>,
 }
 
 impl FileConfig {
@@ -234,6 +254,26 @@ impl FileConfig {
             "MNEMO_MAX_MESSAGES_PER_ADD",
             s.max_messages_per_add.map(|v| v.to_string()),
         );
+        put("MNEMO_JOB_WORKERS", s.job_workers.map(|v| v.to_string()));
+        let j = &self.jobs;
+        put(
+            "MNEMO_JOB_MAX_ATTEMPTS",
+            j.max_attempts.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_JOB_BACKOFF_BASE_MS",
+            j.backoff_base_ms.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_JOB_BACKOFF_MAX_MS",
+            j.backoff_max_ms.map(|v| v.to_string()),
+        );
+        put("MNEMO_JOB_LEASE_SECS", j.lease_secs.map(|v| v.to_string()));
+        put(
+            "MNEMO_MAX_QUEUE_DEPTH",
+            j.max_queue_depth.map(|v| v.to_string()),
+        );
+        put("MNEMO_JOB_POLL_MS", j.poll_ms.map(|v| v.to_string()));
         put("MNEMO_LLM_BASE_URL", l.base_url.clone());
         put("MNEMO_LLM_MODEL", l.model.clone());
         put("MNEMO_LLM_API_KEY_ENV", l.api_key_env.clone());
@@ -309,10 +349,13 @@ mod tests {
         let c = FileConfig::parse(text).unwrap();
         assert_eq!(c.server.bind.as_deref(), Some("127.0.0.1:8750"));
         assert_eq!(c.server.no_auth, Some(false));
-        // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded) and
-        // `store.url` (the embedded file by default).
+        // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded),
+        // `jobs.max_queue_depth` (no limit) and `store.url` (the embedded file by default).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 38, "{env:?}");
+        assert_eq!(env.len(), 44, "{env:?}");
+        assert!(env.contains(&("MNEMO_JOB_WORKERS", "2".to_string())));
+        assert!(env.contains(&("MNEMO_JOB_LEASE_SECS", "300".to_string())));
+        assert!(!env.iter().any(|(k, _)| *k == "MNEMO_MAX_QUEUE_DEPTH"));
         assert!(env.contains(&("MNEMO_NOTE_SPEAKER_LINK_DF", "3".to_string())));
         assert!(env.contains(&("MNEMO_NOTE_SPEAKER_LINK_POOL", "40".to_string())));
         assert!(env.contains(&("MNEMO_STORE_POOL_SIZE", "16".to_string())));

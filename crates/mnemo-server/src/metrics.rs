@@ -5,8 +5,10 @@
 use prometheus_client::encoding::{text::encode, EncodeLabelSet};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabels {
@@ -27,6 +29,11 @@ pub struct ModelLabels {
     pub failed: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobLabels {
+    pub status: String,
+}
+
 fn seconds_histogram() -> Histogram {
     // 100 µs … ~50 s.
     Histogram::new(exponential_buckets(0.0001, 2.5, 15))
@@ -42,6 +49,14 @@ pub struct Metrics {
     pub queue_seconds: Histogram,
     /// Operations whose client hung up before the answer (their work was cancelled).
     pub abandoned: Counter,
+    /// Jobs in the store by status (refreshed when metrics are read).
+    pub jobs: Family<JobLabels, Gauge>,
+    /// Age of the oldest job not yet done or failed.
+    pub jobs_oldest_open_seconds: Gauge<f64, AtomicU64>,
+    /// Job runs by this server's workers, by the status each run left the job in.
+    pub job_runs: Family<JobLabels, Counter>,
+    /// Async adds refused because the queue was full.
+    pub jobs_refused: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -103,7 +118,35 @@ impl Metrics {
             "Time a request waited for a worker slot before its operation started",
             queue_seconds.clone(),
         );
+        let jobs = Family::<JobLabels, Gauge>::default();
+        let jobs_oldest_open_seconds = Gauge::<f64, AtomicU64>::default();
+        let job_runs = Family::<JobLabels, Counter>::default();
+        let jobs_refused = Counter::default();
+        registry.register(
+            "jobs",
+            "Background jobs in the store by status (pending and running make the queue depth)",
+            jobs.clone(),
+        );
+        registry.register(
+            "jobs_oldest_open_seconds",
+            "Age of the oldest pending or running job, 0 when there is none",
+            jobs_oldest_open_seconds.clone(),
+        );
+        registry.register(
+            "job_runs",
+            "Job runs by this server's workers, by the status each left its job in (pending: a retry is due)",
+            job_runs.clone(),
+        );
+        registry.register(
+            "jobs_refused",
+            "Async adds refused with 429 because the queue was at its configured depth",
+            jobs_refused.clone(),
+        );
         Self {
+            jobs,
+            jobs_oldest_open_seconds,
+            job_runs,
+            jobs_refused,
             registry,
             requests,
             request_seconds,
@@ -142,6 +185,35 @@ impl Metrics {
                 })
                 .observe(c.ms / 1e3);
         }
+    }
+
+    /// The queue as the store counts it now.
+    pub fn observe_queue(&self, stats: &mnemo_core::QueueStats, now: mnemo_core::Timestamp) {
+        for (status, n) in [
+            ("pending", stats.pending),
+            ("running", stats.running),
+            ("done", stats.done),
+            ("failed", stats.failed),
+        ] {
+            self.jobs
+                .get_or_create(&JobLabels {
+                    status: status.to_string(),
+                })
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+        let age = stats
+            .oldest_open_at
+            .map_or(0.0, |t| (now - t).num_milliseconds().max(0) as f64 / 1e3);
+        self.jobs_oldest_open_seconds.set(age);
+    }
+
+    /// One job run, by the status it left the job in.
+    pub fn observe_job(&self, job: &mnemo_core::JobRecord) {
+        self.job_runs
+            .get_or_create(&JobLabels {
+                status: job.status.as_str().to_string(),
+            })
+            .inc();
     }
 
     /// The text exposition format.

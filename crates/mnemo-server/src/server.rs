@@ -33,6 +33,8 @@ pub struct RunningServer {
     /// Fires when shutdown begins.
     stopping: tokio::sync::watch::Receiver<bool>,
     task: JoinHandle<()>,
+    /// This server's job workers; they stop with it.
+    workers: Option<mnemo::JobWorkers>,
 }
 
 /// How long shutdown waits for open connections. Requests finish well within it; what can
@@ -64,6 +66,8 @@ impl RunningServer {
                 Ok(())
             }
         };
+        // A job a worker was running is taken over after its lease by the next worker.
+        drop(self.workers.take());
         // Reads and visits counted by the last requests are written before the process ends.
         if let Err(e) = self.state.service.memory().flush_usage().await {
             tracing::warn!(
@@ -143,6 +147,8 @@ pub async fn start_with(
         ));
     }
     let state = build_state(memory, config)?;
+    let workers = (config.job_workers > 0 && state.service.memory().store().jobs().is_some())
+        .then(|| state.service.start_job_workers(config.job_workers));
     let listener = TcpListener::bind(config.bind)
         .await
         .map_err(|e| Error::Unavailable {
@@ -168,6 +174,7 @@ pub async fn start_with(
     let task = tokio::spawn(serve(listener, app, http.header_read_timeout, told_to_stop));
     tracing::info!(%addr, auth = !config.no_auth, "listening");
     Ok(RunningServer {
+        workers,
         addr,
         state,
         stop: Some(stop),

@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 
 mod context;
 pub mod inspect;
+pub mod jobs;
 mod log;
 pub use context::budget_tokens;
 

@@ -13,6 +13,7 @@ mod codec;
 mod encode;
 mod entities;
 mod erase;
+mod jobs;
 mod keys;
 mod pool;
 mod predicate;
@@ -429,6 +430,10 @@ impl Store for PgStore {
         turn::take(&self.pool, scope_keys).map(|t| Some(Box::new(t) as PlanTurn))
     }
     fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
+        Some(self)
+    }
+
+    fn jobs(&self) -> Option<&dyn mnemo_core::JobStore> {
         Some(self)
     }
 }

@@ -230,6 +230,31 @@ const MIGRATIONS: &[&str] = &[
     ),
     // v4: readers of the message log find the raw memory of a message (its visibility).
     "CREATE INDEX IF NOT EXISTS memory_sources_by_message ON memory_sources (message_id);",
+    // v5: the job queue of async adds (see `jobs.rs`); global like `api_keys`, since workers
+    // claim across owners. `seq` orders claims. Idempotent, as tests replay migrations.
+    r#"
+    CREATE TABLE IF NOT EXISTS jobs (
+        seq BIGSERIAL PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL,
+        max_attempts INTEGER NOT NULL,
+        run_after BIGINT NOT NULL,
+        locked_until BIGINT,
+        locked_by TEXT,
+        last_error TEXT,
+        error_kind TEXT,
+        result TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status, run_after, seq)
+        WHERE status IN ('pending', 'running');
+    CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs (user_id, seq);
+    "#,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

@@ -10,6 +10,7 @@ mod ann;
 mod codec;
 mod erase;
 mod graph;
+mod jobs;
 mod keys;
 mod lexical;
 mod links;
@@ -518,6 +519,10 @@ impl Store for SqliteStore {
         self.visits(scope, visits, at)
     }
     fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
+        Some(self)
+    }
+
+    fn jobs(&self) -> Option<&dyn mnemo_core::JobStore> {
         Some(self)
     }
 }

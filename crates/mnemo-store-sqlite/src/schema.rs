@@ -211,6 +211,31 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // v7: readers of the message log find the raw memory of a message (its visibility).
     "CREATE INDEX IF NOT EXISTS memory_sources_by_message ON memory_sources (message_id);",
+    // v8: the job queue of async adds (see `jobs.rs`). `seq` orders claims (first created,
+    // first run); open jobs are found through `jobs_open`.
+    r#"
+    CREATE TABLE IF NOT EXISTS jobs (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT, agent_id TEXT, run_id TEXT,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL,
+        max_attempts INTEGER NOT NULL,
+        run_after INTEGER NOT NULL,
+        locked_until INTEGER,
+        locked_by TEXT,
+        last_error TEXT,
+        error_kind TEXT,
+        result TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status, run_after, seq)
+        WHERE status IN ('pending', 'running');
+    CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs (user_id, seq);
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

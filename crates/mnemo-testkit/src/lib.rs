@@ -7,6 +7,7 @@
 
 mod chat;
 pub mod contract;
+mod contract_jobs;
 mod contract_log;
 mod contract_notes;
 mod contract_sessions;
@@ -59,7 +60,11 @@ macro_rules! store_contract_tests {
             the_log_is_shown_as_its_memories_are, extraction_context_follows_the_log_rule,
             a_session_or_a_scope_is_erased_in_one_call, erased_memories_take_no_new_links,
             sessions_are_listed_with_their_sizes, session_messages_page_in_log_order,
-            session_memories_are_its_active_sources, add_events_name_the_requester_or_the_speaker);
+            session_memories_are_its_active_sources, add_events_name_the_requester_or_the_speaker,
+            jobs_are_enqueued_once_and_listed_by_scope,
+            claims_lease_each_job_to_one_worker_and_take_back_dead_ones,
+            retries_wait_for_their_time_and_failures_keep_their_error,
+            concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

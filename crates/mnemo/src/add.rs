@@ -227,7 +227,7 @@ impl Memory {
     }
 
     /// Whether an add runs a model pipeline; asking for one without a chat model is an error.
-    fn infers(&self, req: &AddRequest) -> Result<bool> {
+    pub(crate) fn infers(&self, req: &AddRequest) -> Result<bool> {
         let has_chat = self.inner.chat.is_some();
         let procedural = req.memory_type == Some(MemoryKind::Procedural);
         if let Some(k) = req.memory_type {

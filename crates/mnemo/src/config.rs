@@ -48,6 +48,8 @@ pub struct MemoryConfig {
     /// Count reads (`access_count`, `last_accessed_at`, segment visits), written in the
     /// background; off only to measure what counting costs.
     pub usage_tracking: bool,
+    /// Async adds and their workers (see `jobs`).
+    pub jobs: crate::JobConfig,
 }
 
 /// Which chat model infers memories.
@@ -148,6 +150,7 @@ impl MemoryConfig {
             notes: mnemo_core::NoteConfig::default(),
             tiers: mnemo_core::TierConfig::default(),
             usage_tracking: true,
+            jobs: crate::JobConfig::default(),
         }
     }
 
@@ -191,6 +194,7 @@ impl MemoryConfig {
             }
         }
         self.tiers.validate()?;
+        self.jobs.validate()?;
         Ok(())
     }
 }

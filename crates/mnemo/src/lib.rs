@@ -14,6 +14,7 @@ mod add;
 pub mod cancel;
 mod config;
 mod context;
+pub mod jobs;
 mod ops;
 mod profile;
 mod scope_lock;
@@ -27,6 +28,7 @@ mod usage;
 pub use add::{AddInput, AddRequest};
 pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexing, MemoryConfig};
 pub use context::{ContextRequest, ContextTuning};
+pub use jobs::{job_view, JobConfig, JobWorkers, OnJobRun};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
@@ -57,6 +59,9 @@ struct Inner {
     usage: Arc<usage::Usage>,
     /// Whether reads are counted (see `usage`).
     usage_tracking: bool,
+    jobs: JobConfig,
+    /// Wakes this process's idle workers when a job is enqueued or retried through it.
+    job_ready: Arc<tokio::sync::Notify>,
 }
 
 /// The memory engine. Cheap to clone; all clones share one store and one embedder.
@@ -86,7 +91,8 @@ impl Memory {
         )
         .with_note_config(config.notes)
         .with_tier_config(config.tiers.clone())
-        .with_usage_tracking(config.usage_tracking);
+        .with_usage_tracking(config.usage_tracking)
+        .with_job_config(config.jobs.clone());
         Ok(match &config.llm {
             Some(llm) => {
                 let llm = llm.clone();
@@ -138,6 +144,8 @@ impl Memory {
                 tiers: mnemo_core::TierConfig::default(),
                 usage: Arc::default(),
                 usage_tracking: true,
+                jobs: JobConfig::default(),
+                job_ready: Arc::default(),
             }),
         }
     }

@@ -33,6 +33,8 @@ pub struct Settings {
     pub notes: NotesSection,
     #[serde(default)]
     pub tiers: TiersSection,
+    #[serde(default)]
+    pub jobs: JobsSection,
     /// The endpoint of `embedder = "openai"`; not a file key (the CLI's `--embed-*` flags).
     #[serde(skip)]
     pub remote_embedder: Option<mnemo_models::OpenAiEmbedderConfig>,
@@ -71,6 +73,43 @@ pub struct NotesSection {
     pub max_links: Option<usize>,
     pub speaker_link_df: Option<usize>,
     pub speaker_link_pool: Option<usize>,
+}
+
+/// `[jobs]`: async adds and the workers that run them; see `crate::JobConfig`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobsSection {
+    /// Worker tasks of an in-process engine (the Python package; `mnemo serve` has its own
+    /// `[server] job_workers`). 0: none, jobs wait for a server.
+    pub workers: Option<usize>,
+    pub max_attempts: Option<u32>,
+    pub backoff_base_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
+    pub lease_secs: Option<u64>,
+    /// Open jobs at which new async adds are refused (HTTP 429); none: no limit.
+    pub max_queue_depth: Option<u64>,
+    pub poll_ms: Option<u64>,
+}
+
+impl JobsSection {
+    /// The job settings, defaults where a key is absent (checked by `MemoryConfig::validate`).
+    pub fn config(&self) -> crate::JobConfig {
+        use std::time::Duration;
+        let d = crate::JobConfig::default();
+        crate::JobConfig {
+            workers: self.workers.unwrap_or(d.workers),
+            max_attempts: self.max_attempts.unwrap_or(d.max_attempts),
+            backoff_base: self
+                .backoff_base_ms
+                .map_or(d.backoff_base, Duration::from_millis),
+            backoff_max: self
+                .backoff_max_ms
+                .map_or(d.backoff_max, Duration::from_millis),
+            lease: self.lease_secs.map_or(d.lease, Duration::from_secs),
+            max_queue_depth: self.max_queue_depth.or(d.max_queue_depth),
+            poll: self.poll_ms.map_or(d.poll, Duration::from_millis),
+        }
+    }
 }
 
 /// `[tiers]`: the memory hierarchy; see `mnemo_core::TierConfig`.
@@ -132,6 +171,7 @@ impl Settings {
             speaker_link_pool: n.speaker_link_pool.unwrap_or(d.speaker_link_pool),
         };
         cfg.tiers = self.tiers.config();
+        cfg.jobs = self.jobs.config();
         cfg.usage_tracking = self.usage_tracking.unwrap_or(true);
         cfg.validate()?;
         Ok(cfg)

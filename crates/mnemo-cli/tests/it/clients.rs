@@ -356,6 +356,7 @@ fn mcp_python_client_over_stdio_and_http() {
         "erase_scope",
         "erase_session",
         "get_context",
+        "get_job",
         "get_links",
         "get_memory",
         "get_profile",

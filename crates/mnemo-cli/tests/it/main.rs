@@ -11,6 +11,7 @@ mod erase;
 mod eval;
 mod forms;
 mod infer;
+mod jobs_crash;
 mod migrate;
 mod pg_concurrency;
 mod pg_faults;

@@ -46,6 +46,7 @@ TOOLS = {
     "refresh_profile",
     "list_segments",
     "get_segment_pages",
+    "get_job",
 }
 FORBIDDEN, NOT_FOUND = -32003, -32004
 STEP_TIMEOUT = 120  # seconds for one transport's whole run
@@ -228,6 +229,7 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                                 ("refresh_profile", {"user_id": "alice"}),
                                 ("list_segments", {"user_id": "alice"}),
                                 ("get_segment_pages", {"segment_id": mid, "user_id": "alice"}),
+                                ("get_job", {"job_id": "00000000-0000-0000-0000-000000000000"}),
                             ]
                             denied = [await refused(bob, tool, args) for tool, args in attempts]
                             assert {d["tool"] for d in denied} == TOOLS

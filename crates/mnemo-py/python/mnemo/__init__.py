@@ -176,6 +176,7 @@ class Memory(_Engine):
         tags: Optional[List[str]] = None,
         context: Optional[str] = None,
         expiration_date: Any = None,
+        async_mode: bool = False,
     ) -> Result:
         """Remembers a text or a conversation; returns ``{"results": [{"id", "memory", "event"}]}``.
 
@@ -187,12 +188,19 @@ class Memory(_Engine):
         groups turns into a session; ``timestamp`` back-dates them (datetime, RFC 3339 or Unix
         seconds); ``expires_at`` (or Mem0's ``expiration_date``) sets a retention limit. With ``idempotency_key``, a retry returns the
         first answer (``"replayed": True``) and writes nothing.
+
+        ``async_mode=True`` checks the add now (bad input raises at once), stores it as a
+        background job and returns ``{"results": [{"message", "status": "PENDING",
+        "event_id"}], "job_id"}`` at once; ``job(job_id)`` tells how it went. Jobs run in this
+        process when the settings give ``jobs={"workers": n}``, else in a ``mnemo serve`` on
+        the same store.
         """
         return self._engine.add(
             messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
             infer=infer, memory_type=memory_type, prompt=prompt, session_id=session_id,
             idempotency_key=idempotency_key, timestamp=timestamp,
             expires_at=_expiry(expires_at, expiration_date), keywords=keywords, tags=tags, context=context,
+            async_mode=async_mode,
         ).wait()
 
     def search(
@@ -330,6 +338,15 @@ class Memory(_Engine):
     def reset(self) -> None:
         """Deletes everything in the store."""
         self._engine.reset().wait()
+
+    def job(self, job_id: str) -> Result:
+        """A background job (from ``add(..., async_mode=True)``): ``id``, ``status``
+        (``pending``, ``running``, ``done``, ``failed``), ``attempts``, ``error`` and, once
+        done, ``result`` (what the add returned). An unknown id raises ``NotFoundError``."""
+        if not isinstance(job_id, str):
+            raise TypeError(f"job_id must be a str, not {type(job_id).__name__}")
+        out: Result = self._engine.job(job_id).wait()
+        return out
 
     # -- mnemo's own ----------------------------------------------------------------------
 
@@ -531,6 +548,13 @@ class AsyncMemory(_Engine):
     async def reset(self) -> None:
         """See ``Memory.reset``."""
         await self._engine.reset().future()
+
+    async def job(self, job_id: str) -> Result:
+        """See ``Memory.job``."""
+        if not isinstance(job_id, str):
+            raise TypeError(f"job_id must be a str, not {type(job_id).__name__}")
+        out: Result = await self._engine.job(job_id).future()
+        return out
 
     async def context(self, query: str, **kw: Any) -> Result:
         """See ``Memory.context``."""

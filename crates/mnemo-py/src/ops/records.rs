@@ -8,9 +8,35 @@ use mnemo::{AddRequest, GetRequest, ListRequest, Memory, UpdateRequest};
 use mnemo_core::{DeleteMode, ReadOptions, SearchMode, SearchRequest};
 use serde_json::{json, Value};
 
-pub async fn add(mem: Memory, parts: Parts, mut req: AddRequest) -> Result<Value, Failure> {
+/// An add; with `async_mode`, checked, queued and answered at once as Mem0's platform does
+/// (`{"results": [{"message", "status": "PENDING", "event_id"}]}`, plus `job_id`).
+pub async fn add(
+    mem: Memory,
+    parts: Parts,
+    mut req: AddRequest,
+    async_mode: bool,
+) -> Result<Value, Failure> {
     req.scope = parts.scope()?;
+    if async_mode {
+        let job = mem.enqueue_add(req).await?;
+        return Ok(json!({
+            "results": [{
+                "message": "Memory processing has been queued for background execution",
+                "status": "PENDING",
+                "event_id": job.id,
+            }],
+            "job_id": job.id,
+        }));
+    }
     to_value(&mem.add(req).await?)
+}
+
+/// A job as a dict (`status`: pending, running, done or failed); an unknown id is NotFound.
+pub async fn job(mem: Memory, id: String) -> Result<Value, Failure> {
+    match mem.job(&id).await? {
+        Some(job) => Ok(mnemo::job_view(&job)),
+        None => Err(mnemo_core::Error::not_found("job", id).into()),
+    }
 }
 
 /// A search as Mem0's `search` and mnemo's own options ask for it.

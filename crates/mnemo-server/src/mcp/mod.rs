@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 mod args;
 mod context;
+mod jobs;
 mod links;
 mod log;
 mod streamable;
@@ -116,6 +117,8 @@ pub struct AddArgs {
     pub tags: Option<Vec<String>>,
     /// A note's context line, kept as given (only with memory_type note).
     pub context: Option<String>,
+    /// Check the add, queue it and answer at once with a job id (see `get_job`).
+    pub async_mode: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -262,7 +265,8 @@ impl MemoryTools {
             tool_router: Self::tool_router()
                 + Self::link_router()
                 + Self::context_router()
-                + Self::log_router(),
+                + Self::log_router()
+                + Self::job_router(),
         }
     }
 
@@ -317,6 +321,14 @@ impl MemoryTools {
             ..AddBody::default()
         };
         let rid = uuid::Uuid::now_v7().to_string();
+        if a.async_mode == Some(true) {
+            let job = self
+                .service
+                .add_async(&p, body, &rid)
+                .await
+                .map_err(mcp_error)?;
+            return ok_json(crate::service::jobs::queued(&job));
+        }
         ok_json(self.service.add(&p, body, &rid).await.map_err(mcp_error)?)
     }
 

@@ -28,6 +28,8 @@ pub(super) struct Mem0Add {
     excludes: Option<String>,
     /// Mem0: the memory may never be updated. Not supported: refused when `true`.
     immutable: Option<bool>,
+    /// Queue the add and answer at once, as Mem0's platform does (an event to poll).
+    async_mode: Option<bool>,
     /// Every other field; see [`IGNORED_ADD`].
     #[serde(flatten)]
     rest: Map<String, Value>,
@@ -41,7 +43,6 @@ pub(super) const IGNORED_ADD: &[&str] = &[
     "enable_graph",
     "version",
     "output_format",
-    "async_mode",
     "org_id",
     "project_id",
 ];
@@ -144,6 +145,10 @@ pub(super) async fn add(
         session_id: None,
         ..AddBody::default()
     };
+    if b.async_mode == Some(true) {
+        let job = s.service.add_async(&p, body, &rid.0).await?;
+        return Ok(Json(crate::service::jobs::mem0_queued(&job)).into_response());
+    }
     Ok(Json(s.service.add(&p, body, &rid.0).await?).into_response())
 }
 

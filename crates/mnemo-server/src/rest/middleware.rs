@@ -330,6 +330,7 @@ pub async fn ready(State(state): State<AppState>) -> Response {
 }
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
+    state.service.refresh_job_metrics().await;
     (
         [(
             header::CONTENT_TYPE,

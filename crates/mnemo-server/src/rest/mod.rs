@@ -7,6 +7,7 @@
 
 pub mod extract;
 pub mod inspect;
+mod jobs;
 mod log;
 pub mod middleware;
 pub mod native;
@@ -75,7 +76,10 @@ impl HttpConfig {
 
 /// The whole application router.
 pub fn router(state: AppState, http: &HttpConfig) -> Router {
-    let (native, openapi) = native::routes().merge(inspect::routes()).split_for_parts();
+    let (native, openapi) = native::routes()
+        .merge(inspect::routes())
+        .merge(jobs::routes())
+        .split_for_parts();
     // The document never changes while the server runs: serialise it once.
     let openapi = axum::body::Bytes::from(
         serde_json::to_vec(&openapi).expect("the OpenAPI document serialises"),

@@ -84,6 +84,11 @@ async fn add(
     Extension(rid): Rid,
     ApiJson(body): ApiJson<AddBody>,
 ) -> ApiResult<Response> {
+    if body.async_mode == Some(true) {
+        let job = s.service.add_async(&p, body, &rid.0).await?;
+        let answer = crate::service::jobs::queued(&job);
+        return Ok((StatusCode::ACCEPTED, Json(answer)).into_response());
+    }
     let out = s.service.add(&p, body, &rid.0).await?;
     Ok(Json(out).into_response())
 }

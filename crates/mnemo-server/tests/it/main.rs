@@ -10,6 +10,7 @@ mod http_hardening;
 mod inproc;
 mod input;
 mod inspect;
+mod jobs;
 mod logs;
 mod mcp;
 mod mem0;
@@ -137,7 +138,22 @@ impl TestServer {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn mnemo_core::Store> =
             Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
-        Self::start_on(store, None, dir, embedder, tweak)
+        Self::start_on(
+            store,
+            None,
+            dir,
+            embedder,
+            mnemo::JobConfig::default(),
+            tweak,
+        )
+    }
+
+    /// A server whose engine runs jobs with `jobs` (SQLite store, hash embedder).
+    pub fn start_with_jobs(jobs: mnemo::JobConfig, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn mnemo_core::Store> =
+            Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+        Self::start_on(store, None, dir, Arc::new(HashEmbedder), jobs, tweak)
     }
 
     /// A server on a fresh schema of the PostgreSQL at `MNEMO_TEST_PG_URL` (required: without
@@ -158,7 +174,14 @@ impl TestServer {
         })
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        Self::start_on(store, Some(schema), dir, Arc::new(HashEmbedder), |_| {})
+        Self::start_on(
+            store,
+            Some(schema),
+            dir,
+            Arc::new(HashEmbedder),
+            mnemo::JobConfig::default(),
+            |_| {},
+        )
     }
 
     /// The PostgreSQL schema a [`start_postgres`](Self::start_postgres) server works in.
@@ -171,6 +194,7 @@ impl TestServer {
         schema: Option<mnemo::ScratchSchema>,
         dir: tempfile::TempDir,
         embedder: Arc<dyn Embedder>,
+        jobs: mnemo::JobConfig,
         tweak: impl FnOnce(&mut ServerConfig),
     ) -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -178,7 +202,9 @@ impl TestServer {
             .enable_all()
             .build()
             .unwrap();
-        let memory = Memory::from_parts(store.clone(), embedder, RankParams::default()).unwrap();
+        let memory = Memory::from_parts(store.clone(), embedder, RankParams::default())
+            .unwrap()
+            .with_job_config(jobs);
         let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
         tweak(&mut cfg);
         let server = rt

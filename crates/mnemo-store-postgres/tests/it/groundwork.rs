@@ -11,6 +11,7 @@ const TABLES: &[&str] = &[
     "entity_memories",
     "history",
     "idempotency",
+    "jobs",
     "lexical_postings",
     "lexical_scopes",
     "lexical_terms",

@@ -6,6 +6,7 @@ mod context;
 mod embedding_work;
 mod erasure;
 mod infer;
+mod jobs;
 mod limits;
 mod notes;
 mod notes_expand;

@@ -1,0 +1,204 @@
+//! Durable background jobs kept in the store: async adds (and whatever else is deferred) wait
+//! here until a worker runs them, so a crash or restart loses none.
+//!
+//! A job is a row with a scope, a kind, a JSON payload and a status. Workers take jobs with
+//! [`JobStore::claim`], which hands out a *lease*: the job becomes `running`, its attempt count
+//! grows by one and `locked_until` is set. A worker that dies holding a job simply lets its
+//! lease run out; the next claim after that takes the job again. A claim never hands one job to
+//! two live workers: on an embedded store the write lock serialises claims, on PostgreSQL the
+//! candidate row is locked with `FOR UPDATE SKIP LOCKED`.
+//!
+//! A job may therefore run more than once (its worker died after the job's effect committed but
+//! before [`JobStore::finish`]). Job runners make their effect idempotent, keyed by the job's
+//! id, so a second run replays the first one's outcome instead of applying it again. The store
+//! only promises that a job is never lost and never *finished* twice: `finish` is refused to a
+//! worker whose lease was taken over.
+//!
+//! Backends expose their job table through [`crate::Store::jobs`].
+
+use crate::memory::Timestamp;
+use crate::{Error, Result, Scope};
+use serde::{Deserialize, Serialize};
+
+/// Where a job stands. `Pending` waits for its `run_after`; `Running` is leased to a worker;
+/// `Done` and `Failed` are final (a failed job runs again only through
+/// [`JobStore::retry_job`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    Pending,
+    Running,
+    Done,
+    Failed,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 4] = [
+        JobStatus::Pending,
+        JobStatus::Running,
+        JobStatus::Done,
+        JobStatus::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "pending",
+            JobStatus::Running => "running",
+            JobStatus::Done => "done",
+            JobStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::str::FromStr for JobStatus {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        JobStatus::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                Error::invalid("status", "must be one of pending, running, done, failed")
+            })
+    }
+}
+
+/// A job to store. `id` is chosen by the caller (a UUID, or derived from an idempotency key so a
+/// repeated request names the same job).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewJob {
+    pub id: String,
+    pub scope: Scope,
+    /// What runs it (e.g. `add`); the runner of that kind reads `payload`.
+    pub kind: String,
+    pub payload: serde_json::Value,
+    /// Attempts before a retryable failure becomes final; at least 1.
+    pub max_attempts: u32,
+    pub created_at: Timestamp,
+}
+
+/// A stored job. Persisted as one row; `payload` and `result` are JSON, so adding fields to a
+/// runner's payload stays compatible as long as the runner gives them defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub id: String,
+    pub scope: Scope,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub status: JobStatus,
+    /// Claims so far (a claim counts even when its worker died before finishing).
+    pub attempts: u32,
+    pub max_attempts: u32,
+    /// A pending job is not claimed before this time (retry backoff).
+    pub run_after: Timestamp,
+    /// The lease of a running job; after it a claim may take the job again.
+    pub locked_until: Option<Timestamp>,
+    pub locked_by: Option<String>,
+    /// The last failure, as `kind: message` (kept after a later success for the record).
+    pub last_error: Option<String>,
+    /// The error kind of the last failure (`ErrorKind::as_str`).
+    pub error_kind: Option<String>,
+    /// What the job produced once done.
+    pub result: Option<serde_json::Value>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// How a worker ends its claim of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobOutcome {
+    Done {
+        result: serde_json::Value,
+    },
+    /// A retryable failure: the job waits until `run_after` and is claimed again.
+    Retry {
+        error: String,
+        kind: String,
+        run_after: Timestamp,
+    },
+    /// A final failure: the job stays `failed` with its error.
+    Failed {
+        error: String,
+        kind: String,
+    },
+}
+
+/// Which jobs [`JobStore::list_jobs`] returns: of scopes `scope` covers (all with `None`), of
+/// one status when given, newest first, at most `limit`, only those created before the job
+/// `before` when given (the cursor: the last id of the previous page).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobQuery {
+    pub scope: Option<Scope>,
+    pub status: Option<JobStatus>,
+    pub before: Option<String>,
+    pub limit: usize,
+}
+
+/// The queue at a glance, for metrics and admission control.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueStats {
+    pub pending: u64,
+    pub running: u64,
+    pub done: u64,
+    pub failed: u64,
+    /// Creation time of the oldest job not yet final (pending or running).
+    pub oldest_open_at: Option<Timestamp>,
+}
+
+impl QueueStats {
+    /// Jobs not yet final: what admission control counts.
+    pub fn depth(&self) -> u64 {
+        self.pending + self.running
+    }
+}
+
+impl NewJob {
+    /// What every backend checks before storing a job.
+    pub fn validate(&self) -> Result<()> {
+        self.scope.validate()?;
+        if self.id.trim().is_empty() || self.id.len() > 128 {
+            return Err(Error::invalid("id", "a job id must be 1 to 128 characters"));
+        }
+        if self.kind.trim().is_empty() || self.kind.len() > 64 {
+            return Err(Error::invalid(
+                "kind",
+                "a job kind must be 1 to 64 characters",
+            ));
+        }
+        if self.max_attempts == 0 {
+            return Err(Error::invalid("max_attempts", "must be at least 1"));
+        }
+        crate::limits::check_json_no_nul("payload", &self.payload)
+    }
+}
+
+/// The job table of a store. Each method is one transaction; none is cached, so several
+/// processes on one store share one queue.
+pub trait JobStore: Send + Sync {
+    /// Stores a pending job, runnable at once. A job with this id already stored is a
+    /// `conflict` and changes nothing.
+    fn enqueue(&self, job: &NewJob) -> Result<JobRecord>;
+    /// Leases the runnable job created first (pending with `run_after <= now`, or running with
+    /// a lease that ended before `now`) to `worker` until `now + lease`; its attempts grow by
+    /// one. A running job whose lease ended with no attempt left becomes `failed` instead of
+    /// being claimed. `None` when nothing is runnable. Concurrent claims never return the same
+    /// job while its lease holds.
+    fn claim(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease: chrono::Duration,
+    ) -> Result<Option<JobRecord>>;
+    /// Ends `worker`'s claim of job `id` with `outcome`. `Ok(false)` (and nothing written) when
+    /// the job is no longer running under this worker's lease (another worker took it over);
+    /// `not_found` when there is no such job.
+    fn finish(&self, id: &str, worker: &str, outcome: &JobOutcome, now: Timestamp) -> Result<bool>;
+    /// The job with this id; `None` when there is none.
+    fn job(&self, id: &str) -> Result<Option<JobRecord>>;
+    /// Jobs as `query` picks them, newest first.
+    fn list_jobs(&self, query: &JobQuery) -> Result<Vec<JobRecord>>;
+    /// Puts a failed job back in the queue (pending, runnable at `now`, attempts back to 0).
+    /// `not_found` when there is no such job, `conflict` when it is not failed.
+    fn retry_job(&self, id: &str, now: Timestamp) -> Result<JobRecord>;
+    /// Counts per status and the oldest open job.
+    fn queue_stats(&self) -> Result<QueueStats>;
+}

@@ -1,0 +1,85 @@
+"""Async adds and jobs on SQLite and PostgreSQL: ``add(..., async_mode=True)`` checks its input
+at once, answers with Mem0's queued shape, and a worker of this process (``jobs.workers``)
+writes the memories; ``job(id)`` reports the status. Waiting polls ``job`` with a bound."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Dict
+
+import pytest
+
+from mnemo import AsyncMemory, InvalidInputError, Memory, NotFoundError
+
+# Polls of a job's status before a test gives up (each a short pause).
+POLLS = 600
+
+
+def wait_done(mem: Memory, job_id: str) -> Dict[str, Any]:
+    for _ in range(POLLS):
+        job = mem.job(job_id)
+        if job["status"] in ("done", "failed"):
+            return job
+        time.sleep(0.05)
+    pytest.fail(f"job {job_id} did not finish: {mem.job(job_id)}")
+
+
+def test_async_add_is_queued_then_written_by_a_worker(settings: Dict[str, Any]) -> None:
+    mem = Memory(**settings, jobs={"workers": 1, "poll_ms": 50})
+    out = mem.add("I keep bees on the roof.", user_id="ana", async_mode=True)
+    queued = out["results"][0]
+    assert queued["status"] == "PENDING"
+    assert queued["event_id"] == out["job_id"]
+    job = wait_done(mem, out["job_id"])
+    assert job["status"] == "done", job
+    assert job["attempts"] == 1
+    written = job["result"]["results"]
+    assert [r["memory"] for r in written] == ["I keep bees on the roof."]
+    found = mem.get_all(user_id="ana")["results"]
+    assert [m["memory"] for m in found] == ["I keep bees on the roof."]
+
+
+def test_invalid_async_adds_are_refused_before_queuing(settings: Dict[str, Any]) -> None:
+    mem = Memory(**settings)
+    with pytest.raises(InvalidInputError):
+        mem.add("x", user_id="ana", async_mode=True, metadata={"a": "b\u0000"})
+    with pytest.raises(InvalidInputError):
+        # No chat model: an inferred add cannot run, so it is not queued either.
+        mem.add("x", user_id="ana", async_mode=True, infer=True)
+    with pytest.raises(InvalidInputError):
+        mem.add([], user_id="ana", async_mode=True)
+    with pytest.raises(NotFoundError):
+        mem.job("00000000-0000-0000-0000-000000000000")
+    with pytest.raises(TypeError):
+        mem.job(12)  # type: ignore[arg-type]
+
+
+def test_without_workers_a_job_waits_pending(settings: Dict[str, Any]) -> None:
+    mem = Memory(**settings)
+    out = mem.add("queued, not run", user_id="ana", async_mode=True)
+    job = mem.job(out["job_id"])
+    assert job["status"] == "pending"
+    assert job["user_id"] == "ana"
+    assert mem.get_all(user_id="ana")["results"] == []
+
+
+def test_async_memory_queues_and_reads_jobs(settings: Dict[str, Any]) -> None:
+    async def go() -> None:
+        mem = AsyncMemory(**settings, jobs={"workers": 2, "poll_ms": 50})
+        outs = await asyncio.gather(
+            *(mem.add(f"fact number {i}", user_id="bo", async_mode=True) for i in range(6))
+        )
+        for out in outs:
+            for _ in range(POLLS):
+                job = await mem.job(out["job_id"])
+                if job["status"] == "done":
+                    break
+                await asyncio.sleep(0.05)
+            assert job["status"] == "done", job
+        got = await mem.get_all(user_id="bo")
+        assert sorted(m["memory"] for m in got["results"]) == sorted(
+            f"fact number {i}" for i in range(6)
+        )
+
+    asyncio.run(go())

@@ -1,0 +1,133 @@
+//! Async adds and jobs over HTTP: queued with 202 and run by the server's workers, read back
+//! within the key's scope (another user's job is not found), refused at once when invalid,
+//! answered in Mem0's platform shape on the Mem0 route, and refused with 429 and `Retry-After`
+//! once the queue is at its depth, with the queue in `/metrics`.
+
+use crate::TestServer;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+fn quick() -> mnemo::JobConfig {
+    mnemo::JobConfig {
+        poll: Duration::from_millis(20),
+        ..mnemo::JobConfig::default()
+    }
+}
+
+/// Polls a job until it is final (bounded).
+fn settle(s: &TestServer, key: &str, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = s.call("GET", &format!("/v1/jobs/{id}"), Some(key), None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        if r.body["status"] == "done" || r.body["status"] == "failed" {
+            return r.body;
+        }
+        assert!(Instant::now() < deadline, "job never finished: {}", r.body);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn async_adds_are_queued_run_and_read_within_their_scope() {
+    let s = TestServer::start_with_jobs(quick(), |_| {});
+    let bob = s.user_key("bob");
+    let alice = s.user_key("alice");
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&bob),
+        Some(json!({"text": "Bob plays the cello", "user_id": "bob", "async_mode": true})),
+    );
+    assert_eq!(r.status, 202, "{}", r.body);
+    let id = r.body["job_id"].as_str().expect("job id").to_string();
+    assert_eq!(r.body["status"], "pending");
+    let job = settle(&s, &bob, &id);
+    assert_eq!(job["status"], "done", "{job}");
+    assert_eq!(job["user_id"], "bob");
+    assert_eq!(job["result"]["results"][0]["memory"], "Bob plays the cello");
+    let listed = s.call("GET", "/v1/memories?user_id=bob", Some(&bob), None);
+    assert_eq!(listed.body["results"].as_array().map(Vec::len), Some(1));
+
+    // Another user's key cannot see the job; an admin can.
+    let other = s.call("GET", &format!("/v1/jobs/{id}"), Some(&alice), None);
+    assert_eq!(
+        (other.status, other.kind()),
+        (404, "not_found"),
+        "{}",
+        other.body
+    );
+    let admin = s.call("GET", &format!("/v1/jobs/{id}"), Some(&s.admin), None);
+    assert_eq!(admin.status, 200);
+    let foreign_list = s.call("GET", "/v1/jobs?user_id=bob", Some(&alice), None);
+    assert_eq!(foreign_list.status, 403, "{}", foreign_list.body);
+
+    // Invalid input is refused at once and queues nothing.
+    for bad in [
+        json!({"text": "x", "user_id": "bob", "async_mode": true, "metadata": [1]}),
+        json!({"text": "x", "user_id": "bob", "async_mode": true, "infer": true}),
+        json!({"user_id": "bob", "async_mode": true}),
+    ] {
+        let r = s.call("POST", "/v1/memories", Some(&bob), Some(bad.clone()));
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
+    let mine = s.call("GET", "/v1/jobs?user_id=bob", Some(&bob), None);
+    assert_eq!(mine.status, 200, "{}", mine.body);
+    assert_eq!(mine.body["results"].as_array().map(Vec::len), Some(1));
+
+    // Mem0's route answers as Mem0's platform does.
+    let m = s.call(
+        "POST",
+        "/v1/memories/",
+        Some(&bob),
+        Some(
+            json!({"messages": [{"role": "user", "content": "Bob moved to Oslo"}],
+                    "user_id": "bob", "infer": false, "async_mode": true}),
+        ),
+    );
+    assert_eq!(m.status, 200, "{}", m.body);
+    let queued = &m.body["results"][0];
+    assert_eq!(queued["status"], "PENDING", "{}", m.body);
+    let event = queued["event_id"].as_str().expect("event id");
+    assert_eq!(settle(&s, &bob, event)["status"], "done");
+}
+
+#[test]
+fn a_full_queue_answers_429_with_retry_after_and_metrics_show_it() {
+    let s = TestServer::start_with_jobs(
+        mnemo::JobConfig {
+            max_queue_depth: Some(2),
+            ..quick()
+        },
+        // No workers: the queue only grows.
+        |c| c.job_workers = 0,
+    );
+    let add = |text: &str| {
+        s.call(
+            "POST",
+            "/v1/memories",
+            Some(&s.admin),
+            Some(json!({"text": text, "user_id": "ana", "async_mode": true})),
+        )
+    };
+    assert_eq!(add("one").status, 202);
+    assert_eq!(add("two").status, 202);
+    let full = add("three");
+    assert_eq!(
+        (full.status, full.kind()),
+        (429, "rate_limited"),
+        "{}",
+        full.body
+    );
+    assert_eq!(full.header("retry-after"), Some("5"));
+    assert_eq!(full.body["error"]["retryable"], true);
+    let metrics = s.raw("GET", "/metrics", None, None, None);
+    let text = metrics.body.as_str().expect("metrics are text");
+    for line in [
+        "mnemo_jobs{status=\"pending\"} 2",
+        "mnemo_jobs_refused_total 1",
+        "mnemo_jobs_oldest_open_seconds",
+    ] {
+        assert!(text.contains(line), "{line} not in /metrics:\n{text}");
+    }
+}

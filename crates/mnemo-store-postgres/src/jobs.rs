@@ -1,0 +1,271 @@
+//! The job queue (`jobs`, schema v5): [`JobStore`] on PostgreSQL, shared by every server on
+//! the database.
+//!
+//! A claim is one statement: it picks the first runnable row with `FOR UPDATE SKIP LOCKED`
+//! (a row another claim is leasing right now is passed over, not waited for) and leases it, so
+//! two servers claiming at once get two different jobs. `finish` only touches a row still
+//! leased to the finishing worker.
+
+use crate::{pg_err, PgStore};
+use chrono::{DateTime, TimeZone, Utc};
+use mnemo_core::{
+    Error, JobOutcome, JobQuery, JobRecord, JobStatus, JobStore, NewJob, QueueStats, Result, Scope,
+    Timestamp,
+};
+
+const COLS: &str = "id, user_id, agent_id, run_id, kind, payload, status, attempts, \
+                    max_attempts, run_after, locked_until, locked_by, last_error, error_kind, \
+                    result, created_at, updated_at";
+
+fn from_ms(ms: i64) -> Timestamp {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+fn json(field: &str, raw: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(raw).map_err(|e| Error::storage(format!("jobs.{field}: {e}")))
+}
+
+fn job_from_row(r: &postgres::Row) -> Result<JobRecord> {
+    let u: Option<String> = r.try_get(1).map_err(pg_err)?;
+    let a: Option<String> = r.try_get(2).map_err(pg_err)?;
+    let run: Option<String> = r.try_get(3).map_err(pg_err)?;
+    let payload: String = r.try_get(5).map_err(pg_err)?;
+    let status: String = r.try_get(6).map_err(pg_err)?;
+    let result: Option<String> = r.try_get(14).map_err(pg_err)?;
+    Ok(JobRecord {
+        id: r.try_get(0).map_err(pg_err)?,
+        scope: Scope::from_parts(u.as_deref(), a.as_deref(), run.as_deref())?,
+        kind: r.try_get(4).map_err(pg_err)?,
+        payload: json("payload", &payload)?,
+        status: status.parse()?,
+        attempts: u32::try_from(r.try_get::<_, i32>(7).map_err(pg_err)?).unwrap_or(0),
+        max_attempts: u32::try_from(r.try_get::<_, i32>(8).map_err(pg_err)?).unwrap_or(0),
+        run_after: from_ms(r.try_get(9).map_err(pg_err)?),
+        locked_until: r
+            .try_get::<_, Option<i64>>(10)
+            .map_err(pg_err)?
+            .map(from_ms),
+        locked_by: r.try_get(11).map_err(pg_err)?,
+        last_error: r.try_get(12).map_err(pg_err)?,
+        error_kind: r.try_get(13).map_err(pg_err)?,
+        result: result.as_deref().map(|v| json("result", v)).transpose()?,
+        created_at: from_ms(r.try_get(15).map_err(pg_err)?),
+        updated_at: from_ms(r.try_get(16).map_err(pg_err)?),
+    })
+}
+
+fn one(rows: Vec<postgres::Row>) -> Result<Option<JobRecord>> {
+    rows.first().map(job_from_row).transpose()
+}
+
+impl JobStore for PgStore {
+    fn enqueue(&self, job: &NewJob) -> Result<JobRecord> {
+        job.validate()?;
+        let at = job.created_at.timestamp_millis();
+        let max = i32::try_from(job.max_attempts).unwrap_or(i32::MAX);
+        let payload = job.payload.to_string();
+        let rows = self.with(|c| {
+            c.query(
+                &format!(
+                    "INSERT INTO jobs (id, user_id, agent_id, run_id, kind, payload, status, \
+                     attempts, max_attempts, run_after, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $8, $8) \
+                     ON CONFLICT (id) DO NOTHING RETURNING {COLS}"
+                ),
+                &[
+                    &job.id,
+                    &job.scope.user_id.as_ref().map(|v| v.as_str()),
+                    &job.scope.agent_id.as_ref().map(|v| v.as_str()),
+                    &job.scope.run_id.as_ref().map(|v| v.as_str()),
+                    &job.kind,
+                    &payload,
+                    &max,
+                    &at,
+                ],
+            )
+            .map_err(pg_err)
+        })?;
+        one(rows)?.ok_or_else(|| Error::Conflict {
+            reason: format!("a job with id {} exists", job.id),
+        })
+    }
+
+    fn claim(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease: chrono::Duration,
+    ) -> Result<Option<JobRecord>> {
+        let now_ms = now.timestamp_millis();
+        let until = (now + lease).timestamp_millis();
+        let rows = self.tx(|tx| {
+            tx.execute(
+                "UPDATE jobs SET status = 'failed', locked_until = NULL, locked_by = NULL, \
+                 last_error = 'internal: the worker running the job stopped (lease expired) on its last attempt', \
+                 error_kind = 'internal', updated_at = $1 \
+                 WHERE status = 'running' AND locked_until < $1 AND attempts >= max_attempts",
+                &[&now_ms],
+            )
+            .map_err(pg_err)?;
+            tx.query(
+                &format!(
+                    "UPDATE jobs SET status = 'running', attempts = attempts + 1, \
+                     locked_until = $2, locked_by = $3, updated_at = $1 \
+                     WHERE seq = (SELECT seq FROM jobs \
+                                  WHERE (status = 'pending' AND run_after <= $1) \
+                                     OR (status = 'running' AND locked_until < $1) \
+                                  ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                     RETURNING {COLS}"
+                ),
+                &[&now_ms, &until, &worker],
+            )
+            .map_err(pg_err)
+        })?;
+        one(rows)
+    }
+
+    fn finish(&self, id: &str, worker: &str, outcome: &JobOutcome, now: Timestamp) -> Result<bool> {
+        let now_ms = now.timestamp_millis();
+        let held = "WHERE id = $1 AND status = 'running' AND locked_by = $2";
+        let n = self.tx(|tx| {
+            let exists = tx
+                .query_opt("SELECT 1 FROM jobs WHERE id = $1", &[&id])
+                .map_err(pg_err)?;
+            if exists.is_none() {
+                return Err(Error::not_found("job", id));
+            }
+            let changed = match outcome {
+                JobOutcome::Done { result } => tx.execute(
+                    &format!(
+                        "UPDATE jobs SET status = 'done', result = $3, locked_until = NULL, \
+                         updated_at = $4 {held}"
+                    ),
+                    &[&id, &worker, &result.to_string(), &now_ms],
+                ),
+                JobOutcome::Retry {
+                    error,
+                    kind,
+                    run_after,
+                } => tx.execute(
+                    &format!(
+                        "UPDATE jobs SET status = 'pending', last_error = $3, error_kind = $4, \
+                         run_after = $5, locked_until = NULL, locked_by = NULL, updated_at = $6 \
+                         {held}"
+                    ),
+                    &[
+                        &id,
+                        &worker,
+                        error,
+                        kind,
+                        &run_after.timestamp_millis(),
+                        &now_ms,
+                    ],
+                ),
+                JobOutcome::Failed { error, kind } => tx.execute(
+                    &format!(
+                        "UPDATE jobs SET status = 'failed', last_error = $3, error_kind = $4, \
+                         locked_until = NULL, updated_at = $5 {held}"
+                    ),
+                    &[&id, &worker, error, kind, &now_ms],
+                ),
+            };
+            changed.map_err(pg_err)
+        })?;
+        Ok(n == 1)
+    }
+
+    fn job(&self, id: &str) -> Result<Option<JobRecord>> {
+        let rows = self.with(|c| {
+            c.query(&format!("SELECT {COLS} FROM jobs WHERE id = $1"), &[&id])
+                .map_err(pg_err)
+        })?;
+        one(rows)
+    }
+
+    fn list_jobs(&self, query: &JobQuery) -> Result<Vec<JobRecord>> {
+        let scope = query.scope.as_ref();
+        let u = scope.and_then(|s| s.user_id.as_ref().map(|v| v.as_str()));
+        let a = scope.and_then(|s| s.agent_id.as_ref().map(|v| v.as_str()));
+        let r = scope.and_then(|s| s.run_id.as_ref().map(|v| v.as_str()));
+        let status = query.status.map(JobStatus::as_str);
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        let rows = self.with(|c| {
+            c.query(
+                &format!(
+                    "SELECT {COLS} FROM jobs \
+                     WHERE ($1::text IS NULL OR user_id = $1) \
+                       AND ($2::text IS NULL OR agent_id = $2) \
+                       AND ($3::text IS NULL OR run_id = $3) \
+                       AND ($4::text IS NULL OR status = $4) \
+                       AND ($5::text IS NULL OR seq < (SELECT seq FROM jobs WHERE id = $5)) \
+                     ORDER BY seq DESC LIMIT $6"
+                ),
+                &[&u, &a, &r, &status, &query.before, &limit],
+            )
+            .map_err(pg_err)
+        })?;
+        rows.iter().map(job_from_row).collect()
+    }
+
+    fn retry_job(&self, id: &str, now: Timestamp) -> Result<JobRecord> {
+        let now_ms = now.timestamp_millis();
+        let rows = self.tx(|tx| {
+            let status: Option<String> = tx
+                .query_opt("SELECT status FROM jobs WHERE id = $1 FOR UPDATE", &[&id])
+                .map_err(pg_err)?
+                .map(|r| r.try_get(0))
+                .transpose()
+                .map_err(pg_err)?;
+            match status.as_deref() {
+                None => return Err(Error::not_found("job", id)),
+                Some("failed") => {}
+                Some(other) => {
+                    return Err(Error::Conflict {
+                        reason: format!("job {id} is {other}, only a failed job is retried"),
+                    })
+                }
+            }
+            tx.query(
+                &format!(
+                    "UPDATE jobs SET status = 'pending', attempts = 0, run_after = $2, \
+                     locked_until = NULL, locked_by = NULL, updated_at = $2 WHERE id = $1 \
+                     RETURNING {COLS}"
+                ),
+                &[&id, &now_ms],
+            )
+            .map_err(pg_err)
+        })?;
+        one(rows)?.ok_or_else(|| Error::internal("a retried job reads back"))
+    }
+
+    fn queue_stats(&self) -> Result<QueueStats> {
+        self.with(|c| {
+            let mut stats = QueueStats::default();
+            for row in c
+                .query("SELECT status, COUNT(*) FROM jobs GROUP BY status", &[])
+                .map_err(pg_err)?
+            {
+                let status: String = row.try_get(0).map_err(pg_err)?;
+                let n = u64::try_from(row.try_get::<_, i64>(1).map_err(pg_err)?).unwrap_or(0);
+                match status.parse::<JobStatus>()? {
+                    JobStatus::Pending => stats.pending = n,
+                    JobStatus::Running => stats.running = n,
+                    JobStatus::Done => stats.done = n,
+                    JobStatus::Failed => stats.failed = n,
+                }
+            }
+            let oldest: Option<i64> = c
+                .query_one(
+                    "SELECT MIN(created_at) FROM jobs WHERE status IN ('pending', 'running')",
+                    &[],
+                )
+                .map_err(pg_err)?
+                .try_get(0)
+                .map_err(pg_err)?;
+            stats.oldest_open_at = oldest.map(from_ms);
+            Ok(stats)
+        })
+    }
+}

@@ -1,0 +1,288 @@
+//! Contract cases for the job queue ([`JobStore`]): enqueue once, lease one job to one worker,
+//! take back a job whose worker's lease ran out, end a claim only under its own lease, retries
+//! with backoff and by hand, concurrent claimers, counts, and survival across a reopen.
+//! Re-exported by `contract`.
+
+use crate::*;
+use mnemo_core::*;
+use std::collections::HashSet;
+
+fn queue(store: &dyn Store) -> &dyn JobStore {
+    store.jobs().expect("the backend keeps a job queue")
+}
+
+fn t(ms: i64) -> Timestamp {
+    chrono::DateTime::from_timestamp_millis(1_800_000_000_000 + ms).expect("a valid time")
+}
+
+fn job(id: &str, user: &str, at: i64) -> NewJob {
+    NewJob {
+        id: id.into(),
+        scope: scope(user),
+        kind: "add".into(),
+        payload: serde_json::json!({"text": format!("payload of {id}"), "n": 7}),
+        max_attempts: 3,
+        created_at: t(at),
+    }
+}
+
+fn lease() -> chrono::Duration {
+    chrono::Duration::seconds(30)
+}
+
+/// An enqueued job reads back as given and pending; the same id again is a conflict; listings
+/// filter by scope and status, newest first, and page with the last id as cursor.
+pub fn jobs_are_enqueued_once_and_listed_by_scope(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    let stored = q.enqueue(&job("j1", "ana", 0)).expect("enqueued");
+    assert_eq!(stored.status, JobStatus::Pending);
+    assert_eq!((stored.attempts, stored.max_attempts), (0, 3));
+    assert_eq!(stored.payload["n"], 7);
+    assert_eq!(stored.scope, scope("ana"));
+    assert_eq!(q.job("j1").expect("read"), Some(stored.clone()));
+    let dup = q.enqueue(&job("j1", "bob", 1)).expect_err("same id");
+    assert_eq!(dup.kind(), ErrorKind::Conflict);
+    assert_eq!(
+        q.job("j1").expect("read").expect("kept").scope,
+        scope("ana")
+    );
+    assert_eq!(q.job("nope").expect("read"), None);
+    let bad = NewJob {
+        max_attempts: 0,
+        ..job("j0", "ana", 0)
+    };
+    assert_eq!(
+        q.enqueue(&bad).expect_err("no attempts").kind(),
+        ErrorKind::InvalidInput
+    );
+    for (i, id) in ["j2", "j3", "j4"].into_iter().enumerate() {
+        q.enqueue(&job(id, "ana", 10 + i as i64)).expect("enqueued");
+    }
+    q.enqueue(&job("b1", "bob", 20)).expect("enqueued");
+
+    let ana = JobQuery {
+        scope: Some(scope("ana")),
+        limit: 10,
+        ..JobQuery::default()
+    };
+    let ids = |v: Vec<JobRecord>| v.into_iter().map(|j| j.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(q.list_jobs(&ana).expect("listed")),
+        ["j4", "j3", "j2", "j1"]
+    );
+    let page = q
+        .list_jobs(&JobQuery {
+            limit: 2,
+            ..ana.clone()
+        })
+        .expect("first page");
+    let rest = q
+        .list_jobs(&JobQuery {
+            before: Some(page[1].id.clone()),
+            ..ana.clone()
+        })
+        .expect("next page");
+    assert_eq!(
+        (ids(page), ids(rest)),
+        (
+            vec!["j4".to_string(), "j3".into()],
+            vec!["j2".to_string(), "j1".into()]
+        )
+    );
+    let everyone = q
+        .list_jobs(&JobQuery {
+            limit: 10,
+            ..JobQuery::default()
+        })
+        .expect("all");
+    assert_eq!(everyone.len(), 5);
+    let running = q
+        .list_jobs(&JobQuery {
+            status: Some(JobStatus::Running),
+            ..ana
+        })
+        .expect("by status");
+    assert!(running.is_empty());
+}
+
+/// Claims hand out jobs first in, first out, one per claim; a running job is not claimed again
+/// while its lease holds, and is taken back once it ran out (one more attempt), after which
+/// the first worker can no longer finish it. A job whose lease ran out on its last attempt
+/// fails with a visible error.
+pub fn claims_lease_each_job_to_one_worker_and_take_back_dead_ones(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    q.enqueue(&job("first", "ana", 0)).expect("enqueued");
+    q.enqueue(&job("second", "bob", 1)).expect("enqueued");
+    let a = q
+        .claim("w-a", t(100), lease())
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(a.id, "first");
+    assert_eq!(a.status, JobStatus::Running);
+    assert_eq!(a.attempts, 1);
+    assert_eq!(a.locked_by.as_deref(), Some("w-a"));
+    assert_eq!(a.locked_until, Some(t(100) + lease()));
+    let b = q
+        .claim("w-b", t(200), lease())
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(b.id, "second");
+    assert_eq!(q.claim("w-c", t(300), lease()).expect("claim"), None);
+
+    // w-a dies: after its lease w-c takes the job over, and w-a's late finish is refused.
+    let later = t(100) + lease() + chrono::Duration::milliseconds(1);
+    let again = q
+        .claim("w-c", later, lease())
+        .expect("claim")
+        .expect("taken back");
+    assert_eq!((again.id.as_str(), again.attempts), ("first", 2));
+    let done = JobOutcome::Done {
+        result: serde_json::json!({"ok": 1}),
+    };
+    assert!(!q.finish("first", "w-a", &done, later).expect("finish"));
+    assert!(q.finish("first", "w-c", &done, later).expect("finish"));
+    let first = q.job("first").expect("read").expect("kept");
+    assert_eq!(first.status, JobStatus::Done);
+    assert_eq!(first.result, Some(serde_json::json!({"ok": 1})));
+    assert!(!q.finish("first", "w-c", &done, later).expect("finish once"));
+    let missing = q.finish("ghost", "w-c", &done, later).expect_err("unknown");
+    assert_eq!(missing.kind(), ErrorKind::NotFound);
+
+    // A job that loses its worker on every attempt ends failed, not claimed forever.
+    let mut now = t(200);
+    for attempt in 2..=3 {
+        now = now + lease() + chrono::Duration::milliseconds(1);
+        let j = q
+            .claim("w-x", now, lease())
+            .expect("claim")
+            .expect("taken back");
+        assert_eq!((j.id.as_str(), j.attempts), ("second", attempt));
+    }
+    now = now + lease() + chrono::Duration::milliseconds(1);
+    assert_eq!(q.claim("w-y", now, lease()).expect("claim"), None);
+    let second = q.job("second").expect("read").expect("kept");
+    assert_eq!(second.status, JobStatus::Failed);
+    assert!(second
+        .last_error
+        .as_deref()
+        .is_some_and(|e| e.contains("lease")));
+}
+
+/// A retryable failure waits for its `run_after`; a final one stays failed with its error until
+/// retried by hand, which starts its attempts again; only a failed job can be retried.
+pub fn retries_wait_for_their_time_and_failures_keep_their_error(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    q.enqueue(&job("j", "ana", 0)).expect("enqueued");
+    q.claim("w", t(10), lease()).expect("claim").expect("a job");
+    let retry = JobOutcome::Retry {
+        error: "unavailable: model down".into(),
+        kind: "unavailable".into(),
+        run_after: t(5_000),
+    };
+    assert!(q.finish("j", "w", &retry, t(20)).expect("finish"));
+    let waiting = q.job("j").expect("read").expect("kept");
+    assert_eq!(waiting.status, JobStatus::Pending);
+    assert_eq!(waiting.error_kind.as_deref(), Some("unavailable"));
+    assert_eq!(waiting.locked_by, None);
+    assert_eq!(q.claim("w", t(4_999), lease()).expect("claim"), None);
+    let j = q
+        .claim("w", t(5_000), lease())
+        .expect("claim")
+        .expect("due");
+    assert_eq!(j.attempts, 2);
+    let conflict = q.retry_job("j", t(5_001)).expect_err("running");
+    assert_eq!(conflict.kind(), ErrorKind::Conflict);
+    let fail = JobOutcome::Failed {
+        error: "invalid_input: bad".into(),
+        kind: "invalid_input".into(),
+    };
+    assert!(q.finish("j", "w", &fail, t(5_010)).expect("finish"));
+    let failed = q.job("j").expect("read").expect("kept");
+    assert_eq!(failed.status, JobStatus::Failed);
+    assert_eq!(failed.last_error.as_deref(), Some("invalid_input: bad"));
+    assert_eq!(q.claim("w", t(9_000), lease()).expect("claim"), None);
+    let back = q.retry_job("j", t(9_000)).expect("retried");
+    assert_eq!((back.status, back.attempts), (JobStatus::Pending, 0));
+    assert_eq!(
+        q.claim("w", t(9_001), lease())
+            .expect("claim")
+            .map(|j| j.id),
+        Some("j".to_string())
+    );
+    let unknown = q.retry_job("ghost", t(9_002)).expect_err("unknown");
+    assert_eq!(unknown.kind(), ErrorKind::NotFound);
+}
+
+/// Workers claiming at the same time each get different jobs, and every job is claimed.
+pub fn concurrent_claims_never_share_a_job(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    const JOBS: usize = 40;
+    for i in 0..JOBS {
+        q.enqueue(&job(&format!("c{i:02}"), "ana", i as i64))
+            .expect("enqueued");
+    }
+    let claimed: Vec<Vec<String>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let store = store.clone();
+                s.spawn(move || {
+                    let q = queue(store.as_ref());
+                    let mut mine = Vec::new();
+                    // Bounded: there are JOBS jobs in all.
+                    for _ in 0..=JOBS {
+                        match q.claim(&format!("w{w}"), t(1_000), lease()).expect("claim") {
+                            Some(j) => mine.push(j.id),
+                            None => break,
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("worker"))
+            .collect()
+    });
+    let all: Vec<&String> = claimed.iter().flatten().collect();
+    let distinct: HashSet<&String> = all.iter().copied().collect();
+    assert_eq!(
+        all.len(),
+        JOBS,
+        "every job claimed exactly once: {claimed:?}"
+    );
+    assert_eq!(distinct.len(), JOBS);
+}
+
+/// The counts per status and the oldest open job follow the queue, and jobs survive a reopen.
+pub fn queue_stats_count_and_jobs_survive_reopen(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    assert_eq!(q.queue_stats().expect("stats"), QueueStats::default());
+    for (i, id) in ["a", "b", "c"].into_iter().enumerate() {
+        q.enqueue(&job(id, "ana", i as i64 * 10)).expect("enqueued");
+    }
+    q.claim("w", t(100), lease()).expect("claim").expect("a");
+    let done = JobOutcome::Done {
+        result: serde_json::json!(null),
+    };
+    assert!(q.finish("a", "w", &done, t(110)).expect("finish"));
+    q.claim("w", t(120), lease()).expect("claim").expect("b");
+    let stats = q.queue_stats().expect("stats");
+    assert_eq!(
+        (stats.pending, stats.running, stats.done, stats.failed),
+        (1, 1, 1, 0)
+    );
+    assert_eq!(stats.depth(), 2);
+    assert_eq!(stats.oldest_open_at, Some(t(10)));
+    let store = h.reopen(store);
+    let q = queue(store.as_ref());
+    assert_eq!(q.queue_stats().expect("stats"), stats);
+    let c = q.job("c").expect("read").expect("kept");
+    assert_eq!(c.payload["text"], "payload of c");
+    assert_eq!(c.status, JobStatus::Pending);
+}

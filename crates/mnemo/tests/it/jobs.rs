@@ -1,0 +1,268 @@
+//! Async adds as jobs through the facade over the real SQLite store: checked before queuing,
+//! run once by a worker, replayed (not applied again) when a dead worker's job is taken over,
+//! retried with backoff on retryable model errors until failed, admission at the queue's depth,
+//! and workers woken by an enqueue.
+
+use mnemo::core::*;
+use mnemo::{AddRequest, JobConfig, Memory};
+use mnemo_testkit::{HashEmbedder, ScriptedChat};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn engine(jobs: JobConfig) -> (Memory, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
+    let m = Memory::from_parts(
+        Arc::new(store),
+        Arc::new(HashEmbedder),
+        RankParams::default(),
+    )
+    .unwrap()
+    .with_job_config(jobs);
+    (m, dir)
+}
+
+fn quick() -> JobConfig {
+    JobConfig {
+        max_attempts: 3,
+        backoff_base: Duration::ZERO,
+        backoff_max: Duration::ZERO,
+        ..JobConfig::default()
+    }
+}
+
+fn ana() -> Scope {
+    Scope::user("ana").unwrap()
+}
+
+async fn count(m: &Memory) -> usize {
+    m.store()
+        .list(&ListQuery {
+            scope: ana(),
+            kinds: None,
+            filter: None,
+            limit: 100,
+            cursor: None,
+            read: ReadOptions::default(),
+        })
+        .unwrap()
+        .results
+        .len()
+}
+
+#[tokio::test]
+async fn an_async_add_is_stored_pending_and_run_once() {
+    let (m, _d) = engine(quick());
+    let job = m
+        .enqueue_add(AddRequest::text(ana(), "I keep bees on the roof"))
+        .await
+        .unwrap();
+    assert_eq!(job.status, JobStatus::Pending);
+    assert_eq!(
+        count(&m).await,
+        0,
+        "nothing is written before a worker runs it"
+    );
+    let ran = m.run_next_job("w").await.unwrap().expect("a job ran");
+    assert_eq!(
+        (ran.id.as_str(), ran.status),
+        (job.id.as_str(), JobStatus::Done)
+    );
+    let result = ran.result.expect("an outcome");
+    assert_eq!(result["results"][0]["memory"], "I keep bees on the roof");
+    assert_eq!(count(&m).await, 1);
+    assert!(m.run_next_job("w").await.unwrap().is_none(), "nothing left");
+    assert_eq!(m.queue_stats().await.unwrap().done, 1);
+}
+
+#[tokio::test]
+async fn invalid_adds_are_refused_and_never_queued() {
+    let (m, _d) = engine(quick());
+    let mut bad_meta = AddRequest::text(ana(), "x");
+    bad_meta.metadata = Some(serde_json::json!(["not", "an", "object"]));
+    let mut inferred = AddRequest::text(ana(), "x");
+    inferred.infer = Some(true);
+    let mut past = AddRequest::text(ana(), "x");
+    past.expires_at = Some(chrono::Utc::now() - chrono::Duration::hours(1));
+    for (what, req) in [
+        ("metadata", bad_meta),
+        ("infer", inferred),
+        ("expires_at", past),
+    ] {
+        let e = m.enqueue_add(req).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{what}: {e}");
+    }
+    assert_eq!(m.queue_stats().await.unwrap(), QueueStats::default());
+}
+
+/// A worker that dies after its add committed, before the job was marked done: the next
+/// worker takes the job over after the lease and replays the stored outcome.
+#[tokio::test]
+async fn a_job_taken_over_after_its_add_committed_is_replayed_not_applied_twice() {
+    let (m, _d) = engine(quick());
+    let job = m
+        .enqueue_add(AddRequest::text(ana(), "written exactly once"))
+        .await
+        .unwrap();
+    let q = m.store().jobs().unwrap();
+    // The dead worker's lease has already ended when the next worker looks.
+    let now = chrono::Utc::now();
+    let held = q
+        .claim("dead", now, chrono::Duration::milliseconds(-1))
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.id, job.id);
+    // What the dead worker committed: the job's add, keyed by the job.
+    let mut req = AddRequest::text(ana(), "written exactly once");
+    req.idempotency_key = Some(format!("job:{}", job.id));
+    req.timestamp = job.payload["timestamp"]
+        .as_str()
+        .map(|t| t.parse().unwrap());
+    m.add(req).await.unwrap();
+    assert_eq!(count(&m).await, 1);
+
+    let ran = m.run_next_job("alive").await.unwrap().expect("taken over");
+    assert_eq!((ran.status, ran.attempts), (JobStatus::Done, 2));
+    assert_eq!(ran.result.unwrap()["replayed"], true);
+    assert_eq!(count(&m).await, 1, "the add was not applied twice");
+    assert!(!q
+        .finish(
+            &job.id,
+            "dead",
+            &JobOutcome::Done {
+                result: serde_json::json!(null)
+            },
+            chrono::Utc::now()
+        )
+        .unwrap());
+}
+
+/// A model that is down: each attempt fails retryably and the job goes back to the queue,
+/// until the last attempt fails it with the error kept; a retry by hand runs it again.
+#[tokio::test]
+async fn retryable_failures_back_off_then_fail_with_their_error() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let chat = Arc::new(ScriptedChat::new("scripted:down", move |_| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        Err(Error::Unavailable {
+            component: "chat model".into(),
+            reason: "connection refused".into(),
+        })
+    }));
+    let (m, _d) = engine(quick());
+    let m = m.with_chat(chat, mnemo::InferConfig::default());
+    let job = m
+        .enqueue_add(AddRequest {
+            infer: Some(true),
+            ..AddRequest::text(ana(), "I moved to Lisbon")
+        })
+        .await
+        .unwrap();
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let ran = m.run_next_job("w").await.unwrap().expect("a due job");
+        statuses.push((ran.status, ran.attempts));
+    }
+    assert_eq!(
+        statuses,
+        [
+            (JobStatus::Pending, 1),
+            (JobStatus::Pending, 2),
+            (JobStatus::Failed, 3)
+        ]
+    );
+    assert!(m.run_next_job("w").await.unwrap().is_none());
+    let failed = m.job(&job.id).await.unwrap().unwrap();
+    assert_eq!(failed.error_kind.as_deref(), Some("unavailable"));
+    assert!(failed.last_error.unwrap().contains("connection refused"));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    let again = m.retry_job(&job.id).await.unwrap();
+    assert_eq!((again.status, again.attempts), (JobStatus::Pending, 0));
+    assert_eq!(
+        m.run_next_job("w").await.unwrap().unwrap().status,
+        JobStatus::Pending
+    );
+}
+
+#[test]
+fn backoff_doubles_within_its_jitter_band_and_stops_at_the_max() {
+    let cfg = JobConfig {
+        backoff_base: Duration::from_millis(100),
+        backoff_max: Duration::from_millis(1000),
+        ..JobConfig::default()
+    };
+    assert_eq!(cfg.backoff(1, 1.0), Duration::from_millis(100));
+    assert_eq!(cfg.backoff(1, 0.0), Duration::from_millis(50));
+    assert_eq!(cfg.backoff(3, 1.0), Duration::from_millis(400));
+    assert_eq!(cfg.backoff(9, 1.0), Duration::from_millis(1000));
+    assert_eq!(cfg.backoff(40, 0.0), Duration::from_millis(500));
+}
+
+#[tokio::test]
+async fn a_full_queue_refuses_new_async_adds() {
+    let (m, _d) = engine(JobConfig {
+        max_queue_depth: Some(2),
+        ..quick()
+    });
+    for i in 0..2 {
+        m.enqueue_add(AddRequest::text(ana(), format!("fact {i}")))
+            .await
+            .unwrap();
+    }
+    assert_eq!(m.queue_full().await.unwrap(), Some(2));
+    let e = m
+        .enqueue_add(AddRequest::text(ana(), "one too many"))
+        .await
+        .unwrap_err();
+    assert!(e.kind().is_retryable(), "{e}");
+    m.run_next_job("w").await.unwrap().unwrap();
+    assert_eq!(m.queue_full().await.unwrap(), None);
+}
+
+/// The same idempotency key names the same job: a repeated async add queues nothing new.
+#[tokio::test]
+async fn a_keyed_async_add_repeated_returns_its_first_job() {
+    let (m, _d) = engine(quick());
+    let mut req = AddRequest::text(ana(), "keyed");
+    req.idempotency_key = Some("req-1".into());
+    let a = m.enqueue_add(req.clone()).await.unwrap();
+    let b = m.enqueue_add(req).await.unwrap();
+    assert_eq!(a.id, b.id);
+    assert_eq!(m.queue_stats().await.unwrap().pending, 1);
+}
+
+/// Started workers pick a job up when it is enqueued; the test waits on the job's status
+/// (bounded), never on a fixed delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn started_workers_run_enqueued_jobs() {
+    let (m, _d) = engine(JobConfig {
+        poll: Duration::from_secs(30),
+        ..quick()
+    });
+    let workers = m.start_workers(2);
+    assert_eq!(workers.len(), 2);
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let job = m
+            .enqueue_add(AddRequest::text(ana(), format!("worker fact {i}")))
+            .await
+            .unwrap();
+        ids.push(job.id);
+    }
+    let done = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if m.queue_stats().await.unwrap().done == 5 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(done.is_ok(), "jobs not run: {:?}", m.queue_stats().await);
+    assert_eq!(count(&m).await, 5);
+    for id in ids {
+        assert_eq!(m.job(&id).await.unwrap().unwrap().attempts, 1);
+    }
+}
