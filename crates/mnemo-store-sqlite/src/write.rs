@@ -797,7 +797,7 @@ impl SqliteStore {
                 "DELETE FROM memories; DELETE FROM memories_fts; DELETE FROM vectors; DELETE FROM messages; \
                  DELETE FROM memory_sources; DELETE FROM history; DELETE FROM links; DELETE FROM entities; \
                  DELETE FROM entity_memories; DELETE FROM idempotency; DELETE FROM vector_changes; \
-                 DELETE FROM pages; DELETE FROM segments; \
+                 DELETE FROM pages; DELETE FROM segments; DELETE FROM jobs; \
                  DELETE FROM meta WHERE key IN ('embedding_model', 'dimension');",
             )
             .map_err(sql_err)

@@ -286,3 +286,20 @@ pub fn queue_stats_count_and_jobs_survive_reopen(h: &dyn Harness) {
     assert_eq!(c.payload["text"], "payload of c");
     assert_eq!(c.status, JobStatus::Pending);
 }
+
+/// A reset empties the queue with everything else: no job written before it runs after it.
+pub fn reset_clears_the_queue(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    q.enqueue(&job("a", "ana", 0)).expect("enqueued");
+    q.enqueue(&job("b", "ana", 5)).expect("enqueued");
+    assert_eq!(q.queue_stats().expect("stats").depth(), 2);
+    store.reset().expect("reset");
+    let q = queue(store.as_ref());
+    assert_eq!(q.queue_stats().expect("stats"), QueueStats::default());
+    assert!(
+        q.job("a").expect("read").is_none(),
+        "a job survived the reset"
+    );
+    assert!(q.claim("w", t(100), lease()).expect("claim").is_none());
+}

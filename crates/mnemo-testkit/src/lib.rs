@@ -64,7 +64,7 @@ macro_rules! store_contract_tests {
             jobs_are_enqueued_once_and_listed_by_scope,
             claims_lease_each_job_to_one_worker_and_take_back_dead_ones,
             retries_wait_for_their_time_and_failures_keep_their_error,
-            concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen);
+            concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -98,7 +98,7 @@ impl PgStore {
             tx.batch_execute(
                 "TRUNCATE memories, messages, memory_sources, history, links, entities, \
                  entity_memories, idempotency, pages, segments, lexical_scopes, lexical_terms, \
-                 lexical_postings; \
+                 lexical_postings, jobs; \
                  DELETE FROM mnemo_meta WHERE key IN ('model_id', 'dimension');",
             )
             .map_err(pg_err)
