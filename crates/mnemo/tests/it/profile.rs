@@ -702,3 +702,41 @@ async fn an_add_that_heats_a_segment_updates_the_profile() {
     let p = m.profile(scope).await.unwrap().unwrap();
     assert_eq!(p.text, "music: plays the cello");
 }
+
+/// Profile analysis reads the log through its visibility rule: the turns of an erased session
+/// never reach the model, while what was said after the erase does.
+#[tokio::test]
+async fn erased_turns_never_reach_the_profile_model() {
+    let e = env();
+    let scope = user_scope();
+    e.exchange(&scope, "My locker code is 4417", "Noted, I will keep it.");
+    let report =
+        e.m.erase_session(scope.clone(), "s1".into(), WriteContext::default())
+            .await
+            .unwrap();
+    assert!(report.messages_erased >= 2, "{report:?}");
+    e.exchange(&scope, "I love hiking in the Alps", "Lovely! Any trail?");
+    e.reply(|req| {
+        let n = num(req, "hiking");
+        Ok(answer(
+            json!({"dimensions": [{"name": "hobbies", "value": "hiking in the Alps", "messages": [n]}], "reason": "learned"}),
+            json!([]),
+            json!([]),
+        ))
+    });
+    let out =
+        e.m.refresh_profile(scope.clone(), ProfileOptions::default())
+            .await
+            .unwrap();
+    assert_eq!(out.results.len(), 1, "the profile was written");
+    let prompts = e.chat.requests();
+    assert!(!prompts.is_empty(), "the model was asked");
+    for req in &prompts {
+        let all: String = req.messages.iter().map(|m| m.content.as_str()).collect();
+        assert!(all.contains("hiking"), "the kept turn is shown");
+        assert!(
+            !all.contains("4417") && !all.contains("locker"),
+            "an erased turn reached the model:\n{all}"
+        );
+    }
+}
