@@ -701,3 +701,40 @@ async fn note_settings_outside_their_range_are_refused_at_open() {
     assert!(err.to_string().contains("notes.link_entity"), "{err}");
     assert!(!dir.path().join("mnemo.db").exists(), "nothing created");
 }
+
+/// A conversation note is indexed with the earlier turns of its session as the log shows them:
+/// a turn erased before the note was added is not part of its index text.
+#[tokio::test]
+async fn an_erased_turn_is_not_context_for_a_later_note_of_its_session() {
+    let e = env(false);
+    let turn = |who: &str, text: &str| InputMessage {
+        role: Role::User,
+        content: text.into(),
+        name: Some(who.into()),
+    };
+    let mut first = note("");
+    first.input = mnemo::AddInput::Messages(vec![turn("Ana", "Any plans for the marathon?")]);
+    first.session_id = Some("s1".into());
+    e.m.add(first).await.unwrap();
+    let report =
+        e.m.erase_session(lena(), "s1".into(), WriteContext::default())
+            .await
+            .unwrap();
+    assert!(report.messages_erased >= 1, "{report:?}");
+    let mut later = note("");
+    later.input = mnemo::AddInput::Messages(vec![turn("Ben", "Training every morning now")]);
+    later.session_id = Some("s1".into());
+    let id = e.m.add(later).await.unwrap().results[0].id;
+    let lexical = |q: &str| {
+        let mut r = SearchRequest::new(lena(), q, 10);
+        r.mode = SearchMode::Lexical;
+        r
+    };
+    let training = e.m.search(lexical("training")).await.unwrap().results;
+    assert!(training.iter().any(|h| h.memory.id == id));
+    let marathon = e.m.search(lexical("marathon")).await.unwrap().results;
+    assert!(
+        !marathon.iter().any(|h| h.memory.id == id),
+        "the erased turn was indexed as the note's context"
+    );
+}
