@@ -1,6 +1,7 @@
 //! Server settings. The binary reads them from flags > `MNEMO_*` environment > `mnemo.toml` >
-//! defaults: [`FileConfig`] is the file's shape (unknown keys are errors), and its values are
-//! offered to the flag parser as environment defaults, so an environment variable or a flag
+//! defaults: [`FileConfig`] is the file's shape (unknown keys are errors), and each of its values
+//! becomes the default of the flag that reads the same `MNEMO_*` variable (mnemo-cli's
+//! `config.rs`; the process environment is never written), so an environment variable or a flag
 //! always wins. [`ServerConfig`] is the validated result. `mnemo.example.toml` documents every
 //! key; a test parses it.
 
@@ -177,8 +178,9 @@ impl FileConfig {
     pub fn parse(text: &str) -> Result<Self> {
         let c: Self =
             toml::from_str(text).map_err(|e| Error::invalid("mnemo.toml", e.to_string()))?;
-        // The values become environment variables, which cannot hold a NUL (setting one
-        // panics); TOML strings can (`"\u0000"`).
+        // A NUL in a value is refused here, as the command line and the environment cannot
+        // carry one either (TOML strings can: `"\u0000"`), so all three sources accept the
+        // same values.
         if let Some((key, _)) = c.env_defaults().iter().find(|(_, v)| v.contains('\0')) {
             return Err(Error::invalid(
                 "mnemo.toml",
@@ -194,7 +196,7 @@ impl FileConfig {
         Self::parse(&text)
     }
 
-    /// Each setting the file gives, as the `MNEMO_*` variable the flag parser reads.
+    /// Each setting the file gives, keyed by the `MNEMO_*` variable of the flag it defaults.
     pub fn env_defaults(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let mut put = |k: &'static str, v: Option<String>| {
