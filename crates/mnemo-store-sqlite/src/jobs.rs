@@ -151,6 +151,21 @@ impl JobStore for SqliteStore {
     ) -> Result<Option<JobRecord>> {
         let now_ms = now.timestamp_millis();
         let until = (now + lease).timestamp_millis();
+        // Idle workers poll: look on a reader first, so an empty queue never takes the writer
+        // (the transaction below checks again; a job enqueued in between waits one poll).
+        let claimable: bool = self.read(|c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM jobs \
+                 WHERE (status = 'pending' AND run_after <= ?1) \
+                    OR (status = 'running' AND locked_until < ?1))",
+                [now_ms],
+                |r| r.get(0),
+            )
+            .map_err(sql_err)
+        })?;
+        if !claimable {
+            return Ok(None);
+        }
         self.job_tx(|tx| {
             // Leases that ran out with no attempt left end the job: its worker is gone.
             tx.execute(
