@@ -64,6 +64,10 @@ pub(crate) struct Server {
     _stdout: BufReader<ChildStdout>,
 }
 
+/// `serve` flags for tests whose request rate is part of the load, not what they check: the
+/// per-key limit (20 a second by default) would answer 429 on a fast machine.
+pub(crate) const NO_RATE_LIMIT: &[&str] = &["--rate-limit-per-minute", "0"];
+
 impl Server {
     fn start(data: &Path) -> Server {
         Self::start_with(data, &[], &[], &[])

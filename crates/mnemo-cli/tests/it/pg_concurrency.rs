@@ -6,7 +6,7 @@
 //! PostgreSQL and the HTTP helpers come from `two_servers` (a schema of each test's own in the
 //! run's server); the embedder is the same OpenAI-compatible stub for both servers.
 
-use crate::clients::Server;
+use crate::clients::{Server, NO_RATE_LIMIT};
 use crate::two_servers::{call, cli, fresh_store_url, http_agent, list_all, shared_flags};
 use mnemo_testkit::stub_http::StubEndpoint;
 use serde_json::{json, Value};
@@ -30,8 +30,8 @@ fn pair(tag: &str) -> Pair {
     let data: [PathBuf; 2] = [dir.path().join("a"), dir.path().join("b")];
     let global: Vec<&str> = flags.iter().map(String::as_str).collect();
     let servers = [
-        Server::start_with(&data[0], &global, &[], &[]),
-        Server::start_with(&data[1], &global, &[], &[]),
+        Server::start_with(&data[0], &global, NO_RATE_LIMIT, &[]),
+        Server::start_with(&data[1], &global, NO_RATE_LIMIT, &[]),
     ];
     let admin = cli(&data[0], &flags, &["keys", "create", "--admin"])["key"]
         .as_str()

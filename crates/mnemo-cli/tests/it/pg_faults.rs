@@ -9,7 +9,7 @@
 //! taking the run's shared server down would fail the other tests. The pause between shutdown
 //! and start lasts until a client has seen a 503, so the outage is observed whatever the timing.
 
-use crate::clients::Server;
+use crate::clients::{Server, NO_RATE_LIMIT};
 use crate::two_servers::{call, cli, http_agent, list_all, pg_sh, shared_flags, start_private};
 use mnemo_testkit::stub_http::StubEndpoint;
 use serde_json::{json, Value};
@@ -75,8 +75,8 @@ fn a_database_restart_under_load_is_unavailable_then_recovered_with_no_acknowled
     let (data_a, data_b) = (dir.path().join("a"), dir.path().join("b"));
     let global: Vec<&str> = flags.iter().map(String::as_str).collect();
     let servers = [
-        Server::start_with(&data_a, &global, &[], &[]),
-        Server::start_with(&data_b, &global, &[], &[]),
+        Server::start_with(&data_a, &global, NO_RATE_LIMIT, &[]),
+        Server::start_with(&data_b, &global, NO_RATE_LIMIT, &[]),
     ];
     let admin = cli(&data_a, &flags, &["keys", "create", "--admin"])["key"]
         .as_str()
