@@ -19,7 +19,8 @@
 use crate::io::outln;
 use crate::io::print_json;
 use mnemo::{MemoryConfig, StoreConfig};
-use mnemo_core::{CachedEmbedder, Embedder, Error, IntegrityReport, Store};
+use mnemo_core::Admin;
+use mnemo_core::{CachedEmbedder, Embedder, Error, IntegrityReport};
 use mnemo_store_sqlite::SqliteStore;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -31,33 +31,7 @@ fn without_quotes(index: &str, texts: &[String]) -> Option<String> {
     (out.len() != index.len()).then_some(out)
 }
 
-impl PgStore {
-    pub(crate) fn erase_memory(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        sources: bool,
-        ctx: &WriteContext,
-    ) -> Result<EraseReport> {
-        scope.validate()?;
-        self.tx(|tx| erase_in(tx, scope, id, sources, ctx))
-    }
-
-    pub(crate) fn erase_log_of(
-        &self,
-        scope: &Scope,
-        target: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        scope.validate()?;
-        if let EraseTarget::Session(s) = target {
-            if s.trim().is_empty() {
-                return Err(Error::invalid("session_id", "must not be empty"));
-            }
-        }
-        self.tx(|tx| erase_log_in(tx, scope, target, ctx))
-    }
-}
+impl PgStore {}
 
 /// The rows of the target in a table aliased `alias` with scope columns (and `session_id`).
 fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str, session: bool) -> Pred {
@@ -452,6 +426,34 @@ fn scrub_replays(tx: &mut Transaction<'_>, id: MemoryId) -> Result<u64> {
             .map_err(pg_err)?;
     }
     Ok(n)
+}
+
+impl Erasure for PgStore {
+    fn erase(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        sources: bool,
+        ctx: &WriteContext,
+    ) -> Result<EraseReport> {
+        scope.validate()?;
+        self.tx(|tx| erase_in(tx, scope, id, sources, ctx))
+    }
+
+    fn erase_log(
+        &self,
+        scope: &Scope,
+        target: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport> {
+        scope.validate()?;
+        if let EraseTarget::Session(s) = target {
+            if s.trim().is_empty() {
+                return Err(Error::invalid("session_id", "must not be empty"));
+            }
+        }
+        self.tx(|tx| erase_log_in(tx, scope, target, ctx))
+    }
 }
 
 #[cfg(test)]

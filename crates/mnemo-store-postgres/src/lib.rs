@@ -9,15 +9,20 @@
 //! a database without pgvector that the user cannot install it into, or a schema from a newer
 //! mnemo, is a typed error naming what to do, and nothing is half-migrated.
 
+mod admin;
 mod codec;
 mod encode;
 mod entities;
 mod erase;
+mod graph;
 mod jobs;
 mod keys;
+mod messages;
 mod pool;
 mod predicate;
 mod read;
+mod records;
+mod retrieval;
 mod schema;
 mod scratch;
 mod search;
@@ -219,221 +224,4 @@ fn ensure_vector(c: &mut postgres::Client) -> Result<()> {
         })
 }
 
-use mnemo_core::tier::{PageQuery, Segment, StoredPage};
 use mnemo_core::*;
-
-impl Store for PgStore {
-    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        self.bind(model_id, dimension)
-    }
-    fn rebind_embedder(
-        &self,
-        model_id: &str,
-        dimension: usize,
-        batch: usize,
-        embed: &mut EmbedBatch<'_>,
-    ) -> Result<u64> {
-        self.rebind(model_id, dimension, batch, embed)
-    }
-    fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        self.write_batches(batches)
-    }
-    fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
-        self.stored_outcome(scope, idem)
-    }
-    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
-        self.get_memory(scope, id, read)
-    }
-    fn list(&self, query: &ListQuery) -> Result<Page> {
-        self.list_memories(query)
-    }
-    fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
-        self.locate_memories(query, skip)
-    }
-    fn delete(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        self.delete_memory(scope, id, mode, ctx)
-    }
-    fn update_many(
-        &self,
-        items: Vec<(Scope, MemoryId, MemoryPatch)>,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Memory>> {
-        self.update_memories(items, ctx)
-    }
-    fn delete_many(
-        &self,
-        items: &[(Scope, MemoryId)],
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
-        self.delete_memories(items, mode, ctx)
-    }
-    fn erase(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        sources: bool,
-        ctx: &WriteContext,
-    ) -> Result<EraseReport> {
-        self.erase_memory(scope, id, sources, ctx)
-    }
-    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
-        self.delete_scope(scope, mode, ctx)
-    }
-    fn history(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        read: &ReadOptions,
-    ) -> Result<Vec<HistoryEvent>> {
-        self.history_of(scope, id, read)
-    }
-    fn reset(&self) -> Result<()> {
-        self.reset_all()
-    }
-    fn dense_candidates(
-        &self,
-        query: &CandidateQuery<'_>,
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        self.dense(query, vector)
-    }
-    fn lexical_candidates(
-        &self,
-        query: &CandidateQuery<'_>,
-        terms: &[String],
-    ) -> Result<Vec<Candidate>> {
-        self.lexical(query, terms)
-    }
-    fn vector_scores(
-        &self,
-        query: &CandidateQuery<'_>,
-        keys: &[i64],
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        self.exact_scores(query, keys, vector)
-    }
-    fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
-        self.fetch_keys(query, keys)
-    }
-    fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>> {
-        self.by_hash(scope, hashes)
-    }
-    fn entity_candidates(
-        &self,
-        query: &CandidateQuery<'_>,
-        names: &[String],
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        self.by_entities(query, names, pooled)
-    }
-    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
-        self.owner(id)
-    }
-    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
-        self.owner_counts()
-    }
-    fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
-        self.messages_with_ids(scope, ids)
-    }
-    fn erase_log(
-        &self,
-        scope: &Scope,
-        target: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        self.erase_log_of(scope, target, ctx)
-    }
-    fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
-        self.raw_memories_of(scope, ids)
-    }
-    fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
-        self.links_of(scope, id)
-    }
-    fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        self.add_links_checked(scope, links)
-    }
-    fn remove_link(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool> {
-        self.remove_one_link(scope, from, to, kind)
-    }
-    fn linked(
-        &self,
-        query: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        kinds: &[LinkKind],
-    ) -> Result<Vec<LinkedMemory>> {
-        self.linked_memories(query, ids, kinds)
-    }
-    fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
-        self.touch_memories(scope, ids, at)
-    }
-    fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
-        self.entities_of_memory(scope, id)
-    }
-    fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
-        self.message_log(scope, session, limit)
-    }
-    fn sessions(&self, scope: &Scope, query: &SessionQuery<'_>) -> Result<Vec<SessionInfo>> {
-        self.sessions_of(scope, query)
-    }
-    fn session_messages(
-        &self,
-        scope: &Scope,
-        session: &str,
-        after: Option<MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Message>> {
-        self.session_log(scope, session, after, limit)
-    }
-    fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>> {
-        self.memories_of_session(scope, session)
-    }
-    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
-        self.export_all(sink)
-    }
-    fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
-        self.import_all(records)
-    }
-    fn integrity(&self) -> Result<IntegrityReport> {
-        self.check_integrity()
-    }
-    fn stats(&self) -> Result<StoreStats> {
-        self.store_stats()
-    }
-    fn pages(&self, query: &PageQuery) -> Result<Vec<StoredPage>> {
-        self.stored_pages(query)
-    }
-    fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
-        self.stored_segments(scope, exact, evicted)
-    }
-    fn record_visits(
-        &self,
-        scope: &Scope,
-        visits: &[(SegmentId, u32)],
-        at: Timestamp,
-    ) -> Result<u64> {
-        self.visit_segments(scope, visits, at)
-    }
-    fn plan_turn(&self, scope_keys: &[String]) -> Result<Option<PlanTurn>> {
-        turn::take(&self.pool, scope_keys).map(|t| Some(Box::new(t) as PlanTurn))
-    }
-    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
-        Some(self)
-    }
-
-    fn jobs(&self) -> Option<&dyn mnemo_core::JobStore> {
-        Some(self)
-    }
-}

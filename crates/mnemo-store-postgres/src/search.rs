@@ -10,8 +10,8 @@
 //! A memory is indexed exactly when its `embedding` is not NULL (a deleted memory has neither
 //! an embedding nor a `lexical` vector), so candidates need no other index table.
 
-mod entity;
-mod lexical;
+pub(crate) mod entity;
+pub(crate) mod lexical;
 
 use crate::codec::col;
 use crate::pool::Conn;
@@ -30,7 +30,7 @@ const EF_SEARCH_MIN: usize = 100;
 const EF_SEARCH_MAX: usize = 1000;
 
 /// The advisory lock binds and rebinds take, so two servers never alter the columns together.
-const BIND_LOCK: i64 = 0x006d_6e65_6d62;
+pub(crate) const BIND_LOCK: i64 = 0x006d_6e65_6d62;
 
 /// pgvector's HNSW index takes `vector` columns of at most this many dimensions; a store bound
 /// to a wider model searches by exact scan.
@@ -38,7 +38,7 @@ const HNSW_MAX_DIM: usize = 2000;
 
 /// The model family: the part before the first `/` ("hash-embedder/v1" → "hash-embedder"),
 /// the same rule as the embedded store (a new revision of one model keeps its vectors).
-fn family(model: &str) -> &str {
+pub(crate) fn family(model: &str) -> &str {
     model.split('/').next().unwrap_or(model)
 }
 
@@ -72,7 +72,11 @@ pub(crate) fn dimension_of(c: &mut impl GenericClient) -> Result<usize> {
 
 /// Records the model and fixes the vector columns to `dimension` (and builds the HNSW index);
 /// part of a bind's or a rebind's transaction.
-fn set_binding(tx: &mut postgres::Transaction<'_>, model_id: &str, dimension: usize) -> Result<()> {
+pub(crate) fn set_binding(
+    tx: &mut postgres::Transaction<'_>,
+    model_id: &str,
+    dimension: usize,
+) -> Result<()> {
     // Rewriting the vector columns and building the index take as long as the table needs.
     tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")
         .map_err(pg_err)?;
@@ -103,183 +107,6 @@ fn set_binding(tx: &mut postgres::Transaction<'_>, model_id: &str, dimension: us
 }
 
 impl PgStore {
-    pub(crate) fn bind(&self, model_id: &str, dimension: usize) -> Result<()> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
-        let check = |current: Option<(String, usize)>| {
-            match current {
-            Some((m, d)) if family(&m) != family(model_id) || d != dimension => {
-                Err(Error::Conflict {
-                    reason: format!(
-                        "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
-                         to re-embed every memory, run `mnemo reembed` with the new embedder configured, \
-                         or configure the embedder this store was written with"
-                    ),
-                })
-            }
-            Some(_) => Ok(true),
-            None => Ok(false),
-        }
-        };
-        // The common case (every connect after the first): one read, no lock, no DDL.
-        if self.with(|c| check(bound(c)?))? {
-            return Ok(());
-        }
-        self.tx(|tx| {
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&BIND_LOCK])
-                .map_err(pg_err)?;
-            if check(bound(tx)?)? {
-                return Ok(()); // another server bound it meanwhile
-            }
-            set_binding(tx, model_id, dimension)
-        })?;
-        self.dim.store(dimension, Ordering::Release);
-        Ok(())
-    }
-
-    pub(crate) fn rebind(
-        &self,
-        model_id: &str,
-        dimension: usize,
-        batch: usize,
-        embed: &mut EmbedBatch<'_>,
-    ) -> Result<u64> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
-        self.tx(|tx| {
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&BIND_LOCK])
-                .map_err(pg_err)?;
-            // The columns lose their dimension first, so the new vectors fit whatever it is; the
-            // index of the old vectors goes with it and is built again at the end.
-            tx.batch_execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
-                .map_err(pg_err)?;
-            for table in ["memories", "pages", "segments"] {
-                tx.batch_execute(&format!(
-                    "ALTER TABLE {table} ALTER COLUMN embedding TYPE vector"
-                ))
-                .map_err(pg_err)?;
-            }
-            let rows = tx
-                .query(
-                    "SELECT scope_key, id, COALESCE(index_text, text) FROM memories \
-                     WHERE embedding IS NOT NULL ORDER BY seq",
-                    &[],
-                )
-                .map_err(pg_err)?;
-            let n = embed_rows(
-                tx,
-                ("memories", memory_text),
-                &rows,
-                (dimension, batch),
-                embed,
-            )?;
-            self.rebind_tiers(tx, dimension, batch, embed)?;
-            // A segment whose pages are all gone has no pages to average: its summary is
-            // embedded instead, so no vector of the old model stays (the column's new
-            // dimension would refuse it).
-            let orphans = tx
-                .query(
-                    "SELECT scope_key, id, summary FROM segments \
-                     WHERE vector_dims(embedding) <> $1 ORDER BY seq",
-                    &[&(dimension as i32)],
-                )
-                .map_err(pg_err)?;
-            embed_rows(
-                tx,
-                ("segments", str::to_string),
-                &orphans,
-                (dimension, batch),
-                embed,
-            )?;
-            set_binding(tx, model_id, dimension)?;
-            Ok(n)
-        })
-        .inspect(|_| self.dim.store(dimension, Ordering::Release))
-    }
-
-    pub(crate) fn dense(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
-        if q.limit == 0 {
-            return Ok(Vec::new());
-        }
-        self.with_conn(|c| {
-            let Some(dim) = self.dim(c)? else {
-                return Ok(Vec::new());
-            };
-            check_vector("vector", vector, dim)?;
-            // With the filter in the query, an HNSW scan that stopped at `ef_search` entries
-            // could return fewer rows than asked; pgvector 0.8's iterative scan goes on through
-            // the graph until the limit is met (or `hnsw.max_scan_tuples`). Relaxed order is
-            // why the rows are sorted again below. Both are session settings of the pooled
-            // connection, set again only when the `ef_search` a query needs changes.
-            let ef = ef_search(c, q.limit)?;
-            if c.ef_search != Some(ef) {
-                c.client
-                    .batch_execute(&format!(
-                        "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {ef}"
-                    ))
-                    .map_err(old_pgvector)?;
-                c.ef_search = Some(ef);
-            }
-            let mut p = candidate_pred(q)?;
-            p.and("m.embedding IS NOT NULL");
-            let v = p.arg(Vector::from(vector.to_vec()));
-            let limit = p.arg(q.limit as i64);
-            let query = |order: &str| {
-                format!(
-                    "SELECT m.seq, m.embedding <=> {v} FROM memories m WHERE {} \
-                     ORDER BY {order} LIMIT {limit}",
-                    p.where_sql()
-                )
-            };
-            let by_index = query(&format!("m.embedding <=> {v}"));
-            let mut rows = self.vector_query(c, &by_index, &p.params(), vector)?;
-            if rows.len() < q.limit {
-                // Short: either the candidates are fewer than the limit, or the iterative scan
-                // gave up at `hnsw.max_scan_tuples` under a filter few rows pass. An order the
-                // HNSW index cannot serve (the distance plus 0) makes the scan exact: a scope
-                // index or the table is read and sorted.
-                let exact = query(&format!("(m.embedding <=> {v}) + 0"));
-                rows = self.vector_query(c, &exact, &p.params(), vector)?;
-            }
-            Ok(ranked(rows.iter().map(similarity).collect()))
-        })
-    }
-
-    /// Exact cosine scores of `keys` (candidates another side found) within the query's scope.
-    pub(crate) fn exact_scores(
-        &self,
-        q: &CandidateQuery<'_>,
-        keys: &[i64],
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.with_conn(|c| {
-            let Some(dim) = self.dim(c)? else {
-                return Ok(Vec::new());
-            };
-            check_vector("vector", vector, dim)?;
-            let mut p = Pred::default();
-            predicate::scope(&mut p, "m", q.scope);
-            let v = p.arg(Vector::from(vector.to_vec()));
-            let k = p.arg(keys.to_vec());
-            p.and(&format!(
-                "m.seq = ANY({k}::bigint[]) AND m.embedding IS NOT NULL"
-            ));
-            let sql = format!(
-                "SELECT m.seq, m.embedding <=> {v} FROM memories m WHERE {}",
-                p.where_sql()
-            );
-            let rows = self.vector_query(c, &sql, &p.params(), vector)?;
-            Ok(rows.iter().map(similarity).collect())
-        })
-    }
-
     /// The bound dimension: read once, then kept (a bind or rebind here sets it again); `None`
     /// while no model is bound.
     pub(crate) fn dim(&self, c: &mut Conn) -> Result<Option<usize>> {
@@ -297,7 +124,7 @@ impl PgStore {
     /// dimension). Another server's rebind to a new dimension makes PostgreSQL refuse the
     /// comparison: the kept dimension is read again and a vector of the old one is invalid
     /// input, as if the check had seen the new dimension.
-    fn vector_query(
+    pub(crate) fn vector_query(
         &self,
         c: &mut Conn,
         sql: &str,
@@ -347,14 +174,14 @@ pub(crate) fn ef_search(c: &mut Conn, limit: usize) -> Result<usize> {
 
 /// The text a memory is embedded from: its index text (or text) with repeated lines collapsed,
 /// as the write path embeds it.
-fn memory_text(text: &str) -> String {
+pub(crate) fn memory_text(text: &str) -> String {
     mnemo_core::text::collapse_repeated_lines(text)
 }
 
 /// Embeds the text of each `(scope_key, id, text)` row (as `prepare` gives it) through `embed`
 /// (batches of at most `batch`) and stores the vectors in `table`'s `embedding`; returns the
 /// rows embedded.
-fn embed_rows(
+pub(crate) fn embed_rows(
     tx: &mut postgres::Transaction<'_>,
     (table, prepare): (&str, fn(&str) -> String),
     rows: &[postgres::Row],
@@ -386,7 +213,7 @@ fn embed_rows(
 }
 
 /// A refused `hnsw.iterative_scan` means a pgvector older than 0.8: say what to do.
-fn old_pgvector(e: postgres::Error) -> Error {
+pub(crate) fn old_pgvector(e: postgres::Error) -> Error {
     use postgres::error::SqlState;
     match e.code() {
         Some(c) if *c == SqlState::INVALID_NAME || *c == SqlState::UNDEFINED_OBJECT => {
@@ -402,7 +229,7 @@ fn old_pgvector(e: postgres::Error) -> Error {
 }
 
 /// A `(seq, cosine distance)` row as a candidate scored by cosine similarity.
-fn similarity(r: &postgres::Row) -> Candidate {
+pub(crate) fn similarity(r: &postgres::Row) -> Candidate {
     Candidate {
         key: r.get(0),
         score: (1.0 - r.get::<_, f64>(1)) as f32,

@@ -15,8 +15,8 @@
 //! (`scrub_tiers`) and the consistency count for `integrity` in [`rebind`]; export and import
 //! of pages and segments in `transfer`.
 
-mod rebind;
-mod write;
+pub(crate) mod rebind;
+pub(crate) mod write;
 
 pub(crate) use rebind::{inconsistent_pages, scrub_tiers, set_vector_from_pages};
 
@@ -102,8 +102,14 @@ pub(crate) fn segment_from_row(row: &Row) -> Result<Segment> {
     })
 }
 
-impl PgStore {
-    pub(crate) fn stored_pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
+impl PgStore {}
+
+impl Tiers for PgStore {
+    fn plan_turn(&self, scope_keys: &[String]) -> Result<Option<PlanTurn>> {
+        crate::turn::take(&self.pool, scope_keys).map(|t| Some(Box::new(t) as PlanTurn))
+    }
+
+    fn pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
         let mut c = Pred::default();
         if let Some(s) = &q.scope {
             s.validate()?;
@@ -150,12 +156,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn stored_segments(
-        &self,
-        scope: &Scope,
-        exact: bool,
-        evicted: bool,
-    ) -> Result<Vec<Segment>> {
+    fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
         scope.validate()?;
         let mut c = Pred::default();
         scope_pred(&mut c, "s", scope, exact);
@@ -172,7 +173,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn visit_segments(
+    fn record_visits(
         &self,
         scope: &Scope,
         visits: &[(SegmentId, u32)],

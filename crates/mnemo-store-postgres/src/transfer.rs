@@ -11,8 +11,8 @@
 //! The import (`transfer/import.rs`, with the plain row writes in `transfer/tables.rs`) writes
 //! everything in one transaction.
 
-mod import;
-mod tables;
+pub(crate) mod import;
+pub(crate) mod tables;
 
 use crate::codec::{
     col, entity_from_row, from_ms, history_from_row, keyed_memory_from_row, link_from_row,
@@ -59,24 +59,7 @@ fn each_row(
     })
 }
 
-impl PgStore {
-    pub(crate) fn export_all(&self, sink: Sink<'_>) -> Result<()> {
-        self.with(|client| {
-            let mut tx = client
-                .build_transaction()
-                .isolation_level(IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .map_err(pg_err)?;
-            export_records(&mut tx, sink)?;
-            tx.commit().map_err(pg_err)
-        })
-    }
-
-    pub(crate) fn import_all(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
-        self.tx(|tx| import::import_records(tx, &records))
-    }
-}
+impl PgStore {}
 
 fn export_records(tx: &mut Transaction<'_>, sink: Sink<'_>) -> Result<()> {
     each_row(
@@ -180,4 +163,23 @@ fn export_records(tx: &mut Transaction<'_>, sink: Sink<'_>) -> Result<()> {
             })))
         },
     )
+}
+
+impl Transfer for PgStore {
+    fn export(&self, sink: Sink<'_>) -> Result<()> {
+        self.with(|client| {
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .map_err(pg_err)?;
+            export_records(&mut tx, sink)?;
+            tx.commit().map_err(pg_err)
+        })
+    }
+
+    fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+        self.tx(|tx| import::import_records(tx, &records))
+    }
 }

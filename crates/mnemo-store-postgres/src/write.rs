@@ -24,9 +24,9 @@
 //! them. A deadlock PostgreSQL still detects elsewhere rolls the whole transaction back, and
 //! [`PgStore::write_tx`] runs it again (at most [`DEADLOCK_RETRIES`] times).
 
-mod change;
-mod existing;
-mod links;
+pub(crate) mod change;
+pub(crate) mod existing;
+pub(crate) mod links;
 
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
 use crate::encode::{insert_history, insert_memory, insert_message, Change, MemoryRow};
@@ -120,13 +120,13 @@ pub(crate) fn locate(tx: &mut Transaction<'_>, scope: &Scope, id: MemoryId) -> R
 }
 
 /// The time a change to `m` is recorded at: now, never before its last change.
-fn change_time(m: &Memory) -> i64 {
+pub(crate) fn change_time(m: &Memory) -> i64 {
     chrono::Utc::now().timestamp_millis().max(ms(m.updated_at))
 }
 
 /// The outcome stored under an idempotency key of `scope`: `None` when the key is new, the
 /// outcome (`replayed`) for the same request, a conflict for a different one.
-fn stored_outcome_in(
+pub(crate) fn stored_outcome_in(
     c: &mut impl GenericClient,
     scope: &Scope,
     idem: &Idempotency,
@@ -154,15 +154,6 @@ fn stored_outcome_in(
 }
 
 impl PgStore {
-    pub(crate) fn stored_outcome(
-        &self,
-        scope: &Scope,
-        idem: &Idempotency,
-    ) -> Result<Option<AddOutcome>> {
-        scope.validate()?;
-        self.with(|c| stored_outcome_in(c, scope, idem))
-    }
-
     /// Runs `f` in one transaction (see `PgStore::tx`), again when it was a deadlock's victim.
     pub(crate) fn write_tx<T>(
         &self,
@@ -177,18 +168,11 @@ impl PgStore {
         }
     }
 
-    pub(crate) fn write_batches(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        for b in &batches {
-            b.scope.validate()?;
-        }
-        self.write_tx(|tx| {
-            let keys: Vec<String> = batches.iter().map(|b| b.scope.key()).collect();
-            lock_scopes(tx, &keys)?;
-            batches.iter().map(|b| self.write_one(tx, b)).collect()
-        })
-    }
-
-    fn write_one(&self, tx: &mut Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
+    pub(crate) fn write_one(
+        &self,
+        tx: &mut Transaction<'_>,
+        batch: &WriteBatch,
+    ) -> Result<AddOutcome> {
         if let Some(idem) = &batch.idempotency {
             if let Some(o) = stored_outcome_in(tx, &batch.scope, idem)? {
                 return Ok(o);

@@ -28,56 +28,7 @@ fn without_quotes(index: &str, texts: &[String]) -> Option<String> {
     (out.len() != index.len()).then_some(out)
 }
 
-impl SqliteStore {
-    pub(crate) fn erase_memory(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        sources: bool,
-        ctx: &WriteContext,
-    ) -> Result<EraseReport> {
-        scope.validate()?;
-        let mut conn = self.writer.lock();
-        // Every connection runs with `secure_delete` on (see `schema::configure`).
-        let report = {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql_err)?;
-            let report = erase_in(&tx, scope, id, sources, ctx)?;
-            tx.commit().map_err(sql_err)?;
-            report
-        };
-        self.sync_ann(&conn)?;
-        truncate_wal(&conn)?;
-        Ok(report)
-    }
-
-    pub(crate) fn erase_log_of(
-        &self,
-        scope: &Scope,
-        target: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        scope.validate()?;
-        if let EraseTarget::Session(s) = target {
-            if s.trim().is_empty() {
-                return Err(Error::invalid("session_id", "must not be empty"));
-            }
-        }
-        let mut conn = self.writer.lock();
-        let report = {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql_err)?;
-            let report = erase_log_in(&tx, scope, target, ctx)?;
-            tx.commit().map_err(sql_err)?;
-            report
-        };
-        self.sync_ann(&conn)?;
-        truncate_wal(&conn)?;
-        Ok(report)
-    }
-}
+impl SqliteStore {}
 
 /// Moves every WAL frame into the main file and empties the WAL, so old copies leave it.
 /// Readers hold no transaction between calls, so the checkpoint can copy every frame.
@@ -493,6 +444,57 @@ fn scrub_replays(tx: &Transaction<'_>, id: MemoryId, ids: &str) -> Result<u64> {
             .map_err(sql_err)? as u64;
     }
     Ok(n)
+}
+
+impl Erasure for SqliteStore {
+    fn erase(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        sources: bool,
+        ctx: &WriteContext,
+    ) -> Result<EraseReport> {
+        scope.validate()?;
+        let mut conn = self.writer.lock();
+        // Every connection runs with `secure_delete` on (see `schema::configure`).
+        let report = {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_err)?;
+            let report = erase_in(&tx, scope, id, sources, ctx)?;
+            tx.commit().map_err(sql_err)?;
+            report
+        };
+        self.sync_ann(&conn)?;
+        truncate_wal(&conn)?;
+        Ok(report)
+    }
+
+    fn erase_log(
+        &self,
+        scope: &Scope,
+        target: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport> {
+        scope.validate()?;
+        if let EraseTarget::Session(s) = target {
+            if s.trim().is_empty() {
+                return Err(Error::invalid("session_id", "must not be empty"));
+            }
+        }
+        let mut conn = self.writer.lock();
+        let report = {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql_err)?;
+            let report = erase_log_in(&tx, scope, target, ctx)?;
+            tx.commit().map_err(sql_err)?;
+            report
+        };
+        self.sync_ann(&conn)?;
+        truncate_wal(&conn)?;
+        Ok(report)
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@
 //! "Caroline" and "Carolin" become one node while "2023" and "2022" never do.
 
 use crate::codec::*;
+use crate::links::*;
 use crate::predicate::{self, marks, Pred};
+use crate::read::candidate_pred_with;
+use crate::read::with_sources;
 use crate::SqliteStore;
 use mnemo_core::entity::{self, entities_match, EntityMention};
 use mnemo_core::*;
@@ -16,11 +19,11 @@ use std::collections::HashMap;
 
 /// Entities linked to at most this many memories (or four times the candidate limit, if larger)
 /// have all their memories enumerated as search candidates.
-const ENTITY_WALK_MIN: usize = 64;
+pub(crate) const ENTITY_WALK_MIN: usize = 64;
 
 /// How entity names are looked up for a scope: the scope predicate on `e`, and the index that
 /// leads with a fixed scope column and the name.
-struct EntityLookup {
+pub(crate) struct EntityLookup {
     pred: Pred,
     index: &'static str,
 }
@@ -39,7 +42,7 @@ impl EntityLookup {
 
     /// Entities of every exact scope `scope` covers (what a search sees): driven by the
     /// `(part, name)` index of its first fixed part, the other parts checked per row.
-    fn covered(scope: &Scope) -> Self {
+    pub(crate) fn covered(scope: &Scope) -> Self {
         let mut pred = Pred::default();
         predicate::scope_unindexed(&mut pred, "e", scope);
         let (col, index, value) = if let Some(u) = &scope.user_id {
@@ -57,7 +60,7 @@ impl EntityLookup {
     }
 }
 
-fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
+pub(crate) fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
     for (col, v) in [
         ("user_id", scope.user_id.as_ref().map(|v| v.as_str())),
         ("agent_id", scope.agent_id.as_ref().map(|v| v.as_str())),
@@ -72,10 +75,10 @@ fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
 
 /// One of the scope's entities that could match a name: id, normalised name and how many
 /// memories it is linked to.
-struct Neighbour {
-    id: String,
-    normalized: String,
-    mentions: u64,
+pub(crate) struct Neighbour {
+    pub(crate) id: String,
+    pub(crate) normalized: String,
+    pub(crate) mentions: u64,
 }
 
 /// The scope's entities that match `normalized` (`entities_match`), found without walking the
@@ -84,7 +87,7 @@ struct Neighbour {
 /// range whose length filter is read from the index itself. Names with digits or under five
 /// characters have no window: a store with an entity per memory number stays one lookup a
 /// mention.
-fn matching_entities(
+pub(crate) fn matching_entities(
     conn: &Connection,
     lookup: &EntityLookup,
     normalized: &str,
@@ -265,158 +268,10 @@ pub(crate) fn owned(conn: &Connection, scope: &Scope, id: MemoryId) -> Result<bo
         .map_err(sql_err)
 }
 
-impl SqliteStore {
-    pub(crate) fn by_hash(
-        &self,
-        scope: &Scope,
-        hashes: &[String],
-    ) -> Result<Vec<(String, MemoryId)>> {
-        scope.validate()?;
-        if hashes.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(|conn| {
-            let mut p = Pred::default();
-            exact_scope(&mut p, "m", scope);
-            // What a read sees now: an expired copy must not make a restated fact a duplicate.
-            predicate::visibility(&mut p, "m", &ReadOptions::default());
-            let marks = marks(hashes.len());
-            p.push(
-                &format!("m.hash IN ({marks})"),
-                hashes.iter().map(|h| Sql::Text(h.clone())),
-            );
-            let sql = format!(
-                "SELECT m.hash, m.id FROM memories m WHERE {}",
-                p.where_sql()
-            );
-            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-            let rows = stmt
-                .query_map(params_from_iter(p.params.iter()), |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(sql_err)?;
-            let mut out = Vec::new();
-            for r in rows {
-                let (h, id) = r.map_err(sql_err)?;
-                out.push((h, MemoryId::parse(&id)?));
-            }
-            Ok(out)
-        })
-    }
+impl SqliteStore {}
 
-    pub(crate) fn by_entities(
-        &self,
-        q: &CandidateQuery<'_>,
-        names: &[String],
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
-        if names.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(|conn| {
-            let lookup = EntityLookup::covered(q.scope);
-            // entity id → (memories it is linked to, which query names it matched)
-            let mut matched: HashMap<String, (u64, Vec<usize>)> = HashMap::new();
-            for (i, name) in names.iter().enumerate() {
-                for n in matching_entities(conn, &lookup, name, false)? {
-                    matched.entry(n.id).or_insert((n.mentions, Vec::new())).1.push(i);
-                }
-            }
-            if matched.is_empty() {
-                return Ok(Vec::new());
-            }
-            // A rare entity's memories are all candidates. A common one (a speaker on every
-            // other memory) is not walked: its links only score the keys the other signals
-            // pooled, so the cost follows the pool, not how often the name occurs.
-            let enumerate_max = (q.limit * 4).max(ENTITY_WALK_MIN) as u64;
-            let mut rare: Vec<&String> = Vec::new();
-            let mut common: Vec<&String> = Vec::new();
-            for (id, (mentions, _)) in &matched {
-                if *mentions <= enumerate_max {
-                    rare.push(id);
-                } else {
-                    common.push(id);
-                }
-            }
-            let mut per_memory: HashMap<i64, Vec<&String>> = HashMap::new();
-            let mut collect = |sql: &str, params: &[Sql]| -> Result<()> {
-                let mut stmt = conn.prepare_cached(sql).map_err(sql_err)?;
-                let rows = stmt
-                    .query_map(params_from_iter(params.iter()), |r| {
-                        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-                    })
-                    .map_err(sql_err)?;
-                for r in rows {
-                    let (seq, entity) = r.map_err(sql_err)?;
-                    if let Some((id, _)) = matched.get_key_value(&entity) {
-                        per_memory.entry(seq).or_default().push(id);
-                    }
-                }
-                Ok(())
-            };
-            if !rare.is_empty() {
-                // Driven by the entity links: a scope index would scan every memory of the scope
-                // (measured 47 ms per search at 100,000 memories, against 0.1 ms this way).
-                let mut p = crate::read::candidate_pred_with(q, true)?;
-                p.push(
-                    &format!("em.entity_id IN ({})", marks(rare.len())),
-                    rare.iter().map(|k| Sql::Text((*k).clone())),
-                );
-                collect(
-                    &format!(
-                        "SELECT m.seq, em.entity_id FROM entity_memories em JOIN memories m ON m.seq = em.memory_seq WHERE {}",
-                        p.where_sql()
-                    ),
-                    &p.params,
-                )?;
-            }
-            if !common.is_empty() && !pooled.is_empty() {
-                // The pooled keys already passed the scope and filters on their own side; all of
-                // a key's links are read from the key index and the matched ones kept.
-                collect(
-                    &format!(
-                        "SELECT memory_seq, entity_id FROM entity_memories INDEXED BY entity_memories_by_seq \
-                         WHERE memory_seq IN ({})",
-                        marks(pooled.len()),
-                    ),
-                    &pooled.iter().map(|k| Sql::Integer(*k)).collect::<Vec<_>>(),
-                )?;
-            }
-            // Informativeness of a name: BM25's idf with the entity's link count as its document
-            // frequency and the scope's indexed memories (the vector index keeps that count) as
-            // N, so a name on every other memory counts little and a rare one a lot.
-            self.sync_ann(conn)?;
-            let total = self
-                .ann
-                .read()
-                .as_ref()
-                .and_then(|a| a.scope_ids(q.scope).map(|ids| a.scope_size(ids)))
-                .unwrap_or(0) as f64;
-            let total = (total as u64).max(matched.values().map(|(m, _)| *m).max().unwrap_or(0));
-            let mut out: Vec<Candidate> = per_memory
-                .into_iter()
-                .map(|(key, entities)| {
-                    let mut mentions = vec![Vec::new(); names.len()];
-                    for e in entities {
-                        let (m, which) = &matched[e];
-                        for &i in which {
-                            mentions[i].push(*m);
-                        }
-                    }
-                    Candidate {
-                        key,
-                        score: mnemo_core::entity::entity_score(&mentions, total),
-                    }
-                })
-                .collect();
-            out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.key.cmp(&a.key)));
-            out.truncate(q.limit);
-            Ok(out)
-        })
-    }
-
-    pub(crate) fn links_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
+impl Graph for SqliteStore {
+    fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         scope.validate()?;
         self.read(|conn| {
             if !owned(conn, scope, id)? {
@@ -439,7 +294,120 @@ impl SqliteStore {
         })
     }
 
-    pub(crate) fn entities_for(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
+    fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
+        scope.validate()?;
+        for l in links {
+            l.validate()?;
+        }
+        self.write_tx(|tx| {
+            for l in links {
+                check_link(tx, scope, l, &HashMap::new())?;
+                self.step("link")?;
+                insert_link(tx, l)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn remove_link(
+        &self,
+        scope: &Scope,
+        from: MemoryId,
+        to: MemoryId,
+        kind: LinkKind,
+    ) -> Result<bool> {
+        scope.validate()?;
+        self.write_tx(|tx| {
+            if !owned(tx, scope, from)? {
+                return Err(Error::not_found("memory", from));
+            }
+            let n = tx
+                .execute_cached(
+                    "DELETE FROM links WHERE from_id = ?1 AND to_id = ?2 AND kind = ?3",
+                    [from.to_string(), to.to_string(), kind.as_str().to_string()],
+                )
+                .map_err(sql_err)?;
+            Ok(n > 0)
+        })
+    }
+
+    fn linked(
+        &self,
+        q: &CandidateQuery<'_>,
+        ids: &[MemoryId],
+        kinds: &[LinkKind],
+    ) -> Result<Vec<LinkedMemory>> {
+        q.scope.validate()?;
+        if ids.is_empty() || kinds.is_empty() || q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let id_marks = marks(ids.len());
+            let kind_marks = marks(kinds.len());
+            let sql = format!(
+                "SELECT from_id, to_id, kind, strength, author, created_at, reason FROM links \
+                 WHERE (from_id IN ({id_marks}) OR to_id IN ({id_marks})) AND kind IN ({kind_marks}) \
+                 ORDER BY strength DESC, created_at, from_id, to_id"
+            );
+            let params: Vec<Sql> = ids
+                .iter()
+                .chain(ids)
+                .map(|i| Sql::Text(i.to_string()))
+                .chain(kinds.iter().map(|k| Sql::Text(k.as_str().to_string())))
+                .collect();
+            let links: Vec<Link> = {
+                let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+                let rows = stmt
+                    .query_map(params_from_iter(params.iter()), link_row)
+                    .map_err(sql_err)?;
+                let mut out = Vec::new();
+                for r in rows {
+                    out.push(link_from_row(r.map_err(sql_err)?)?);
+                }
+                out
+            };
+            let wanted: std::collections::HashSet<MemoryId> = ids.iter().copied().collect();
+            // (parent, link, other end) for each direction a link is reached from.
+            let mut reached: Vec<(MemoryId, Link, MemoryId)> = Vec::new();
+            for l in links {
+                if wanted.contains(&l.from) {
+                    reached.push((l.from, l.clone(), l.to));
+                }
+                if wanted.contains(&l.to) {
+                    reached.push((l.to, l.clone(), l.from));
+                }
+            }
+            let mut others: Vec<MemoryId> = reached.iter().map(|r| r.2).collect();
+            others.sort();
+            others.dedup();
+            let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
+            for chunk in others.chunks(500) {
+                let mut p = candidate_pred_with(q, true)?;
+                p.push(
+                    &format!("m.id IN ({})", predicate::marks(chunk.len())),
+                    chunk.iter().map(|i| Sql::Text(i.to_string())),
+                );
+                let rows = crate::read::query_memories(conn, &p.where_sql(), "", &p.params)?;
+                for (key, m) in with_sources(conn, rows)? {
+                    loaded.insert(m.id, (key, m));
+                }
+            }
+            Ok(reached
+                .into_iter()
+                .filter_map(|(from, link, other)| {
+                    loaded.get(&other).map(|(key, m)| LinkedMemory {
+                        from,
+                        link,
+                        key: *key,
+                        memory: m.clone(),
+                    })
+                })
+                .take(q.limit)
+                .collect())
+        })
+    }
+
+    fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
         scope.validate()?;
         self.read(|conn| {
             if !owned(conn, scope, id)? {

@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(again.kind(), mnemo_core::ErrorKind::NotFound);
         assert_eq!(store.list_keys().unwrap().len(), 1);
         // Keys are the server's, not the memories': a reset keeps them.
-        mnemo_core::Store::reset(&store).unwrap();
+        mnemo_core::Admin::reset(&store).unwrap();
         assert_eq!(store.list_keys().unwrap().len(), 1);
     }
 

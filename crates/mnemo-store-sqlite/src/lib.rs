@@ -6,6 +6,7 @@
 //! and filter translation), `write` and `read` (the `Store` methods), `ann` (the derived HNSW
 //! index, rebuilt or caught up from the `vector_changes` log).
 
+mod admin;
 mod ann;
 mod codec;
 mod erase;
@@ -14,8 +15,11 @@ mod jobs;
 mod keys;
 mod lexical;
 mod links;
+mod messages;
 mod predicate;
 mod read;
+mod records;
+mod retrieval;
 mod schema;
 mod sessions;
 mod tiers;
@@ -310,219 +314,3 @@ pub(crate) fn read_dimension(conn: &Connection) -> Result<Option<usize>> {
 }
 
 use mnemo_core::*;
-
-impl Store for SqliteStore {
-    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        self.bind(model_id, dimension)
-    }
-    fn rebind_embedder(
-        &self,
-        model_id: &str,
-        dimension: usize,
-        batch: usize,
-        embed: &mut EmbedBatch<'_>,
-    ) -> Result<u64> {
-        self.rebind(model_id, dimension, batch, embed)
-    }
-    fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        self.write_batches(batches)
-    }
-    fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
-        scope.validate()?;
-        self.read(|conn| Self::stored_outcome(conn, scope, idem))
-    }
-    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
-        self.get_memory(scope, id, read)
-    }
-    fn list(&self, query: &ListQuery) -> Result<Page> {
-        self.list_memories(query)
-    }
-    fn locate(&self, query: &ListQuery, skip: u64) -> Result<ListPosition> {
-        self.locate_memories(query, skip)
-    }
-    fn delete(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        self.delete_memory(scope, id, mode, ctx)
-    }
-    fn erase(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        sources: bool,
-        ctx: &WriteContext,
-    ) -> Result<EraseReport> {
-        self.erase_memory(scope, id, sources, ctx)
-    }
-    fn update_many(
-        &self,
-        items: Vec<(Scope, MemoryId, MemoryPatch)>,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Memory>> {
-        self.update_memories(items, ctx)
-    }
-    fn delete_many(
-        &self,
-        items: &[(Scope, MemoryId)],
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
-        self.delete_memories(items, mode, ctx)
-    }
-    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
-        self.delete_scope(scope, mode, ctx)
-    }
-    fn history(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        read: &ReadOptions,
-    ) -> Result<Vec<HistoryEvent>> {
-        self.history_of(scope, id, read)
-    }
-    fn reset(&self) -> Result<()> {
-        self.reset_all()
-    }
-    fn dense_candidates(
-        &self,
-        query: &CandidateQuery<'_>,
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        self.dense(query, vector)
-    }
-    fn lexical_candidates(
-        &self,
-        query: &CandidateQuery<'_>,
-        terms: &[String],
-    ) -> Result<Vec<Candidate>> {
-        self.lexical(query, terms)
-    }
-    fn vector_scores(
-        &self,
-        query: &CandidateQuery<'_>,
-        keys: &[i64],
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        // Only the keys the query's scope owns are scored, as the trait promises (a key of
-        // another owner scores nothing).
-        self.scores(query.scope, keys, vector)
-    }
-    fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
-        self.fetch_keys(query, keys)
-    }
-    fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>> {
-        self.by_hash(scope, hashes)
-    }
-    fn entity_candidates(
-        &self,
-        query: &CandidateQuery<'_>,
-        names: &[String],
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        self.by_entities(query, names, pooled)
-    }
-    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
-        self.owner(id)
-    }
-    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
-        self.owner_counts()
-    }
-    fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
-        self.messages_with_ids(scope, ids)
-    }
-    fn erase_log(
-        &self,
-        scope: &Scope,
-        target: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        self.erase_log_of(scope, target, ctx)
-    }
-    fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
-        self.raw_memories_of(scope, ids)
-    }
-    fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
-        self.links_of(scope, id)
-    }
-    fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        self.add_links_in(scope, links)
-    }
-    fn remove_link(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool> {
-        self.remove_link_in(scope, from, to, kind)
-    }
-    fn linked(
-        &self,
-        query: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        kinds: &[LinkKind],
-    ) -> Result<Vec<LinkedMemory>> {
-        self.linked_of(query, ids, kinds)
-    }
-    fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
-        self.touch_in(scope, ids, at)
-    }
-    fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
-        self.entities_for(scope, id)
-    }
-    fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
-        self.recent_messages(scope, session, limit)
-    }
-    fn sessions(&self, scope: &Scope, query: &SessionQuery<'_>) -> Result<Vec<SessionInfo>> {
-        self.sessions_of(scope, query)
-    }
-    fn session_messages(
-        &self,
-        scope: &Scope,
-        session: &str,
-        after: Option<MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Message>> {
-        self.session_log(scope, session, after, limit)
-    }
-    fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>> {
-        self.memories_of_session(scope, session)
-    }
-    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
-        self.export_all(sink)
-    }
-    fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
-        self.import_records(records)
-    }
-    fn integrity(&self) -> Result<IntegrityReport> {
-        self.check()
-    }
-    fn stats(&self) -> Result<StoreStats> {
-        self.statistics()
-    }
-    fn pages(&self, query: &PageQuery) -> Result<Vec<StoredPage>> {
-        self.pages_of(query)
-    }
-    fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
-        self.segments_of(scope, exact, evicted)
-    }
-    fn record_visits(
-        &self,
-        scope: &Scope,
-        visits: &[(SegmentId, u32)],
-        at: Timestamp,
-    ) -> Result<u64> {
-        self.visits(scope, visits, at)
-    }
-    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
-        Some(self)
-    }
-
-    fn jobs(&self) -> Option<&dyn mnemo_core::JobStore> {
-        Some(self)
-    }
-}

@@ -3,13 +3,10 @@
 //! too, inside the add's transaction.
 
 use crate::codec::*;
-use crate::graph::{insert_link, link_from_row, link_row, owned, write_link};
-use crate::predicate::{self, marks};
-use crate::read::{candidate_pred_with, with_sources};
+use crate::graph::{link_from_row, link_row, write_link};
 use crate::SqliteStore;
 use mnemo_core::*;
-use rusqlite::types::Value as Sql;
-use rusqlite::{params_from_iter, Connection, OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension, Transaction};
 use std::collections::HashMap;
 
 /// The exact scope owning a memory (any state), if it exists.
@@ -78,148 +75,6 @@ pub(crate) fn check_link(
 }
 
 impl SqliteStore {
-    pub(crate) fn add_links_in(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        scope.validate()?;
-        for l in links {
-            l.validate()?;
-        }
-        self.write_tx(|tx| {
-            for l in links {
-                check_link(tx, scope, l, &HashMap::new())?;
-                self.step("link")?;
-                insert_link(tx, l)?;
-            }
-            Ok(())
-        })
-    }
-
-    pub(crate) fn remove_link_in(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool> {
-        scope.validate()?;
-        self.write_tx(|tx| {
-            if !owned(tx, scope, from)? {
-                return Err(Error::not_found("memory", from));
-            }
-            let n = tx
-                .execute_cached(
-                    "DELETE FROM links WHERE from_id = ?1 AND to_id = ?2 AND kind = ?3",
-                    [from.to_string(), to.to_string(), kind.as_str().to_string()],
-                )
-                .map_err(sql_err)?;
-            Ok(n > 0)
-        })
-    }
-
-    pub(crate) fn linked_of(
-        &self,
-        q: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        kinds: &[LinkKind],
-    ) -> Result<Vec<LinkedMemory>> {
-        q.scope.validate()?;
-        if ids.is_empty() || kinds.is_empty() || q.limit == 0 {
-            return Ok(Vec::new());
-        }
-        self.read(|conn| {
-            let id_marks = marks(ids.len());
-            let kind_marks = marks(kinds.len());
-            let sql = format!(
-                "SELECT from_id, to_id, kind, strength, author, created_at, reason FROM links \
-                 WHERE (from_id IN ({id_marks}) OR to_id IN ({id_marks})) AND kind IN ({kind_marks}) \
-                 ORDER BY strength DESC, created_at, from_id, to_id"
-            );
-            let params: Vec<Sql> = ids
-                .iter()
-                .chain(ids)
-                .map(|i| Sql::Text(i.to_string()))
-                .chain(kinds.iter().map(|k| Sql::Text(k.as_str().to_string())))
-                .collect();
-            let links: Vec<Link> = {
-                let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-                let rows = stmt
-                    .query_map(params_from_iter(params.iter()), link_row)
-                    .map_err(sql_err)?;
-                let mut out = Vec::new();
-                for r in rows {
-                    out.push(link_from_row(r.map_err(sql_err)?)?);
-                }
-                out
-            };
-            let wanted: std::collections::HashSet<MemoryId> = ids.iter().copied().collect();
-            // (parent, link, other end) for each direction a link is reached from.
-            let mut reached: Vec<(MemoryId, Link, MemoryId)> = Vec::new();
-            for l in links {
-                if wanted.contains(&l.from) {
-                    reached.push((l.from, l.clone(), l.to));
-                }
-                if wanted.contains(&l.to) {
-                    reached.push((l.to, l.clone(), l.from));
-                }
-            }
-            let mut others: Vec<MemoryId> = reached.iter().map(|r| r.2).collect();
-            others.sort();
-            others.dedup();
-            let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
-            for chunk in others.chunks(500) {
-                let mut p = candidate_pred_with(q, true)?;
-                p.push(
-                    &format!("m.id IN ({})", predicate::marks(chunk.len())),
-                    chunk.iter().map(|i| Sql::Text(i.to_string())),
-                );
-                let rows = crate::read::query_memories(conn, &p.where_sql(), "", &p.params)?;
-                for (key, m) in with_sources(conn, rows)? {
-                    loaded.insert(m.id, (key, m));
-                }
-            }
-            Ok(reached
-                .into_iter()
-                .filter_map(|(from, link, other)| {
-                    loaded.get(&other).map(|(key, m)| LinkedMemory {
-                        from,
-                        link,
-                        key: *key,
-                        memory: m.clone(),
-                    })
-                })
-                .take(q.limit)
-                .collect())
-        })
-    }
-
-    pub(crate) fn touch_in(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
-        scope.validate()?;
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let at = at.timestamp_millis();
-        self.write_tx(|tx| {
-            let mut n = 0u64;
-            for id in ids {
-                let mut p = predicate::Pred::default();
-                p.push("m.id = ?", [Sql::Text(id.to_string())]);
-                predicate::scope_unindexed(&mut p, "m", scope);
-                let sql = format!(
-                    "UPDATE memories AS m SET access_count = access_count + 1, \
-                     last_accessed_at = MAX(COALESCE(last_accessed_at, ?), ?) WHERE {}",
-                    p.where_sql()
-                );
-                let params: Vec<Sql> = [Sql::Integer(at), Sql::Integer(at)]
-                    .into_iter()
-                    .chain(p.params)
-                    .collect();
-                n += tx
-                    .execute_cached(&sql, params_from_iter(params.iter()))
-                    .map_err(sql_err)? as u64;
-            }
-            Ok(n)
-        })
-    }
-
     /// Every link, after the memories of an export.
     pub(crate) fn export_links(
         conn: &Connection,

@@ -174,113 +174,6 @@ impl SqliteStore {
         }
         Ok(())
     }
-
-    pub(crate) fn pages_of(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
-        let mut p = Pred::default();
-        if let Some(s) = &q.scope {
-            s.validate()?;
-            if q.exact {
-                p.push("p.scope_key = ?", [Sql::Text(s.key())]);
-            } else {
-                predicate::scope(&mut p, "p", s);
-            }
-        }
-        match &q.session {
-            Some(Some(s)) => p.push("p.session_id = ?", [Sql::Text(s.clone())]),
-            Some(None) => p.and("p.session_id IS NULL"),
-            None => {}
-        }
-        if let Some(t) = q.tier {
-            p.push("p.tier = ?", [Sql::Text(t.as_str().into())]);
-        }
-        if let Some(s) = q.segment {
-            p.push("p.segment_id = ?", [Sql::Text(s.to_string())]);
-        }
-        if let Some(a) = q.analysed {
-            p.push("p.analysed = ?", [Sql::Integer(a as i64)]);
-        }
-        if let Some(ids) = &q.ids {
-            if ids.is_empty() {
-                return Ok(Vec::new());
-            }
-            p.push(
-                &format!("p.id IN ({})", marks(ids.len())),
-                ids.iter().map(|i| Sql::Text(i.to_string())),
-            );
-        }
-        let limit = q.limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default();
-        let sql = format!(
-            "SELECT {PAGE_COLS} FROM pages p WHERE {} ORDER BY p.seq DESC{limit}",
-            p.where_sql()
-        );
-        self.read(|conn| {
-            let mut pages = query_pages(conn, &sql, &p.params)?;
-            pages.reverse();
-            Ok(pages)
-        })
-    }
-
-    pub(crate) fn segments_of(
-        &self,
-        scope: &Scope,
-        exact: bool,
-        evicted: bool,
-    ) -> Result<Vec<Segment>> {
-        scope.validate()?;
-        let mut p = Pred::default();
-        if exact {
-            p.push("s.scope_key = ?", [Sql::Text(scope.key())]);
-        } else {
-            predicate::scope(&mut p, "s", scope);
-        }
-        if !evicted {
-            p.and("s.evicted_at IS NULL");
-        }
-        let sql = format!(
-            "SELECT {SEGMENT_COLS} FROM segments s WHERE {} ORDER BY s.seq",
-            p.where_sql()
-        );
-        self.read(|conn| {
-            let mut st = conn.prepare_cached(&sql).map_err(sql_err)?;
-            let rows = st
-                .query_map(params_from_iter(p.params.iter()), segment_from_row)
-                .map_err(sql_err)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
-        })
-    }
-
-    pub(crate) fn visits(
-        &self,
-        scope: &Scope,
-        visits: &[(SegmentId, u32)],
-        at: Timestamp,
-    ) -> Result<u64> {
-        scope.validate()?;
-        if visits.is_empty() {
-            return Ok(0);
-        }
-        let at = at.timestamp_millis();
-        self.write_tx(|tx| {
-            let mut n = 0u64;
-            for (id, count) in visits {
-                let mut p = Pred::default();
-                p.push("s.id = ?", [Sql::Text(id.to_string())]);
-                p.and("s.evicted_at IS NULL");
-                predicate::scope_unindexed(&mut p, "s", scope);
-                let sql = format!(
-                    "UPDATE segments AS s SET visits = visits + ?, last_visit_at = MAX(last_visit_at, ?), \
-                     version = version + 1 WHERE {}",
-                    p.where_sql()
-                );
-                let params: Vec<Sql> = [Sql::Integer(*count as i64), Sql::Integer(at)]
-                    .into_iter()
-                    .chain(p.params)
-                    .collect();
-                n += tx.execute_cached(&sql, params_from_iter(params.iter())).map_err(sql_err)? as u64;
-            }
-            Ok(n)
-        })
-    }
 }
 
 fn query_pages(conn: &Connection, sql: &str, params: &[Sql]) -> Result<Vec<StoredPage>> {
@@ -659,4 +552,108 @@ pub(crate) fn import_page(tx: &Transaction<'_>, p: &StoredPage, vector: &[u8]) -
         )
         .map_err(sql_err)?;
     Ok(n as u64)
+}
+
+impl Tiers for SqliteStore {
+    fn pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
+        let mut p = Pred::default();
+        if let Some(s) = &q.scope {
+            s.validate()?;
+            if q.exact {
+                p.push("p.scope_key = ?", [Sql::Text(s.key())]);
+            } else {
+                predicate::scope(&mut p, "p", s);
+            }
+        }
+        match &q.session {
+            Some(Some(s)) => p.push("p.session_id = ?", [Sql::Text(s.clone())]),
+            Some(None) => p.and("p.session_id IS NULL"),
+            None => {}
+        }
+        if let Some(t) = q.tier {
+            p.push("p.tier = ?", [Sql::Text(t.as_str().into())]);
+        }
+        if let Some(s) = q.segment {
+            p.push("p.segment_id = ?", [Sql::Text(s.to_string())]);
+        }
+        if let Some(a) = q.analysed {
+            p.push("p.analysed = ?", [Sql::Integer(a as i64)]);
+        }
+        if let Some(ids) = &q.ids {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            p.push(
+                &format!("p.id IN ({})", marks(ids.len())),
+                ids.iter().map(|i| Sql::Text(i.to_string())),
+            );
+        }
+        let limit = q.limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default();
+        let sql = format!(
+            "SELECT {PAGE_COLS} FROM pages p WHERE {} ORDER BY p.seq DESC{limit}",
+            p.where_sql()
+        );
+        self.read(|conn| {
+            let mut pages = query_pages(conn, &sql, &p.params)?;
+            pages.reverse();
+            Ok(pages)
+        })
+    }
+
+    fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
+        scope.validate()?;
+        let mut p = Pred::default();
+        if exact {
+            p.push("s.scope_key = ?", [Sql::Text(scope.key())]);
+        } else {
+            predicate::scope(&mut p, "s", scope);
+        }
+        if !evicted {
+            p.and("s.evicted_at IS NULL");
+        }
+        let sql = format!(
+            "SELECT {SEGMENT_COLS} FROM segments s WHERE {} ORDER BY s.seq",
+            p.where_sql()
+        );
+        self.read(|conn| {
+            let mut st = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let rows = st
+                .query_map(params_from_iter(p.params.iter()), segment_from_row)
+                .map_err(sql_err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+        })
+    }
+
+    fn record_visits(
+        &self,
+        scope: &Scope,
+        visits: &[(SegmentId, u32)],
+        at: Timestamp,
+    ) -> Result<u64> {
+        scope.validate()?;
+        if visits.is_empty() {
+            return Ok(0);
+        }
+        let at = at.timestamp_millis();
+        self.write_tx(|tx| {
+            let mut n = 0u64;
+            for (id, count) in visits {
+                let mut p = Pred::default();
+                p.push("s.id = ?", [Sql::Text(id.to_string())]);
+                p.and("s.evicted_at IS NULL");
+                predicate::scope_unindexed(&mut p, "s", scope);
+                let sql = format!(
+                    "UPDATE segments AS s SET visits = visits + ?, last_visit_at = MAX(last_visit_at, ?), \
+                     version = version + 1 WHERE {}",
+                    p.where_sql()
+                );
+                let params: Vec<Sql> = [Sql::Integer(*count as i64), Sql::Integer(at)]
+                    .into_iter()
+                    .chain(p.params)
+                    .collect();
+                n += tx.execute_cached(&sql, params_from_iter(params.iter())).map_err(sql_err)? as u64;
+            }
+            Ok(n)
+        })
+    }
 }

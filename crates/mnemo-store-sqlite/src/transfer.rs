@@ -3,10 +3,15 @@
 //! imported into an empty store exports again byte for byte (see the contract case
 //! `export_is_lossless_through_import`).
 
+use crate::codec::*;
 use crate::codec::{from_ms, history_from_row, metadata_text, note_text, sql_err, vector_to_blob};
+use crate::read::*;
+use crate::write::check_vector;
 use crate::write::log_change;
+use crate::write::*;
 use crate::SqliteStore;
 use mnemo_core::*;
+use rusqlite::types::Value as Sql;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use std::collections::HashSet;
 
@@ -310,5 +315,150 @@ impl SqliteStore {
             crate::tiers::set_vector_from_pages(tx, &id.to_string())?;
         }
         Ok(())
+    }
+}
+
+impl Transfer for SqliteStore {
+    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+        self.read(|conn| {
+            let tx = conn.unchecked_transaction().map_err(sql_err)?;
+            {
+                let mut stmt = tx
+                    .prepare(&format!(
+                        "SELECT g.seq, {MESSAGE_COLS} FROM messages g ORDER BY g.seq"
+                    ))
+                    .map_err(sql_err)?;
+                let mut rows = stmt.query([]).map_err(sql_err)?;
+                while let Some(r) = rows.next().map_err(sql_err)? {
+                    sink(ExportRecord::Message(Box::new(
+                        message_from_row_offset(r).map_err(sql_err)?,
+                    )))?;
+                }
+            }
+            let mut after = 0i64;
+            loop {
+                let batch = with_sources(
+                    &tx,
+                    query_memories(
+                        &tx,
+                        "m.seq > ?",
+                        "ORDER BY m.seq LIMIT 500",
+                        &[Sql::Integer(after)],
+                    )?,
+                )?;
+                let Some((last, _)) = batch.last() else { break };
+                after = *last;
+                for (_, m) in batch {
+                    sink(ExportRecord::Memory(Box::new(m)))?;
+                }
+            }
+            Self::export_links(&tx, sink)?;
+            crate::transfer::export_rest(&tx, sink)?;
+            tx.finish().map_err(sql_err)
+        })
+    }
+
+    fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+        self.write_tx(|tx| {
+            let mut written = 0u64;
+            let mut state = crate::transfer::ImportState::scan(&records);
+            for (rec, vector) in &records {
+                match rec {
+                    ExportRecord::Message(m) => {
+                        // Records built in code skip deserialisation's scope check.
+                        m.scope()?;
+                        written += tx
+                            .query_row_cached(
+                                "SELECT COUNT(*) FROM messages WHERE id = ?1",
+                                [m.id.to_string()],
+                                |r| r.get::<_, i64>(0),
+                            )
+                            .map_err(sql_err)?
+                            .eq(&0) as u64;
+                        insert_message(tx, m)?;
+                    }
+                    ExportRecord::Link(l) => {
+                        written += Self::import_link(tx, l)?;
+                    }
+                    ExportRecord::Memory(m) => {
+                        let exists: bool = tx
+                            .query_row_cached(
+                                "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
+                                [m.id.to_string()],
+                                |r| r.get(0),
+                            )
+                            .map_err(sql_err)?;
+                        if exists {
+                            continue;
+                        }
+                        let scope = m.scope()?;
+                        if m.state != MemoryState::Deleted {
+                            let v = vector.as_deref().ok_or_else(|| {
+                                Error::invalid("vector", "missing for an imported memory")
+                            })?;
+                            check_vector(v, Self::dimension_of(tx)?)?;
+                        }
+                        let times = (
+                            m.created_at.timestamp_millis(),
+                            m.updated_at.timestamp_millis(),
+                            opt_ms(m.expires_at),
+                            opt_ms(m.valid_from),
+                            opt_ms(m.valid_until),
+                        );
+                        let note = m.note.as_ref().map(NoteFields::validated).transpose()?;
+                        let index_text = note
+                            .as_ref()
+                            .map(|n| mnemo_core::note::enriched_text(&m.text, n));
+                        insert_memory(
+                            tx,
+                            m.id,
+                            &scope,
+                            m.kind,
+                            m.state,
+                            &m.text,
+                            index_text.as_deref(),
+                            &m.metadata,
+                            times,
+                            m.actor.as_deref(),
+                            m.role,
+                            vector.as_deref(),
+                            &m.sources,
+                            note.as_ref(),
+                        )?;
+                        tx.execute_cached(
+                            "UPDATE memories SET access_count = ?1, last_accessed_at = ?2 WHERE id = ?3",
+                            params![m.access_count as i64, opt_ms(m.last_accessed_at), m.id.to_string()],
+                        )
+                        .map_err(sql_err)?;
+                        // The import's own history of the memory, when it carries one, stands
+                        // in for the ADD event an import writes.
+                        if !state.with_history.contains(&m.id) {
+                            let ctx = WriteContext {
+                                reason: Some("import".into()),
+                                ..WriteContext::default()
+                            };
+                            history(
+                                tx,
+                                m.id,
+                                scope_cols(&scope),
+                                HistoryKind::Add,
+                                (None, None),
+                                (Some(&m.text), Some(&m.metadata)),
+                                &ctx,
+                                times.0,
+                            )?;
+                        }
+                        state.imported.insert(m.id);
+                        written += 1;
+                    }
+                    other => {
+                        written +=
+                            Self::import_rest(tx, other, vector.as_deref(), &mut state)?;
+                    }
+                }
+            }
+            Self::finish_import(tx, &state)?;
+            Ok(written)
+        })
     }
 }

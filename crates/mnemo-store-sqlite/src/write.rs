@@ -54,12 +54,12 @@ pub(crate) fn history(
 }
 
 /// The text a memory is embedded from (see [`mnemo_core::text::collapse_repeated_lines`]).
-fn embed_text_of(index_text: &str) -> String {
+pub(crate) fn embed_text_of(index_text: &str) -> String {
     mnemo_core::text::collapse_repeated_lines(index_text)
 }
 
 /// A memory's vector against the store's dimension (the one check, in `mnemo_core`).
-fn check_vector(v: &[f32], dim: usize) -> Result<()> {
+pub(crate) fn check_vector(v: &[f32], dim: usize) -> Result<()> {
     mnemo_core::check_vector("vector", v, dim)
 }
 
@@ -172,98 +172,6 @@ impl SqliteStore {
         })
     }
 
-    pub(crate) fn bind(&self, model_id: &str, dimension: usize) -> Result<()> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
-        let family = |m: &str| m.split('/').next().unwrap_or(m).to_string();
-        self.write_tx(|tx| {
-            let current: Option<String> = tx
-                .query_row_cached("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
-                .optional()
-                .map_err(sql_err)?;
-            let dim = read_dimension(tx)?;
-            match (current, dim) {
-                (Some(m), Some(d)) if family(&m) != family(model_id) || d != dimension => Err(Error::Conflict {
-                    reason: format!(
-                        "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
-                         to re-embed every memory, run `mnemo reembed` with the new embedder configured \
-                         (the old file is kept as a backup), or configure the embedder this store was written with"
-                    ),
-                }),
-                (Some(_), Some(_)) => Ok(()),
-                _ => {
-                    tx.execute_cached(
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
-                        params![model_id, dimension.to_string()],
-                    )
-                    .map_err(sql_err)?;
-                    Ok(())
-                }
-            }
-        })?;
-        // `write_tx` caught the derived indexes up, building them now that a dimension is known.
-        Ok(())
-    }
-
-    pub(crate) fn rebind(
-        &self,
-        model_id: &str,
-        dimension: usize,
-        batch: usize,
-        embed: &mut EmbedBatch<'_>,
-    ) -> Result<u64> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
-        let n = self.write_tx(|tx| {
-            let rows: Vec<(i64, String)> = {
-                let mut stmt = tx
-                    .prepare("SELECT m.seq, COALESCE(m.index_text, m.text) FROM vectors v JOIN memories m ON m.seq = v.seq ORDER BY m.seq")
-                    .map_err(sql_err)?;
-                let it = stmt
-                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .map_err(sql_err)?;
-                it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
-            };
-            tx.execute_cached("DELETE FROM vector_changes", []).map_err(sql_err)?;
-            for chunk in rows.chunks(batch.max(1)) {
-                let texts: Vec<String> = chunk.iter().map(|(_, t)| embed_text_of(t)).collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let vectors = embed(&refs)?;
-                if vectors.len() != chunk.len() {
-                    return Err(Error::Model {
-                        reason: format!("the embedder returned {} vectors for {} texts", vectors.len(), chunk.len()),
-                    });
-                }
-                for ((seq, _), v) in chunk.iter().zip(&vectors) {
-                    check_vector(v, dimension)?;
-                    tx.execute_cached("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq])
-                        .map_err(sql_err)?;
-                    log_change(tx, *seq, "put")?;
-                }
-            }
-            crate::tiers::rebind_pages(tx, dimension, batch, embed)?;
-            tx.execute_cached(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
-                params![model_id, dimension.to_string()],
-            )
-            .map_err(sql_err)?;
-            Ok(rows.len() as u64)
-        });
-        // The derived index of the old vectors is worthless now: drop it and rebuild.
-        *self.ann.write() = None;
-        if let Some(path) = &self.path {
-            let (g, m) = crate::ann::sidecar_paths(path);
-            let _ = std::fs::remove_file(m);
-            let _ = std::fs::remove_file(g);
-        }
-        let n = n?;
-        let conn = self.writer.lock();
-        self.sync_ann(&conn)?;
-        Ok(n)
-    }
-
     pub(crate) fn stored_outcome(
         tx: &Connection,
         scope: &Scope,
@@ -293,13 +201,6 @@ impl SqliteStore {
         }
     }
 
-    pub(crate) fn write_batches(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        for b in &batches {
-            b.scope.validate()?;
-        }
-        self.write_tx(|tx| batches.iter().map(|b| self.write_one(tx, b)).collect())
-    }
-
     /// Fails the current transaction when a test asked for a failure at `step`.
     pub(crate) fn step(&self, step: &'static str) -> Result<()> {
         if self.fail_at.lock().as_deref() == Some(step) {
@@ -310,7 +211,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn write_one(&self, tx: &Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
+    pub(crate) fn write_one(&self, tx: &Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
         if let Some(idem) = &batch.idempotency {
             if let Some(o) = Self::stored_outcome(tx, &batch.scope, idem)? {
                 return Ok(o);
@@ -437,7 +338,7 @@ impl SqliteStore {
         successor: Option<&str>,
         ctx: &WriteContext,
     ) -> Result<Memory> {
-        let (seq, old) = Self::locate(tx, scope, c.old).map_err(|e| match e {
+        let (seq, old) = Self::locate_in(tx, scope, c.old).map_err(|e| match e {
             Error::NotFound { .. } => Error::Conflict {
                 reason: format!(
                     "memory {} is no longer active in this scope; it changed since it was read",
@@ -497,7 +398,7 @@ impl SqliteStore {
     ) -> Result<()> {
         check_vector(&e.vector, dim)?;
         let note = e.note.validated()?;
-        let (seq, old) = Self::locate(tx, scope, e.id).map_err(|err| match err {
+        let (seq, old) = Self::locate_in(tx, scope, e.id).map_err(|err| match err {
             Error::NotFound { .. } => Error::Conflict {
                 reason: format!(
                     "note {} is no longer active in this scope; it changed since it was read",
@@ -562,7 +463,11 @@ impl SqliteStore {
     }
 
     /// Finds the row of a memory the scope may change (active, not expired).
-    fn locate(tx: &Transaction<'_>, scope: &Scope, id: MemoryId) -> Result<(i64, Memory)> {
+    pub(crate) fn locate_in(
+        tx: &Transaction<'_>,
+        scope: &Scope,
+        id: MemoryId,
+    ) -> Result<(i64, Memory)> {
         let mut p = Pred::default();
         p.push("m.id = ?", [rusqlite::types::Value::Text(id.to_string())]);
         predicate::scope(&mut p, "m", scope);
@@ -577,25 +482,7 @@ impl SqliteStore {
             .ok_or_else(|| Error::not_found("memory", id))
     }
 
-    /// Updates in one transaction, all or none.
-    pub(crate) fn update_memories(
-        &self,
-        items: Vec<(Scope, MemoryId, MemoryPatch)>,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Memory>> {
-        for (scope, _, patch) in &items {
-            scope.validate()?;
-            patch.validate()?;
-        }
-        self.write_tx(|tx| {
-            items
-                .iter()
-                .map(|(scope, id, patch)| Self::update_in(tx, scope, *id, patch, ctx))
-                .collect()
-        })
-    }
-
-    fn update_in(
+    pub(crate) fn update_in(
         tx: &Transaction<'_>,
         scope: &Scope,
         id: MemoryId,
@@ -603,7 +490,7 @@ impl SqliteStore {
         ctx: &WriteContext,
     ) -> Result<Memory> {
         {
-            let (seq, old) = Self::locate(tx, scope, id)?;
+            let (seq, old) = Self::locate_in(tx, scope, id)?;
             let now = chrono::Utc::now()
                 .timestamp_millis()
                 .max(old.updated_at.timestamp_millis());
@@ -671,7 +558,7 @@ impl SqliteStore {
         }
     }
 
-    fn delete_one(
+    pub(crate) fn delete_one(
         tx: &Transaction<'_>,
         seq: i64,
         m: &Memory,
@@ -721,200 +608,5 @@ impl SqliteStore {
             ctx,
             now,
         )
-    }
-
-    pub(crate) fn delete_memory(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        self.delete_memories(&[(scope.clone(), id)], mode, ctx)
-            .map(|_| ())
-    }
-
-    /// Deletes in one transaction, all or none.
-    pub(crate) fn delete_memories(
-        &self,
-        items: &[(Scope, MemoryId)],
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
-        for (scope, _) in items {
-            scope.validate()?;
-        }
-        self.write_tx(|tx| {
-            let now = chrono::Utc::now().timestamp_millis();
-            for (scope, id) in items {
-                let (seq, m) = Self::locate(tx, scope, *id)?;
-                Self::delete_one(tx, seq, &m, mode, ctx, now)?;
-            }
-            Ok(items.len() as u64)
-        })
-    }
-
-    pub(crate) fn delete_scope(
-        &self,
-        scope: &Scope,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
-        scope.validate()?;
-        self.write_tx(|tx| {
-            let mut p = Pred::default();
-            predicate::scope(&mut p, "m", scope);
-            predicate::visibility(
-                &mut p,
-                "m",
-                &ReadOptions {
-                    include_expired: true,
-                    ..ReadOptions::default()
-                },
-            );
-            let sql = format!(
-                "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
-                p.where_sql()
-            );
-            let rows: Vec<(i64, Memory)> = {
-                let mut stmt = tx.prepare(&sql).map_err(sql_err)?;
-                let it = stmt
-                    .query_map(params_from_iter(p.params.iter()), memory_from_row)
-                    .map_err(sql_err)?;
-                it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
-            };
-            let now = chrono::Utc::now().timestamp_millis();
-            for (seq, m) in &rows {
-                Self::delete_one(tx, *seq, m, mode, ctx, now)?;
-            }
-            Ok(rows.len() as u64)
-        })
-    }
-
-    pub(crate) fn reset_all(&self) -> Result<()> {
-        self.write_tx(|tx| {
-            tx.execute_batch(
-                "DELETE FROM memories; DELETE FROM memories_fts; DELETE FROM vectors; DELETE FROM messages; \
-                 DELETE FROM memory_sources; DELETE FROM history; DELETE FROM links; DELETE FROM entities; \
-                 DELETE FROM entity_memories; DELETE FROM idempotency; DELETE FROM vector_changes; \
-                 DELETE FROM pages; DELETE FROM segments; DELETE FROM jobs; \
-                 DELETE FROM meta WHERE key IN ('embedding_model', 'dimension');",
-            )
-            .map_err(sql_err)
-        })?;
-        *self.ann.write() = None;
-        if let Some(path) = &self.path {
-            let (g, m) = crate::ann::sidecar_paths(path);
-            let _ = std::fs::remove_file(m);
-            let _ = std::fs::remove_file(g);
-        }
-        Ok(())
-    }
-
-    pub(crate) fn import_records(
-        &self,
-        records: Vec<(ExportRecord, Option<Vec<f32>>)>,
-    ) -> Result<u64> {
-        self.write_tx(|tx| {
-            let mut written = 0u64;
-            let mut state = crate::transfer::ImportState::scan(&records);
-            for (rec, vector) in &records {
-                match rec {
-                    ExportRecord::Message(m) => {
-                        // Records built in code skip deserialisation's scope check.
-                        m.scope()?;
-                        written += tx
-                            .query_row_cached(
-                                "SELECT COUNT(*) FROM messages WHERE id = ?1",
-                                [m.id.to_string()],
-                                |r| r.get::<_, i64>(0),
-                            )
-                            .map_err(sql_err)?
-                            .eq(&0) as u64;
-                        insert_message(tx, m)?;
-                    }
-                    ExportRecord::Link(l) => {
-                        written += Self::import_link(tx, l)?;
-                    }
-                    ExportRecord::Memory(m) => {
-                        let exists: bool = tx
-                            .query_row_cached(
-                                "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
-                                [m.id.to_string()],
-                                |r| r.get(0),
-                            )
-                            .map_err(sql_err)?;
-                        if exists {
-                            continue;
-                        }
-                        let scope = m.scope()?;
-                        if m.state != MemoryState::Deleted {
-                            let v = vector.as_deref().ok_or_else(|| {
-                                Error::invalid("vector", "missing for an imported memory")
-                            })?;
-                            check_vector(v, Self::dimension_of(tx)?)?;
-                        }
-                        let times = (
-                            m.created_at.timestamp_millis(),
-                            m.updated_at.timestamp_millis(),
-                            opt_ms(m.expires_at),
-                            opt_ms(m.valid_from),
-                            opt_ms(m.valid_until),
-                        );
-                        let note = m.note.as_ref().map(NoteFields::validated).transpose()?;
-                        let index_text = note
-                            .as_ref()
-                            .map(|n| mnemo_core::note::enriched_text(&m.text, n));
-                        insert_memory(
-                            tx,
-                            m.id,
-                            &scope,
-                            m.kind,
-                            m.state,
-                            &m.text,
-                            index_text.as_deref(),
-                            &m.metadata,
-                            times,
-                            m.actor.as_deref(),
-                            m.role,
-                            vector.as_deref(),
-                            &m.sources,
-                            note.as_ref(),
-                        )?;
-                        tx.execute_cached(
-                            "UPDATE memories SET access_count = ?1, last_accessed_at = ?2 WHERE id = ?3",
-                            params![m.access_count as i64, opt_ms(m.last_accessed_at), m.id.to_string()],
-                        )
-                        .map_err(sql_err)?;
-                        // The import's own history of the memory, when it carries one, stands
-                        // in for the ADD event an import writes.
-                        if !state.with_history.contains(&m.id) {
-                            let ctx = WriteContext {
-                                reason: Some("import".into()),
-                                ..WriteContext::default()
-                            };
-                            history(
-                                tx,
-                                m.id,
-                                scope_cols(&scope),
-                                HistoryKind::Add,
-                                (None, None),
-                                (Some(&m.text), Some(&m.metadata)),
-                                &ctx,
-                                times.0,
-                            )?;
-                        }
-                        state.imported.insert(m.id);
-                        written += 1;
-                    }
-                    other => {
-                        written +=
-                            Self::import_rest(tx, other, vector.as_deref(), &mut state)?;
-                    }
-                }
-            }
-            Self::finish_import(tx, &state)?;
-            Ok(written)
-        })
     }
 }

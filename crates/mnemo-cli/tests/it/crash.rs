@@ -2,7 +2,9 @@
 //! lexical rows, vectors and history agree.
 
 use crate::*;
-use mnemo_core::{ReadOptions, Scope, Store};
+use mnemo_core::Admin;
+use mnemo_core::Records;
+use mnemo_core::{ReadOptions, Scope};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 

@@ -8,6 +8,7 @@
 
 use crate::two_servers::fresh_store_url;
 use crate::{mnemo, run_ok};
+use mnemo_core::Transfer;
 use mnemo_testkit::stub_http::StubEndpoint;
 use serde_json::Value;
 use std::path::Path;
@@ -176,7 +177,7 @@ fn a_store_moves_to_postgres_and_back_without_loss() {
 /// empty.
 #[test]
 fn migrate_names_records_holding_nul_before_writing_anything() {
-    use mnemo_core::{ExportRecord, Store};
+    use mnemo_core::ExportRecord;
     let pg = fresh_store_url("migrate_nul");
     let embed = StubEndpoint::embeddings(16);
     let dir = tempfile::tempdir().unwrap();

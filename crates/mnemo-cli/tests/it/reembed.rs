@@ -3,7 +3,8 @@
 //! both stubs on 127.0.0.1. No model files are needed.
 
 use crate::{run_err, run_ok};
-use mnemo_core::{ReadOptions, Scope, Store};
+use mnemo_core::Records;
+use mnemo_core::{ReadOptions, Scope};
 use mnemo_testkit::stub_http::{embeddings, StubEndpoint};
 use serde_json::Value;
 use std::path::Path;

@@ -38,57 +38,28 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
 /// More distinct query words than this are cut: each one costs a posting-list read.
-const MAX_TERMS: usize = 256;
+pub(crate) const MAX_TERMS: usize = 256;
 
 /// Postings read per query lexeme and owner on the first try.
 pub(crate) const DEPTH: i64 = 200;
 
 /// Scored memories checked against the visibility predicate on the first try, as a multiple of
 /// the limit (at least 64).
-const KEEP_FACTOR: i64 = 4;
+pub(crate) const KEEP_FACTOR: i64 = 4;
 
-impl PgStore {
-    pub(crate) fn lexical(
-        &self,
-        q: &CandidateQuery<'_>,
-        terms: &[String],
-    ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
-        let mut words: Vec<&str> = terms.iter().map(String::as_str).collect();
-        words.sort_unstable();
-        words.dedup();
-        words.truncate(MAX_TERMS);
-        if words.is_empty() || q.limit == 0 {
-            return Ok(Vec::new());
-        }
-        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-        self.with_conn(|c| {
-            let limit = q.limit as i64;
-            let (mut depth, mut keep) = (DEPTH.max(limit), (limit * KEEP_FACTOR).max(64));
-            loop {
-                let (found, st) = ranked(c, q, &words, depth, keep)?;
-                let whole = depth >= st.max_df && keep >= st.sum_df;
-                if found.len() >= q.limit || whole {
-                    return Ok(found);
-                }
-                depth = depth.saturating_mul(4);
-                keep = keep.saturating_mul(4);
-            }
-        })
-    }
-}
+impl PgStore {}
 
 /// How far the query's postings reach: the largest posting list of one lexeme and owner, and
 /// the postings of all its lexemes together (a try that read that deep read them whole).
-struct Reach {
-    max_df: i64,
-    sum_df: i64,
+pub(crate) struct Reach {
+    pub(crate) max_df: i64,
+    pub(crate) sum_df: i64,
 }
 
 /// The best `q.limit` candidates among the `keep` best-scored memories found in the top
 /// `depth` postings of each lexeme and owner, and the query's [`Reach`]; one statement, which
 /// reads the statistics of the query's lexemes over the owners `q.scope` covers too.
-fn ranked(
+pub(crate) fn ranked(
     c: &mut Conn,
     q: &CandidateQuery<'_>,
     words: &[String],

@@ -1,7 +1,6 @@
 //! Links a caller adds and removes, and the check every written link passes (an add's links
 //! are checked here too, inside the add's transaction).
 
-use crate::encode::write_link;
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
 use postgres::Transaction;
@@ -67,44 +66,4 @@ pub(crate) fn check_link(
     Ok(owners.swap_remove(0))
 }
 
-impl PgStore {
-    /// Adds (or replaces) links in one transaction, all or none.
-    pub(crate) fn add_links_checked(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        scope.validate()?;
-        for l in links {
-            l.validate()?;
-        }
-        self.write_tx(|tx| {
-            for l in links {
-                let owner = check_link(tx, scope, l, &HashMap::new())?;
-                self.step("link")?;
-                write_link(tx, &owner.key(), l, true)?;
-            }
-            Ok(())
-        })
-    }
-
-    /// Removes `from → to` of `kind`; `from` must be a memory (any state) of a scope `scope`
-    /// covers.
-    pub(crate) fn remove_one_link(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool> {
-        scope.validate()?;
-        self.write_tx(|tx| {
-            let owner = crate::read::owned_key(tx, scope, from)?
-                .ok_or_else(|| Error::not_found("memory", from))?;
-            let n = tx
-                .execute(
-                    "DELETE FROM links WHERE scope_key = $1 AND from_id = $2 AND to_id = $3 \
-                     AND kind = $4",
-                    &[&owner, &from.0, &to.0, &kind.as_str()],
-                )
-                .map_err(pg_err)?;
-            Ok(n > 0)
-        })
-    }
-}
+impl PgStore {}

@@ -51,6 +51,7 @@ mod write;
 mod contract {
     //! The whole store contract suite, on PostgreSQL: each case in a fresh schema.
 
+    use mnemo_core::Admin;
     use mnemo_core::Store;
     use mnemo_store_postgres::PgStore;
     use mnemo_testkit::{store_contract_tests, Harness, HashEmbedder};

@@ -2,7 +2,10 @@
 //! recall of HNSW dense candidates against exact search.
 
 use crate::{admin, fresh_schema};
-use mnemo_core::{CandidateQuery, ErrorKind, MemoryId, ReadOptions, Store};
+use mnemo_core::Admin;
+use mnemo_core::Records;
+use mnemo_core::Retrieval;
+use mnemo_core::{CandidateQuery, ErrorKind, MemoryId, ReadOptions};
 use mnemo_store_postgres::PgStore;
 use mnemo_testkit::{batch, candidates, scope, HashEmbedder};
 use serde_json::json;

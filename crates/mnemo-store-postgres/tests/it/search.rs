@@ -4,7 +4,10 @@
 
 use crate::fresh_schema;
 use mnemo_core::filter::Op;
-use mnemo_core::{CandidateQuery, Filter, ReadOptions, Store};
+use mnemo_core::Admin;
+use mnemo_core::Records;
+use mnemo_core::Retrieval;
+use mnemo_core::{CandidateQuery, Filter, ReadOptions};
 use mnemo_store_postgres::PgStore;
 use mnemo_testkit::{batch, candidates, put, scope, HashEmbedder};
 use serde_json::json;

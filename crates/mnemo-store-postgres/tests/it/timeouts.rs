@@ -2,7 +2,8 @@
 //! and never answers (what a frozen PostgreSQL looks like to a new connection) and a lock
 //! held past `lock_timeout` are both `unavailable` within their deadlines, not a hang.
 
-use mnemo_core::{ErrorKind, MemoryId, Store};
+use mnemo_core::Records;
+use mnemo_core::{ErrorKind, MemoryId};
 use mnemo_store_postgres::PgStore;
 use std::time::Duration;
 

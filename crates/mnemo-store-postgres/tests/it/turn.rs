@@ -1,6 +1,6 @@
 //! Planning turns across processes: two stores on one database stand for two servers.
 
-use mnemo_core::Store;
+use mnemo_core::Tiers;
 use mnemo_store_postgres::PgStore;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! The shared store contract, run against the embedded SQLite store, plus SQLite-specific checks.
 
+use mnemo_core::Admin;
 mod limits;
 mod sqlite;
 

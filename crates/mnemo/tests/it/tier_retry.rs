@@ -16,7 +16,7 @@ struct Racing {
     writes: AtomicUsize,
 }
 
-impl Store for Racing {
+impl mnemo::core::Records for Racing {
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
         self.writes.fetch_add(1, Ordering::SeqCst);
         let race = self
@@ -36,12 +36,6 @@ impl Store for Racing {
             }
         }
         self.inner.write(batches)
-    }
-    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        self.inner.bind_embedder(model_id, dimension)
-    }
-    fn rebind_embedder(&self, m: &str, d: usize, b: usize, e: &mut EmbedBatch<'_>) -> Result<u64> {
-        self.inner.rebind_embedder(m, d, b, e)
     }
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
         self.inner.replay(scope, idem)
@@ -74,18 +68,27 @@ impl Store for Racing {
     fn delete_many(&self, i: &[(Scope, MemoryId)], m: DeleteMode, c: &WriteContext) -> Result<u64> {
         self.inner.delete_many(i, m, c)
     }
-    fn erase(&self, s: &Scope, id: MemoryId, src: bool, c: &WriteContext) -> Result<EraseReport> {
-        self.inner.erase(s, id, src, c)
-    }
     fn delete_all(&self, s: &Scope, m: DeleteMode, c: &WriteContext) -> Result<u64> {
         self.inner.delete_all(s, m, c)
     }
     fn history(&self, s: &Scope, id: MemoryId, r: &ReadOptions) -> Result<Vec<HistoryEvent>> {
         self.inner.history(s, id, r)
     }
-    fn reset(&self) -> Result<()> {
-        self.inner.reset()
+    fn find_by_hash(&self, s: &Scope, h: &[String]) -> Result<Vec<(String, MemoryId)>> {
+        self.inner.find_by_hash(s, h)
     }
+    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
+        self.inner.owner_of(id)
+    }
+    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
+        self.inner.owners()
+    }
+    fn touch(&self, s: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
+        self.inner.touch(s, ids, at)
+    }
+}
+
+impl mnemo::core::Retrieval for Racing {
     fn dense_candidates(&self, q: &CandidateQuery<'_>, v: &[f32]) -> Result<Vec<Candidate>> {
         self.inner.dense_candidates(q, v)
     }
@@ -103,9 +106,6 @@ impl Store for Racing {
     fn fetch(&self, q: &CandidateQuery<'_>, k: &[i64]) -> Result<Vec<(i64, mnemo::core::Memory)>> {
         self.inner.fetch(q, k)
     }
-    fn find_by_hash(&self, s: &Scope, h: &[String]) -> Result<Vec<(String, MemoryId)>> {
-        self.inner.find_by_hash(s, h)
-    }
     fn entity_candidates(
         &self,
         q: &CandidateQuery<'_>,
@@ -114,26 +114,9 @@ impl Store for Racing {
     ) -> Result<Vec<Candidate>> {
         self.inner.entity_candidates(q, n, p)
     }
-    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
-        self.inner.owner_of(id)
-    }
-    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
-        self.inner.owners()
-    }
-    fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
-        self.inner.messages_by_id(s, ids)
-    }
-    fn erase_log(
-        &self,
-        s: &Scope,
-        t: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        self.inner.erase_log(s, t, ctx)
-    }
-    fn raw_of_messages(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<mnemo::core::Memory>> {
-        self.inner.raw_of_messages(s, ids)
-    }
+}
+
+impl mnemo::core::Graph for Racing {
     fn links(&self, s: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.inner.links(s, id)
     }
@@ -151,11 +134,17 @@ impl Store for Racing {
     ) -> Result<Vec<LinkedMemory>> {
         self.inner.linked(q, ids, k)
     }
-    fn touch(&self, s: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
-        self.inner.touch(s, ids, at)
-    }
     fn entities_of(&self, s: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
         self.inner.entities_of(s, id)
+    }
+}
+
+impl mnemo::core::Messages for Racing {
+    fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
+        self.inner.messages_by_id(s, ids)
+    }
+    fn raw_of_messages(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<mnemo::core::Memory>> {
+        self.inner.raw_of_messages(s, ids)
     }
     fn messages(&self, s: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
         self.inner.messages(s, session, limit)
@@ -175,18 +164,23 @@ impl Store for Racing {
     fn session_memories(&self, s: &Scope, session: &str) -> Result<Vec<MemoryId>> {
         self.inner.session_memories(s, session)
     }
-    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
-        self.inner.export(sink)
+}
+
+impl mnemo::core::Erasure for Racing {
+    fn erase(&self, s: &Scope, id: MemoryId, src: bool, c: &WriteContext) -> Result<EraseReport> {
+        self.inner.erase(s, id, src, c)
     }
-    fn import(&self, r: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
-        self.inner.import(r)
+    fn erase_log(
+        &self,
+        s: &Scope,
+        t: EraseTarget<'_>,
+        ctx: &WriteContext,
+    ) -> Result<EraseLogReport> {
+        self.inner.erase_log(s, t, ctx)
     }
-    fn integrity(&self) -> Result<IntegrityReport> {
-        self.inner.integrity()
-    }
-    fn stats(&self) -> Result<StoreStats> {
-        self.inner.stats()
-    }
+}
+
+impl mnemo::core::Tiers for Racing {
     fn pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
         self.inner.pages(q)
     }
@@ -195,6 +189,33 @@ impl Store for Racing {
     }
     fn record_visits(&self, s: &Scope, v: &[(SegmentId, u32)], at: Timestamp) -> Result<u64> {
         self.inner.record_visits(s, v, at)
+    }
+}
+
+impl mnemo::core::Transfer for Racing {
+    fn export(&self, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+        self.inner.export(sink)
+    }
+    fn import(&self, r: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
+        self.inner.import(r)
+    }
+}
+
+impl mnemo::core::Admin for Racing {
+    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
+        self.inner.bind_embedder(model_id, dimension)
+    }
+    fn rebind_embedder(&self, m: &str, d: usize, b: usize, e: &mut EmbedBatch<'_>) -> Result<u64> {
+        self.inner.rebind_embedder(m, d, b, e)
+    }
+    fn reset(&self) -> Result<()> {
+        self.inner.reset()
+    }
+    fn integrity(&self) -> Result<IntegrityReport> {
+        self.inner.integrity()
+    }
+    fn stats(&self) -> Result<StoreStats> {
+        self.inner.stats()
     }
 }
 

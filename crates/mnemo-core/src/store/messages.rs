@@ -1,0 +1,95 @@
+//! The message log: the [`Messages`] capability and the log's visibility rule
+//! ([`visible_messages`]).
+
+use super::*;
+
+/// The message log's visibility rule, the one [`ReadOptions::admits`] states for memories: a
+/// message whose raw memory `read` does not admit (deleted, expired, superseded, erased — the
+/// raw memory *is* the message) is left out, and so is a message whose content an erase
+/// removed (no empty line is shown for it); an as-of read also leaves out what was said after
+/// its instant. A message with no raw memory — the evidence of
+/// facts, notes or procedures an inferred add derived — is kept whatever became of those
+/// memories: deleting a fact retracts the conclusion, not what was said (erase the fact with
+/// `sources` to remove that too). Every reader of the log (context packs, extraction and
+/// enrichment context, profile analysis) filters through this. Order is kept.
+pub fn visible_messages<S: Messages + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    messages: Vec<Message>,
+    read: &ReadOptions,
+) -> Result<Vec<Message>> {
+    let ids: Vec<MessageId> = messages
+        .iter()
+        .filter(|m| !m.content.trim().is_empty())
+        .map(|m| m.id)
+        .collect();
+    let hidden = hidden_messages(store, scope, &ids, read)?;
+    // An as-of read sees the conversation as it stood then: nothing said after the instant.
+    let said = |m: &Message| read.as_of.is_none_or(|t| m.created_at <= t);
+    Ok(messages
+        .into_iter()
+        .filter(|m| !m.content.trim().is_empty() && !hidden.contains(&m.id) && said(m))
+        .collect())
+}
+
+/// The messages among `ids` that the log's visibility rule hides (see [`visible_messages`]):
+/// those with a raw memory and none that `read` admits.
+pub fn hidden_messages<S: Messages + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    ids: &[MessageId],
+    read: &ReadOptions,
+) -> Result<std::collections::HashSet<MessageId>> {
+    let wanted: std::collections::HashSet<&MessageId> = ids.iter().collect();
+    let mut admitted: std::collections::HashMap<MessageId, bool> = Default::default();
+    for m in store.raw_of_messages(scope, ids)? {
+        let ok = read.admits(&m.validity());
+        for s in &m.sources {
+            *admitted.entry(*s).or_insert(false) |= ok;
+        }
+    }
+    Ok(admitted
+        .into_iter()
+        .filter(|(id, ok)| !ok && wanted.contains(id))
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// The message log: messages by id, recent messages, sessions, and the raw memories that stand for messages.
+pub trait Messages: Send + Sync {
+    /// Messages of the scope with the given ids (a memory's sources), in log order; ids that are
+    /// unknown or belong to another scope are skipped.
+    fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>>;
+    /// The raw memories (in any state, expired ones included) whose message is one of `ids`,
+    /// of (or under) the scope, with their sources. A raw memory *is* its message, so the
+    /// message log is shown exactly when its raw memory is: readers of the log hold these to
+    /// [`ReadOptions::admits`] (see `mnemo::log`). Required: only the backend has the index.
+    fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>>;
+    /// The last `limit` messages of a scope — of one session when `session` is given — in the
+    /// order they were appended (oldest first).
+    fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>>;
+    /// The sessions of the log of (or under) the scope that hold a message, as `query` picks
+    /// them (ordered by session id). Messages logged without a session are not listed.
+    /// Required: a grouping query of the backend's own tables.
+    fn sessions(
+        &self,
+        scope: &Scope,
+        query: &crate::SessionQuery<'_>,
+    ) -> Result<Vec<crate::SessionInfo>>;
+    /// The messages of a session of (or under) the scope in log order (oldest first), only
+    /// those after message `after`, at most `limit`; as stored (readers apply
+    /// [`visible_messages`]). A session the scope has no message in is `invalid_input` naming
+    /// `session_id`; an `after` that is not a message of it, `invalid_input` naming `cursor`.
+    /// Required: a positioned read of the backend's log.
+    fn session_messages(
+        &self,
+        scope: &Scope,
+        session: &str,
+        after: Option<MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>>;
+    /// The active memories of (or under) the scope with a source message in the session (raw
+    /// turns and what was derived from them), oldest first. A session the scope has no message
+    /// in is `invalid_input` naming `session_id`. Required: the backend's provenance index.
+    fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>>;
+}

@@ -1,0 +1,195 @@
+//! [`mnemo_core::Admin`] on SQLite: binding the embedding model (and re-embedding every
+//! memory for a new one), the integrity check, the counts, reset and the API key accessor.
+use crate::codec::*;
+use crate::read_dimension;
+use crate::write::check_vector;
+use crate::write::embed_text_of;
+use crate::write::*;
+use crate::SqliteStore;
+use mnemo_core::*;
+use rusqlite::params;
+use rusqlite::OptionalExtension;
+
+impl Admin for SqliteStore {
+    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
+        Some(self)
+    }
+
+    fn jobs(&self) -> Option<&dyn JobStore> {
+        Some(self)
+    }
+
+    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
+        if dimension == 0 {
+            return Err(Error::invalid("dimension", "must be positive"));
+        }
+        let family = |m: &str| m.split('/').next().unwrap_or(m).to_string();
+        self.write_tx(|tx| {
+            let current: Option<String> = tx
+                .query_row_cached("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
+                .optional()
+                .map_err(sql_err)?;
+            let dim = read_dimension(tx)?;
+            match (current, dim) {
+                (Some(m), Some(d)) if family(&m) != family(model_id) || d != dimension => Err(Error::Conflict {
+                    reason: format!(
+                        "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
+                         to re-embed every memory, run `mnemo reembed` with the new embedder configured \
+                         (the old file is kept as a backup), or configure the embedder this store was written with"
+                    ),
+                }),
+                (Some(_), Some(_)) => Ok(()),
+                _ => {
+                    tx.execute_cached(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
+                        params![model_id, dimension.to_string()],
+                    )
+                    .map_err(sql_err)?;
+                    Ok(())
+                }
+            }
+        })?;
+        // `write_tx` caught the derived indexes up, building them now that a dimension is known.
+        Ok(())
+    }
+
+    fn rebind_embedder(
+        &self,
+        model_id: &str,
+        dimension: usize,
+        batch: usize,
+        embed: &mut EmbedBatch<'_>,
+    ) -> Result<u64> {
+        if dimension == 0 {
+            return Err(Error::invalid("dimension", "must be positive"));
+        }
+        let n = self.write_tx(|tx| {
+            let rows: Vec<(i64, String)> = {
+                let mut stmt = tx
+                    .prepare("SELECT m.seq, COALESCE(m.index_text, m.text) FROM vectors v JOIN memories m ON m.seq = v.seq ORDER BY m.seq")
+                    .map_err(sql_err)?;
+                let it = stmt
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(sql_err)?;
+                it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+            };
+            tx.execute_cached("DELETE FROM vector_changes", []).map_err(sql_err)?;
+            for chunk in rows.chunks(batch.max(1)) {
+                let texts: Vec<String> = chunk.iter().map(|(_, t)| embed_text_of(t)).collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let vectors = embed(&refs)?;
+                if vectors.len() != chunk.len() {
+                    return Err(Error::Model {
+                        reason: format!("the embedder returned {} vectors for {} texts", vectors.len(), chunk.len()),
+                    });
+                }
+                for ((seq, _), v) in chunk.iter().zip(&vectors) {
+                    check_vector(v, dimension)?;
+                    tx.execute_cached("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq])
+                        .map_err(sql_err)?;
+                    log_change(tx, *seq, "put")?;
+                }
+            }
+            crate::tiers::rebind_pages(tx, dimension, batch, embed)?;
+            tx.execute_cached(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
+                params![model_id, dimension.to_string()],
+            )
+            .map_err(sql_err)?;
+            Ok(rows.len() as u64)
+        });
+        // The derived index of the old vectors is worthless now: drop it and rebuild.
+        *self.ann.write() = None;
+        if let Some(path) = &self.path {
+            let (g, m) = crate::ann::sidecar_paths(path);
+            let _ = std::fs::remove_file(m);
+            let _ = std::fs::remove_file(g);
+        }
+        let n = n?;
+        let conn = self.writer.lock();
+        self.sync_ann(&conn)?;
+        Ok(n)
+    }
+
+    fn integrity(&self) -> Result<IntegrityReport> {
+        let conn = self.writer.lock();
+        self.sync_ann(&conn)?;
+        let count = |sql: &str| -> Result<u64> {
+            conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(sql_err)
+        };
+        Ok(IntegrityReport {
+            memories: count("SELECT COUNT(*) FROM memories")?,
+            indexed_memories: count("SELECT COUNT(*) FROM memories WHERE state <> 'deleted'")?,
+            lexical_rows: count("SELECT COUNT(*) FROM memories_fts")?,
+            vectors: count("SELECT COUNT(*) FROM vectors v JOIN memories m ON m.seq = v.seq")?,
+            memories_without_add_history: count(
+                "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM history h WHERE h.memory_id = m.id AND h.event = 'ADD')",
+            )?,
+            ann_entries: self.ann.read().as_ref().map_or(0, |a| a.len() as u64),
+            lexical_index_entries: self.ann.read().as_ref().map_or(0, |a| a.lex.docs()),
+            messages: count("SELECT COUNT(*) FROM messages")?,
+            entities_with_wrong_mentions: count(
+                "SELECT COUNT(*) FROM entities e WHERE e.mentions <> \
+                 (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = e.id)",
+            )?,
+            pages: count("SELECT COUNT(*) FROM pages")?,
+            mid_pages_without_segment: crate::tiers::inconsistent_pages(&conn)?,
+        })
+    }
+
+    fn stats(&self) -> Result<StoreStats> {
+        self.read(|conn| {
+            let count = |sql: &str| -> Result<u64> {
+                conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                    .map(|n| n as u64)
+                    .map_err(sql_err)
+            };
+            let model: Option<String> = conn
+                .query_row(
+                    "SELECT value FROM meta WHERE key = 'embedding_model'",
+                    [],
+                    |r| r.get(0),
+                )
+                .ok();
+            let file_bytes = self.path().map_or(0, |p| {
+                let mut total = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+                let mut wal = p.as_os_str().to_owned();
+                wal.push("-wal");
+                total += std::fs::metadata(std::path::PathBuf::from(wal))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                total
+            });
+            Ok(StoreStats {
+                schema_version: crate::SCHEMA_VERSION,
+                memories: count("SELECT COUNT(*) FROM memories WHERE state = 'active'")?,
+                messages: count("SELECT COUNT(*) FROM messages")?,
+                file_bytes,
+                embedding_model: model,
+                dimension: crate::read_dimension(conn)?,
+            })
+        })
+    }
+
+    fn reset(&self) -> Result<()> {
+        self.write_tx(|tx| {
+            tx.execute_batch(
+                "DELETE FROM memories; DELETE FROM memories_fts; DELETE FROM vectors; DELETE FROM messages; \
+                 DELETE FROM memory_sources; DELETE FROM history; DELETE FROM links; DELETE FROM entities; \
+                 DELETE FROM entity_memories; DELETE FROM idempotency; DELETE FROM vector_changes; \
+                 DELETE FROM pages; DELETE FROM segments; DELETE FROM jobs; \
+                 DELETE FROM meta WHERE key IN ('embedding_model', 'dimension');",
+            )
+            .map_err(sql_err)
+        })?;
+        *self.ann.write() = None;
+        if let Some(path) = &self.path {
+            let (g, m) = crate::ann::sidecar_paths(path);
+            let _ = std::fs::remove_file(m);
+            let _ = std::fs::remove_file(g);
+        }
+        Ok(())
+    }
+}

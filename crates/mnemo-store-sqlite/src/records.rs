@@ -1,0 +1,366 @@
+//! [`mnemo_core::Records`] on SQLite: an add's batches, replays, get, list and locate,
+//! updates and deletes, history, duplicates by hash, owners and access counts.
+use crate::codec::*;
+use crate::graph::exact_scope;
+use crate::predicate;
+use crate::predicate::marks;
+use crate::predicate::Pred;
+use crate::read::with_sources;
+use crate::read::*;
+use crate::SqliteStore;
+use mnemo_core::*;
+use rusqlite::params_from_iter;
+use rusqlite::types::Value as Sql;
+use rusqlite::OptionalExtension;
+
+impl Records for SqliteStore {
+    fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
+        scope.validate()?;
+        self.read(|conn| Self::stored_outcome(conn, scope, idem))
+    }
+
+    fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
+        for b in &batches {
+            b.scope.validate()?;
+        }
+        self.write_tx(|tx| batches.iter().map(|b| self.write_one(tx, b)).collect())
+    }
+
+    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
+        scope.validate()?;
+        self.read(|conn| {
+            let mut p = Pred::default();
+            p.push("m.id = ?", [Sql::Text(id.to_string())]);
+            predicate::scope(&mut p, "m", scope);
+            predicate::visibility(&mut p, "m", read);
+            let rows = with_sources(conn, query_memories(conn, &p.where_sql(), "", &p.params)?)?;
+            rows.into_iter()
+                .next()
+                .map(|(_, m)| m)
+                .ok_or_else(|| Error::not_found("memory", id))
+        })
+    }
+
+    fn list(&self, q: &ListQuery) -> Result<Page> {
+        q.scope.validate()?;
+        if q.limit == 0 || q.limit > 1000 {
+            return Err(Error::invalid("limit", "must be between 1 and 1000"));
+        }
+        let after = q
+            .cursor
+            .as_deref()
+            .map(|c| self.cursors.decode(&q.scope, c))
+            .transpose()?
+            .unwrap_or(0);
+        self.read(|conn| {
+            let cq = CandidateQuery {
+                scope: &q.scope,
+                kinds: q.kinds.as_deref(),
+                filter: q.filter.as_ref(),
+                read: q.read,
+                limit: q.limit,
+            };
+            let mut p = candidate_pred(&cq)?;
+            p.push("m.seq > ?", [Sql::Integer(after)]);
+            let tail = format!("ORDER BY m.seq LIMIT {}", q.limit + 1);
+            let mut rows = with_sources(
+                conn,
+                query_memories(conn, &p.where_sql(), &tail, &p.params)?,
+            )?;
+            let next_cursor = if rows.len() > q.limit {
+                rows.truncate(q.limit);
+                rows.last()
+                    .map(|(seq, _)| self.cursors.encode(&q.scope, *seq))
+            } else {
+                None
+            };
+            Ok(Page {
+                results: rows.into_iter().map(|(_, m)| m).collect(),
+                next_cursor,
+            })
+        })
+    }
+
+    fn locate(&self, q: &ListQuery, skip: u64) -> Result<ListPosition> {
+        q.scope.validate()?;
+        self.read(|conn| {
+            let cq = CandidateQuery {
+                scope: &q.scope,
+                kinds: q.kinds.as_deref(),
+                filter: q.filter.as_ref(),
+                read: q.read,
+                limit: 1,
+            };
+            let p = candidate_pred(&cq)?;
+            let tx = conn.unchecked_transaction().map_err(sql_err)?;
+            let total: i64 = tx
+                .prepare_cached(&format!(
+                    "SELECT COUNT(*) FROM memories m WHERE {}",
+                    p.where_sql()
+                ))
+                .and_then(|mut st| st.query_row(params_from_iter(p.params.iter()), |r| r.get(0)))
+                .map_err(sql_err)?;
+            let total = u64::try_from(total).unwrap_or(0);
+            let cursor = if skip == 0 || skip >= total {
+                None
+            } else {
+                let offset = i64::try_from(skip - 1).map_err(|_| Error::invalid("page", "too large"))?;
+                let seq: i64 = tx
+                    .prepare_cached(&format!(
+                        "SELECT m.seq FROM memories m WHERE {} ORDER BY m.seq LIMIT 1 OFFSET {offset}",
+                        p.where_sql()
+                    ))
+                    .and_then(|mut st| {
+                        st.query_row(params_from_iter(p.params.iter()), |r| r.get(0))
+                    })
+                    .map_err(sql_err)?;
+                Some(self.cursors.encode(&q.scope, seq))
+            };
+            tx.finish().map_err(sql_err)?;
+            Ok(ListPosition { total, cursor })
+        })
+    }
+
+    fn delete(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<()> {
+        self.delete_many(&[(scope.clone(), id)], mode, ctx)
+            .map(|_| ())
+    }
+
+    fn update_many(
+        &self,
+        items: Vec<(Scope, MemoryId, MemoryPatch)>,
+        ctx: &WriteContext,
+    ) -> Result<Vec<Memory>> {
+        for (scope, _, patch) in &items {
+            scope.validate()?;
+            patch.validate()?;
+        }
+        self.write_tx(|tx| {
+            items
+                .iter()
+                .map(|(scope, id, patch)| Self::update_in(tx, scope, *id, patch, ctx))
+                .collect()
+        })
+    }
+
+    fn delete_many(
+        &self,
+        items: &[(Scope, MemoryId)],
+        mode: DeleteMode,
+        ctx: &WriteContext,
+    ) -> Result<u64> {
+        for (scope, _) in items {
+            scope.validate()?;
+        }
+        self.write_tx(|tx| {
+            let now = chrono::Utc::now().timestamp_millis();
+            for (scope, id) in items {
+                let (seq, m) = Self::locate_in(tx, scope, *id)?;
+                Self::delete_one(tx, seq, &m, mode, ctx, now)?;
+            }
+            Ok(items.len() as u64)
+        })
+    }
+
+    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
+        scope.validate()?;
+        self.write_tx(|tx| {
+            let mut p = Pred::default();
+            predicate::scope(&mut p, "m", scope);
+            predicate::visibility(
+                &mut p,
+                "m",
+                &ReadOptions {
+                    include_expired: true,
+                    ..ReadOptions::default()
+                },
+            );
+            let sql = format!(
+                "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
+                p.where_sql()
+            );
+            let rows: Vec<(i64, Memory)> = {
+                let mut stmt = tx.prepare(&sql).map_err(sql_err)?;
+                let it = stmt
+                    .query_map(params_from_iter(p.params.iter()), memory_from_row)
+                    .map_err(sql_err)?;
+                it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+            };
+            let now = chrono::Utc::now().timestamp_millis();
+            for (seq, m) in &rows {
+                Self::delete_one(tx, *seq, m, mode, ctx, now)?;
+            }
+            Ok(rows.len() as u64)
+        })
+    }
+
+    fn history(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        read: &ReadOptions,
+    ) -> Result<Vec<HistoryEvent>> {
+        scope.validate()?;
+        self.read(|conn| {
+            // A memory that still exists must be visible to the scope (expiry included; state not:
+            // the history of a deleted memory stays readable). A hard-deleted memory's history is
+            // checked against the scope recorded on its history rows.
+            let exists: bool = conn
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
+                    [id.to_string()],
+                    |r| r.get(0),
+                )
+                .map_err(sql_err)?;
+            if exists {
+                let mut p = Pred::default();
+                p.push("m.id = ?", [Sql::Text(id.to_string())]);
+                predicate::scope(&mut p, "m", scope);
+                predicate::visibility(
+                    &mut p,
+                    "m",
+                    &ReadOptions {
+                        include_inactive: true,
+                        ..*read
+                    },
+                );
+                if query_memories(conn, &p.where_sql(), "", &p.params)?.is_empty() {
+                    return Err(Error::not_found("memory", id));
+                }
+            }
+            let mut p = Pred::default();
+            p.push("h.memory_id = ?", [Sql::Text(id.to_string())]);
+            predicate::scope(&mut p, "h", scope);
+            let sql = format!(
+                "SELECT {HISTORY_COLS} FROM history h WHERE {} ORDER BY h.id",
+                p.where_sql()
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let events = stmt
+                .query_map(params_from_iter(p.params.iter()), history_from_row)
+                .map_err(sql_err)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sql_err)?;
+            if events.is_empty() {
+                return Err(Error::not_found("memory", id));
+            }
+            Ok(events)
+        })
+    }
+
+    fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>> {
+        scope.validate()?;
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let mut p = Pred::default();
+            exact_scope(&mut p, "m", scope);
+            // What a read sees now: an expired copy must not make a restated fact a duplicate.
+            predicate::visibility(&mut p, "m", &ReadOptions::default());
+            let marks = marks(hashes.len());
+            p.push(
+                &format!("m.hash IN ({marks})"),
+                hashes.iter().map(|h| Sql::Text(h.clone())),
+            );
+            let sql = format!(
+                "SELECT m.hash, m.id FROM memories m WHERE {}",
+                p.where_sql()
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params_from_iter(p.params.iter()), |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            for r in rows {
+                let (h, id) = r.map_err(sql_err)?;
+                out.push((h, MemoryId::parse(&id)?));
+            }
+            Ok(out)
+        })
+    }
+
+    fn owner_of(&self, id: MemoryId) -> Result<Scope> {
+        self.read(|conn| {
+            let row: Option<(Option<String>, Option<String>, Option<String>)> = conn
+                .query_row(
+                    "SELECT user_id, agent_id, run_id FROM memories WHERE id = ?1",
+                    [id.to_string()],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()
+                .map_err(sql_err)?;
+            let (u, a, r) = row.ok_or_else(|| Error::not_found("memory", id))?;
+            Scope::from_parts(u.as_deref(), a.as_deref(), r.as_deref())
+        })
+    }
+
+    fn owners(&self) -> Result<Vec<(Scope, u64)>> {
+        self.read(|conn| {
+            let mut p = Pred::default();
+            predicate::visibility(&mut p, "m", &ReadOptions::default());
+            let sql = format!(
+                "SELECT m.user_id, m.agent_id, m.run_id, COUNT(*) FROM memories m WHERE {}
+                 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+                p.where_sql()
+            );
+            let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params_from_iter(p.params.iter()), |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                })
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (u, a, r, n) = row.map_err(sql_err)?;
+                out.push((
+                    Scope::from_parts(u.as_deref(), a.as_deref(), r.as_deref())?,
+                    n as u64,
+                ));
+            }
+            Ok(out)
+        })
+    }
+
+    fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
+        scope.validate()?;
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let at = at.timestamp_millis();
+        self.write_tx(|tx| {
+            let mut n = 0u64;
+            for id in ids {
+                let mut p = predicate::Pred::default();
+                p.push("m.id = ?", [Sql::Text(id.to_string())]);
+                predicate::scope_unindexed(&mut p, "m", scope);
+                let sql = format!(
+                    "UPDATE memories AS m SET access_count = access_count + 1, \
+                     last_accessed_at = MAX(COALESCE(last_accessed_at, ?), ?) WHERE {}",
+                    p.where_sql()
+                );
+                let params: Vec<Sql> = [Sql::Integer(at), Sql::Integer(at)]
+                    .into_iter()
+                    .chain(p.params)
+                    .collect();
+                n += tx
+                    .execute_cached(&sql, params_from_iter(params.iter()))
+                    .map_err(sql_err)? as u64;
+            }
+            Ok(n)
+        })
+    }
+}
