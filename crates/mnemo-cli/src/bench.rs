@@ -372,7 +372,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
             });
             Some(schema)
         }
-        mnemo::StoreConfig::Embedded { .. } => {
+        mnemo::StoreConfig::Embedded { .. } | mnemo::StoreConfig::InMemory => {
             if opts.schema.is_some() {
                 return Err(Error::invalid(
                     "schema",

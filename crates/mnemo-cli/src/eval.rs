@@ -182,7 +182,7 @@ pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow:
         // A PostgreSQL store (--store): every store of the run is a fresh schema there.
         store_url: match cfg.store_config() {
             mnemo::StoreConfig::Postgres { url, .. } => Some(url),
-            mnemo::StoreConfig::Embedded { .. } => None,
+            mnemo::StoreConfig::Embedded { .. } | mnemo::StoreConfig::InMemory => None,
         },
         compare_store: a.compare_store.clone(),
     };

@@ -152,9 +152,9 @@ async fn main() -> Result<()> {
     let chat = chat_model(&a, &endpoint)?;
     let dir = tempfile::tempdir()?;
     let open = |name: &str| -> Result<Memory> {
-        let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join(name).join("mnemo.db"))?;
+        let store = mnemo::open_store(&mnemo::StoreConfig::embedded(&dir.path().join(name)))?;
         Ok(Memory::from_parts(
-            Arc::new(store),
+            store,
             embedder.clone(),
             RankParams::default(),
         )?)

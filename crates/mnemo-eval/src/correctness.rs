@@ -252,7 +252,7 @@ async fn run_one(
     model: Option<Arc<dyn ChatModel>>,
     infer: InferConfig,
 ) -> Result<ScenarioResult> {
-    let store = Arc::new(mnemo_store_sqlite::SqliteStore::open_in_memory()?);
+    let store = mnemo::open_store(&mnemo::StoreConfig::InMemory)?;
     let script = Arc::new(ScriptModel {
         turn: Mutex::new(BTreeMap::new()),
     });

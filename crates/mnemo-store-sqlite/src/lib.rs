@@ -19,6 +19,7 @@ mod messages;
 mod predicate;
 mod read;
 mod records;
+mod reembed;
 mod retrieval;
 mod schema;
 mod sessions;
@@ -27,6 +28,7 @@ mod transfer;
 mod write;
 
 pub use keys::legacy_keys;
+pub use reembed::{reembed_file, FileReembed};
 pub use schema::SCHEMA_VERSION;
 
 /// Helpers for tests that need to reach under the store (not part of the stable API).

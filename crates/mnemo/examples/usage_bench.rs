@@ -45,12 +45,8 @@ async fn main() -> Result<()> {
     };
     let (users, sessions, turns, queries) = (arg(1, 8), arg(2, 6), arg(3, 24), arg(4, 400));
     let dir = tempfile::tempdir().map_err(|e| Error::internal(e.to_string()))?;
-    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db"))?;
-    let memory = Memory::from_parts(
-        Arc::new(store),
-        Arc::new(HashEmbedder),
-        RankParams::default(),
-    )?;
+    let store = mnemo::open_store(&mnemo::StoreConfig::embedded(dir.path()))?;
+    let memory = Memory::from_parts(store, Arc::new(HashEmbedder), RankParams::default())?;
     for u in 0..users {
         let scope = Scope::user(&format!("u{u}"))?;
         for s in 0..sessions {

@@ -32,14 +32,19 @@ pub use jobs::{job_view, JobConfig, JobWorkers, OnJobRun};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
-/// A throwaway schema in a PostgreSQL database, for runs that measure on a fresh store.
+/// A throwaway schema in a PostgreSQL database, for tests and for runs that measure on a fresh
+/// store (`mnemo eval`, `mnemo bench`); behind the `testing` feature.
+#[cfg(feature = "testing")]
 pub use mnemo_store_postgres::ScratchSchema;
 pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 pub use profile::{ProfileOptions, ProfileOutcome};
 pub use segments::{ProfileView, SegmentView};
 pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
 pub use settings::Settings;
-pub use store::{import_legacy_keys, key_store, open_store, StoreConfig, DEFAULT_STORE_POOL_SIZE};
+pub use store::{
+    import_legacy_keys, key_store, open_store, reembed_store, Reembedded, StoreConfig,
+    DEFAULT_STORE_POOL_SIZE,
+};
 
 use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};

@@ -23,6 +23,9 @@ pub enum StoreConfig {
     Embedded { path: PathBuf },
     /// A PostgreSQL database with pgvector, shared by every process given the same URL.
     Postgres { url: String, pool_size: usize },
+    /// An embedded store held in memory, gone with its last handle: for tests and measuring
+    /// runs that keep nothing. No location string names it; it is made in code.
+    InMemory,
 }
 
 impl std::fmt::Debug for StoreConfig {
@@ -79,7 +82,7 @@ impl StoreConfig {
     /// `sqlite` or `postgres`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Self::Embedded { .. } => "sqlite",
+            Self::Embedded { .. } | Self::InMemory => "sqlite",
             Self::Postgres { .. } => "postgres",
         }
     }
@@ -89,6 +92,7 @@ impl StoreConfig {
         match self {
             Self::Embedded { path } => path.display().to_string(),
             Self::Postgres { url, .. } => redact(url),
+            Self::InMemory => ":memory:".to_string(),
         }
     }
 }
@@ -115,10 +119,80 @@ fn redact(url: &str) -> String {
 pub fn open_store(config: &StoreConfig) -> Result<Arc<dyn Store>> {
     Ok(match config {
         StoreConfig::Embedded { path } => Arc::new(mnemo_store_sqlite::SqliteStore::open(path)?),
+        StoreConfig::InMemory => Arc::new(mnemo_store_sqlite::SqliteStore::open_in_memory()?),
         StoreConfig::Postgres { url, pool_size } => {
             Arc::new(mnemo_store_postgres::PgStore::connect(url, *pool_size)?)
         }
     })
+}
+
+/// What [`reembed_store`] did.
+#[derive(Debug, Clone)]
+pub struct Reembedded {
+    /// Counts before and after.
+    pub before: mnemo_core::IntegrityReport,
+    pub after: mnemo_core::IntegrityReport,
+    /// The binding before (model and dimension).
+    pub old_stats: mnemo_core::StoreStats,
+    /// Memories embedded again.
+    pub written: u64,
+    /// The embedded store's old file, kept under a backup name; `None` for a shared database,
+    /// whose vectors are replaced in place.
+    pub backup: Option<PathBuf>,
+}
+
+/// Moves the configured store to another embedding model (`model_id`, `dimension`), embedding
+/// every memory again through `embed` in batches of at most `batch_size` texts; `start` is told
+/// how many before the first batch. Dispatched like [`open_store`]: the embedded file is copied,
+/// re-embedded and swapped in (the original untouched until one rename, kept as a backup; see
+/// `mnemo_store_sqlite::reembed_file`); a PostgreSQL database is re-embedded in place, in the one
+/// transaction of `Admin::rebind_embedder` (other processes read the old vectors until it
+/// commits; a failure changes nothing). Nothing else may write meanwhile. Blocking.
+pub fn reembed_store(
+    config: &StoreConfig,
+    model_id: &str,
+    dimension: usize,
+    batch_size: usize,
+    start: &mut dyn FnMut(u64),
+    embed: &mut mnemo_core::EmbedBatch<'_>,
+) -> Result<Reembedded> {
+    match config {
+        StoreConfig::Embedded { path } => {
+            let r = mnemo_store_sqlite::reembed_file(
+                path, model_id, dimension, batch_size, start, embed,
+            )?;
+            Ok(Reembedded {
+                before: r.before,
+                after: r.after,
+                old_stats: r.old_stats,
+                written: r.written,
+                backup: Some(r.backup),
+            })
+        }
+        StoreConfig::InMemory => Err(Error::invalid(
+            "store",
+            "an in-memory store holds nothing to re-embed",
+        )),
+        StoreConfig::Postgres { .. } => {
+            let store = open_store(config)?;
+            let (old_stats, before) = (store.stats()?, store.integrity()?);
+            start(before.vectors);
+            let written = store.rebind_embedder(model_id, dimension, batch_size.max(1), embed)?;
+            let after = store.integrity()?;
+            if !after.is_consistent() || after.memories != before.memories {
+                return Err(Error::internal(format!(
+                    "the store's indexes disagree after re-embedding (before {before:?}, after {after:?})"
+                )));
+            }
+            Ok(Reembedded {
+                before,
+                after,
+                old_stats,
+                written,
+                backup: None,
+            })
+        }
+    }
 }
 
 /// The store's key table, or a typed error for a store that keeps none.
