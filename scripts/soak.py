@@ -139,6 +139,10 @@ def preload(client, users, per_user, rng):
             n = min(100, left)
             items = [{"text": text(rng), "user_id": u, "infer": False} for _ in range(n)]
             status, payload = client.request("POST", "/v1/memories/batch", {"items": items})
+            while status == 429:
+                # The server's per-key rate limit: the preload waits it out, as a client should.
+                time.sleep(1.0)
+                status, payload = client.request("POST", "/v1/memories/batch", {"items": items})
             if status != 200:
                 sys.exit(f"preload failed: {status} {payload[:300]!r}")
             for outcome in json.loads(payload)["results"]:
@@ -149,7 +153,8 @@ def preload(client, users, per_user, rng):
 
 def worker(n, args, stats, t0, stop, ids):
     rng = random.Random(args.seed * 1000 + n)
-    client = Client(args.url, args.key)
+    # Each thread sends with a key of its own (several keys, as several applications would).
+    client = Client(args.url, args.key[n % len(args.key)])
     user = f"soak{n}"
     mine = ids[user]
     interval = args.threads / args.rate
@@ -192,7 +197,8 @@ def worker(n, args, stats, t0, stop, ids):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", required=True)
-    p.add_argument("--key", required=True, help="an admin key")
+    p.add_argument("--key", required=True, action="append",
+                   help="an admin key; repeat it to give the threads keys of their own")
     p.add_argument("--pid", type=int, required=True, help="the server's process id, for its RSS")
     p.add_argument("--seconds", type=int, default=600)
     p.add_argument("--threads", type=int, default=4)
@@ -207,7 +213,7 @@ def main():
         p.error("--preload must be at least 1, --seconds at least 60, --warmup-minutes at least 1")
 
     users = [f"soak{n}" for n in range(args.threads)]
-    setup = Client(args.url, args.key)
+    setup = Client(args.url, args.key[0])
     started = time.monotonic()
     ids = preload(setup, users, args.preload, random.Random(args.seed))
     print(

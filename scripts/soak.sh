@@ -13,7 +13,8 @@
 # SOAK_SECONDS (600), SOAK_THREADS (4), SOAK_RATE (requests per second in all, 20),
 # SOAK_PRELOAD (memories per thread before the clock starts, 2500), SOAK_SEED (7),
 # SOAK_MIX (request weights, add=20,search=40,list=20,get=20), SOAK_MAX_GROWTH (percent, 5),
-# SOAK_WARMUP_MINUTES (2), SOAK_ATTACK (1: another key replays issue 28's attacks meanwhile,
+# SOAK_WARMUP_MINUTES (2), SOAK_RATE_LIMIT (the server's per-key requests a minute; unset: its
+# default; 0: off), SOAK_ATTACK (1: another key replays issue 28's attacks meanwhile,
 # scripts/soak_attacker.py; see scripts/soak-attack.sh, which runs with and without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,8 +46,11 @@ trap cleanup EXIT
 
 data="$work/data"
 key="$("$bin" --data-dir "$data" --json keys create --admin | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')"
-# Rate limiting off: the load is fixed by the driver, and a 429 would count as an error.
-"$bin" --data-dir "$data" --json serve --bind 127.0.0.1:0 --rate-limit-per-minute 0 \
+# The server's default per-key rate limit applies (SOAK_RATE_LIMIT overrides it; 0 turns it
+# off): the normal load spreads over one key per thread and stays below it, so a 429 there
+# counts as an error; the attacker's keys meet the limit as any client would.
+"$bin" --data-dir "$data" --json serve --bind 127.0.0.1:0 \
+  ${SOAK_RATE_LIMIT:+--rate-limit-per-minute "$SOAK_RATE_LIMIT"} \
   >"$work/serve.out" 2>"$work/serve.log" &
 pid=$!
 # The server's first stdout line says where it listens; wait for that line (or its exit).
@@ -77,7 +81,11 @@ if [ "${SOAK_ATTACK:-0}" = 1 ]; then
   attacker=$!
 fi
 status=0
-python3 "$root/scripts/soak.py" --url "$url" --key "$key" --pid "$pid" \
+keys=(--key "$key")
+for _ in $(seq 2 "${SOAK_THREADS:-4}"); do
+  keys+=(--key "$("$bin" --data-dir "$data" --json keys create --admin | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')")
+done
+python3 "$root/scripts/soak.py" --url "$url" "${keys[@]}" --pid "$pid" \
   --seconds "${SOAK_SECONDS:-600}" --threads "${SOAK_THREADS:-4}" --rate "${SOAK_RATE:-20}" \
   --preload "${SOAK_PRELOAD:-2500}" --seed "${SOAK_SEED:-7}" \
   --mix "${SOAK_MIX:-add=20,search=40,list=20,get=20}" \

@@ -2,7 +2,7 @@
 //! matched route and status), `check_host` (key-less servers only: the `Host` must name this
 //! machine), `read_body` (a declared length over the limit is refused before a byte is read; the
 //! body must arrive whole within a deadline) and `authenticate` (API key → [`Principal`], then
-//! the per-key rate limit).
+//! the per-key rate limit, which charges a request by its body's size).
 
 use super::AppState;
 use crate::auth::Principal;
@@ -112,7 +112,9 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             }
         }
     };
-    if let Err(wait) = state.limiter.check(&principal.key_id) {
+    // The body is whole by now (`read_body`), so its length is exact.
+    let body_bytes = req.body().size_hint().exact().unwrap_or(0);
+    if let Err(wait) = state.limiter.check_request(&principal.key_id, body_bytes) {
         let mut e = ApiError::new(
             ApiKind::Core(mnemo_core::ErrorKind::RateLimited),
             "this API key is over its request rate; retry later",

@@ -317,6 +317,50 @@ fn health_readiness_and_metrics() {
     s.stop();
 }
 
+/// The rate limit charges a request by its body: one large add spends what many small requests
+/// would, so a key cannot take more of the server by packing more into each request.
+#[test]
+fn a_large_body_spends_the_keys_rate_and_other_keys_keep_theirs() {
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.rate_limit_per_minute = 60;
+        c.rate_limit_burst = 20;
+    });
+    let (big, small) = (s.user_key("mallory"), s.user_key("alice"));
+    // 64 KiB of text costs 65 tokens: let in (the key holds 20), and the key is then in debt
+    // (bounded by the burst)…
+    let text = "y".repeat(65_536);
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&big),
+        Some(json!({"text": text})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut let_in = 0;
+    loop {
+        let r = s.call("GET", "/v1/memories", Some(&big), None);
+        if r.status != 200 {
+            assert_eq!((r.status, r.kind()), (429, "rate_limited"), "{}", r.body);
+            assert!(r.header("retry-after").is_some());
+            break;
+        }
+        let_in += 1;
+        assert!(
+            let_in < 20,
+            "a 64 KiB body cost no more than a small request"
+        );
+    }
+    // …so no small one follows it, but one per second the add and these calls took (the bucket
+    // refills meanwhile); priced like a small request it would have left room for 19.
+    assert!(let_in <= 12, "{let_in} small requests after the large one");
+    // The same number of small requests from another key all pass.
+    for _ in 0..10 {
+        let r = s.call("GET", "/v1/memories", Some(&small), None);
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    s.stop();
+}
+
 #[test]
 fn keys_are_required_revocable_and_rate_limited() {
     let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
