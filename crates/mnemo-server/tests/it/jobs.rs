@@ -131,3 +131,69 @@ fn a_full_queue_answers_429_with_retry_after_and_metrics_show_it() {
         assert!(text.contains(line), "{line} not in /metrics:\n{text}");
     }
 }
+
+/// An MCP client queues through `add_memory` with `async_mode` and follows the job with
+/// `get_job`: the answer comes at once with a job id, the job runs, and its result names the
+/// memory written; invalid input is a tool error at once, and a job of another user is not
+/// found.
+#[test]
+fn mcp_clients_queue_with_add_memory_and_follow_with_get_job() {
+    use crate::mcp::{call_tool, open_session};
+    let s = TestServer::start_with_jobs(quick(), |_| {});
+    let (bob, alice) = (s.user_key("bob"), s.user_key("alice"));
+    let session = open_session(&s, &bob);
+    let r = call_tool(
+        &s,
+        &bob,
+        &session,
+        "add_memory",
+        json!({"text": "Bob tunes pianos on Saturdays", "async_mode": true, "infer": false}),
+    );
+    let queued = r.tool_json();
+    assert_eq!(queued["status"], "pending", "{queued}");
+    let id = queued["job_id"].as_str().expect("a job id").to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let job = loop {
+        let job = call_tool(&s, &bob, &session, "get_job", json!({"job_id": id})).tool_json();
+        if job["status"] == "done" || job["status"] == "failed" {
+            break job;
+        }
+        assert!(Instant::now() < deadline, "job never finished: {job}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(job["status"], "done", "{job}");
+    assert_eq!(
+        job["result"]["results"][0]["memory"], "Bob tunes pianos on Saturdays",
+        "{job}"
+    );
+    let found = call_tool(
+        &s,
+        &bob,
+        &session,
+        "search_memories",
+        json!({"query": "pianos"}),
+    )
+    .tool_json();
+    assert_eq!(
+        found["results"].as_array().map(Vec::len),
+        Some(1),
+        "{found}"
+    );
+
+    // Invalid input is refused at once: a tool error, no job.
+    let bad = call_tool(
+        &s,
+        &bob,
+        &session,
+        "add_memory",
+        json!({"async_mode": true}),
+    );
+    let (_, kind, _) = bad.tool_error();
+    assert_eq!(kind, "invalid_input", "{}", bad.text);
+
+    // Another user's key does not find bob's job.
+    let other = open_session(&s, &alice);
+    let r = call_tool(&s, &alice, &other, "get_job", json!({"job_id": id}));
+    let (_, kind, _) = r.tool_error();
+    assert_eq!(kind, "not_found", "{}", r.text);
+}
