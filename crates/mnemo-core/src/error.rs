@@ -50,6 +50,10 @@ pub enum Error {
     Conflict { reason: String },
     #[error("{component} unavailable: {reason}")]
     Unavailable { component: String, reason: String },
+    /// The caller asked for more than a configured bound admits right now (a full job queue);
+    /// the same request later may succeed.
+    #[error("{what} is full: {reason}")]
+    RateLimited { what: String, reason: String },
     #[error("storage error: {reason}")]
     Storage { reason: String },
     #[error("model error: {reason}")]
@@ -71,6 +75,7 @@ impl Error {
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::Conflict { .. } => ErrorKind::Conflict,
             Error::Unavailable { .. } => ErrorKind::Unavailable,
+            Error::RateLimited { .. } => ErrorKind::RateLimited,
             Error::ModelOutput { .. } => ErrorKind::ModelOutput,
             Error::Storage { .. } | Error::Model { .. } | Error::Internal { .. } => {
                 ErrorKind::Internal

@@ -10,7 +10,7 @@ from typing import Any, Dict
 
 import pytest
 
-from mnemo import AsyncMemory, InvalidInputError, Memory, NotFoundError
+from mnemo import AsyncMemory, InvalidInputError, Memory, NotFoundError, RateLimitedError
 
 # Polls of a job's status before a test gives up (each a short pause).
 POLLS = 600
@@ -83,3 +83,13 @@ def test_async_memory_queues_and_reads_jobs(settings: Dict[str, Any]) -> None:
         )
 
     asyncio.run(go())
+
+
+def test_a_full_queue_is_a_retryable_rate_limited_error(settings: Dict[str, Any]) -> None:
+    mem = Memory(**settings, jobs={"max_queue_depth": 1})
+    first = mem.add("the one that fits", user_id="ana", async_mode=True)
+    assert mem.job(first["job_id"])["status"] == "pending"
+    with pytest.raises(RateLimitedError) as refused:
+        mem.add("one too many", user_id="ana", async_mode=True)
+    assert refused.value.retryable is True
+    assert refused.value.kind == "rate_limited"

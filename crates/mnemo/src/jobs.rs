@@ -204,14 +204,14 @@ impl Memory {
 
     /// Checks `req` as `add` would, then stores it as a pending job and returns the job. With
     /// an idempotency key, a repeated request returns the job it queued first. Refused as
-    /// unavailable (retryable) while the queue is full.
+    /// rate limited (retryable) while the queue is full.
     pub async fn enqueue_add(&self, mut req: AddRequest) -> Result<JobRecord> {
         let now = chrono::Utc::now();
         prepare(&req, now)?;
         self.infers(&req)?;
         if let Some(depth) = self.queue_full().await? {
-            return Err(Error::Unavailable {
-                component: "job queue".into(),
+            return Err(Error::RateLimited {
+                what: "the job queue".into(),
                 reason: format!("{depth} jobs are waiting; retry later"),
             });
         }
