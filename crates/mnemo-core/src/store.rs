@@ -654,7 +654,10 @@ pub trait Store: Send + Sync {
     ) -> Result<u64>;
     /// Writes batches in one transaction (all or nothing), one outcome per batch. A batch whose
     /// idempotency key was already used writes nothing and returns the stored outcome
-    /// (`replayed = true`).
+    /// (`replayed = true`). A message already logged (same id: logged with an async add's job,
+    /// or by a failed try of a keyed add) is not logged again; one an erase emptied since
+    /// refuses the whole write ([`erased_message`]), so nothing an erase removed is written
+    /// back from a queued or retried add's copy of it.
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>>;
     /// The stored outcome of an idempotency key, if any (lets callers skip model work).
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
@@ -971,6 +974,37 @@ pub fn visible_messages<S: Store + ?Sized>(
         .into_iter()
         .filter(|m| !m.content.trim().is_empty() && !hidden.contains(&m.id) && said(m))
         .collect())
+}
+
+/// The refusal of a write that would log message `id` again after an erase emptied it (an
+/// async add queued before the erase, a keyed add retried after it): the add is not applied,
+/// since its memories would carry the erased text back. Not retryable.
+pub fn erased_message(id: MessageId) -> crate::Error {
+    crate::Error::invalid(
+        "messages",
+        format!(
+            "message {id} was erased after it was logged; the add that logged it is not applied"
+        ),
+    )
+}
+
+/// The last `limit` turns of the scope's log (of `session` when given) other than `own`, oldest
+/// first, as stored: the earlier turns an add reads for its context. An add's own turns may be
+/// in the log already (logged with its job when it was queued, or by a failed try of a keyed
+/// add); they are the add's new messages, never its context.
+pub fn earlier_turns<S: Store + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    session: Option<&str>,
+    own: &[Message],
+    limit: usize,
+) -> Result<Vec<Message>> {
+    let own: std::collections::HashSet<MessageId> = own.iter().map(|m| m.id).collect();
+    let mut log = store.messages(scope, session, limit.saturating_add(own.len()))?;
+    log.retain(|m| !own.contains(&m.id));
+    let extra = log.len().saturating_sub(limit);
+    log.drain(..extra);
+    Ok(log)
 }
 
 /// The messages among `ids` that the log's visibility rule hides (see [`visible_messages`]):
