@@ -14,9 +14,13 @@
 //! only promises that a job is never lost and never *finished* twice: `finish` is refused to a
 //! worker whose lease was taken over.
 //!
+//! A job may carry the messages its work will log ([`NewJob::messages`]): they are logged in
+//! the enqueue's own transaction, so the conversation log shows what the caller was told was
+//! accepted from the moment the job exists, whatever becomes of the job.
+//!
 //! Backends expose their job table through [`crate::Store::jobs`].
 
-use crate::memory::Timestamp;
+use crate::memory::{Message, Timestamp};
 use crate::{Error, Result, Scope};
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +78,9 @@ pub struct NewJob {
     /// Attempts before a retryable failure becomes final; at least 1.
     pub max_attempts: u32,
     pub created_at: Timestamp,
+    /// Messages of the job's scope logged with it (an async add's turns, with the ids, session
+    /// and times its run will write them with); not part of the stored job.
+    pub messages: Vec<Message>,
 }
 
 /// A stored job. Persisted as one row; `payload` and `result` are JSON, so adding fields to a
@@ -167,6 +174,14 @@ impl NewJob {
         if self.max_attempts == 0 {
             return Err(Error::invalid("max_attempts", "must be at least 1"));
         }
+        for m in &self.messages {
+            if m.scope()? != self.scope {
+                return Err(Error::invalid(
+                    "messages",
+                    "every message of a job must carry the job's scope",
+                ));
+            }
+        }
         crate::limits::check_json_no_nul("payload", &self.payload)
     }
 }
@@ -174,8 +189,11 @@ impl NewJob {
 /// The job table of a store. Each method is one transaction; none is cached, so several
 /// processes on one store share one queue.
 pub trait JobStore: Send + Sync {
-    /// Stores a pending job, runnable at once. A job with this id already stored is a
-    /// `conflict` and changes nothing.
+    /// Stores a pending job, runnable at once, and appends `job.messages` to the message log
+    /// in the same transaction: both land or neither does. A message already logged (same id)
+    /// is left as it is, as [`crate::Store::write`] leaves it, and one an erase emptied refuses
+    /// the enqueue ([`crate::erased_message`]). A job with this id already stored is a
+    /// `conflict` and changes nothing (no message is logged).
     fn enqueue(&self, job: &NewJob) -> Result<JobRecord>;
     /// Leases the runnable job created first (pending with `run_after <= now`, or running with
     /// a lease that ended before `now`) to `worker` until `now + lease`; its attempts grow by

@@ -1,5 +1,5 @@
-//! Domain values as row parameters, and the inserts the write path shares with import: one
-//! message, one memory (with its provenance rows), one history event, one link.
+//! Domain values as row parameters, and the inserts the write path shares with import and the
+//! job queue: one message, one memory (with its provenance rows), one history event, one link.
 //!
 //! Times are epoch milliseconds (`BIGINT`), ids are `UUID`, metadata and note fields `JSONB`,
 //! vectors pgvector `vector`. A memory has an embedding exactly when it is not deleted (a
@@ -20,9 +20,10 @@ pub(crate) fn scope_parts(s: &Scope) -> [Option<&str>; 3] {
     ]
 }
 
-pub(crate) fn insert_message(tx: &mut Transaction<'_>, m: &Message) -> Result<()> {
+/// Inserts a message unless its scope logged its id already; whether it was inserted.
+pub(crate) fn insert_message(tx: &mut Transaction<'_>, m: &Message) -> Result<bool> {
     let scope = m.scope()?;
-    tx.execute(
+    let n = tx.execute(
         "INSERT INTO messages (scope_key, id, user_id, agent_id, run_id, session_id, role, name, \
          content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT DO NOTHING",
@@ -40,6 +41,24 @@ pub(crate) fn insert_message(tx: &mut Transaction<'_>, m: &Message) -> Result<()
         ],
     )
     .map_err(pg_err)?;
+    Ok(n == 1)
+}
+
+/// Appends a message of an add or a job to the log: kept as it is when logged already, refused
+/// when an erase emptied it since (see `Store::write`).
+pub(crate) fn log_message(tx: &mut Transaction<'_>, m: &Message) -> Result<()> {
+    if insert_message(tx, m)? {
+        return Ok(());
+    }
+    let row = tx
+        .query_one(
+            "SELECT content = '' FROM messages WHERE scope_key = $1 AND id = $2",
+            &[&m.scope()?.key(), &m.id.0],
+        )
+        .map_err(pg_err)?;
+    if row.try_get::<_, bool>(0).map_err(pg_err)? {
+        return Err(mnemo_core::erased_message(m.id));
+    }
     Ok(())
 }
 

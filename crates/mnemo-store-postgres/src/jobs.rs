@@ -4,7 +4,8 @@
 //! A claim is one statement: it picks the first runnable row with `FOR UPDATE SKIP LOCKED`
 //! (a row another claim is leasing right now is passed over, not waited for) and leases it, so
 //! two servers claiming at once get two different jobs. `finish` only touches a row still
-//! leased to the finishing worker.
+//! leased to the finishing worker. An enqueue logs the job's messages in its transaction, under
+//! the scope's write lock, with the write path's own `log_message`.
 
 use crate::{pg_err, PgStore};
 use chrono::{DateTime, TimeZone, Utc};
@@ -66,29 +67,39 @@ impl JobStore for PgStore {
         let at = job.created_at.timestamp_millis();
         let max = i32::try_from(job.max_attempts).unwrap_or(i32::MAX);
         let payload = job.payload.to_string();
-        let rows = self.with(|c| {
-            c.query(
-                &format!(
-                    "INSERT INTO jobs (id, user_id, agent_id, run_id, kind, payload, status, \
-                     attempts, max_attempts, run_after, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $8, $8) \
-                     ON CONFLICT (id) DO NOTHING RETURNING {COLS}"
-                ),
-                &[
-                    &job.id,
-                    &job.scope.user_id.as_ref().map(|v| v.as_str()),
-                    &job.scope.agent_id.as_ref().map(|v| v.as_str()),
-                    &job.scope.run_id.as_ref().map(|v| v.as_str()),
-                    &job.kind,
-                    &payload,
-                    &max,
-                    &at,
-                ],
-            )
-            .map_err(pg_err)
-        })?;
-        one(rows)?.ok_or_else(|| Error::Conflict {
-            reason: format!("a job with id {} exists", job.id),
+        self.write_tx(|tx| {
+            if !job.messages.is_empty() {
+                // The log's writers of this scope (adds, erases) wait for the enqueue, as for
+                // an add.
+                crate::write::lock_scopes(tx, [job.scope.key()])?;
+            }
+            let rows = tx
+                .query(
+                    &format!(
+                        "INSERT INTO jobs (id, user_id, agent_id, run_id, kind, payload, status, \
+                         attempts, max_attempts, run_after, created_at, updated_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $8, $8) \
+                         ON CONFLICT (id) DO NOTHING RETURNING {COLS}"
+                    ),
+                    &[
+                        &job.id,
+                        &job.scope.user_id.as_ref().map(|v| v.as_str()),
+                        &job.scope.agent_id.as_ref().map(|v| v.as_str()),
+                        &job.scope.run_id.as_ref().map(|v| v.as_str()),
+                        &job.kind,
+                        &payload,
+                        &max,
+                        &at,
+                    ],
+                )
+                .map_err(pg_err)?;
+            let stored = one(rows)?.ok_or_else(|| Error::Conflict {
+                reason: format!("a job with id {} exists", job.id),
+            })?;
+            for m in &job.messages {
+                crate::encode::log_message(tx, m)?;
+            }
+            Ok(stored)
         })
     }
 

@@ -29,7 +29,7 @@ pub(crate) mod existing;
 pub(crate) mod links;
 
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
-use crate::encode::{insert_history, insert_memory, insert_message, Change, MemoryRow};
+use crate::encode::{insert_history, insert_memory, log_message, Change, MemoryRow};
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
@@ -192,7 +192,7 @@ impl PgStore {
         lock_memories(tx, existing.chain(batch.evolutions.iter().map(|e| e.id)))?;
         for m in &batch.messages {
             self.step("message")?;
-            insert_message(tx, m)?;
+            log_message(tx, m)?;
         }
         // Retire first: a memory that replaces another must not be judged a duplicate of it.
         let mut retired: Vec<(Memory, &Supersession)> = Vec::with_capacity(batch.changes.len());

@@ -3,7 +3,8 @@
 //! Every change runs on the writer connection in an immediate transaction, so claims from
 //! threads of this process (the writer mutex) and from other processes on the same file (the
 //! file's write lock) are serialised: a claim reads the first runnable row and leases it before
-//! any other claim can read it. Lookups go through a pooled reader.
+//! any other claim can read it. An enqueue logs the job's messages in its transaction with the
+//! write path's own `log_message`. Lookups go through a pooled reader.
 
 use crate::codec::{from_ms, sql_err};
 use crate::SqliteStore;
@@ -138,6 +139,9 @@ impl JobStore for SqliteStore {
                 return Err(Error::Conflict {
                     reason: format!("a job with id {} exists", job.id),
                 });
+            }
+            for m in &job.messages {
+                crate::write::log_message(tx, m)?;
             }
             by_id(tx, &job.id)?.ok_or_else(|| Error::internal("a stored job reads back"))
         })

@@ -367,15 +367,7 @@ impl Transfer for SqliteStore {
                     ExportRecord::Message(m) => {
                         // Records built in code skip deserialisation's scope check.
                         m.scope()?;
-                        written += tx
-                            .query_row_cached(
-                                "SELECT COUNT(*) FROM messages WHERE id = ?1",
-                                [m.id.to_string()],
-                                |r| r.get::<_, i64>(0),
-                            )
-                            .map_err(sql_err)?
-                            .eq(&0) as u64;
-                        insert_message(tx, m)?;
+                        written += u64::from(insert_message(tx, m)?);
                     }
                     ExportRecord::Link(l) => {
                         written += Self::import_link(tx, l)?;

@@ -63,16 +63,37 @@ pub(crate) fn check_vector(v: &[f32], dim: usize) -> Result<()> {
     mnemo_core::check_vector("vector", v, dim)
 }
 
-pub(crate) fn insert_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
-    tx.execute_cached(
-        "INSERT OR IGNORE INTO messages (id, user_id, agent_id, run_id, session_id, role, name, content, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![
-            m.id.to_string(), m.user_id, m.agent_id, m.run_id, m.session_id, m.role.as_str(), m.name,
-            m.content, m.created_at.timestamp_millis()
-        ],
-    )
-    .map_err(sql_err)?;
+/// Inserts a message unless its id is logged already; whether it was inserted.
+pub(crate) fn insert_message(tx: &Transaction<'_>, m: &Message) -> Result<bool> {
+    let n = tx
+        .execute_cached(
+            "INSERT OR IGNORE INTO messages (id, user_id, agent_id, run_id, session_id, role, name, content, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                m.id.to_string(), m.user_id, m.agent_id, m.run_id, m.session_id, m.role.as_str(), m.name,
+                m.content, m.created_at.timestamp_millis()
+            ],
+        )
+        .map_err(sql_err)?;
+    Ok(n == 1)
+}
+
+/// Appends a message of an add or a job to the log: kept as it is when logged already, refused
+/// when an erase emptied it since (see `Records::write`).
+pub(crate) fn log_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
+    if insert_message(tx, m)? {
+        return Ok(());
+    }
+    let erased: bool = tx
+        .query_row(
+            "SELECT content = '' FROM messages WHERE id = ?1",
+            [m.id.to_string()],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    if erased {
+        return Err(mnemo_core::erased_message(m.id));
+    }
     Ok(())
 }
 
@@ -229,7 +250,7 @@ impl SqliteStore {
         batch.validate(needs_vectors.then_some(dim))?;
         for m in &batch.messages {
             self.step("message")?;
-            insert_message(tx, m)?;
+            log_message(tx, m)?;
         }
         // Retire first: a memory that replaces another must not be judged a duplicate of it.
         let mut retired: Vec<(Memory, &Supersession)> = Vec::with_capacity(batch.changes.len());

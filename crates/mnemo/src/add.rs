@@ -544,8 +544,9 @@ impl Memory {
             let prior = match (&indexing, &req.session_id) {
                 (Some(ix), Some(session)) if ix.before > 0 => {
                     let (scope, n, session) = (req.scope.clone(), ix.before, session.clone());
+                    let own = messages.clone();
                     self.with_store(move |s| {
-                        let log = s.messages(&scope, Some(&session), n)?;
+                        let log = earlier_turns(s, &scope, Some(&session), &own, n)?;
                         mnemo_core::visible_messages(s, &scope, log, &ReadOptions::default())
                     })
                     .await?
@@ -700,9 +701,9 @@ impl Memory {
             };
             let prior = if indexing.before > 0 && req.session_id.is_some() {
                 let (scope, n) = (req.scope.clone(), indexing.before);
-                let session = req.session_id.clone();
+                let (session, own) = (req.session_id.clone(), messages.clone());
                 self.with_store(move |s| {
-                    let log = s.messages(&scope, session.as_deref(), n)?;
+                    let log = earlier_turns(s, &scope, session.as_deref(), &own, n)?;
                     mnemo_core::visible_messages(s, &scope, log, &ReadOptions::default())
                 })
                 .await?

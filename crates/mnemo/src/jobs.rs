@@ -3,14 +3,22 @@
 //!
 //! An async add is checked exactly as a blocking one would be (scope, metadata, messages,
 //! model availability) before anything is stored, so bad input is refused at once and never
-//! queued to fail later. The request then becomes one job row, written in one transaction:
-//! the messages are in the store (inside the job's payload) when `enqueue_add` returns.
+//! queued to fail later. The request then becomes one job row, and its messages are appended
+//! to the conversation log in the same transaction (`NewJob::messages`): when `enqueue_add`
+//! returns, the log, sessions and context packs show the turns, whatever becomes of the job.
 //!
 //! Running a job is an ordinary `add` whose idempotency key is derived from the job (the
-//! caller's own key when given, else `job:<id>`). A worker killed after the add committed but
-//! before the job was marked done leaves a running job whose lease runs out; the next worker
-//! runs it again and the store *replays* the stored outcome instead of writing twice. Hence no
-//! job is lost and none is applied twice across a crash.
+//! caller's own key when given, else `job:<id>`). That key fixes the messages' ids, so the
+//! job's add names the turns logged at enqueue and the store does not log them again (as for a
+//! keyed add retried after a failure); everything else it writes is what a blocking add writes.
+//! A worker killed after the add committed but before the job was marked done leaves a
+//! running job whose lease runs out; the next worker runs it again and the store *replays* the
+//! stored outcome instead of writing twice. Hence no job is lost and none is applied twice
+//! across a crash.
+//!
+//! Erasure: turns erased while their job waits stay erased. The job fails (`invalid_input`
+//! naming `messages`, not retried) before any model call, and the store refuses the add's
+//! write for an erase that lands while it runs, so no memory or page brings the text back.
 //!
 //! Failures: an error whose kind is retryable (`ErrorKind::is_retryable`) puts the job back
 //! with a jittered exponential backoff until `max_attempts`; any other error, or the last
@@ -21,8 +29,8 @@
 use crate::add::prepare;
 use crate::{AddInput, AddRequest, Memory};
 use mnemo_core::{
-    Error, JobOutcome, JobQuery, JobRecord, JobStore, MemoryKind, NewJob, NoteInput, QueueStats,
-    Result, Scope, Timestamp,
+    Error, JobOutcome, JobQuery, JobRecord, JobStore, MemoryKind, MessageId, NewJob, NoteInput,
+    QueueStats, Result, Scope, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -238,6 +246,8 @@ impl Memory {
             request_id: req.request_id,
             actor: req.actor,
         };
+        // The turns as the job's add will log them (same ids, times and session), logged now.
+        let (messages, _, _) = prepare(&payload.clone().request(req.scope.clone()), now)?;
         let job = NewJob {
             id: id.clone(),
             scope: req.scope,
@@ -246,6 +256,7 @@ impl Memory {
                 .map_err(|e| Error::internal(format!("an add payload serialises: {e}")))?,
             max_attempts: self.inner.jobs.max_attempts,
             created_at: now,
+            messages,
         };
         let this = self.clone();
         let keyed = req.idempotency_key.is_some();
@@ -338,7 +349,9 @@ impl Memory {
             ADD_JOB => {
                 let payload: AddPayload = serde_json::from_value(job.payload.clone())
                     .map_err(|e| Error::invalid("payload", e.to_string()))?;
-                let outcome = self.add(payload.request(job.scope.clone())).await?;
+                let req = payload.request(job.scope.clone());
+                self.check_not_erased(&req).await?;
+                let outcome = self.add(req).await?;
                 serde_json::to_value(outcome)
                     .map_err(|e| Error::internal(format!("an add outcome serialises: {e}")))
             }
@@ -346,6 +359,23 @@ impl Memory {
                 "kind",
                 format!("no runner for jobs of kind {other:?}"),
             )),
+        }
+    }
+
+    /// Refuses to run an add whose turns, logged when it was queued, were erased since: no
+    /// model sees their text again. (The store refuses the add's write too, for an erase that
+    /// lands while the add runs: see `Store::write`.) A job queued before turns were logged
+    /// with it finds none and runs.
+    async fn check_not_erased(&self, req: &AddRequest) -> Result<()> {
+        let (messages, _, _) = prepare(req, chrono::Utc::now())?;
+        let scope = req.scope.clone();
+        let ids: Vec<MessageId> = messages.iter().map(|m| m.id).collect();
+        let logged = self
+            .with_store(move |s| s.messages_by_id(&scope, &ids))
+            .await?;
+        match logged.iter().find(|m| m.content.is_empty()) {
+            Some(m) => Err(mnemo_core::erased_message(m.id)),
+            None => Ok(()),
         }
     }
 

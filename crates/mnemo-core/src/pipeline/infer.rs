@@ -91,11 +91,18 @@ pub fn infer(
     if new.is_empty() {
         return Ok(plan);
     }
-    // The log as every reader sees it: a deleted or erased turn is not shown to the model again.
+    // The log as every reader sees it: a deleted or erased turn is not shown to the model again,
+    // and the add's own turns (logged already when it was queued) are new, not recent.
     let recent = crate::store::visible_messages(
         store,
         input.scope,
-        store.messages(input.scope, None, cfg.recent_messages)?,
+        crate::store::earlier_turns(
+            store,
+            input.scope,
+            None,
+            input.messages,
+            cfg.recent_messages,
+        )?,
         &crate::ReadOptions::default(),
     )?;
     let joined: String = new

@@ -93,3 +93,34 @@ pub trait Messages: Send + Sync {
     /// in is `invalid_input` naming `session_id`. Required: the backend's provenance index.
     fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>>;
 }
+
+/// The refusal of a write that would log message `id` again after an erase emptied it (an
+/// async add queued before the erase, a keyed add retried after it): the add is not applied,
+/// since its memories would carry the erased text back. Not retryable.
+pub fn erased_message(id: MessageId) -> crate::Error {
+    crate::Error::invalid(
+        "messages",
+        format!(
+            "message {id} was erased after it was logged; the add that logged it is not applied"
+        ),
+    )
+}
+
+/// The last `limit` turns of the scope's log (of `session` when given) other than `own`, oldest
+/// first, as stored: the earlier turns an add reads for its context. An add's own turns may be
+/// in the log already (logged with its job when it was queued, or by a failed try of a keyed
+/// add); they are the add's new messages, never its context.
+pub fn earlier_turns<S: Messages + ?Sized>(
+    store: &S,
+    scope: &Scope,
+    session: Option<&str>,
+    own: &[Message],
+    limit: usize,
+) -> Result<Vec<Message>> {
+    let own: std::collections::HashSet<MessageId> = own.iter().map(|m| m.id).collect();
+    let mut log = store.messages(scope, session, limit.saturating_add(own.len()))?;
+    log.retain(|m| !own.contains(&m.id));
+    let extra = log.len().saturating_sub(limit);
+    log.drain(..extra);
+    Ok(log)
+}

@@ -349,7 +349,10 @@ pub fn locate_by_walking<S: Records + ?Sized>(
 pub trait Records: Send + Sync {
     /// Writes batches in one transaction (all or nothing), one outcome per batch. A batch whose
     /// idempotency key was already used writes nothing and returns the stored outcome
-    /// (`replayed = true`).
+    /// (`replayed = true`). A message already logged (same id: logged with an async add's job,
+    /// or by a failed try of a keyed add) is not logged again; one an erase emptied since
+    /// refuses the whole write ([`erased_message`](crate::store::erased_message)), so nothing
+    /// an erase removed is written back from a queued or retried add's copy of it.
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>>;
     /// The stored outcome of an idempotency key, if any (lets callers skip model work).
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;

@@ -1,10 +1,12 @@
-//! Async adds and jobs over HTTP: queued with 202 and run by the server's workers, read back
-//! within the key's scope (another user's job is not found), refused at once when invalid,
-//! answered in Mem0's platform shape on the Mem0 route, and refused with 429 and `Retry-After`
-//! once the queue is at its depth, with the queue in `/metrics`.
+//! Async adds and jobs over HTTP: queued with 202 and run by the server's workers, their turns
+//! listed by the session routes from the 202 on (once, after the run), read back within the
+//! key's scope (another user's job is not found), refused at once when invalid, answered in
+//! Mem0's platform shape on the Mem0 route, and refused with 429 and `Retry-After` once the
+//! queue is at its depth, with the queue in `/metrics`.
 
-use crate::TestServer;
+use crate::{GatedEmbedder, TestServer};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn quick() -> mnemo::JobConfig {
@@ -196,4 +198,71 @@ fn mcp_clients_queue_with_add_memory_and_follow_with_get_job() {
     let r = call_tool(&s, &alice, &other, "get_job", json!({"job_id": id}));
     let (_, kind, _) = r.tool_error();
     assert_eq!(kind, "not_found", "{}", r.text);
+}
+
+/// The turns of session `s1` of `key`'s user as the REST route lists them: (id, text).
+fn s1_turns(s: &TestServer, key: &str) -> Vec<(String, String)> {
+    let r = s.call("GET", "/v1/sessions/s1/messages", Some(key), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            let field = |k: &str| m[k].as_str().expect("a string").to_string();
+            (field("id"), field("text"))
+        })
+        .collect()
+}
+
+/// An async add's turns are listed by the session routes as soon as the 202 is answered,
+/// while its job's add is still held at the embedder; once the job is done each is listed once.
+#[test]
+fn an_async_adds_turns_are_listed_from_the_202_and_once_after_the_run() {
+    let gate = Arc::new(GatedEmbedder::default());
+    let s = TestServer::start_with(gate.clone(), |_| {});
+    // Dropped before the server, so a failing test does not leave the worker held at the gate.
+    let _open = gate.open_on_drop();
+    let ana = s.user_key("ana");
+    let turns = ["I keep bees on the roof", "How many hives?", "Three hives"];
+    let r = s.call(
+        "POST",
+        "/v1/memories",
+        Some(&ana),
+        Some(json!({
+            "messages": [
+                {"role": "user", "content": turns[0]},
+                {"role": "assistant", "content": turns[1]},
+                {"role": "user", "content": turns[2]},
+            ],
+            "user_id": "ana", "session_id": "s1", "infer": false, "async_mode": true,
+        })),
+    );
+    assert_eq!(r.status, 202, "{}", r.body);
+    let id = r.body["job_id"].as_str().expect("job id").to_string();
+    // A worker took the job and its add waits at the embedder: nothing of it is committed.
+    gate.wait_for_held(1);
+    let queued = s1_turns(&s, &ana);
+    let texts: Vec<&str> = queued.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(texts, turns);
+    let sessions = s.call("GET", "/v1/sessions", Some(&ana), None);
+    assert_eq!(
+        sessions.body["sessions"][0]["messages"], 3,
+        "{}",
+        sessions.body
+    );
+    let listed = s.call("GET", "/v1/memories?user_id=ana", Some(&ana), None);
+    assert_eq!(listed.body["results"].as_array().map(Vec::len), Some(0));
+
+    gate.open();
+    assert_eq!(settle(&s, &ana, &id)["status"], "done");
+    assert_eq!(s1_turns(&s, &ana), queued, "each turn once, as logged");
+    let sessions = s.call("GET", "/v1/sessions", Some(&ana), None);
+    assert_eq!(
+        sessions.body["sessions"][0]["messages"], 3,
+        "{}",
+        sessions.body
+    );
+    let listed = s.call("GET", "/v1/memories?user_id=ana", Some(&ana), None);
+    assert_eq!(listed.body["results"].as_array().map(Vec::len), Some(3));
 }

@@ -1,10 +1,12 @@
 //! Async adds as jobs through the facade over the real SQLite store: checked before queuing,
-//! run once by a worker, replayed (not applied again) when a dead worker's job is taken over,
-//! retried with backoff on retryable model errors until failed, admission at the queue's depth,
-//! and workers woken by an enqueue.
+//! their turns logged with the job (shown at once, logged once after the run, which writes
+//! what a blocking add writes), erased turns never brought back by the job, run once by a
+//! worker, replayed (not applied again) when a dead worker's job is taken over, retried with
+//! backoff on retryable model errors until failed, admission at the queue's depth, and workers
+//! woken by an enqueue.
 
 use mnemo::core::*;
-use mnemo::{AddRequest, JobConfig, Memory};
+use mnemo::{AddInput, AddRequest, JobConfig, Memory};
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -175,6 +177,11 @@ async fn retryable_failures_back_off_then_fail_with_their_error() {
     );
     assert!(m.run_next_job("w").await.unwrap().is_none());
     let failed = m.job(&job.id).await.unwrap().unwrap();
+    assert_eq!(
+        m.store().messages(&ana(), None, 10).unwrap().len(),
+        1,
+        "the turn of a job that failed for good is in the log, once"
+    );
     assert_eq!(failed.error_kind.as_deref(), Some("unavailable"));
     assert!(failed.last_error.unwrap().contains("connection refused"));
     assert_eq!(calls.load(Ordering::SeqCst), 3);
@@ -265,4 +272,240 @@ async fn started_workers_run_enqueued_jobs() {
     for id in ids {
         assert_eq!(m.job(&id).await.unwrap().unwrap().attempts, 1);
     }
+}
+
+const TURNS: [&str; 3] = [
+    "I keep bees on the roof",
+    "How many hives?",
+    "Three hives, since May",
+];
+
+/// The conversation `TURNS` in session `s1` of `scope`, raw.
+fn conversation(scope: Scope) -> AddRequest {
+    let messages = TURNS
+        .iter()
+        .enumerate()
+        .map(|(i, t)| InputMessage {
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            content: t.to_string(),
+            name: None,
+        })
+        .collect();
+    AddRequest {
+        input: AddInput::Messages(messages),
+        session_id: Some("s1".into()),
+        ..AddRequest::text(scope, "")
+    }
+}
+
+async fn s1_texts(m: &Memory, scope: Scope) -> Vec<(MessageId, String)> {
+    m.session_messages(scope, "s1".into(), None, 50)
+        .await
+        .unwrap()
+        .messages
+        .into_iter()
+        .map(|m| (m.id, m.text))
+        .collect()
+}
+
+async fn s1_size(m: &Memory, scope: Scope) -> u64 {
+    let list = m.sessions(scope, None, 10).await.unwrap();
+    assert_eq!(list.sessions.len(), 1, "{:?}", list.sessions);
+    list.sessions[0].messages
+}
+
+/// A memory as `written` compares it: its text, index text and its sources' texts.
+type Written = (String, Option<String>, Vec<String>);
+
+/// What an add wrote for `user`: each memory as [`Written`], and the pages' texts (sorted:
+/// ids and times differ between scopes).
+fn written(m: &Memory, user: &str) -> (Vec<Written>, Vec<String>) {
+    let mut memories = Vec::new();
+    let mut messages = std::collections::HashMap::new();
+    let mut index = std::collections::HashMap::new();
+    m.store()
+        .export(&mut |r| {
+            match r {
+                ExportRecord::Memory(m) if m.user_id.as_deref() == Some(user) => memories.push(*m),
+                ExportRecord::Message(g) => {
+                    messages.insert(g.id, g.content.clone());
+                }
+                ExportRecord::IndexText {
+                    memory_id,
+                    index_text,
+                } => {
+                    index.insert(memory_id, index_text);
+                }
+                _ => {}
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut out: Vec<_> = memories
+        .into_iter()
+        .map(|m| {
+            let sources = m.sources.iter().map(|s| messages[s].clone()).collect();
+            (m.text, index.get(&m.id).cloned(), sources)
+        })
+        .collect();
+    out.sort();
+    let mut pages: Vec<String> = m
+        .store()
+        .pages(&PageQuery {
+            scope: Some(Scope::user(user).unwrap()),
+            ..PageQuery::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|p| p.text)
+        .collect();
+    pages.sort();
+    (out, pages)
+}
+
+/// An async add's turns are in its session as soon as it is queued, before any worker runs
+/// it; after the run each is there once, and the job wrote exactly what the same add written
+/// at once writes (memories, their index windows, their sources, pages).
+#[tokio::test]
+async fn an_async_adds_turns_are_logged_at_once_and_once_after_it_runs() {
+    let (m, _d) = engine(quick());
+    let bob = Scope::user("bob").unwrap();
+    // An earlier turn of the session: the window of the add's first turn reaches it.
+    for scope in [ana(), bob.clone()] {
+        m.add(AddRequest {
+            session_id: Some("s1".into()),
+            ..AddRequest::text(scope, "Hello there")
+        })
+        .await
+        .unwrap();
+    }
+    m.add(conversation(bob.clone())).await.unwrap();
+
+    let job = m.enqueue_add(conversation(ana())).await.unwrap();
+    assert_eq!(job.status, JobStatus::Pending);
+    let queued = s1_texts(&m, ana()).await;
+    let texts: Vec<&str> = queued.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(texts, ["Hello there", TURNS[0], TURNS[1], TURNS[2]]);
+    assert_eq!(s1_size(&m, ana()).await, 4);
+    assert_eq!(count(&m).await, 1, "no memory before the run");
+
+    let ran = m.run_next_job("w").await.unwrap().expect("a job ran");
+    assert_eq!(ran.status, JobStatus::Done, "{:?}", ran.last_error);
+    assert_eq!(
+        s1_texts(&m, ana()).await,
+        queued,
+        "each turn once, as logged"
+    );
+    assert_eq!(s1_size(&m, ana()).await, 4);
+    assert_eq!(m.store().messages(&ana(), None, 100).unwrap().len(), 4);
+    assert_eq!(count(&m).await, 4);
+    let (ours, pages) = written(&m, "ana");
+    assert_eq!(
+        (ours, pages),
+        written(&m, "bob"),
+        "as a blocking add writes"
+    );
+}
+
+/// Turns erased while their job waits stay erased: the job fails without a model call (not
+/// retried), writes no memory or page, and logs nothing again; retried by hand it fails again.
+#[tokio::test]
+async fn a_queued_add_whose_turns_were_erased_fails_and_brings_nothing_back() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let chat = Arc::new(ScriptedChat::new("scripted:facts", move |_| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        Ok(r#"{"facts": [{"text": "Ana keeps bees", "sources": [1]}]}"#.into())
+    }));
+    let (m, _d) = engine(quick());
+    let m = m.with_chat(chat, mnemo::InferConfig::default());
+    let raw = m
+        .enqueue_add(AddRequest {
+            infer: Some(false),
+            ..conversation(ana())
+        })
+        .await
+        .unwrap();
+    let mut later = AddRequest::text(ana(), "my bank PIN is 4417");
+    later.session_id = Some("s1".into());
+    later.infer = Some(true);
+    let inferred = m.enqueue_add(later).await.unwrap();
+    let report = m
+        .erase_session(ana(), "s1".into(), WriteContext::default())
+        .await
+        .unwrap();
+    assert_eq!(report.messages_erased, 4, "{report:?}");
+
+    for id in [&raw.id, &inferred.id] {
+        let ran = m.run_next_job("w").await.unwrap().expect("a job ran");
+        assert_eq!(&ran.id, id);
+        assert_eq!((ran.status, ran.attempts), (JobStatus::Failed, 1));
+        assert_eq!(ran.error_kind.as_deref(), Some("invalid_input"));
+        assert!(
+            ran.last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("erased")),
+            "{:?}",
+            ran.last_error
+        );
+    }
+    m.retry_job(&raw.id).await.unwrap();
+    let again = m.run_next_job("w").await.unwrap().expect("retried");
+    assert_eq!(again.status, JobStatus::Failed);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "no model saw the erased text"
+    );
+
+    let log = m.store().messages(&ana(), Some("s1"), 100).unwrap();
+    assert_eq!(log.len(), 4, "logged once: {log:?}");
+    assert!(log.iter().all(|g| g.content.is_empty()), "{log:?}");
+    let (memories, pages) = written(&m, "ana");
+    assert!(memories.is_empty(), "{memories:?}");
+    assert!(pages.iter().all(String::is_empty), "{pages:?}");
+    assert!(s1_texts(&m, ana()).await.is_empty());
+}
+
+/// An inferred async add shows the model its turns once, as new: logged with the job, they
+/// are not also the earlier context its extraction reads from the log.
+#[tokio::test]
+async fn an_async_inferred_adds_turns_are_new_not_earlier_context() {
+    let chat = Arc::new(ScriptedChat::new("scripted:none", |_| {
+        Ok(r#"{"facts": []}"#.into())
+    }));
+    let (m, _d) = engine(quick());
+    let m = m.with_chat(chat.clone(), mnemo::InferConfig::default());
+    let mut earlier = AddRequest::text(ana(), "I live in Porto");
+    earlier.infer = Some(false);
+    m.add(earlier).await.unwrap();
+    let mut req = AddRequest::text(ana(), "I keep bees on the roof");
+    req.infer = Some(true);
+    m.enqueue_add(req).await.unwrap();
+    let ran = m.run_next_job("w").await.unwrap().expect("a job ran");
+    assert_eq!(ran.status, JobStatus::Done, "{:?}", ran.last_error);
+    let extract: Vec<String> = chat
+        .requests()
+        .iter()
+        .map(|r| {
+            r.messages
+                .iter()
+                .map(|c| c.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .filter(|p| p.contains("NEW messages"))
+        .collect();
+    assert_eq!(extract.len(), 1, "{extract:?}");
+    assert!(extract[0].contains("I live in Porto"), "{}", extract[0]);
+    assert_eq!(
+        extract[0].matches("I keep bees on the roof").count(),
+        1,
+        "{}",
+        extract[0]
+    );
 }
