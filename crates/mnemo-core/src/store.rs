@@ -24,6 +24,7 @@ mod graph;
 mod messages;
 mod records;
 mod retrieval;
+mod steps;
 mod tiers;
 mod transfer;
 
@@ -33,6 +34,7 @@ pub use graph::*;
 pub use messages::*;
 pub use records::*;
 pub use retrieval::*;
+pub use steps::*;
 pub use tiers::*;
 pub use transfer::*;
 

@@ -42,7 +42,7 @@ impl Graph for PgStore {
         self.write_tx(|tx| {
             for l in links {
                 let owner = check_link(tx, scope, l, &HashMap::new())?;
-                self.step("link")?;
+                self.step(WriteStep::Link)?;
                 write_link(tx, &owner.key(), l, true)?;
             }
             Ok(())

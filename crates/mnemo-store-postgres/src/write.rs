@@ -191,13 +191,13 @@ impl PgStore {
         let existing = batch.changes.iter().map(|c| c.old);
         lock_memories(tx, existing.chain(batch.evolutions.iter().map(|e| e.id)))?;
         for m in &batch.messages {
-            self.step("message")?;
+            self.step(WriteStep::Message)?;
             insert_message(tx, m)?;
         }
         // Retire first: a memory that replaces another must not be judged a duplicate of it.
         let mut retired: Vec<(Memory, &Supersession)> = Vec::with_capacity(batch.changes.len());
         for c in &batch.changes {
-            self.step("change")?;
+            self.step(WriteStep::Change)?;
             let successor =
                 c.by.and_then(|by| batch.memories.iter().find(|m| m.id == by))
                     .map(|m| m.text.as_str());
@@ -212,7 +212,7 @@ impl PgStore {
         for (old, c) in &retired {
             match c.link(crate::codec::from_ms(now)) {
                 Some(link) => {
-                    self.step("link")?;
+                    self.step(WriteStep::Link)?;
                     crate::encode::write_link(tx, &batch.scope.key(), &link, true)?;
                 }
                 None => results.push(AddResult::deleted(old, c)),
@@ -225,11 +225,11 @@ impl PgStore {
             .collect();
         for l in &batch.links {
             let owner = links::check_link(tx, &batch.scope, l, &pending)?;
-            self.step("link")?;
+            self.step(WriteStep::Link)?;
             crate::encode::write_link(tx, &owner.key(), l, true)?;
         }
         for e in &batch.evolutions {
-            self.step("evolve")?;
+            self.step(WriteStep::Evolve)?;
             Self::evolve(tx, batch, e)?;
         }
         self.write_tiers(tx, &batch.scope, &batch.tiers)?;
@@ -240,7 +240,7 @@ impl PgStore {
             usage: Vec::new(),
         };
         if let Some(idem) = &batch.idempotency {
-            self.step("idempotency")?;
+            self.step(WriteStep::Idempotency)?;
             let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
             tx.execute(
                 "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
@@ -265,7 +265,7 @@ impl PgStore {
         batch: &WriteBatch,
         m: &NewMemory,
     ) -> Result<()> {
-        self.step("memory")?;
+        self.step(WriteStep::Memory)?;
         let at = ms(m.created_at);
         insert_memory(
             tx,
@@ -289,7 +289,7 @@ impl PgStore {
                 note: m.note.as_ref(),
             },
         )?;
-        self.step("history")?;
+        self.step(WriteStep::History)?;
         // The ADD event names who asked, else the memory's speaker, and the speaker's role.
         let ctx = WriteContext {
             reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
@@ -304,7 +304,7 @@ impl PgStore {
         };
         insert_history(tx, (m.id, &m.scope), HistoryKind::Add, &change, &ctx, at)?;
         for e in &m.entities {
-            self.step("entity")?;
+            self.step(WriteStep::Entity)?;
             crate::entities::link_entity(tx, &m.scope, m.id, e, at)?;
         }
         Ok(())

@@ -302,7 +302,7 @@ impl Graph for SqliteStore {
         self.write_tx(|tx| {
             for l in links {
                 check_link(tx, scope, l, &HashMap::new())?;
-                self.step("link")?;
+                self.step(WriteStep::Link)?;
                 insert_link(tx, l)?;
             }
             Ok(())

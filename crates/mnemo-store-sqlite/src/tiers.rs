@@ -116,7 +116,7 @@ impl SqliteStore {
         let key = scope.key();
         let (u, a, r) = scope_cols(scope);
         for p in &w.pages {
-            self.step("page")?;
+            self.step(WriteStep::Page)?;
             tx.execute_cached(
                 "INSERT INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
                  text, tokens, at, vector, keywords, tier, analysed) \
@@ -132,21 +132,21 @@ impl SqliteStore {
         }
         let mut written: HashSet<SegmentId> = HashSet::new();
         for s in &w.segments {
-            self.step("segment")?;
+            self.step(WriteStep::Segment)?;
             write_segment(tx, scope, &key, s)?;
             written.insert(s.segment.id);
         }
         for m in &w.migrations {
-            self.step("migrate")?;
+            self.step(WriteStep::Migrate)?;
             migrate(tx, &key, m)?;
         }
         let now = chrono::Utc::now().timestamp_millis();
         for e in &w.evictions {
-            self.step("evict")?;
+            self.step(WriteStep::Evict)?;
             evict(tx, scope, &key, e, written.contains(&e.segment), now)?;
         }
         for id in &w.analysed {
-            self.step("analyse")?;
+            self.step(WriteStep::Analyse)?;
             // Only an unanalysed page can be consumed: two analyses racing for the same pages
             // cannot both commit (the later one fails whole and writes nothing).
             let n = tx

@@ -202,11 +202,9 @@ impl SqliteStore {
     }
 
     /// Fails the current transaction when a test asked for a failure at `step`.
-    pub(crate) fn step(&self, step: &'static str) -> Result<()> {
-        if self.fail_at.lock().as_deref() == Some(step) {
-            return Err(Error::Storage {
-                reason: format!("injected failure at {step}"),
-            });
+    pub(crate) fn step(&self, step: WriteStep) -> Result<()> {
+        if *self.fail_at.lock() == Some(step) {
+            return Err(step.injected_failure());
         }
         Ok(())
     }
@@ -228,13 +226,13 @@ impl SqliteStore {
         };
         batch.validate(needs_vectors.then_some(dim))?;
         for m in &batch.messages {
-            self.step("message")?;
+            self.step(WriteStep::Message)?;
             insert_message(tx, m)?;
         }
         // Retire first: a memory that replaces another must not be judged a duplicate of it.
         let mut retired: Vec<(Memory, &Supersession)> = Vec::with_capacity(batch.changes.len());
         for c in &batch.changes {
-            self.step("change")?;
+            self.step(WriteStep::Change)?;
             let successor =
                 c.by.and_then(|by| batch.memories.iter().find(|m| m.id == by))
                     .map(|m| m.text.as_str());
@@ -245,7 +243,7 @@ impl SqliteStore {
         }
         let mut results = Vec::with_capacity(batch.memories.len() + batch.changes.len());
         for m in &batch.memories {
-            self.step("memory")?;
+            self.step(WriteStep::Memory)?;
             let at = m.created_at.timestamp_millis();
             let seq = insert_memory(
                 tx,
@@ -263,7 +261,7 @@ impl SqliteStore {
                 &m.sources,
                 m.note.as_ref(),
             )?;
-            self.step("history")?;
+            self.step(WriteStep::History)?;
             // The ADD event names who asked, else the memory's speaker, and the speaker's role.
             let ctx = WriteContext {
                 reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
@@ -282,7 +280,7 @@ impl SqliteStore {
                 at,
             )?;
             for e in &m.entities {
-                self.step("entity")?;
+                self.step(WriteStep::Entity)?;
                 crate::graph::link_entity(tx, &m.scope, (m.id, seq), e, at)?;
             }
             results.push(AddResult::added(m, &retired));
@@ -291,7 +289,7 @@ impl SqliteStore {
         for (old, c) in &retired {
             match c.link(from_ms(now)) {
                 Some(link) => {
-                    self.step("link")?;
+                    self.step(WriteStep::Link)?;
                     crate::graph::insert_link(tx, &link)?;
                 }
                 None => results.push(AddResult::deleted(old, c)),
@@ -304,11 +302,11 @@ impl SqliteStore {
             .collect();
         for l in &batch.links {
             crate::links::check_link(tx, &batch.scope, l, &pending)?;
-            self.step("link")?;
+            self.step(WriteStep::Link)?;
             crate::graph::insert_link(tx, l)?;
         }
         for e in &batch.evolutions {
-            self.step("evolve")?;
+            self.step(WriteStep::Evolve)?;
             Self::evolve(tx, &batch.scope, e, dim, &batch.context)?;
         }
         self.write_tiers(tx, &batch.scope, &batch.tiers)?;
@@ -319,7 +317,7 @@ impl SqliteStore {
             usage: Vec::new(),
         };
         if let Some(idem) = &batch.idempotency {
-            self.step("idempotency")?;
+            self.step(WriteStep::Idempotency)?;
             tx.execute_cached(
                 "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![batch.scope.key(), idem.key, idem.request_hash, serde_json::to_string(&outcome).map_err(Error::internal)?, now],
@@ -369,7 +367,7 @@ impl SqliteStore {
             params![state.as_str(), now, c.valid_until.timestamp_millis(), seq],
         )
         .map_err(sql_err)?;
-        self.step("history")?;
+        self.step(WriteStep::History)?;
         let ctx = WriteContext {
             reason: c.reason.clone().or_else(|| ctx.reason.clone()),
             ..ctx.clone()

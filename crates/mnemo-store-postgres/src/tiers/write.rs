@@ -31,7 +31,7 @@ impl PgStore {
         let key = scope.key();
         let [u, a, r] = scope_parts(scope);
         for p in &w.pages {
-            self.step("page")?;
+            self.step(WriteStep::Page)?;
             tx.execute(
                 "INSERT INTO pages (scope_key, id, user_id, agent_id, run_id, session_id, \
                  message_ids, text, tokens, at, embedding, keywords, tier, analysed) \
@@ -55,21 +55,21 @@ impl PgStore {
         }
         let mut written: HashSet<SegmentId> = HashSet::new();
         for s in &w.segments {
-            self.step("segment")?;
+            self.step(WriteStep::Segment)?;
             write_segment(tx, scope, &key, s)?;
             written.insert(s.segment.id);
         }
         for m in &w.migrations {
-            self.step("migrate")?;
+            self.step(WriteStep::Migrate)?;
             migrate(tx, &key, m)?;
         }
         let now = chrono::Utc::now().timestamp_millis();
         for e in &w.evictions {
-            self.step("evict")?;
+            self.step(WriteStep::Evict)?;
             evict(tx, scope, &key, e, written.contains(&e.segment), now)?;
         }
         for id in &w.analysed {
-            self.step("analyse")?;
+            self.step(WriteStep::Analyse)?;
             // Only an unanalysed page can be consumed: of two analyses racing for the same
             // pages, the later one fails whole and writes nothing.
             let n = tx

@@ -61,7 +61,7 @@ impl PgStore {
             ],
         )
         .map_err(pg_err)?;
-        self.step("history")?;
+        self.step(WriteStep::History)?;
         let ctx = WriteContext {
             reason: c.reason.clone().or_else(|| batch.context.reason.clone()),
             ..batch.context.clone()
