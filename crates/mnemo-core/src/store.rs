@@ -19,6 +19,7 @@ use crate::scope::Scope;
 use serde::{Deserialize, Serialize};
 
 mod admin;
+mod batch;
 mod erase;
 mod graph;
 mod messages;
@@ -29,6 +30,7 @@ mod tiers;
 mod transfer;
 
 pub use admin::*;
+pub use batch::*;
 pub use erase::*;
 pub use graph::*;
 pub use messages::*;
@@ -105,5 +107,38 @@ impl ReadOptions {
     /// Reads that see only active, unexpired memories at `now` (the default read).
     pub fn is_default_view(&self) -> bool {
         !self.include_expired && !self.include_inactive && self.as_of.is_none()
+    }
+}
+
+/// Records for the unit tests of the store's rules.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::memory::*;
+
+    /// An active memory of user `ann` holding `text`.
+    pub(crate) fn memory(kind: MemoryKind, text: &str) -> Memory {
+        let now = chrono::Utc::now();
+        Memory {
+            id: MemoryId::new(),
+            text: text.into(),
+            kind,
+            state: MemoryState::Active,
+            user_id: Some("ann".into()),
+            agent_id: None,
+            run_id: None,
+            metadata: Metadata::new(),
+            hash: String::new(),
+            created_at: now,
+            updated_at: now,
+            expires_at: None,
+            valid_from: None,
+            valid_until: None,
+            actor: None,
+            role: None,
+            sources: Vec::new(),
+            access_count: 0,
+            last_accessed_at: None,
+            note: None,
+        }
     }
 }

@@ -9,7 +9,7 @@ use crate::pg_err;
 use crate::predicate;
 use crate::read::owned_key;
 use crate::read::query_memories;
-use crate::write::links::check_link;
+use crate::write::links::owner_in;
 use crate::PgStore;
 use mnemo_core::*;
 use std::collections::HashMap;
@@ -41,7 +41,7 @@ impl Graph for PgStore {
         }
         self.write_tx(|tx| {
             for l in links {
-                let owner = check_link(tx, scope, l, &HashMap::new())?;
+                let owner = check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
                 self.step(WriteStep::Link)?;
                 write_link(tx, &owner.key(), l, true)?;
             }

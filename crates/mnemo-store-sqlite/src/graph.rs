@@ -301,7 +301,7 @@ impl Graph for SqliteStore {
         }
         self.write_tx(|tx| {
             for l in links {
-                check_link(tx, scope, l, &HashMap::new())?;
+                check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
                 self.step(WriteStep::Link)?;
                 insert_link(tx, l)?;
             }

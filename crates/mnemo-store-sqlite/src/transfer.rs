@@ -439,13 +439,11 @@ impl Transfer for SqliteStore {
                             };
                             history(
                                 tx,
-                                m.id,
-                                scope_cols(&scope),
-                                HistoryKind::Add,
-                                (None, None),
-                                (Some(&m.text), Some(&m.metadata)),
-                                &ctx,
-                                times.0,
+                                &HistoryEntry {
+                                    new_text: Some(&m.text),
+                                    new_metadata: Some(&m.metadata),
+                                    ..HistoryEntry::new(m.id, &scope, HistoryKind::Add, &ctx, times.0)
+                                },
                             )?;
                         }
                         state.imported.insert(m.id);

@@ -5,9 +5,7 @@
 
 use super::tables::{entity, page, segment};
 use crate::codec::{metadata_value, ms, note_value, opt_ms};
-use crate::encode::{
-    insert_history, insert_memory, insert_message, scope_parts, Change, MemoryRow,
-};
+use crate::encode::{insert_history, insert_memory, insert_message, scope_parts, MemoryRow};
 use crate::tiers::set_vector_from_pages;
 use crate::{pg_err, search};
 use mnemo_core::*;
@@ -213,18 +211,13 @@ fn memory(
             reason: Some("import".into()),
             ..WriteContext::default()
         };
-        let change = Change {
-            new_text: Some(&m.text),
-            new_metadata: Some(&m.metadata),
-            ..Change::default()
-        };
         insert_history(
             tx,
-            (m.id, &scope),
-            HistoryKind::Add,
-            &change,
-            &ctx,
-            ms(m.created_at),
+            &HistoryEntry {
+                new_text: Some(&m.text),
+                new_metadata: Some(&m.metadata),
+                ..HistoryEntry::new(m.id, &scope, HistoryKind::Add, &ctx, ms(m.created_at))
+            },
         )?;
     }
     state.imported.insert(m.id);
