@@ -48,11 +48,6 @@ pub(crate) fn embed_text_of(index_text: &str) -> String {
     mnemo_core::text::collapse_repeated_lines(index_text)
 }
 
-/// A memory's vector against the store's dimension (the one check, in `mnemo_core`).
-pub(crate) fn check_vector(v: &[f32], dim: usize) -> Result<()> {
-    mnemo_core::check_vector("vector", v, dim)
-}
-
 pub(crate) fn insert_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
     tx.execute_cached(
         "INSERT OR IGNORE INTO messages (id, user_id, agent_id, run_id, session_id, role, name, content, created_at) \
