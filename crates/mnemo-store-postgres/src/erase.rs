@@ -231,6 +231,7 @@ fn erase_in(
         .map_err(pg_err)?;
     let history = history.iter().flat_map(|r| [r.get(0), r.get(1)]);
     let plan = ScrubPlan::new(&m, history, sources);
+    let mut report = plan.report(id, source_count as u64);
     let texts = &plan.texts;
 
     // The record keeps its id, scope, kind, times and the `deleted` state; `lexical` is
@@ -247,7 +248,7 @@ fn erase_in(
 
     // History: this memory's events lose their content; other events of the owner that quote
     // one of its texts (supersession records) lose the quoting fields.
-    let mut history_scrubbed = tx
+    report.history_scrubbed = tx
         .execute(
             "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
              new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL \
@@ -266,7 +267,7 @@ fn erase_in(
             format!("EXISTS (SELECT 1 FROM unnest($3::text[]) t WHERE strpos(h.{col}, t) > 0)")
         };
         let (old, new, reason) = (quotes("old_text"), quotes("new_text"), quotes("reason"));
-        history_scrubbed += tx
+        report.history_scrubbed += tx
             .execute(
                 &format!(
                     "UPDATE history h SET \
@@ -283,7 +284,6 @@ fn erase_in(
     // Neighbours whose context windows quote it: their index texts lose those lines (and their
     // generated lexical vectors follow). Their vectors are numbers, not text, and stay as
     // embedded (`mnemo reembed` recomputes them).
-    let mut neighbours_reindexed = 0u64;
     let quoting = tx
         .query(
             "SELECT id, index_text FROM memories WHERE scope_key = $1 AND index_text IS NOT NULL",
@@ -300,7 +300,7 @@ fn erase_in(
             &[&new_index, &key, &nid],
         )
         .map_err(pg_err)?;
-        neighbours_reindexed += 1;
+        report.neighbours_reindexed += 1;
     }
 
     // The messages it came from: their contents are erased with `sources`, and the pages and
@@ -319,18 +319,18 @@ fn erase_in(
             .map_err(pg_err)?;
         contents = rows.iter().map(|r| r.get(0)).collect();
     }
-    let pages_scrubbed = crate::tiers::scrub_tiers(tx, &owner, &plan.tier_texts(contents))?;
+    report.pages_scrubbed = crate::tiers::scrub_tiers(tx, &owner, &plan.tier_texts(contents))?;
 
     // Entities: unlinked; one that named only this memory goes, its name with it.
     crate::entities::unlink_memory(tx, &key, id)?;
-    let entities_removed = tx
+    report.entities_removed = tx
         .execute(
             "DELETE FROM entities WHERE scope_key = $1 AND mentions <= 0",
             &[&key],
         )
         .map_err(pg_err)?;
 
-    let messages_erased = if plan.sources {
+    report.messages_erased = if plan.sources {
         tx.execute(
             &format!(
                 "UPDATE messages SET content = '', name = NULL \
@@ -343,22 +343,13 @@ fn erase_in(
         0
     };
 
-    let replays_scrubbed = scrub_replays(tx, id)?;
+    report.replays_scrubbed = scrub_replays(tx, id)?;
 
     insert_history(
         tx,
         &HistoryEntry::new(id, &owner, HistoryKind::Erase, ctx, now),
     )?;
-    Ok(EraseReport {
-        id,
-        history_scrubbed,
-        messages_erased,
-        messages_kept: plan.messages_kept(source_count as u64),
-        neighbours_reindexed,
-        entities_removed,
-        replays_scrubbed,
-        pages_scrubbed,
-    })
+    Ok(report)
 }
 
 /// Stored add results that name the memory keep their ids and events, not its text: a retry

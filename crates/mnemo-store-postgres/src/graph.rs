@@ -34,10 +34,7 @@ impl Graph for PgStore {
     }
 
     fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        scope.validate()?;
-        for l in links {
-            l.validate()?;
-        }
+        validate_links(scope, links)?;
         self.write_tx(|tx| {
             for l in links {
                 let owner = check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
@@ -76,8 +73,7 @@ impl Graph for PgStore {
         ids: &[MemoryId],
         kinds: &[LinkKind],
     ) -> Result<Vec<LinkedMemory>> {
-        q.scope.validate()?;
-        if !LinkWalk::wanted(q, ids, kinds) {
+        if !LinkWalk::wanted(q, ids, kinds)? {
             return Ok(Vec::new());
         }
         let id_list: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();

@@ -110,17 +110,6 @@ impl Records for PgStore {
         })
     }
 
-    fn delete(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        self.delete_many(&[(scope.clone(), id)], mode, ctx)
-            .map(drop)
-    }
-
     fn update_many(
         &self,
         items: Vec<(Scope, MemoryId, MemoryPatch)>,
@@ -233,10 +222,7 @@ impl Records for PgStore {
                 .iter()
                 .map(crate::codec::history_from_row)
                 .collect::<Result<Vec<_>>>()?;
-            if events.is_empty() {
-                return Err(Error::not_found("memory", id));
-            }
-            Ok(events)
+            found_history(id, events)
         })
     }
 

@@ -297,19 +297,18 @@ impl BatchWriter for Writer<'_, '_> {
         Ok(())
     }
 
-    fn store_outcome(
-        &mut self,
-        scope: &Scope,
-        idem: &Idempotency,
-        outcome: &AddOutcome,
-        at: i64,
-    ) -> Result<()> {
-        let stored = serde_json::to_value(outcome).map_err(Error::internal)?;
+    fn store_outcome(&mut self, r: &IdempotencyRecord) -> Result<()> {
         self.tx
             .execute(
                 "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
                  VALUES ($1, $2, $3, $4, $5)",
-                &[&scope.key(), &idem.key, &idem.request_hash, &stored, &at],
+                &[
+                    &r.scope_key,
+                    &r.key,
+                    &r.request_hash,
+                    &r.outcome,
+                    &ms(r.created_at),
+                ],
             )
             .map_err(pg_err)?;
         Ok(())

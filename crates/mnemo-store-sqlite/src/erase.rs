@@ -212,6 +212,7 @@ fn erase_in(
         }
     }
     let plan = ScrubPlan::new(&m, past, sources);
+    let mut report = plan.report(id, source_count as u64);
     let texts = &plan.texts;
 
     tx.execute(
@@ -233,7 +234,7 @@ fn erase_in(
 
     // History: this memory's events lose their content; other events of the owner's scope that
     // quote one of its texts (supersession records) lose the quoting fields.
-    let mut history_scrubbed = tx
+    report.history_scrubbed = tx
         .execute(
             "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
              new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL WHERE memory_id = ?1",
@@ -248,7 +249,7 @@ fn erase_in(
     .map_err(sql_err)?;
     let (u, a, r) = scope_cols(&owner);
     for t in texts {
-        history_scrubbed += tx
+        report.history_scrubbed += tx
             .execute(
                 "UPDATE history SET \
                    old_text = CASE WHEN instr(old_text, ?1) > 0 THEN NULL ELSE old_text END, \
@@ -263,7 +264,6 @@ fn erase_in(
 
     // Neighbours whose context windows quote it: re-indexed without those lines. Their vectors
     // are numbers, not text, and stay as embedded (`mnemo reembed` recomputes them).
-    let mut neighbours_reindexed = 0u64;
     let quoting: Vec<(i64, String, String)> = {
         let mut st = tx
             .prepare(
@@ -300,7 +300,7 @@ fn erase_in(
             .map_err(sql_err)?;
             log_change(tx, nseq, "put")?;
         }
-        neighbours_reindexed += 1;
+        report.neighbours_reindexed += 1;
     }
 
     // Pages and segment summaries of the hierarchy copy message texts.
@@ -315,7 +315,7 @@ fn erase_in(
         let rows = st.query_map([&ids], |r| r.get(0)).map_err(sql_err)?;
         contents = rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?;
     }
-    let pages_scrubbed = crate::tiers::scrub(tx, &owner, &plan.tier_texts(contents))?;
+    report.pages_scrubbed = crate::tiers::scrub(tx, &owner, &plan.tier_texts(contents))?;
 
     // Entities: unlinked; one that named only this memory goes, its name with it.
     tx.execute(
@@ -326,11 +326,11 @@ fn erase_in(
     .map_err(sql_err)?;
     tx.execute("DELETE FROM entity_memories WHERE memory_id = ?1", [&ids])
         .map_err(sql_err)?;
-    let entities_removed = tx
+    report.entities_removed = tx
         .execute("DELETE FROM entities WHERE mentions <= 0", [])
         .map_err(sql_err)? as u64;
 
-    let messages_erased = if plan.sources {
+    report.messages_erased = if plan.sources {
         tx.execute(
             "UPDATE messages SET content = '', name = NULL WHERE id IN \
              (SELECT message_id FROM memory_sources WHERE memory_id = ?1)",
@@ -341,7 +341,7 @@ fn erase_in(
         0
     };
 
-    let replays_scrubbed = scrub_replays(tx, id, &ids)?;
+    report.replays_scrubbed = scrub_replays(tx, id, &ids)?;
 
     tx.execute(
         "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 0)",
@@ -357,16 +357,7 @@ fn erase_in(
         tx,
         &HistoryEntry::new(id, &owner, HistoryKind::Erase, ctx, now),
     )?;
-    Ok(EraseReport {
-        id,
-        history_scrubbed,
-        messages_erased,
-        messages_kept: plan.messages_kept(source_count as u64),
-        neighbours_reindexed,
-        entities_removed,
-        replays_scrubbed,
-        pages_scrubbed,
-    })
+    Ok(report)
 }
 
 /// Stored add results that name the memory keep their ids and events, not its text: a retry

@@ -17,10 +17,6 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction};
 use std::collections::HashMap;
 
-/// Entities linked to at most this many memories (or four times the candidate limit, if larger)
-/// have all their memories enumerated as search candidates.
-pub(crate) const ENTITY_WALK_MIN: usize = 64;
-
 /// How entity names are looked up for a scope: the scope predicate on `e`, and the index that
 /// leads with a fixed scope column and the name.
 pub(crate) struct EntityLookup {
@@ -295,10 +291,7 @@ impl Graph for SqliteStore {
     }
 
     fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        scope.validate()?;
-        for l in links {
-            l.validate()?;
-        }
+        validate_links(scope, links)?;
         self.write_tx(|tx| {
             for l in links {
                 check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
@@ -337,8 +330,7 @@ impl Graph for SqliteStore {
         ids: &[MemoryId],
         kinds: &[LinkKind],
     ) -> Result<Vec<LinkedMemory>> {
-        q.scope.validate()?;
-        if !LinkWalk::wanted(q, ids, kinds) {
+        if !LinkWalk::wanted(q, ids, kinds)? {
             return Ok(Vec::new());
         }
         self.read(|conn| {

@@ -92,17 +92,6 @@ impl Records for SqliteStore {
         })
     }
 
-    fn delete(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        self.delete_many(&[(scope.clone(), id)], mode, ctx)
-            .map(|_| ())
-    }
-
     fn update_many(
         &self,
         items: Vec<(Scope, MemoryId, MemoryPatch)>,
@@ -213,10 +202,7 @@ impl Records for SqliteStore {
                 .map_err(sql_err)?
                 .collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(sql_err)?;
-            if events.is_empty() {
-                return Err(Error::not_found("memory", id));
-            }
-            Ok(events)
+            found_history(id, events)
         })
     }
 

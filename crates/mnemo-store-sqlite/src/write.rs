@@ -441,16 +441,11 @@ impl BatchWriter for Writer<'_, '_> {
         log_change(tx, *seq, "put")
     }
 
-    fn store_outcome(
-        &mut self,
-        scope: &Scope,
-        idem: &Idempotency,
-        outcome: &AddOutcome,
-        at: i64,
-    ) -> Result<()> {
+    fn store_outcome(&mut self, r: &IdempotencyRecord) -> Result<()> {
+        let outcome = serde_json::to_string(&r.outcome).map_err(Error::internal)?;
         self.tx.execute_cached(
             "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![scope.key(), idem.key, idem.request_hash, serde_json::to_string(outcome).map_err(Error::internal)?, at],
+            params![r.scope_key, r.key, r.request_hash, outcome, r.created_at.timestamp_millis()],
         )
         .map_err(sql_err)?;
         Ok(())

@@ -116,14 +116,9 @@ pub trait BatchWriter: TierWriter {
         vector: &[f32],
         at: i64,
     ) -> Result<()>;
-    /// Stores `outcome` under `idem`'s key for `scope`, written at `at`.
-    fn store_outcome(
-        &mut self,
-        scope: &Scope,
-        idem: &Idempotency,
-        outcome: &AddOutcome,
-        at: i64,
-    ) -> Result<()>;
+    /// Stores a batch's outcome under its idempotency key (a new key: the batch's scope is
+    /// locked or its transactions run one at a time).
+    fn store_outcome(&mut self, record: &IdempotencyRecord) -> Result<()>;
 }
 
 impl Idempotency {
@@ -243,6 +238,7 @@ pub fn write_batch<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) -> R
     }
     let now = chrono::Utc::now();
     let now_ms = now.timestamp_millis();
+    // The instant at millisecond precision, as the stores keep it.
     let link_at = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or(now);
     for (old, c) in &retired {
         match c.link(link_at) {
@@ -276,7 +272,13 @@ pub fn write_batch<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) -> R
     };
     if let Some(idem) = &batch.idempotency {
         tx.step(WriteStep::Idempotency)?;
-        tx.store_outcome(&batch.scope, idem, &outcome, now_ms)?;
+        tx.store_outcome(&IdempotencyRecord {
+            scope_key: batch.scope.key(),
+            key: idem.key.clone(),
+            request_hash: idem.request_hash.clone(),
+            outcome: serde_json::to_value(&outcome).map_err(crate::Error::internal)?,
+            created_at: link_at,
+        })?;
     }
     Ok(outcome)
 }
@@ -479,13 +481,7 @@ mod tests {
             self.calls.push("evolve".into());
             Ok(())
         }
-        fn store_outcome(
-            &mut self,
-            _: &Scope,
-            _: &Idempotency,
-            _: &AddOutcome,
-            _: i64,
-        ) -> Result<()> {
+        fn store_outcome(&mut self, _: &IdempotencyRecord) -> Result<()> {
             self.calls.push("idempotency".into());
             Ok(())
         }

@@ -160,13 +160,19 @@ impl ScrubPlan {
         self.texts.iter().cloned().chain(messages).collect()
     }
 
-    /// The report's `messages_kept`: of the memory's `source_count` source messages, those the
-    /// erase leaves as they were.
-    pub fn messages_kept(&self, source_count: u64) -> u64 {
-        if self.sources {
-            0
-        } else {
-            source_count
+    /// The report of erasing memory `id` with `source_count` source messages, before anything
+    /// is scrubbed: its `messages_kept` are the sources the erase leaves as they were (none
+    /// when they go too); the counts grow as the backend scrubs.
+    pub fn report(&self, id: MemoryId, source_count: u64) -> EraseReport {
+        EraseReport {
+            id,
+            history_scrubbed: 0,
+            messages_erased: 0,
+            messages_kept: if self.sources { 0 } else { source_count },
+            neighbours_reindexed: 0,
+            entities_removed: 0,
+            replays_scrubbed: 0,
+            pages_scrubbed: 0,
         }
     }
 }
@@ -273,10 +279,10 @@ mod tests {
         );
         assert_eq!(plan.texts, ["Ann lives in Bergen", "Ann lives in Oslo"]);
         assert!(!plan.sources);
-        assert_eq!(plan.messages_kept(2), 2);
+        assert_eq!(plan.report(MemoryId::new(), 2).messages_kept, 2);
         let raw = ScrubPlan::new(&memory(MemoryKind::Raw, "hi"), [], false);
         assert!(raw.sources);
-        assert_eq!(raw.messages_kept(1), 0);
+        assert_eq!(raw.report(MemoryId::new(), 1).messages_kept, 0);
         assert_eq!(
             plan.reindexed("x\nAnn lives in Oslo"),
             Some(Some("x".into()))

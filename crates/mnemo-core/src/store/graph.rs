@@ -54,6 +54,13 @@ fn scopes_differ() -> crate::Error {
     )
 }
 
+/// What every backend checks before [`Graph::add_links`] reads anything: a valid scope and
+/// well-formed links ([`Link::validate`]).
+pub fn validate_links(scope: &Scope, links: &[Link]) -> Result<()> {
+    scope.validate()?;
+    links.iter().try_for_each(Link::validate)
+}
+
 /// Checks a link before it is written: [`Link::validate`], then both ends exist — in `pending`
 /// (memories of the same batch, with their scope) or in the store (`owner`: the owning exact
 /// scope and whether the memory is an erased tombstone) — under `scope`, are not erased, and
@@ -127,9 +134,15 @@ pub struct LinkWalk {
 }
 
 impl LinkWalk {
-    /// Whether a walk from `ids` over `kinds` can find anything at all for `query`.
-    pub fn wanted(query: &CandidateQuery<'_>, ids: &[MemoryId], kinds: &[LinkKind]) -> bool {
-        !(ids.is_empty() || kinds.is_empty() || query.limit == 0)
+    /// Whether a walk from `ids` over `kinds` can find anything at all for `query`; invalid
+    /// input when the query's scope is not valid.
+    pub fn wanted(
+        query: &CandidateQuery<'_>,
+        ids: &[MemoryId],
+        kinds: &[LinkKind],
+    ) -> Result<bool> {
+        query.scope.validate()?;
+        Ok(!(ids.is_empty() || kinds.is_empty() || query.limit == 0))
     }
 
     /// The walk over `links` (those touching any of `ids`, strongest first).
@@ -271,6 +284,6 @@ mod tests {
             read: ReadOptions::default(),
             limit: 0,
         };
-        assert!(!LinkWalk::wanted(&q, &[a], &[LinkKind::Related]));
+        assert!(!LinkWalk::wanted(&q, &[a], &[LinkKind::Related]).unwrap());
     }
 }

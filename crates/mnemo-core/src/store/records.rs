@@ -374,13 +374,17 @@ pub trait Records: Send + Sync {
             .pop()
             .ok_or_else(|| crate::Error::internal("one update, one memory"))
     }
+    /// One delete: `delete_many` with one item, which already is one transaction.
     fn delete(
         &self,
         scope: &Scope,
         id: MemoryId,
         mode: DeleteMode,
         ctx: &WriteContext,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.delete_many(&[(scope.clone(), id)], mode, ctx)
+            .map(drop)
+    }
     /// Several updates in one transaction, in order: all are applied or, on the first failure
     /// (unknown or inactive id, a scope that does not own it, a bad patch), none. Required: a
     /// default built on `update` could not undo the updates before a failure.
@@ -493,6 +497,15 @@ pub fn validate_updates(items: &[(Scope, MemoryId, MemoryPatch)]) -> Result<()> 
 /// anything: each scope is valid.
 pub fn validate_scopes<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> Result<()> {
     scopes.into_iter().try_for_each(Scope::validate)
+}
+
+/// [`Records::history`]'s answer from the events a backend found for `id` under the scope: a
+/// memory with no event the scope may see is not found.
+pub fn found_history(id: MemoryId, events: Vec<HistoryEvent>) -> Result<Vec<HistoryEvent>> {
+    if events.is_empty() {
+        return Err(crate::Error::not_found("memory", id));
+    }
+    Ok(events)
 }
 
 /// A patch applied to the memory it changes: the values an update writes.
@@ -641,5 +654,7 @@ mod tests {
         assert!(validate_updates(&[(s.clone(), MemoryId::new(), blank)]).is_err());
         assert!(validate_updates(&[(s.clone(), MemoryId::new(), MemoryPatch::default())]).is_ok());
         assert!(validate_scopes([&s]).is_ok());
+        let e = found_history(MemoryId::new(), Vec::new()).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotFound);
     }
 }
