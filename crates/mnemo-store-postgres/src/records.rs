@@ -148,11 +148,7 @@ impl Records for PgStore {
         self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
-            let read = ReadOptions {
-                include_expired: true,
-                ..ReadOptions::default()
-            };
-            predicate::visibility(&mut p, "m", &read);
+            predicate::visibility(&mut p, "m", &ReadOptions::active_any_expiry());
             let sql = format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {} ORDER BY m.id FOR UPDATE",
                 p.where_sql()

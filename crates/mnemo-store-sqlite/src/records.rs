@@ -128,14 +128,7 @@ impl Records for SqliteStore {
         self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
-            predicate::visibility(
-                &mut p,
-                "m",
-                &ReadOptions {
-                    include_expired: true,
-                    ..ReadOptions::default()
-                },
-            );
+            predicate::visibility(&mut p, "m", &ReadOptions::active_any_expiry());
             let sql = format!(
                 "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
                 p.where_sql()

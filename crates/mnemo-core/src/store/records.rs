@@ -483,6 +483,16 @@ impl ListPosition {
     }
 }
 
+impl ReadOptions {
+    /// What [`Records::delete_all`] deletes: every active memory, expired or not.
+    pub fn active_any_expiry() -> Self {
+        Self {
+            include_expired: true,
+            ..Self::default()
+        }
+    }
+}
+
 /// What every backend checks before [`Records::update_many`] reads anything: each scope is
 /// valid and each patch well-formed.
 pub fn validate_updates(items: &[(Scope, MemoryId, MemoryPatch)]) -> Result<()> {
