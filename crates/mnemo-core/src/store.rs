@@ -4,6 +4,12 @@
 //! which every type implementing all of them is. Callers hold `Arc<dyn Store>`; each backend
 //! implements each capability directly, in a file of the same name as the trait's here.
 //!
+//! The rules every backend needs are stated here once, beside the trait they serve, so that a
+//! backend is storage and queries: the batch write order (`batch.rs`: [`write_batch`] over a
+//! backend's [`BatchWriter`]) and its steps ([`WriteStep`], `steps.rs`), the tier write order
+//! ([`write_tiers`]), the checks and limits of lists, updates and links, the erase scrub plan
+//! ([`ScrubPlan`]), import semantics ([`ImportState`]) and the binding checks.
+//!
 //! Invariants every implementation keeps (the contract suite in `mnemo-testkit` checks them):
 //! - every method that writes does so in exactly one transaction over every table it touches;
 //! - every read applies the scope and, unless `ReadOptions` says otherwise, the one
