@@ -1,4 +1,5 @@
-//! Filter expressions over metadata and time, parsed from JSON and translated by each store.
+//! Filter expressions over metadata and time, parsed from JSON and walked into each store's SQL
+//! by [`Filter::to_sql`] (the walk is `walk.rs`; a store supplies its dialect's fragments).
 //!
 //! Grammar (JSON): `{"AND": [f, …]}`, `{"OR": [f, …]}`, `{"NOT": f}` (operator names are
 //! case-insensitive); `{"field": value}` means equality; `{"field": {"op": value, …}}` applies
@@ -18,6 +19,10 @@
 use crate::error::{Error, Result};
 use crate::memory::Timestamp;
 use serde_json::Value;
+
+mod walk;
+
+pub use walk::{FilterDialect, Scalar};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {

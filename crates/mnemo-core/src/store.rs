@@ -4,6 +4,12 @@
 //! which every type implementing all of them is. Callers hold `Arc<dyn Store>`; each backend
 //! implements each capability directly, in a file of the same name as the trait's here.
 //!
+//! The rules every backend needs are stated here once, beside the trait they serve, so that a
+//! backend is storage and queries: the batch write order (`batch.rs`: [`write_batch`] over a
+//! backend's [`BatchWriter`]) and its steps ([`WriteStep`], `steps.rs`), the tier write order
+//! ([`write_tiers`]), the checks and limits of lists, updates and links, the erase scrub plan
+//! ([`ScrubPlan`]), import semantics ([`ImportState`]) and the binding checks.
+//!
 //! Invariants every implementation keeps (the contract suite in `mnemo-testkit` checks them):
 //! - every method that writes does so in exactly one transaction over every table it touches;
 //! - every read applies the scope and, unless `ReadOptions` says otherwise, the one
@@ -19,20 +25,24 @@ use crate::scope::Scope;
 use serde::{Deserialize, Serialize};
 
 mod admin;
+mod batch;
 mod erase;
 mod graph;
 mod messages;
 mod records;
 mod retrieval;
+mod steps;
 mod tiers;
 mod transfer;
 
 pub use admin::*;
+pub use batch::*;
 pub use erase::*;
 pub use graph::*;
 pub use messages::*;
 pub use records::*;
 pub use retrieval::*;
+pub use steps::*;
 pub use tiers::*;
 pub use transfer::*;
 
@@ -103,5 +113,38 @@ impl ReadOptions {
     /// Reads that see only active, unexpired memories at `now` (the default read).
     pub fn is_default_view(&self) -> bool {
         !self.include_expired && !self.include_inactive && self.as_of.is_none()
+    }
+}
+
+/// Records for the unit tests of the store's rules.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::memory::*;
+
+    /// An active memory of user `ann` holding `text`.
+    pub(crate) fn memory(kind: MemoryKind, text: &str) -> Memory {
+        let now = chrono::Utc::now();
+        Memory {
+            id: MemoryId::new(),
+            text: text.into(),
+            kind,
+            state: MemoryState::Active,
+            user_id: Some("ann".into()),
+            agent_id: None,
+            run_id: None,
+            metadata: Metadata::new(),
+            hash: String::new(),
+            created_at: now,
+            updated_at: now,
+            expires_at: None,
+            valid_from: None,
+            valid_until: None,
+            actor: None,
+            role: None,
+            sources: Vec::new(),
+            access_count: 0,
+            last_accessed_at: None,
+            note: None,
+        }
     }
 }

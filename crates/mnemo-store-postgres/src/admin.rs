@@ -2,7 +2,6 @@
 //! memory for a new one), the integrity check, the counts, reset and the API key accessor.
 use crate::pg_err;
 use crate::search::embed_rows;
-use crate::search::family;
 use crate::search::memory_text;
 use crate::search::set_binding;
 use crate::search::BIND_LOCK;
@@ -21,23 +20,10 @@ impl Admin for PgStore {
     }
 
     fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
+        check_dimension(dimension)?;
         let check = |current: Option<(String, usize)>| {
-            match current {
-            Some((m, d)) if family(&m) != family(model_id) || d != dimension => {
-                Err(Error::Conflict {
-                    reason: format!(
-                        "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
-                         to re-embed every memory, run `mnemo reembed` with the new embedder configured, \
-                         or configure the embedder this store was written with"
-                    ),
-                })
-            }
-            Some(_) => Ok(true),
-            None => Ok(false),
-        }
+            let current = current.as_ref().map(|(m, d)| (m.as_str(), *d));
+            check_binding(current, model_id, dimension, "")
         };
         // The common case (every connect after the first): one read, no lock, no DDL.
         if self.with(|c| check(bound(c)?))? {
@@ -62,9 +48,7 @@ impl Admin for PgStore {
         batch: usize,
         embed: &mut EmbedBatch<'_>,
     ) -> Result<u64> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
+        check_dimension(dimension)?;
         self.tx(|tx| {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&BIND_LOCK])
                 .map_err(pg_err)?;

@@ -144,50 +144,32 @@ pub(crate) fn insert_memory(tx: &mut Transaction<'_>, m: &MemoryRow<'_>) -> Resu
     Ok(row.get(0))
 }
 
-/// One history event as written: what changed (old and new text, metadata, note fields).
-#[derive(Default)]
-pub(crate) struct Change<'a> {
-    pub old_text: Option<&'a str>,
-    pub new_text: Option<&'a str>,
-    pub old_metadata: Option<&'a Metadata>,
-    pub new_metadata: Option<&'a Metadata>,
-    pub old_note: Option<&'a NoteFields>,
-    pub new_note: Option<&'a NoteFields>,
-}
-
-/// Appends a history event of memory `id` owned by `owner`, with who and why from `ctx`.
-pub(crate) fn insert_history(
-    tx: &mut Transaction<'_>,
-    (id, owner): (MemoryId, &Scope),
-    event: HistoryKind,
-    change: &Change<'_>,
-    ctx: &WriteContext,
-    at: i64,
-) -> Result<()> {
-    let [u, a, r] = scope_parts(owner);
+/// Appends a history event (see [`HistoryEntry`]).
+pub(crate) fn insert_history(tx: &mut Transaction<'_>, e: &HistoryEntry<'_>) -> Result<()> {
+    let [u, a, r] = scope_parts(e.owner);
     tx.execute(
         "INSERT INTO history (scope_key, memory_id, user_id, agent_id, run_id, event, old_text, \
          new_text, old_metadata, new_metadata, old_note, new_note, actor, role, reason, \
          request_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
          $14, $15, $16, $17)",
         &[
-            &owner.key(),
-            &id.0,
+            &e.owner.key(),
+            &e.memory.0,
             &u,
             &a,
             &r,
-            &event.as_str(),
-            &change.old_text,
-            &change.new_text,
-            &change.old_metadata.map(metadata_value),
-            &change.new_metadata.map(metadata_value),
-            &change.old_note.map(note_value),
-            &change.new_note.map(note_value),
-            &ctx.actor,
-            &ctx.role.map(Role::as_str),
-            &ctx.reason,
-            &ctx.request_id,
-            &at,
+            &e.event.as_str(),
+            &e.old_text,
+            &e.new_text,
+            &e.old_metadata.map(metadata_value),
+            &e.new_metadata.map(metadata_value),
+            &e.old_note.map(note_value),
+            &e.new_note.map(note_value),
+            &e.ctx.actor,
+            &e.ctx.role.map(Role::as_str),
+            &e.ctx.reason,
+            &e.ctx.request_id,
+            &e.at,
         ],
     )
     .map_err(pg_err)?;

@@ -15,23 +15,11 @@
 //! run `VACUUM` on the tables after erasures and manage WAL archives and backups accordingly.
 
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
-use crate::encode::{insert_history, Change};
+use crate::encode::insert_history;
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
 use postgres::Transaction;
-
-/// Removes every line of `index` that quotes one of `texts`; `None` when nothing changes.
-fn without_quotes(index: &str, texts: &[String]) -> Option<String> {
-    let kept: Vec<&str> = index
-        .split('\n')
-        .filter(|line| !texts.iter().any(|t| line.contains(t.as_str())))
-        .collect();
-    let out = kept.join("\n");
-    (out.len() != index.len()).then_some(out)
-}
-
-impl PgStore {}
 
 /// The rows of the target in a table aliased `alias` with scope columns (and `session_id`).
 fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str, session: bool) -> Pred {
@@ -60,10 +48,7 @@ fn erase_log_in(
         .get(0);
     if let EraseTarget::Session(s) = target {
         if in_log == 0 {
-            return Err(Error::invalid(
-                "session_id",
-                format!("the scope has no session {s:?}"),
-            ));
+            return Err(no_session(s));
         }
     }
     // Every owner the target covers, locked as an add locks its owner, all before the first
@@ -227,13 +212,8 @@ fn erase_in(
         .map_err(pg_err)?
         .get(0);
     if erased > 0 {
-        return Err(Error::invalid(
-            "id",
-            format!("memory {id} is already erased"),
-        ));
+        return Err(already_erased(id));
     }
-    // A raw memory is its message: erasing it always erases the message.
-    let sources = sources || m.kind == MemoryKind::Raw;
     let source_count: i64 = tx
         .query_one(
             "SELECT COUNT(*) FROM memory_sources WHERE scope_key = $1 AND memory_id = $2",
@@ -243,20 +223,16 @@ fn erase_in(
         .get(0);
 
     // Every text the memory ever had, from its row and its history.
-    let mut texts = vec![m.text.clone()];
-    for r in tx
+    let history = tx
         .query(
             "SELECT old_text, new_text FROM history WHERE scope_key = $1 AND memory_id = $2",
             &[&key, &id.0],
         )
-        .map_err(pg_err)?
-    {
-        texts.extend(r.get::<_, Option<String>>(0));
-        texts.extend(r.get::<_, Option<String>>(1));
-    }
-    texts.retain(|t| !t.trim().is_empty());
-    texts.sort();
-    texts.dedup();
+        .map_err(pg_err)?;
+    let history = history.iter().flat_map(|r| [r.get(0), r.get(1)]);
+    let plan = ScrubPlan::new(&m, history, sources);
+    let mut report = plan.report(id, source_count as u64);
+    let texts = &plan.texts;
 
     // The record keeps its id, scope, kind, times and the `deleted` state; `lexical` is
     // generated NULL for a deleted memory, so the lexical index forgets it with the text.
@@ -272,7 +248,7 @@ fn erase_in(
 
     // History: this memory's events lose their content; other events of the owner that quote
     // one of its texts (supersession records) lose the quoting fields.
-    let mut history_scrubbed = tx
+    report.history_scrubbed = tx
         .execute(
             "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
              new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL \
@@ -291,7 +267,7 @@ fn erase_in(
             format!("EXISTS (SELECT 1 FROM unnest($3::text[]) t WHERE strpos(h.{col}, t) > 0)")
         };
         let (old, new, reason) = (quotes("old_text"), quotes("new_text"), quotes("reason"));
-        history_scrubbed += tx
+        report.history_scrubbed += tx
             .execute(
                 &format!(
                     "UPDATE history h SET \
@@ -300,7 +276,7 @@ fn erase_in(
                        reason = CASE WHEN {reason} THEN NULL ELSE h.reason END \
                      WHERE h.scope_key = $1 AND h.memory_id <> $2 AND ({old} OR {new} OR {reason})"
                 ),
-                &[&key, &id.0, &texts],
+                &[&key, &id.0, texts],
             )
             .map_err(pg_err)?;
     }
@@ -308,7 +284,6 @@ fn erase_in(
     // Neighbours whose context windows quote it: their index texts lose those lines (and their
     // generated lexical vectors follow). Their vectors are numbers, not text, and stay as
     // embedded (`mnemo reembed` recomputes them).
-    let mut neighbours_reindexed = 0u64;
     let quoting = tx
         .query(
             "SELECT id, index_text FROM memories WHERE scope_key = $1 AND index_text IS NOT NULL",
@@ -317,48 +292,45 @@ fn erase_in(
         .map_err(pg_err)?;
     for r in quoting {
         let (nid, index): (uuid::Uuid, String) = (r.get(0), r.get(1));
-        let Some(new_index) = without_quotes(&index, &texts) else {
+        let Some(new_index) = plan.reindexed(&index) else {
             continue;
         };
-        let new_index = (!new_index.trim().is_empty()).then_some(new_index);
         tx.execute(
             "UPDATE memories SET index_text = $1 WHERE scope_key = $2 AND id = $3",
             &[&new_index, &key, &nid],
         )
         .map_err(pg_err)?;
-        neighbours_reindexed += 1;
+        report.neighbours_reindexed += 1;
     }
 
     // The messages it came from: their contents are erased with `sources`, and the pages and
     // segment summaries of the hierarchy that copy them are scrubbed either way.
-    let mut erased_texts = texts.clone();
     let source_sql =
         "SELECT message_id FROM memory_sources WHERE scope_key = $1 AND memory_id = $2";
-    if sources {
-        for r in tx
+    let mut contents: Vec<String> = Vec::new();
+    if plan.sources {
+        let rows = tx
             .query(
                 &format!(
                     "SELECT content FROM messages WHERE scope_key = $1 AND id IN ({source_sql})"
                 ),
                 &[&key, &id.0],
             )
-            .map_err(pg_err)?
-        {
-            erased_texts.push(r.get(0));
-        }
+            .map_err(pg_err)?;
+        contents = rows.iter().map(|r| r.get(0)).collect();
     }
-    let pages_scrubbed = crate::tiers::scrub_tiers(tx, &owner, &erased_texts)?;
+    report.pages_scrubbed = crate::tiers::scrub_tiers(tx, &owner, &plan.tier_texts(contents))?;
 
     // Entities: unlinked; one that named only this memory goes, its name with it.
     crate::entities::unlink_memory(tx, &key, id)?;
-    let entities_removed = tx
+    report.entities_removed = tx
         .execute(
             "DELETE FROM entities WHERE scope_key = $1 AND mentions <= 0",
             &[&key],
         )
         .map_err(pg_err)?;
 
-    let messages_erased = if sources {
+    report.messages_erased = if plan.sources {
         tx.execute(
             &format!(
                 "UPDATE messages SET content = '', name = NULL \
@@ -371,26 +343,13 @@ fn erase_in(
         0
     };
 
-    let replays_scrubbed = scrub_replays(tx, id)?;
+    report.replays_scrubbed = scrub_replays(tx, id)?;
 
     insert_history(
         tx,
-        (id, &owner),
-        HistoryKind::Erase,
-        &Change::default(),
-        ctx,
-        now,
+        &HistoryEntry::new(id, &owner, HistoryKind::Erase, ctx, now),
     )?;
-    Ok(EraseReport {
-        id,
-        history_scrubbed,
-        messages_erased,
-        messages_kept: if sources { 0 } else { source_count as u64 },
-        neighbours_reindexed,
-        entities_removed,
-        replays_scrubbed,
-        pages_scrubbed,
-    })
+    Ok(report)
 }
 
 /// Stored add results that name the memory keep their ids and events, not its text: a retry
@@ -407,15 +366,7 @@ fn scrub_replays(tx: &mut Transaction<'_>, id: MemoryId) -> Result<u64> {
         let (scope_key, key): (String, String) = (r.get(0), r.get(1));
         let mut outcome: AddOutcome = serde_json::from_value(r.get(2))
             .map_err(|e| Error::internal(format!("stored idempotency result: {e}")))?;
-        for res in &mut outcome.results {
-            if res.id == id {
-                res.memory = String::new();
-                res.reason = None;
-            }
-            if res.previous_id == Some(id) {
-                res.previous_memory = None;
-            }
-        }
+        outcome.without_text_of(id);
         let stored = serde_json::to_value(&outcome)
             .map_err(|e| Error::internal(format!("idempotency result: {e}")))?;
         n += tx
@@ -447,26 +398,7 @@ impl Erasure for PgStore {
         ctx: &WriteContext,
     ) -> Result<EraseLogReport> {
         scope.validate()?;
-        if let EraseTarget::Session(s) = target {
-            if s.trim().is_empty() {
-                return Err(Error::invalid("session_id", "must not be empty"));
-            }
-        }
+        target.validate()?;
         self.tx(|tx| erase_log_in(tx, scope, target, ctx))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::without_quotes;
-
-    #[test]
-    fn quoting_lines_are_dropped_and_others_kept() {
-        let texts = vec!["I live in Oslo".to_string()];
-        assert_eq!(
-            without_quotes("Ann: hi\nAnn: hi\nBo: I live in Oslo\nAnn: nice", &texts).as_deref(),
-            Some("Ann: hi\nAnn: hi\nAnn: nice")
-        );
-        assert_eq!(without_quotes("Ann: hi", &texts), None);
     }
 }

@@ -9,11 +9,10 @@ use crate::pg_err;
 use crate::predicate;
 use crate::read::owned_key;
 use crate::read::query_memories;
-use crate::write::links::check_link;
+use crate::write::links::owner_in;
 use crate::PgStore;
 use mnemo_core::*;
 use std::collections::HashMap;
-use std::collections::HashSet;
 
 impl Graph for PgStore {
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
@@ -35,14 +34,11 @@ impl Graph for PgStore {
     }
 
     fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        scope.validate()?;
-        for l in links {
-            l.validate()?;
-        }
+        validate_links(scope, links)?;
         self.write_tx(|tx| {
             for l in links {
-                let owner = check_link(tx, scope, l, &HashMap::new())?;
-                self.step("link")?;
+                let owner = check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
+                self.step(WriteStep::Link)?;
                 write_link(tx, &owner.key(), l, true)?;
             }
             Ok(())
@@ -77,8 +73,7 @@ impl Graph for PgStore {
         ids: &[MemoryId],
         kinds: &[LinkKind],
     ) -> Result<Vec<LinkedMemory>> {
-        q.scope.validate()?;
-        if ids.is_empty() || kinds.is_empty() || q.limit == 0 {
+        if !LinkWalk::wanted(q, ids, kinds)? {
             return Ok(Vec::new());
         }
         let id_list: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
@@ -99,41 +94,17 @@ impl Graph for PgStore {
                 .iter()
                 .map(link_from_row)
                 .collect::<Result<Vec<_>>>()?;
-            let wanted: HashSet<MemoryId> = ids.iter().copied().collect();
-            // (end reached from, link, other end) for each direction a link is reached from.
-            let mut reached: Vec<(MemoryId, Link, MemoryId)> = Vec::new();
-            for l in links {
-                if wanted.contains(&l.from) {
-                    reached.push((l.from, l.clone(), l.to));
-                }
-                if wanted.contains(&l.to) {
-                    reached.push((l.to, l.clone(), l.from));
-                }
-            }
-            let mut others: Vec<uuid::Uuid> = reached.iter().map(|r| r.2 .0).collect();
-            others.sort();
-            others.dedup();
+            let walk = LinkWalk::new(ids, links);
             let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
-            for chunk in others.chunks(1000) {
+            for chunk in walk.others().chunks(1000) {
                 let mut p = predicate::candidate(q)?;
-                let a = p.arg(chunk.to_vec());
+                let a = p.arg(chunk.iter().map(|i| i.0).collect::<Vec<uuid::Uuid>>());
                 p.and(&format!("m.id = ANY({a}::uuid[])"));
                 for (key, m) in query_memories(c, &p, "")? {
                     loaded.insert(m.id, (key, m));
                 }
             }
-            Ok(reached
-                .into_iter()
-                .filter_map(|(from, link, other)| {
-                    loaded.get(&other).map(|(key, m)| LinkedMemory {
-                        from,
-                        link,
-                        key: *key,
-                        memory: m.clone(),
-                    })
-                })
-                .take(q.limit)
-                .collect())
+            Ok(walk.finish(&loaded, q.limit))
         })
     }
 

@@ -87,7 +87,7 @@ pub fn parse_url(url: &str) -> Result<postgres::Config> {
 pub struct PgStore {
     pool: std::sync::Arc<Pool>,
     /// Test hook: the write step that fails (see `testing::fail_at`).
-    fail_at: Mutex<Option<String>>,
+    fail_at: Mutex<Option<WriteStep>>,
     /// The list cursor key, read from `mnemo_meta` on first use (see `read::Cursors`).
     cursors: std::sync::OnceLock<read::Cursors>,
     /// The bound vector dimension as last read or bound here, 0 before (see `search::dim`).
@@ -97,10 +97,10 @@ pub struct PgStore {
 /// Helpers for tests that need to reach under the store (not part of the stable API).
 #[doc(hidden)]
 pub mod testing {
-    /// Makes every later write fail at `step` (the same step names as the embedded store's
-    /// `testing::WRITE_STEPS`) until cleared with `None`.
-    pub fn fail_at(store: &super::PgStore, step: Option<&str>) {
-        *store.fail_at.lock() = step.map(str::to_string);
+    /// Makes every later write fail at `step` (the same steps as the embedded store's hook;
+    /// see [`mnemo_core::WriteStep`]) until cleared with `None`.
+    pub fn fail_at(store: &super::PgStore, step: Option<mnemo_core::WriteStep>) {
+        *store.fail_at.lock() = step;
     }
 
     /// The `hnsw.ef_search` a dense query for `limit` candidates would run with on one of the
@@ -157,13 +157,11 @@ impl PgStore {
     }
 
     /// Fails when the test hook names `step` (see `testing::fail_at`).
-    pub(crate) fn step(&self, step: &str) -> Result<()> {
-        match self.fail_at.lock().as_deref() {
-            Some(s) if s == step => Err(Error::Storage {
-                reason: format!("injected failure at {step}"),
-            }),
-            _ => Ok(()),
+    pub(crate) fn step(&self, step: WriteStep) -> Result<()> {
+        if *self.fail_at.lock() == Some(step) {
+            return Err(step.injected_failure());
         }
+        Ok(())
     }
 
     /// The schema version the database holds.

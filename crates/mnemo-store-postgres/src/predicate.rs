@@ -3,14 +3,15 @@
 //!
 //! [`visibility`] is the one place [`ReadOptions::admits`] is written in SQL for this store;
 //! every read path (get, list, locate, history, candidates, fetch, linked) goes through it.
-//! Filters mean here what they mean in the embedded store: JSON types are respected (`"0012"`
+//! Filters are walked by `Filter::to_sql` (core) and mean here what they mean in the embedded
+//! store; the fragments below keep that meaning: JSON types are respected (`"0012"`
 //! never equals `12`, `true` never equals `1`), a missing key makes a comparison false (never
 //! NULL, so `ne`, `nin` and `NOT` include records without the key), range operators compare
 //! numbers with numbers and strings with strings (byte order, as SQLite does), `contains` finds
 //! a substring of a string or an element of a list.
 
-use mnemo_core::filter::{Op, TimeField};
-use mnemo_core::{CandidateQuery, Error, Filter, MemoryKind, ReadOptions, Result, Scope};
+use mnemo_core::filter::{FilterDialect, Scalar};
+use mnemo_core::{CandidateQuery, Filter, MemoryKind, ReadOptions, Result, Scope, Timestamp};
 use postgres::types::ToSql;
 use serde_json::Value;
 
@@ -120,151 +121,96 @@ pub(crate) fn kinds(p: &mut Pred, alias: &str, kinds: Option<&[MemoryKind]>) {
     }
 }
 
-/// A filter's SQL. Filters built in code are checked against the parser's bounds first (see
-/// `mnemo_core::filter`): within them a filter binds at most a few hundred parameters and nests
-/// a few dozen levels, far inside PostgreSQL's limits (65,535 parameters, the stack depth).
+/// A filter's SQL: the walk is `Filter::to_sql` (core), the fragments are [`Dialect`]'s.
+/// Within the parser's bounds (see `mnemo_core::filter`) a filter binds at most a few hundred
+/// parameters and nests a few dozen levels, far inside PostgreSQL's limits (65,535 parameters,
+/// the stack depth).
 pub(crate) fn filter(p: &mut Pred, alias: &str, f: &Filter) -> Result<()> {
-    f.validate()?;
-    let sql = filter_sql(p, alias, f)?;
+    let sql = f.to_sql(&mut Dialect { p, alias })?;
     p.and(&sql);
     Ok(())
 }
 
-fn filter_sql(p: &mut Pred, alias: &str, f: &Filter) -> Result<String> {
-    Ok(match f {
-        Filter::And(parts) | Filter::Or(parts) => {
-            let joiner = if matches!(f, Filter::And(_)) {
-                " AND "
-            } else {
-                " OR "
-            };
-            let subs = parts
-                .iter()
-                .map(|s| filter_sql(p, alias, s))
-                .collect::<Result<Vec<_>>>()?;
-            format!("({})", subs.join(joiner))
-        }
-        Filter::Not(inner) => format!("(NOT {})", filter_sql(p, alias, inner)?),
-        Filter::Time { field, op, at } => {
-            let column = match field {
-                TimeField::CreatedAt => "created_at",
-                TimeField::UpdatedAt => "updated_at",
-            };
-            let a = p.arg(at.timestamp_millis());
-            format!("({alias}.{column} {} {a})", cmp(*op)?)
-        }
-        // Never NULL: a missing key is false, so NOT of it is true.
-        Filter::Meta { key, op, value } => {
-            format!("COALESCE({}, FALSE)", meta_sql(p, alias, key, *op, value)?)
-        }
-    })
+/// PostgreSQL's filter fragments over the JSONB `{alias}.metadata`; a field is the pair of
+/// expressions (`->` and `->>`) over its key, bound once.
+struct Dialect<'a> {
+    p: &'a mut Pred,
+    alias: &'a str,
 }
 
-fn cmp(op: Op) -> Result<&'static str> {
-    Ok(match op {
-        Op::Eq => "=",
-        Op::Ne => "<>",
-        Op::Gt => ">",
-        Op::Gte => ">=",
-        Op::Lt => "<",
-        Op::Lte => "<=",
-        Op::In | Op::Nin | Op::Contains => {
-            return Err(Error::internal("set operator reached a scalar comparison"))
-        }
-    })
+/// A metadata key's value as JSONB and as text.
+struct Field {
+    json: String,
+    text: String,
 }
 
-/// The embedded store writes keys into JSON paths and refuses these characters; refusing them
-/// here too keeps a filter valid on one store valid on the other.
-fn check_key(key: &str) -> Result<()> {
-    if key.contains('"') || key.contains('\\') {
-        return Err(Error::invalid(
-            "filters",
-            format!("field {key:?} may not contain quotes or backslashes"),
-        ));
+impl FilterDialect for Dialect<'_> {
+    type Field = Field;
+    const FALSE: &'static str = "FALSE";
+
+    fn time(&mut self, column: &'static str, cmp: &'static str, at: Timestamp) -> String {
+        let a = self.p.arg(at.timestamp_millis());
+        format!("({}.{column} {cmp} {a})", self.alias)
     }
-    Ok(())
-}
 
-/// JSONB equality is type-exact (a string never equals a number; `12` equals `12.0`, as in
-/// SQLite), and a missing key gives NULL, which the caller's COALESCE makes false.
-fn eq_sql(p: &mut Pred, field: &str, value: &Value) -> String {
-    let v = p.arg(value.clone());
-    format!("COALESCE({field} = {v}::jsonb, FALSE)")
-}
-
-fn meta_sql(p: &mut Pred, alias: &str, key: &str, op: Op, value: &Value) -> Result<String> {
-    check_key(key)?;
-    // An empty set binds no key: PostgreSQL refuses a parameter no expression types.
-    if matches!(op, Op::In | Op::Nin) && value.as_array().is_some_and(|v| v.is_empty()) {
-        return Ok(if op == Op::In { "FALSE" } else { "TRUE" }.into());
-    }
-    let k = p.arg(key.to_string());
-    let field = format!("({alias}.metadata -> {k}::text)");
-    let text = format!("({alias}.metadata ->> {k}::text)");
-    Ok(match op {
-        Op::Eq => eq_sql(p, &field, value),
-        Op::Ne => format!("(NOT {})", eq_sql(p, &field, value)),
-        Op::In | Op::Nin => {
-            let items = value
-                .as_array()
-                .ok_or_else(|| Error::invalid("filters", format!("{key:?}: in/nin take a list")))?;
-            let parts: Vec<String> = items.iter().map(|v| eq_sql(p, &field, v)).collect();
-            let any = format!("({})", parts.join(" OR "));
-            if op == Op::In {
-                any
-            } else {
-                format!("(NOT {any})")
-            }
+    fn field(&mut self, key: &str) -> Field {
+        let k = self.p.arg(key.to_string());
+        Field {
+            json: format!("({}.metadata -> {k}::text)", self.alias),
+            text: format!("({}.metadata ->> {k}::text)", self.alias),
         }
-        Op::Gt | Op::Gte | Op::Lt | Op::Lte => match value {
+    }
+
+    /// JSONB equality is type-exact (a string never equals a number; `12` equals `12.0`, as in
+    /// SQLite), and a missing key gives NULL.
+    fn eq(&mut self, field: &Field, value: &Value) -> String {
+        let v = self.p.arg(value.clone());
+        format!("{} = {v}::jsonb", field.json)
+    }
+
+    fn range(&mut self, field: &Field, cmp: &'static str, bound: Scalar<'_>) -> String {
+        let f = &field.json;
+        match bound {
             // JSONB orders numbers as numerics.
-            Value::Number(_) => {
-                let v = p.arg(value.clone());
-                format!(
-                    "(jsonb_typeof({field}) = 'number' AND {field} {} {v}::jsonb)",
-                    cmp(op)?
-                )
+            Scalar::Number(n) => {
+                let v = self.p.arg(Value::Number(n.clone()));
+                format!("(jsonb_typeof({f}) = 'number' AND {f} {cmp} {v}::jsonb)")
             }
             // Byte order (the C collation), as SQLite compares text.
-            Value::String(s) => {
-                let v = p.arg(s.clone());
+            Scalar::Text(s) => {
+                let v = self.p.arg(s.to_string());
                 format!(
-                    "(jsonb_typeof({field}) = 'string' AND {text} COLLATE \"C\" {} {v}::text COLLATE \"C\")",
-                    cmp(op)?
+                    "(jsonb_typeof({f}) = 'string' AND {} COLLATE \"C\" {cmp} {v}::text COLLATE \"C\")",
+                    field.text
                 )
             }
-            _ => {
-                return Err(Error::invalid(
-                    "filters",
-                    format!("{key:?}: range operators take a number or a string"),
-                ))
-            }
-        },
-        Op::Contains => {
-            let substring = match value {
-                Value::String(s) => {
-                    let v = p.arg(s.clone());
-                    format!("(jsonb_typeof({field}) = 'string' AND strpos({text}, {v}::text) > 0)")
-                }
-                Value::Number(_) => "FALSE".to_string(),
-                _ => {
-                    return Err(Error::invalid(
-                        "filters",
-                        format!("{key:?}: contains takes a string or a number"),
-                    ))
-                }
-            };
-            let v = p.arg(value.clone());
-            // The CASE keeps jsonb_array_elements from ever seeing a non-array (an error), since
-            // PostgreSQL does not promise to test the type first.
-            format!(
-                "({substring} OR EXISTS (SELECT 1 FROM jsonb_array_elements(\
-                 CASE WHEN jsonb_typeof({field}) = 'array' THEN {field} ELSE '[]'::jsonb END) AS je(v) \
-                 WHERE jsonb_typeof(je.v) IN ('string', 'number') AND je.v = {v}::jsonb))"
-            )
         }
-    })
+    }
+
+    fn contains(&mut self, field: &Field, elem: Scalar<'_>) -> String {
+        let f = &field.json;
+        let (substring, value) = match elem {
+            Scalar::Text(s) => {
+                let v = self.p.arg(s.to_string());
+                (
+                    format!(
+                        "(jsonb_typeof({f}) = 'string' AND strpos({}, {v}::text) > 0)",
+                        field.text
+                    ),
+                    Value::String(s.to_string()),
+                )
+            }
+            Scalar::Number(n) => ("FALSE".to_string(), Value::Number(n.clone())),
+        };
+        let v = self.p.arg(value);
+        // The CASE keeps jsonb_array_elements from ever seeing a non-array (an error), since
+        // PostgreSQL does not promise to test the type first.
+        format!(
+            "({substring} OR EXISTS (SELECT 1 FROM jsonb_array_elements(\
+             CASE WHEN jsonb_typeof({f}) = 'array' THEN {f} ELSE '[]'::jsonb END) AS je(v) \
+             WHERE jsonb_typeof(je.v) IN ('string', 'number') AND je.v = {v}::jsonb))"
+        )
+    }
 }
 
 /// Scope, visibility, kinds and filter of a candidate query, on `memories` aliased `m`.

@@ -95,17 +95,6 @@ pub(crate) fn owned_key(
     Ok(row.map(|r| r.get(0)))
 }
 
-/// A listing's query as a candidate query (the same predicate for list and locate).
-pub(crate) fn listing(q: &ListQuery) -> CandidateQuery<'_> {
-    CandidateQuery {
-        scope: &q.scope,
-        kinds: q.kinds.as_deref(),
-        filter: q.filter.as_ref(),
-        read: q.read,
-        limit: q.limit,
-    }
-}
-
 impl PgStore {
     /// The list cursor key, read (or made) on first use.
     pub(crate) fn cursors(&self) -> Result<&Cursors> {

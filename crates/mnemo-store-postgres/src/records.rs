@@ -8,7 +8,6 @@ use crate::codec::MEMORY_COLUMNS;
 use crate::pg_err;
 use crate::predicate;
 use crate::predicate::Pred;
-use crate::read::listing;
 use crate::read::*;
 use crate::write::change::delete_one;
 use crate::write::change::update_in;
@@ -23,9 +22,7 @@ use std::collections::BTreeMap;
 
 impl Records for PgStore {
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        for b in &batches {
-            b.scope.validate()?;
-        }
+        validate_scopes(batches.iter().map(|b| &b.scope))?;
         self.write_tx(|tx| {
             let keys: Vec<String> = batches.iter().map(|b| b.scope.key()).collect();
             lock_scopes(tx, &keys)?;
@@ -55,10 +52,7 @@ impl Records for PgStore {
     }
 
     fn list(&self, q: &ListQuery) -> Result<Page> {
-        q.scope.validate()?;
-        if q.limit == 0 || q.limit > 1000 {
-            return Err(Error::invalid("limit", "must be between 1 and 1000"));
-        }
+        q.validate()?;
         let cursors = self.cursors()?;
         let after = q
             .cursor
@@ -67,27 +61,18 @@ impl Records for PgStore {
             .transpose()?
             .unwrap_or(0);
         self.with(|c| {
-            let mut p = predicate::candidate(&listing(q))?;
+            let mut p = predicate::candidate(&q.candidates())?;
             let a = p.arg(after);
             p.and(&format!("m.seq > {a}"));
             let tail = format!("ORDER BY m.seq LIMIT {}", q.limit + 1);
-            let mut rows = query_memories(c, &p, &tail)?;
-            let next_cursor = if rows.len() > q.limit {
-                rows.truncate(q.limit);
-                rows.last().map(|(seq, _)| cursors.encode(&q.scope, *seq))
-            } else {
-                None
-            };
-            Ok(Page {
-                results: rows.into_iter().map(|(_, m)| m).collect(),
-                next_cursor,
-            })
+            let rows = query_memories(c, &p, &tail)?;
+            Ok(q.page(rows, |seq| cursors.encode(&q.scope, seq)))
         })
     }
 
     fn locate(&self, q: &ListQuery, skip: u64) -> Result<ListPosition> {
         q.scope.validate()?;
-        let p = predicate::candidate(&listing(q))?;
+        let p = predicate::candidate(&q.candidates())?;
         let cursors = self.cursors()?;
         self.with(|c| {
             let mut tx = c
@@ -104,11 +89,9 @@ impl Records for PgStore {
                 .map_err(pg_err)?
                 .get(0);
             let total = u64::try_from(total).unwrap_or(0);
-            let cursor = if skip == 0 || skip >= total {
-                None
-            } else {
-                // skip < total ≤ i64::MAX, so the offset fits.
-                let offset = (skip - 1) as i64;
+            let cursor = match ListPosition::cursor_offset(skip, total) {
+                None => None,
+                Some(offset) => {
                 let seq: i64 = tx
                     .query_one(
                         &format!(
@@ -120,21 +103,11 @@ impl Records for PgStore {
                     .map_err(pg_err)?
                     .get(0);
                 Some(cursors.encode(&q.scope, seq))
+                }
             };
             tx.commit().map_err(pg_err)?;
             Ok(ListPosition { total, cursor })
         })
-    }
-
-    fn delete(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        self.delete_many(&[(scope.clone(), id)], mode, ctx)
-            .map(drop)
     }
 
     fn update_many(
@@ -142,10 +115,7 @@ impl Records for PgStore {
         items: Vec<(Scope, MemoryId, MemoryPatch)>,
         ctx: &WriteContext,
     ) -> Result<Vec<Memory>> {
-        for (scope, _, patch) in &items {
-            scope.validate()?;
-            patch.validate()?;
-        }
+        validate_updates(&items)?;
         self.write_tx(|tx| {
             lock_memories(tx, items.iter().map(|(_, id, _)| *id))?;
             items
@@ -161,9 +131,7 @@ impl Records for PgStore {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<u64> {
-        for (scope, _) in items {
-            scope.validate()?;
-        }
+        validate_scopes(items.iter().map(|(s, _)| s))?;
         self.write_tx(|tx| {
             lock_memories(tx, items.iter().map(|(_, id)| *id))?;
             let now = chrono::Utc::now().timestamp_millis();
@@ -180,11 +148,7 @@ impl Records for PgStore {
         self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
-            let read = ReadOptions {
-                include_expired: true,
-                ..ReadOptions::default()
-            };
-            predicate::visibility(&mut p, "m", &read);
+            predicate::visibility(&mut p, "m", &ReadOptions::active_any_expiry());
             let sql = format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {} ORDER BY m.id FOR UPDATE",
                 p.where_sql()
@@ -254,10 +218,7 @@ impl Records for PgStore {
                 .iter()
                 .map(crate::codec::history_from_row)
                 .collect::<Result<Vec<_>>>()?;
-            if events.is_empty() {
-                return Err(Error::not_found("memory", id));
-            }
-            Ok(events)
+            found_history(id, events)
         })
     }
 

@@ -8,7 +8,6 @@ use crate::predicate::Pred;
 use crate::search::candidate_pred;
 use crate::search::candidate_pred_into;
 use crate::search::entity::matching;
-use crate::search::entity::ENTITY_WALK_MIN;
 use crate::search::lexical::DEPTH;
 use crate::search::lexical::KEEP_FACTOR;
 use crate::search::lexical::MAX_TERMS;
@@ -179,11 +178,7 @@ impl Retrieval for PgStore {
             if matched.is_empty() {
                 return Ok(Vec::new());
             }
-            let walk_max = q.limit.saturating_mul(4).max(ENTITY_WALK_MIN) as u64;
-            let (rare, common): (Vec<Uuid>, Vec<Uuid>) = matched
-                .keys()
-                .copied()
-                .partition(|id| matched[id].0 <= walk_max);
+            let (rare, common) = matched.split(q.limit);
             // One statement: the scope's indexed memories (every one not deleted) from the
             // per-owner counts the lexical triggers keep (counting the rows read the whole scope
             // on every search); the memories of rare entities, with the candidate predicate on
@@ -232,25 +227,7 @@ impl Retrieval for PgStore {
                     None => total = r.get(2),
                 }
             }
-            // N, at least the largest link count, so no idf goes negative.
-            let total = (total.max(0) as u64).max(matched.values().map(|m| m.0).max().unwrap_or(0));
-            let scored = per_memory
-                .into_iter()
-                .map(|(key, entities)| {
-                    let mut mentions = vec![Vec::new(); names.len()];
-                    for e in entities {
-                        let (m, which) = &matched[&e];
-                        for &i in which {
-                            mentions[i].push(*m);
-                        }
-                    }
-                    Candidate {
-                        key,
-                        score: mnemo_core::entity::entity_score(&mentions, total),
-                    }
-                })
-                .collect();
-            let mut out = ranked(scored);
+            let mut out = ranked(matched.scores(per_memory, total.max(0) as u64));
             out.truncate(q.limit);
             Ok(out)
         })

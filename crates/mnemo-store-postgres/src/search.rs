@@ -36,12 +36,6 @@ pub(crate) const BIND_LOCK: i64 = 0x006d_6e65_6d62;
 /// to a wider model searches by exact scan.
 const HNSW_MAX_DIM: usize = 2000;
 
-/// The model family: the part before the first `/` ("hash-embedder/v1" → "hash-embedder"),
-/// the same rule as the embedded store (a new revision of one model keeps its vectors).
-pub(crate) fn family(model: &str) -> &str {
-    model.split('/').next().unwrap_or(model)
-}
-
 /// The bound model and dimension recorded in `mnemo_meta`, if any.
 pub(crate) fn bound(c: &mut impl GenericClient) -> Result<Option<(String, usize)>> {
     let rows = c
@@ -189,26 +183,18 @@ pub(crate) fn embed_rows(
     embed: &mut EmbedBatch<'_>,
 ) -> Result<u64> {
     let sql = format!("UPDATE {table} SET embedding = $1 WHERE scope_key = $2 AND id = $3");
-    for chunk in rows.chunks(batch.max(1)) {
-        let texts: Vec<String> = chunk.iter().map(|r| prepare(r.get::<_, &str>(2))).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = embed(&refs)?;
-        if vectors.len() != chunk.len() {
-            return Err(Error::Model {
-                reason: format!(
-                    "the embedder returned {} vectors for {} texts",
-                    vectors.len(),
-                    chunk.len()
-                ),
-            });
-        }
-        for (row, v) in chunk.iter().zip(vectors) {
-            check_vector("vector", &v, dimension)?;
+    reembed(
+        rows,
+        (dimension, batch),
+        embed,
+        |r| prepare(r.get::<_, &str>(2)),
+        |row, v| {
             let (key, id): (&str, uuid::Uuid) = (row.get(0), row.get(1));
             tx.execute(&sql, &[&Vector::from(v), &key, &id])
                 .map_err(pg_err)?;
-        }
-    }
+            Ok(())
+        },
+    )?;
     Ok(rows.len() as u64)
 }
 

@@ -1,6 +1,6 @@
-//! The write path on PostgreSQL: an add's batches (messages, memories with their provenance,
-//! history, entities, retirements, links, note evolutions, the hierarchy's changes and the
-//! idempotency row) in one transaction; updates, deletes, touches and links in `change` and
+//! The write path on PostgreSQL: the rows of an add's batches ([`Writer`]; the order and the
+//! checks are core's `write_batch`, the hierarchy's rows in `tiers/write.rs`) in one
+//! transaction; updates, deletes and touches in `change`, the owner lookup of link checks in
 //! `links`. Every public write is one database transaction.
 //!
 //! Concurrency. Transactions run at READ COMMITTED, and the checks a write makes are kept true
@@ -25,16 +25,14 @@
 //! [`PgStore::write_tx`] runs it again (at most [`DEADLOCK_RETRIES`] times).
 
 pub(crate) mod change;
-pub(crate) mod existing;
 pub(crate) mod links;
 
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
-use crate::encode::{insert_history, insert_memory, log_message, Change, MemoryRow};
+use crate::encode::{insert_memory, log_message, MemoryRow};
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
 use postgres::{GenericClient, Transaction};
-use std::collections::HashMap;
 
 /// The class of the scope write locks: two-key advisory locks, a key space apart from the
 /// one-key locks of migration and binding ("mnmo").
@@ -119,11 +117,6 @@ pub(crate) fn locate(tx: &mut Transaction<'_>, scope: &Scope, id: MemoryId) -> R
     memory_from_row(&row)
 }
 
-/// The time a change to `m` is recorded at: now, never before its last change.
-pub(crate) fn change_time(m: &Memory) -> i64 {
-    chrono::Utc::now().timestamp_millis().max(ms(m.updated_at))
-}
-
 /// The outcome stored under an idempotency key of `scope`: `None` when the key is new, the
 /// outcome (`replayed`) for the same request, a conflict for a different one.
 pub(crate) fn stored_outcome_in(
@@ -137,20 +130,12 @@ pub(crate) fn stored_outcome_in(
             &[&scope.key(), &idem.key],
         )
         .map_err(pg_err)?;
-    let Some(row) = row else { return Ok(None) };
-    let hash: String = row.get(0);
-    if hash != idem.request_hash {
-        return Err(Error::Conflict {
-            reason: format!(
-                "idempotency key {:?} was already used for a different request",
-                idem.key
-            ),
-        });
-    }
-    let mut outcome: AddOutcome =
-        serde_json::from_value(row.get::<_, serde_json::Value>(1)).map_err(Error::storage)?;
-    outcome.replayed = true;
-    Ok(Some(outcome))
+    row.map(|r| {
+        idem.replay(&r.get::<_, String>(0), || {
+            serde_json::from_value(r.get::<_, serde_json::Value>(1)).map_err(Error::storage)
+        })
+    })
+    .transpose()
 }
 
 impl PgStore {
@@ -168,107 +153,72 @@ impl PgStore {
         }
     }
 
+    /// Writes one batch in `tx`: the order is core's ([`write_batch`]), the rows [`Writer`]'s.
     pub(crate) fn write_one(
         &self,
         tx: &mut Transaction<'_>,
         batch: &WriteBatch,
     ) -> Result<AddOutcome> {
-        if let Some(idem) = &batch.idempotency {
-            if let Some(o) = stored_outcome_in(tx, &batch.scope, idem)? {
-                return Ok(o);
-            }
-        }
-        let needs_vectors = !batch.memories.is_empty()
-            || !batch.evolutions.is_empty()
-            || !batch.tiers.pages.is_empty()
-            || !batch.tiers.segments.is_empty();
-        let dim = if needs_vectors {
-            Some(crate::search::dimension_of(tx)?)
-        } else {
-            None
-        };
-        batch.validate(dim)?;
-        let existing = batch.changes.iter().map(|c| c.old);
-        lock_memories(tx, existing.chain(batch.evolutions.iter().map(|e| e.id)))?;
-        for m in &batch.messages {
-            self.step("message")?;
-            log_message(tx, m)?;
-        }
-        // Retire first: a memory that replaces another must not be judged a duplicate of it.
-        let mut retired: Vec<(Memory, &Supersession)> = Vec::with_capacity(batch.changes.len());
-        for c in &batch.changes {
-            self.step("change")?;
-            let successor =
-                c.by.and_then(|by| batch.memories.iter().find(|m| m.id == by))
-                    .map(|m| m.text.as_str());
-            retired.push((self.retire(tx, batch, c, successor)?, c));
-        }
-        let mut results = Vec::with_capacity(batch.memories.len() + batch.changes.len());
-        for m in &batch.memories {
-            self.add_memory(tx, batch, m)?;
-            results.push(AddResult::added(m, &retired));
-        }
-        let now = chrono::Utc::now().timestamp_millis();
-        for (old, c) in &retired {
-            match c.link(crate::codec::from_ms(now)) {
-                Some(link) => {
-                    self.step("link")?;
-                    crate::encode::write_link(tx, &batch.scope.key(), &link, true)?;
-                }
-                None => results.push(AddResult::deleted(old, c)),
-            }
-        }
-        let pending: HashMap<MemoryId, Scope> = batch
-            .memories
-            .iter()
-            .map(|m| (m.id, m.scope.clone()))
-            .collect();
-        for l in &batch.links {
-            let owner = links::check_link(tx, &batch.scope, l, &pending)?;
-            self.step("link")?;
-            crate::encode::write_link(tx, &owner.key(), l, true)?;
-        }
-        for e in &batch.evolutions {
-            self.step("evolve")?;
-            Self::evolve(tx, batch, e)?;
-        }
-        self.write_tiers(tx, &batch.scope, &batch.tiers)?;
-        let outcome = AddOutcome {
-            results,
-            replayed: false,
-            warnings: Vec::new(),
-            usage: Vec::new(),
-        };
-        if let Some(idem) = &batch.idempotency {
-            self.step("idempotency")?;
-            let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
-            tx.execute(
-                "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
+        write_batch(&mut Writer { store: self, tx }, batch)
+    }
+}
+
+/// One batch's rows on PostgreSQL: the storage [`write_batch`] writes through (its hierarchy
+/// half is in `tiers/write.rs`), inside the batch's transaction and under its scope locks.
+pub(crate) struct Writer<'a, 't> {
+    pub(crate) store: &'a PgStore,
+    pub(crate) tx: &'a mut Transaction<'t>,
+}
+
+impl BatchWriter for Writer<'_, '_> {
+    /// Rows are found by owner and id: nothing more to carry.
+    type Key = ();
+
+    fn stored_outcome(&mut self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
+        stored_outcome_in(self.tx, scope, idem)
+    }
+
+    fn dimension(&mut self) -> Result<usize> {
+        crate::search::dimension_of(self.tx)
+    }
+
+    fn lock_existing(&mut self, ids: &[MemoryId]) -> Result<()> {
+        lock_memories(self.tx, ids.iter().copied())
+    }
+
+    fn insert_message(&mut self, message: &Message) -> Result<()> {
+        log_message(self.tx, message)
+    }
+
+    fn locate(&mut self, scope: &Scope, id: MemoryId) -> Result<((), Memory)> {
+        locate(self.tx, scope, id).map(|m| ((), m))
+    }
+
+    /// A superseded memory stays in the indexes (hidden by the state rule, found by reads that
+    /// ask for inactive memories), a deleted one leaves them.
+    fn retire(&mut self, _: &(), old: &Memory, c: &Supersession, at: i64) -> Result<()> {
+        self.tx
+            .execute(
+                "UPDATE memories SET state = $1, updated_at = $2, \
+                 valid_until = COALESCE(valid_until, $3), \
+                 embedding = CASE WHEN $1 = 'deleted' THEN NULL ELSE embedding END \
+                 WHERE scope_key = $4 AND id = $5",
                 &[
-                    &batch.scope.key(),
-                    &idem.key,
-                    &idem.request_hash,
-                    &stored,
-                    &now,
+                    &c.state.as_str(),
+                    &at,
+                    &ms(c.valid_until),
+                    &old.scope()?.key(),
+                    &c.old.0,
                 ],
             )
             .map_err(pg_err)?;
-        }
-        Ok(outcome)
+        Ok(())
     }
 
-    /// Inserts one new memory of the batch with its `ADD` event and entity links.
-    fn add_memory(
-        &self,
-        tx: &mut Transaction<'_>,
-        batch: &WriteBatch,
-        m: &NewMemory,
-    ) -> Result<()> {
-        self.step("memory")?;
+    fn insert_memory(&mut self, m: &NewMemory) -> Result<()> {
         let at = ms(m.created_at);
         insert_memory(
-            tx,
+            self.tx,
             &MemoryRow {
                 id: m.id,
                 scope: &m.scope,
@@ -288,25 +238,79 @@ impl PgStore {
                 sources: &m.sources,
                 note: m.note.as_ref(),
             },
-        )?;
-        self.step("history")?;
-        // The ADD event names who asked, else the memory's speaker, and the speaker's role.
-        let ctx = WriteContext {
-            reason: m.reason.clone().or_else(|| batch.context.reason.clone()),
-            actor: batch.context.actor.clone().or_else(|| m.actor.clone()),
-            role: batch.context.role.or(m.role),
-            ..batch.context.clone()
-        };
-        let change = Change {
-            new_text: Some(&m.text),
-            new_metadata: Some(&m.metadata),
-            ..Change::default()
-        };
-        insert_history(tx, (m.id, &m.scope), HistoryKind::Add, &change, &ctx, at)?;
-        for e in &m.entities {
-            self.step("entity")?;
-            crate::entities::link_entity(tx, &m.scope, m.id, e, at)?;
-        }
+        )
+        .map(drop)
+    }
+
+    fn link_entity(
+        &mut self,
+        m: &NewMemory,
+        _: &(),
+        mention: &mnemo_core::entity::EntityMention,
+        at: i64,
+    ) -> Result<()> {
+        crate::entities::link_entity(self.tx, &m.scope, m.id, mention, at)
+    }
+
+    fn owner(&mut self, id: MemoryId) -> Result<Option<(Scope, bool)>> {
+        links::owner_in(self.tx, id)
+    }
+
+    fn write_link(&mut self, owner: &Scope, link: &Link) -> Result<()> {
+        crate::encode::write_link(self.tx, &owner.key(), link, true).map(drop)
+    }
+
+    fn index_text(&mut self, _: &(), m: &Memory) -> Result<Option<String>> {
+        Ok(self
+            .tx
+            .query_one(
+                "SELECT index_text FROM memories WHERE scope_key = $1 AND id = $2",
+                &[&m.scope()?.key(), &m.id.0],
+            )
+            .map_err(pg_err)?
+            .get(0))
+    }
+
+    fn evolve(
+        &mut self,
+        _: &(),
+        m: &Memory,
+        note: &NoteFields,
+        index_text: &str,
+        vector: &[f32],
+        at: i64,
+    ) -> Result<()> {
+        self.tx
+            .execute(
+                "UPDATE memories SET note = $1, index_text = $2, updated_at = $3, embedding = $4 \
+                 WHERE scope_key = $5 AND id = $6",
+                &[
+                    &crate::codec::note_value(note),
+                    &index_text,
+                    &at,
+                    &pgvector::Vector::from(vector.to_vec()),
+                    &m.scope()?.key(),
+                    &m.id.0,
+                ],
+            )
+            .map_err(pg_err)?;
+        Ok(())
+    }
+
+    fn store_outcome(&mut self, r: &IdempotencyRecord) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &r.scope_key,
+                    &r.key,
+                    &r.request_hash,
+                    &r.outcome,
+                    &ms(r.created_at),
+                ],
+            )
+            .map_err(pg_err)?;
         Ok(())
     }
 }

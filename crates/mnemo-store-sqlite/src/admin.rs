@@ -2,7 +2,6 @@
 //! memory for a new one), the integrity check, the counts, reset and the API key accessor.
 use crate::codec::*;
 use crate::read_dimension;
-use crate::write::check_vector;
 use crate::write::embed_text_of;
 use crate::write::*;
 use crate::SqliteStore;
@@ -20,34 +19,22 @@ impl Admin for SqliteStore {
     }
 
     fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
-        let family = |m: &str| m.split('/').next().unwrap_or(m).to_string();
+        check_dimension(dimension)?;
         self.write_tx(|tx| {
             let current: Option<String> = tx
                 .query_row_cached("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
                 .optional()
                 .map_err(sql_err)?;
-            let dim = read_dimension(tx)?;
-            match (current, dim) {
-                (Some(m), Some(d)) if family(&m) != family(model_id) || d != dimension => Err(Error::Conflict {
-                    reason: format!(
-                        "this store holds {d}-dimensional vectors from {m}, but the embedder is {model_id} ({dimension} dimensions); \
-                         to re-embed every memory, run `mnemo reembed` with the new embedder configured \
-                         (the old file is kept as a backup), or configure the embedder this store was written with"
-                    ),
-                }),
-                (Some(_), Some(_)) => Ok(()),
-                _ => {
-                    tx.execute_cached(
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
-                        params![model_id, dimension.to_string()],
-                    )
-                    .map_err(sql_err)?;
-                    Ok(())
-                }
+            let current = current.zip(read_dimension(tx)?);
+            let current = current.as_ref().map(|(m, d)| (m.as_str(), *d));
+            if !check_binding(current, model_id, dimension, " (the old file is kept as a backup)")? {
+                tx.execute_cached(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
+                    params![model_id, dimension.to_string()],
+                )
+                .map_err(sql_err)?;
             }
+            Ok(())
         })?;
         // `write_tx` caught the derived indexes up, building them now that a dimension is known.
         Ok(())
@@ -60,9 +47,7 @@ impl Admin for SqliteStore {
         batch: usize,
         embed: &mut EmbedBatch<'_>,
     ) -> Result<u64> {
-        if dimension == 0 {
-            return Err(Error::invalid("dimension", "must be positive"));
-        }
+        check_dimension(dimension)?;
         let n = self.write_tx(|tx| {
             let rows: Vec<(i64, String)> = {
                 let mut stmt = tx
@@ -74,22 +59,17 @@ impl Admin for SqliteStore {
                 it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
             };
             tx.execute_cached("DELETE FROM vector_changes", []).map_err(sql_err)?;
-            for chunk in rows.chunks(batch.max(1)) {
-                let texts: Vec<String> = chunk.iter().map(|(_, t)| embed_text_of(t)).collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let vectors = embed(&refs)?;
-                if vectors.len() != chunk.len() {
-                    return Err(Error::Model {
-                        reason: format!("the embedder returned {} vectors for {} texts", vectors.len(), chunk.len()),
-                    });
-                }
-                for ((seq, _), v) in chunk.iter().zip(&vectors) {
-                    check_vector(v, dimension)?;
-                    tx.execute_cached("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(v), seq])
+            reembed(
+                &rows,
+                (dimension, batch),
+                embed,
+                |(_, t)| embed_text_of(t),
+                |(seq, _), v| {
+                    tx.execute_cached("UPDATE vectors SET data = ?1 WHERE seq = ?2", params![vector_to_blob(&v), seq])
                         .map_err(sql_err)?;
-                    log_change(tx, *seq, "put")?;
-                }
-            }
+                    log_change(tx, *seq, "put")
+                },
+            )?;
             crate::tiers::rebind_pages(tx, dimension, batch, embed)?;
             tx.execute_cached(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",

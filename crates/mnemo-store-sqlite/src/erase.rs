@@ -18,18 +18,6 @@ use crate::SqliteStore;
 use mnemo_core::*;
 use rusqlite::{params, params_from_iter, OptionalExtension, Transaction, TransactionBehavior};
 
-/// Removes every line of `index` that quotes one of `texts`; `None` when nothing changes.
-fn without_quotes(index: &str, texts: &[String]) -> Option<String> {
-    let kept: Vec<&str> = index
-        .split('\n')
-        .filter(|line| !texts.iter().any(|t| line.contains(t.as_str())))
-        .collect();
-    let out = kept.join("\n");
-    (out.len() != index.len()).then_some(out)
-}
-
-impl SqliteStore {}
-
 /// Moves every WAL frame into the main file and empties the WAL, so old copies leave it.
 /// Readers hold no transaction between calls, so the checkpoint can copy every frame.
 fn truncate_wal(conn: &rusqlite::Connection) -> Result<()> {
@@ -77,10 +65,7 @@ fn erase_log_in(
     )?;
     if let EraseTarget::Session(s) = target {
         if in_log == 0 {
-            return Err(Error::invalid(
-                "session_id",
-                format!("the scope has no session {s:?}"),
-            ));
+            return Err(no_session(s));
         }
     }
     // The memories it covers, not erased before.
@@ -202,13 +187,8 @@ fn erase_in(
         )
         .map_err(sql_err)?;
     if erased > 0 {
-        return Err(Error::invalid(
-            "id",
-            format!("memory {id} is already erased"),
-        ));
+        return Err(already_erased(id));
     }
-    // A raw memory is its message: erasing it always erases the message.
-    let sources = sources || m.kind == MemoryKind::Raw;
     let source_count: i64 = tx
         .query_row(
             "SELECT COUNT(*) FROM memory_sources WHERE memory_id = ?1",
@@ -218,27 +198,22 @@ fn erase_in(
         .map_err(sql_err)?;
 
     // Every text the memory ever had, from its row and its history.
-    let mut texts = vec![m.text.clone()];
+    let mut past: Vec<Option<String>> = Vec::new();
     {
         let mut st = tx
             .prepare("SELECT old_text, new_text FROM history WHERE memory_id = ?1")
             .map_err(sql_err)?;
         let rows = st
-            .query_map([&ids], |r| {
-                Ok((
-                    r.get::<_, Option<String>>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                ))
-            })
+            .query_map([&ids], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(sql_err)?;
         for row in rows {
             let (a, b) = row.map_err(sql_err)?;
-            texts.extend(a.into_iter().chain(b));
+            past.extend([a, b]);
         }
     }
-    texts.retain(|t| !t.trim().is_empty());
-    texts.sort();
-    texts.dedup();
+    let plan = ScrubPlan::new(&m, past, sources);
+    let mut report = plan.report(id, source_count as u64);
+    let texts = &plan.texts;
 
     tx.execute(
         "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)",
@@ -259,7 +234,7 @@ fn erase_in(
 
     // History: this memory's events lose their content; other events of the owner's scope that
     // quote one of its texts (supersession records) lose the quoting fields.
-    let mut history_scrubbed = tx
+    report.history_scrubbed = tx
         .execute(
             "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
              new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL WHERE memory_id = ?1",
@@ -273,8 +248,8 @@ fn erase_in(
     )
     .map_err(sql_err)?;
     let (u, a, r) = scope_cols(&owner);
-    for t in &texts {
-        history_scrubbed += tx
+    for t in texts {
+        report.history_scrubbed += tx
             .execute(
                 "UPDATE history SET \
                    old_text = CASE WHEN instr(old_text, ?1) > 0 THEN NULL ELSE old_text END, \
@@ -289,7 +264,6 @@ fn erase_in(
 
     // Neighbours whose context windows quote it: re-indexed without those lines. Their vectors
     // are numbers, not text, and stay as embedded (`mnemo reembed` recomputes them).
-    let mut neighbours_reindexed = 0u64;
     let quoting: Vec<(i64, String, String)> = {
         let mut st = tx
             .prepare(
@@ -305,21 +279,17 @@ fn erase_in(
         rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
     for (nseq, ntext, index) in quoting {
-        let Some(new_index) = without_quotes(&index, &texts) else {
+        let Some(new_index) = plan.reindexed(&index) else {
             continue;
         };
         let indexed = tx
             .execute("DELETE FROM memories_fts WHERE rowid = ?1", [nseq])
             .map_err(sql_err)?
             > 0;
-        let body = if new_index.trim().is_empty() {
-            ntext
-        } else {
-            new_index.clone()
-        };
+        let body = new_index.clone().unwrap_or(ntext);
         tx.execute(
             "UPDATE memories SET index_text = ?1 WHERE seq = ?2",
-            params![(!new_index.trim().is_empty()).then_some(&new_index), nseq],
+            params![new_index, nseq],
         )
         .map_err(sql_err)?;
         if indexed {
@@ -330,26 +300,22 @@ fn erase_in(
             .map_err(sql_err)?;
             log_change(tx, nseq, "put")?;
         }
-        neighbours_reindexed += 1;
+        report.neighbours_reindexed += 1;
     }
 
     // Pages and segment summaries of the hierarchy copy message texts.
-    let mut erased_texts = texts.clone();
-    if sources {
+    let mut contents: Vec<String> = Vec::new();
+    if plan.sources {
         let mut st = tx
             .prepare(
                 "SELECT content FROM messages WHERE id IN \
                  (SELECT message_id FROM memory_sources WHERE memory_id = ?1)",
             )
             .map_err(sql_err)?;
-        let rows = st
-            .query_map([&ids], |r| r.get::<_, String>(0))
-            .map_err(sql_err)?;
-        for c in rows {
-            erased_texts.push(c.map_err(sql_err)?);
-        }
+        let rows = st.query_map([&ids], |r| r.get(0)).map_err(sql_err)?;
+        contents = rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?;
     }
-    let pages_scrubbed = crate::tiers::scrub(tx, &owner, &erased_texts)?;
+    report.pages_scrubbed = crate::tiers::scrub(tx, &owner, &plan.tier_texts(contents))?;
 
     // Entities: unlinked; one that named only this memory goes, its name with it.
     tx.execute(
@@ -360,11 +326,11 @@ fn erase_in(
     .map_err(sql_err)?;
     tx.execute("DELETE FROM entity_memories WHERE memory_id = ?1", [&ids])
         .map_err(sql_err)?;
-    let entities_removed = tx
+    report.entities_removed = tx
         .execute("DELETE FROM entities WHERE mentions <= 0", [])
         .map_err(sql_err)? as u64;
 
-    let messages_erased = if sources {
+    report.messages_erased = if plan.sources {
         tx.execute(
             "UPDATE messages SET content = '', name = NULL WHERE id IN \
              (SELECT message_id FROM memory_sources WHERE memory_id = ?1)",
@@ -375,7 +341,7 @@ fn erase_in(
         0
     };
 
-    let replays_scrubbed = scrub_replays(tx, id, &ids)?;
+    report.replays_scrubbed = scrub_replays(tx, id, &ids)?;
 
     tx.execute(
         "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 0)",
@@ -389,24 +355,9 @@ fn erase_in(
     .map_err(sql_err)?;
     history(
         tx,
-        id,
-        scope_cols(&owner),
-        HistoryKind::Erase,
-        (None, None),
-        (None, None),
-        ctx,
-        now,
+        &HistoryEntry::new(id, &owner, HistoryKind::Erase, ctx, now),
     )?;
-    Ok(EraseReport {
-        id,
-        history_scrubbed,
-        messages_erased,
-        messages_kept: if sources { 0 } else { source_count as u64 },
-        neighbours_reindexed,
-        entities_removed,
-        replays_scrubbed,
-        pages_scrubbed,
-    })
+    Ok(report)
 }
 
 /// Stored add results that name the memory keep their ids and events, not its text: a retry
@@ -425,15 +376,7 @@ fn scrub_replays(tx: &Transaction<'_>, id: MemoryId, ids: &str) -> Result<u64> {
     for (scope_key, key, raw) in rows {
         let mut outcome: AddOutcome = serde_json::from_str(&raw)
             .map_err(|e| Error::internal(format!("stored idempotency result: {e}")))?;
-        for r in &mut outcome.results {
-            if r.id == id {
-                r.memory = String::new();
-                r.reason = None;
-            }
-            if r.previous_id == Some(id) {
-                r.previous_memory = None;
-            }
-        }
+        outcome.without_text_of(id);
         let text = serde_json::to_string(&outcome)
             .map_err(|e| Error::internal(format!("idempotency result: {e}")))?;
         n += tx
@@ -477,11 +420,7 @@ impl Erasure for SqliteStore {
         ctx: &WriteContext,
     ) -> Result<EraseLogReport> {
         scope.validate()?;
-        if let EraseTarget::Session(s) = target {
-            if s.trim().is_empty() {
-                return Err(Error::invalid("session_id", "must not be empty"));
-            }
-        }
+        target.validate()?;
         let mut conn = self.writer.lock();
         let report = {
             let tx = conn
@@ -494,20 +433,5 @@ impl Erasure for SqliteStore {
         self.sync_ann(&conn)?;
         truncate_wal(&conn)?;
         Ok(report)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::without_quotes;
-
-    #[test]
-    fn quoting_lines_are_dropped_and_others_kept() {
-        let texts = vec!["I live in Oslo".to_string()];
-        assert_eq!(
-            without_quotes("Ann: hi\nAnn: hi\nBo: I live in Oslo\nAnn: nice", &texts).as_deref(),
-            Some("Ann: hi\nAnn: hi\nAnn: nice")
-        );
-        assert_eq!(without_quotes("Ann: hi", &texts), None);
     }
 }

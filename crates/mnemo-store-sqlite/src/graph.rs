@@ -17,10 +17,6 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Transaction};
 use std::collections::HashMap;
 
-/// Entities linked to at most this many memories (or four times the candidate limit, if larger)
-/// have all their memories enumerated as search candidates.
-pub(crate) const ENTITY_WALK_MIN: usize = 64;
-
 /// How entity names are looked up for a scope: the scope predicate on `e`, and the index that
 /// leads with a fixed scope column and the name.
 pub(crate) struct EntityLookup {
@@ -295,14 +291,11 @@ impl Graph for SqliteStore {
     }
 
     fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        scope.validate()?;
-        for l in links {
-            l.validate()?;
-        }
+        validate_links(scope, links)?;
         self.write_tx(|tx| {
             for l in links {
-                check_link(tx, scope, l, &HashMap::new())?;
-                self.step("link")?;
+                check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
+                self.step(WriteStep::Link)?;
                 insert_link(tx, l)?;
             }
             Ok(())
@@ -337,8 +330,7 @@ impl Graph for SqliteStore {
         ids: &[MemoryId],
         kinds: &[LinkKind],
     ) -> Result<Vec<LinkedMemory>> {
-        q.scope.validate()?;
-        if ids.is_empty() || kinds.is_empty() || q.limit == 0 {
+        if !LinkWalk::wanted(q, ids, kinds)? {
             return Ok(Vec::new());
         }
         self.read(|conn| {
@@ -366,22 +358,9 @@ impl Graph for SqliteStore {
                 }
                 out
             };
-            let wanted: std::collections::HashSet<MemoryId> = ids.iter().copied().collect();
-            // (parent, link, other end) for each direction a link is reached from.
-            let mut reached: Vec<(MemoryId, Link, MemoryId)> = Vec::new();
-            for l in links {
-                if wanted.contains(&l.from) {
-                    reached.push((l.from, l.clone(), l.to));
-                }
-                if wanted.contains(&l.to) {
-                    reached.push((l.to, l.clone(), l.from));
-                }
-            }
-            let mut others: Vec<MemoryId> = reached.iter().map(|r| r.2).collect();
-            others.sort();
-            others.dedup();
+            let walk = LinkWalk::new(ids, links);
             let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
-            for chunk in others.chunks(500) {
+            for chunk in walk.others().chunks(500) {
                 let mut p = candidate_pred_with(q, true)?;
                 p.push(
                     &format!("m.id IN ({})", predicate::marks(chunk.len())),
@@ -392,18 +371,7 @@ impl Graph for SqliteStore {
                     loaded.insert(m.id, (key, m));
                 }
             }
-            Ok(reached
-                .into_iter()
-                .filter_map(|(from, link, other)| {
-                    loaded.get(&other).map(|(key, m)| LinkedMemory {
-                        from,
-                        link,
-                        key: *key,
-                        memory: m.clone(),
-                    })
-                })
-                .take(q.limit)
-                .collect())
+            Ok(walk.finish(&loaded, q.limit))
         })
     }
 

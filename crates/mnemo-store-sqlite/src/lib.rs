@@ -36,48 +36,10 @@ pub use schema::SCHEMA_VERSION;
 pub mod testing {
     use super::*;
 
-    /// The steps of an add's transaction at which a failure can be injected.
-    pub const WRITE_STEPS: &[&str] = &[
-        "message",
-        "change",
-        "memory",
-        "history",
-        "entity",
-        "link",
-        "idempotency",
-    ];
-
-    /// The steps of an add's transaction that writes the hierarchy (pages, segments, migrations
-    /// from the short-term window, evictions) besides its memories.
-    pub const TIER_WRITE_STEPS: &[&str] = &[
-        "message",
-        "memory",
-        "history",
-        "page",
-        "segment",
-        "migrate",
-        "evict",
-        "idempotency",
-    ];
-
-    /// The steps of a profile analysis's transaction (profile and knowledge memories, the pages
-    /// it consumed marked analysed).
-    pub const PROFILE_WRITE_STEPS: &[&str] = &["change", "memory", "history", "link", "analyse"];
-
-    /// The steps of a note add's transaction (new notes, their links, evolved neighbours).
-    pub const NOTE_WRITE_STEPS: &[&str] = &[
-        "message",
-        "memory",
-        "history",
-        "entity",
-        "link",
-        "evolve",
-        "idempotency",
-    ];
-
-    /// Makes every later write fail at `step` (one of [`WRITE_STEPS`]) until cleared with `None`.
-    pub fn fail_at(store: &SqliteStore, step: Option<&str>) {
-        *store.fail_at.lock() = step.map(str::to_string);
+    /// Makes every later write fail at `step` (see [`WriteStep`] for the orders) until
+    /// cleared with `None`.
+    pub fn fail_at(store: &SqliteStore, step: Option<WriteStep>) {
+        *store.fail_at.lock() = step;
     }
 
     /// Rows in every table, by table name (for all-or-nothing checks).
@@ -142,7 +104,7 @@ pub struct SqliteStore {
     readers: Mutex<Vec<Connection>>,
     ann: RwLock<Option<Ann>>,
     /// Test hook: the write step that fails (see `testing::fail_at`).
-    fail_at: Mutex<Option<String>>,
+    fail_at: Mutex<Option<WriteStep>>,
     /// The store's secret for list cursors (see `read::Cursors`).
     cursors: read::Cursors,
 }

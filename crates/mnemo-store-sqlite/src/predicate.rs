@@ -3,8 +3,8 @@
 //! `visibility` is the one place the expiry/state rule is written for SQL reads; every read path
 //! (get, list, history, search candidates, fetch) goes through it.
 
-use mnemo_core::filter::{Op, TimeField};
-use mnemo_core::{Error, Filter, MemoryKind, ReadOptions, Result, Scope};
+use mnemo_core::filter::{FilterDialect, Scalar};
+use mnemo_core::{Filter, MemoryKind, ReadOptions, Result, Scope, Timestamp};
 use rusqlite::types::Value as Sql;
 use serde_json::Value;
 
@@ -111,100 +111,101 @@ pub(crate) fn kinds(p: &mut Pred, alias: &str, kinds: Option<&[MemoryKind]>) {
     }
 }
 
-/// A filter's SQL. Filters built in code are checked first: within the parser's bounds (see
-/// `mnemo_core::filter`) the expression stays inside SQLite's limits (expression depth 1,000,
-/// 32,766 bound values), which tests check at every bound.
+/// A filter's SQL: the walk is `Filter::to_sql` (core), the fragments are [`Dialect`]'s.
+/// Within the parser's bounds (see `mnemo_core::filter`) the expression stays inside SQLite's
+/// limits (expression depth 1,000, 32,766 bound values), which tests check at every bound.
 pub(crate) fn filter(p: &mut Pred, alias: &str, f: &Filter) -> Result<()> {
-    f.validate()?;
     let mut params = Vec::new();
-    let sql = filter_sql(alias, f, &mut params)?;
+    let sql = f.to_sql(&mut Dialect {
+        alias,
+        params: &mut params,
+    })?;
     p.push(&sql, params);
     Ok(())
 }
 
-fn filter_sql(alias: &str, f: &Filter, params: &mut Vec<Sql>) -> Result<String> {
-    Ok(match f {
-        Filter::And(parts) | Filter::Or(parts) => {
-            let joiner = if matches!(f, Filter::And(_)) {
-                " AND "
-            } else {
-                " OR "
-            };
-            let subs = parts
-                .iter()
-                .map(|s| filter_sql(alias, s, params))
-                .collect::<Result<Vec<_>>>()?;
-            format!("({})", subs.join(joiner))
-        }
-        Filter::Not(inner) => format!("(NOT {})", filter_sql(alias, inner, params)?),
-        Filter::Time { field, op, at } => {
-            let col = match field {
-                TimeField::CreatedAt => "created_at",
-                TimeField::UpdatedAt => "updated_at",
-            };
-            params.push(Sql::Integer(ms(*at)));
-            format!("({alias}.{col} {} ?)", cmp(*op)?)
-        }
-        Filter::Meta { key, op, value } => meta_sql(alias, key, *op, value, params)?,
-    })
+/// SQLite's filter fragments over the JSON text in `{alias}.metadata`; a field is a JSON path.
+struct Dialect<'a> {
+    alias: &'a str,
+    params: &'a mut Vec<Sql>,
 }
 
-fn cmp(op: Op) -> Result<&'static str> {
-    Ok(match op {
-        Op::Eq => "=",
-        Op::Ne => "<>",
-        Op::Gt => ">",
-        Op::Gte => ">=",
-        Op::Lt => "<",
-        Op::Lte => "<=",
-        Op::In | Op::Nin | Op::Contains => {
-            return Err(Error::internal("set operator reached a scalar comparison"))
-        }
-    })
-}
+impl FilterDialect for Dialect<'_> {
+    type Field = String;
+    const FALSE: &'static str = "0";
 
-fn json_path(key: &str) -> Result<String> {
-    if key.contains('"') || key.contains('\\') {
-        return Err(Error::invalid(
-            "filters",
-            format!("field {key:?} may not contain quotes or backslashes"),
-        ));
+    fn time(&mut self, column: &'static str, cmp: &'static str, at: Timestamp) -> String {
+        self.params.push(Sql::Integer(ms(at)));
+        format!("({}.{column} {cmp} ?)", self.alias)
     }
-    Ok(format!("$.\"{key}\""))
-}
 
-/// Equality that respects JSON types: "0012" never equals 12, true never equals 1. A missing key
-/// is false (never SQL NULL), so `ne` and `NOT` include records without the key.
-fn eq_sql(alias: &str, path: &str, value: &Value, params: &mut Vec<Sql>) -> String {
-    format!("COALESCE({}, 0)", eq_sql_raw(alias, path, value, params))
-}
+    fn field(&mut self, key: &str) -> String {
+        format!("$.\"{key}\"")
+    }
 
-fn eq_sql_raw(alias: &str, path: &str, value: &Value, params: &mut Vec<Sql>) -> String {
-    let md = format!("{alias}.metadata");
-    params.push(Sql::Text(path.into()));
-    match value {
-        Value::Null => format!("(json_type({md}, ?) = 'null')"),
-        Value::Bool(b) => format!(
-            "(json_type({md}, ?) = '{}')",
-            if *b { "true" } else { "false" }
-        ),
-        Value::Number(n) => {
-            params.push(Sql::Text(path.into()));
-            params.push(number(n));
-            format!("(json_type({md}, ?) IN ('integer','real') AND json_extract({md}, ?) = ?)")
+    /// `json_type` first: "0012" never equals 12, true never equals 1.
+    fn eq(&mut self, path: &String, value: &Value) -> String {
+        let md = format!("{}.metadata", self.alias);
+        let params = &mut *self.params;
+        params.push(Sql::Text(path.clone()));
+        match value {
+            Value::Null => format!("(json_type({md}, ?) = 'null')"),
+            Value::Bool(b) => format!(
+                "(json_type({md}, ?) = '{}')",
+                if *b { "true" } else { "false" }
+            ),
+            Value::Number(n) => {
+                params.push(Sql::Text(path.clone()));
+                params.push(number(n));
+                format!("(json_type({md}, ?) IN ('integer','real') AND json_extract({md}, ?) = ?)")
+            }
+            Value::String(s) => {
+                params.push(Sql::Text(path.clone()));
+                params.push(Sql::Text(s.clone()));
+                format!("(json_type({md}, ?) = 'text' AND json_extract({md}, ?) = ?)")
+            }
+            Value::Array(_) | Value::Object(_) => {
+                params.push(Sql::Text(path.clone()));
+                params.push(Sql::Text(value.to_string()));
+                format!(
+                    "(json_type({md}, ?) IN ('array','object') AND json_extract({md}, ?) = json(?))"
+                )
+            }
         }
-        Value::String(s) => {
-            params.push(Sql::Text(path.into()));
-            params.push(Sql::Text(s.clone()));
-            format!("(json_type({md}, ?) = 'text' AND json_extract({md}, ?) = ?)")
-        }
-        Value::Array(_) | Value::Object(_) => {
-            params.push(Sql::Text(path.into()));
-            params.push(Sql::Text(value.to_string()));
-            format!(
-                "(json_type({md}, ?) IN ('array','object') AND json_extract({md}, ?) = json(?))"
-            )
-        }
+    }
+
+    fn range(&mut self, path: &String, cmp: &'static str, bound: Scalar<'_>) -> String {
+        let md = format!("{}.metadata", self.alias);
+        let (types, bound) = match bound {
+            Scalar::Number(n) => ("('integer','real')", number(n)),
+            Scalar::Text(s) => ("('text')", Sql::Text(s.to_string())),
+        };
+        self.params
+            .extend([Sql::Text(path.clone()), Sql::Text(path.clone()), bound]);
+        format!("(json_type({md}, ?) IN {types} AND json_extract({md}, ?) {cmp} ?)")
+    }
+
+    fn contains(&mut self, path: &String, elem: Scalar<'_>) -> String {
+        let md = format!("{}.metadata", self.alias);
+        let elem = match elem {
+            Scalar::Text(s) => Sql::Text(s.to_string()),
+            Scalar::Number(n) => number(n),
+        };
+        let text_part = if let Sql::Text(s) = &elem {
+            self.params.extend([
+                Sql::Text(path.clone()),
+                Sql::Text(path.clone()),
+                Sql::Text(s.clone()),
+            ]);
+            format!("(json_type({md}, ?) = 'text' AND instr(json_extract({md}, ?), ?) > 0)")
+        } else {
+            "0".into()
+        };
+        self.params
+            .extend([Sql::Text(path.clone()), Sql::Text(path.clone()), elem]);
+        format!(
+            "({text_part} OR (json_type({md}, ?) = 'array' AND EXISTS (SELECT 1 FROM json_each({md}, ?) AS je WHERE je.type NOT IN ('array','object','true','false','null') AND je.value = ?)))"
+        )
     }
 }
 
@@ -213,91 +214,4 @@ fn number(n: &serde_json::Number) -> Sql {
         Some(i) => Sql::Integer(i),
         None => Sql::Real(n.as_f64().unwrap_or(f64::NAN)),
     }
-}
-
-fn meta_sql(
-    alias: &str,
-    key: &str,
-    op: Op,
-    value: &Value,
-    params: &mut Vec<Sql>,
-) -> Result<String> {
-    meta_sql_raw(alias, key, op, value, params).map(|s| format!("COALESCE({s}, 0)"))
-}
-
-fn meta_sql_raw(
-    alias: &str,
-    key: &str,
-    op: Op,
-    value: &Value,
-    params: &mut Vec<Sql>,
-) -> Result<String> {
-    let path = json_path(key)?;
-    let md = format!("{alias}.metadata");
-    Ok(match op {
-        Op::Eq => eq_sql(alias, &path, value, params),
-        Op::Ne => format!("(NOT {})", eq_sql(alias, &path, value, params)),
-        Op::In | Op::Nin => {
-            let items = value
-                .as_array()
-                .ok_or_else(|| Error::invalid("filters", format!("{key:?}: in/nin take a list")))?;
-            let any = if items.is_empty() {
-                "0".to_string()
-            } else {
-                let parts: Vec<String> = items
-                    .iter()
-                    .map(|v| eq_sql(alias, &path, v, params))
-                    .collect();
-                format!("({})", parts.join(" OR "))
-            };
-            if op == Op::In {
-                any
-            } else {
-                format!("(NOT {any})")
-            }
-        }
-        Op::Gt | Op::Gte | Op::Lt | Op::Lte => {
-            let (types, bound) = match value {
-                Value::Number(n) => ("('integer','real')", number(n)),
-                Value::String(s) => ("('text')", Sql::Text(s.clone())),
-                _ => {
-                    return Err(Error::invalid(
-                        "filters",
-                        format!("{key:?}: range operators take a number or a string"),
-                    ))
-                }
-            };
-            params.extend([Sql::Text(path.clone()), Sql::Text(path), bound]);
-            format!(
-                "(json_type({md}, ?) IN {types} AND json_extract({md}, ?) {} ?)",
-                cmp(op)?
-            )
-        }
-        Op::Contains => {
-            let elem = match value {
-                Value::String(s) => Sql::Text(s.clone()),
-                Value::Number(n) => number(n),
-                _ => {
-                    return Err(Error::invalid(
-                        "filters",
-                        format!("{key:?}: contains takes a string or a number"),
-                    ))
-                }
-            };
-            let text_part = if let Sql::Text(s) = &elem {
-                params.extend([
-                    Sql::Text(path.clone()),
-                    Sql::Text(path.clone()),
-                    Sql::Text(s.clone()),
-                ]);
-                format!("(json_type({md}, ?) = 'text' AND instr(json_extract({md}, ?), ?) > 0)")
-            } else {
-                "0".into()
-            };
-            params.extend([Sql::Text(path.clone()), Sql::Text(path), elem]);
-            format!(
-                "({text_part} OR (json_type({md}, ?) = 'array' AND EXISTS (SELECT 1 FROM json_each({md}, ?) AS je WHERE je.type NOT IN ('array','object','true','false','null') AND je.value = ?)))"
-            )
-        }
-    })
 }

@@ -20,9 +20,7 @@ impl Records for SqliteStore {
     }
 
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        for b in &batches {
-            b.scope.validate()?;
-        }
+        validate_scopes(batches.iter().map(|b| &b.scope))?;
         self.write_tx(|tx| batches.iter().map(|b| self.write_one(tx, b)).collect())
     }
 
@@ -42,10 +40,7 @@ impl Records for SqliteStore {
     }
 
     fn list(&self, q: &ListQuery) -> Result<Page> {
-        q.scope.validate()?;
-        if q.limit == 0 || q.limit > 1000 {
-            return Err(Error::invalid("limit", "must be between 1 and 1000"));
-        }
+        q.validate()?;
         let after = q
             .cursor
             .as_deref()
@@ -53,45 +48,21 @@ impl Records for SqliteStore {
             .transpose()?
             .unwrap_or(0);
         self.read(|conn| {
-            let cq = CandidateQuery {
-                scope: &q.scope,
-                kinds: q.kinds.as_deref(),
-                filter: q.filter.as_ref(),
-                read: q.read,
-                limit: q.limit,
-            };
-            let mut p = candidate_pred(&cq)?;
+            let mut p = candidate_pred(&q.candidates())?;
             p.push("m.seq > ?", [Sql::Integer(after)]);
             let tail = format!("ORDER BY m.seq LIMIT {}", q.limit + 1);
-            let mut rows = with_sources(
+            let rows = with_sources(
                 conn,
                 query_memories(conn, &p.where_sql(), &tail, &p.params)?,
             )?;
-            let next_cursor = if rows.len() > q.limit {
-                rows.truncate(q.limit);
-                rows.last()
-                    .map(|(seq, _)| self.cursors.encode(&q.scope, *seq))
-            } else {
-                None
-            };
-            Ok(Page {
-                results: rows.into_iter().map(|(_, m)| m).collect(),
-                next_cursor,
-            })
+            Ok(q.page(rows, |seq| self.cursors.encode(&q.scope, seq)))
         })
     }
 
     fn locate(&self, q: &ListQuery, skip: u64) -> Result<ListPosition> {
         q.scope.validate()?;
         self.read(|conn| {
-            let cq = CandidateQuery {
-                scope: &q.scope,
-                kinds: q.kinds.as_deref(),
-                filter: q.filter.as_ref(),
-                read: q.read,
-                limit: 1,
-            };
-            let p = candidate_pred(&cq)?;
+            let p = candidate_pred(&q.candidates())?;
             let tx = conn.unchecked_transaction().map_err(sql_err)?;
             let total: i64 = tx
                 .prepare_cached(&format!(
@@ -101,10 +72,9 @@ impl Records for SqliteStore {
                 .and_then(|mut st| st.query_row(params_from_iter(p.params.iter()), |r| r.get(0)))
                 .map_err(sql_err)?;
             let total = u64::try_from(total).unwrap_or(0);
-            let cursor = if skip == 0 || skip >= total {
-                None
-            } else {
-                let offset = i64::try_from(skip - 1).map_err(|_| Error::invalid("page", "too large"))?;
+            let cursor = match ListPosition::cursor_offset(skip, total) {
+                None => None,
+                Some(offset) => {
                 let seq: i64 = tx
                     .prepare_cached(&format!(
                         "SELECT m.seq FROM memories m WHERE {} ORDER BY m.seq LIMIT 1 OFFSET {offset}",
@@ -115,21 +85,11 @@ impl Records for SqliteStore {
                     })
                     .map_err(sql_err)?;
                 Some(self.cursors.encode(&q.scope, seq))
+                }
             };
             tx.finish().map_err(sql_err)?;
             Ok(ListPosition { total, cursor })
         })
-    }
-
-    fn delete(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
-        self.delete_many(&[(scope.clone(), id)], mode, ctx)
-            .map(|_| ())
     }
 
     fn update_many(
@@ -137,10 +97,7 @@ impl Records for SqliteStore {
         items: Vec<(Scope, MemoryId, MemoryPatch)>,
         ctx: &WriteContext,
     ) -> Result<Vec<Memory>> {
-        for (scope, _, patch) in &items {
-            scope.validate()?;
-            patch.validate()?;
-        }
+        validate_updates(&items)?;
         self.write_tx(|tx| {
             items
                 .iter()
@@ -155,9 +112,7 @@ impl Records for SqliteStore {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<u64> {
-        for (scope, _) in items {
-            scope.validate()?;
-        }
+        validate_scopes(items.iter().map(|(s, _)| s))?;
         self.write_tx(|tx| {
             let now = chrono::Utc::now().timestamp_millis();
             for (scope, id) in items {
@@ -173,14 +128,7 @@ impl Records for SqliteStore {
         self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
-            predicate::visibility(
-                &mut p,
-                "m",
-                &ReadOptions {
-                    include_expired: true,
-                    ..ReadOptions::default()
-                },
-            );
+            predicate::visibility(&mut p, "m", &ReadOptions::active_any_expiry());
             let sql = format!(
                 "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
                 p.where_sql()
@@ -247,10 +195,7 @@ impl Records for SqliteStore {
                 .map_err(sql_err)?
                 .collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(sql_err)?;
-            if events.is_empty() {
-                return Err(Error::not_found("memory", id));
-            }
-            Ok(events)
+            found_history(id, events)
         })
     }
 

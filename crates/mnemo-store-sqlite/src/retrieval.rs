@@ -4,7 +4,6 @@ use crate::ann::EXACT_MAX;
 use crate::codec::*;
 use crate::graph::matching_entities;
 use crate::graph::EntityLookup;
-use crate::graph::ENTITY_WALK_MIN;
 use crate::predicate;
 use crate::predicate::marks;
 use crate::read::Prefilter;
@@ -135,30 +134,19 @@ impl Retrieval for SqliteStore {
         }
         self.read(|conn| {
             let lookup = EntityLookup::covered(q.scope);
-            // entity id → (memories it is linked to, which query names it matched)
-            let mut matched: HashMap<String, (u64, Vec<usize>)> = HashMap::new();
+            let mut matched = EntityMatches::new(names.len());
             for (i, name) in names.iter().enumerate() {
                 for n in matching_entities(conn, &lookup, name, false)? {
-                    matched.entry(n.id).or_insert((n.mentions, Vec::new())).1.push(i);
+                    matched.add(i, n.id, n.mentions);
                 }
             }
             if matched.is_empty() {
                 return Ok(Vec::new());
             }
-            // A rare entity's memories are all candidates. A common one (a speaker on every
-            // other memory) is not walked: its links only score the keys the other signals
-            // pooled, so the cost follows the pool, not how often the name occurs.
-            let enumerate_max = (q.limit * 4).max(ENTITY_WALK_MIN) as u64;
-            let mut rare: Vec<&String> = Vec::new();
-            let mut common: Vec<&String> = Vec::new();
-            for (id, (mentions, _)) in &matched {
-                if *mentions <= enumerate_max {
-                    rare.push(id);
-                } else {
-                    common.push(id);
-                }
-            }
-            let mut per_memory: HashMap<i64, Vec<&String>> = HashMap::new();
+            // A rare entity's memories are all candidates; a common one (a speaker on every
+            // other memory) only scores the pooled keys (see `EntityMatches::split`).
+            let (rare, common) = matched.split(q.limit);
+            let mut per_memory: HashMap<i64, Vec<String>> = HashMap::new();
             let mut collect = |sql: &str, params: &[Sql]| -> Result<()> {
                 let mut stmt = conn.prepare_cached(sql).map_err(sql_err)?;
                 let rows = stmt
@@ -168,8 +156,8 @@ impl Retrieval for SqliteStore {
                     .map_err(sql_err)?;
                 for r in rows {
                     let (seq, entity) = r.map_err(sql_err)?;
-                    if let Some((id, _)) = matched.get_key_value(&entity) {
-                        per_memory.entry(seq).or_default().push(id);
+                    if matched.contains(&entity) {
+                        per_memory.entry(seq).or_default().push(entity);
                     }
                 }
                 Ok(())
@@ -180,7 +168,7 @@ impl Retrieval for SqliteStore {
                 let mut p = crate::read::candidate_pred_with(q, true)?;
                 p.push(
                     &format!("em.entity_id IN ({})", marks(rare.len())),
-                    rare.iter().map(|k| Sql::Text((*k).clone())),
+                    rare.iter().map(|k| Sql::Text(k.clone())),
                 );
                 collect(
                     &format!(
@@ -211,24 +199,8 @@ impl Retrieval for SqliteStore {
                 .read()
                 .as_ref()
                 .and_then(|a| a.scope_ids(q.scope).map(|ids| a.scope_size(ids)))
-                .unwrap_or(0) as f64;
-            let total = (total as u64).max(matched.values().map(|(m, _)| *m).max().unwrap_or(0));
-            let mut out: Vec<Candidate> = per_memory
-                .into_iter()
-                .map(|(key, entities)| {
-                    let mut mentions = vec![Vec::new(); names.len()];
-                    for e in entities {
-                        let (m, which) = &matched[e];
-                        for &i in which {
-                            mentions[i].push(*m);
-                        }
-                    }
-                    Candidate {
-                        key,
-                        score: mnemo_core::entity::entity_score(&mentions, total),
-                    }
-                })
-                .collect();
+                .unwrap_or(0) as u64;
+            let mut out = matched.scores(per_memory, total);
             out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.key.cmp(&a.key)));
             out.truncate(q.limit);
             Ok(out)

@@ -1,20 +1,17 @@
 //! The hierarchy's tables: pages (the short-term window and mid-term members) and segments.
 //!
 //! Writes arrive as a [`TierWrite`] inside an add's batch and run in its transaction, in the
-//! order new pages → segment writes → migrations → evictions → analysed marks. Each step checks
-//! the snapshot the pipeline planned from (a migrating page is still `short`, a rewritten or
-//! evicted segment still has the version it saw) and fails the batch with a conflict otherwise,
-//! so a page is never in neither tier and a stale plan never overwrites a newer one.
+//! order and with the snapshot checks of core's [`write_tiers`] (new pages → segment writes →
+//! migrations → evictions → analysed marks); [`Writer`]'s `TierWriter` half here holds the rows.
 
 use crate::codec::{blob_to_vector, from_ms, sql_err, vector_to_blob, Cached};
 use crate::predicate::{self, marks, Pred};
-use crate::write::{history, scope_cols};
+use crate::write::{history, scope_cols, Writer};
 use crate::SqliteStore;
-use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use mnemo_core::tier::Migration;
 use mnemo_core::*;
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
-use std::collections::HashSet;
 
 const PAGE_COLS: &str = "p.seq, p.id, p.user_id, p.agent_id, p.run_id, p.session_id, \
      p.message_ids, p.text, p.tokens, p.at, p.vector, p.keywords, p.tier, p.segment_id, \
@@ -97,82 +94,154 @@ fn segment_from_row(row: &Row<'_>) -> rusqlite::Result<Segment> {
     })
 }
 
-fn conflict(reason: String) -> Error {
-    Error::Conflict { reason }
-}
+/// The hierarchy's rows of a batch (the order and the checks are core's [`write_tiers`]).
+impl TierWriter for Writer<'_, '_> {
+    fn step(&self, step: WriteStep) -> Result<()> {
+        self.store.step(step)
+    }
 
-impl SqliteStore {
-    /// Applies one batch's hierarchy changes inside its transaction (see the module docs). The
-    /// batch's shape (scopes, vectors, pages' messages) was checked by `WriteBatch::validate`.
-    pub(crate) fn write_tiers(
-        &self,
-        tx: &Transaction<'_>,
-        scope: &Scope,
-        w: &TierWrite,
-    ) -> Result<()> {
-        if w.is_empty() {
-            return Ok(());
-        }
-        let key = scope.key();
+    fn history(&mut self, entry: &HistoryEntry<'_>) -> Result<()> {
+        history(self.tx, entry)
+    }
+
+    fn insert_page(&mut self, scope: &Scope, p: &NewPage) -> Result<()> {
         let (u, a, r) = scope_cols(scope);
-        for p in &w.pages {
-            self.step("page")?;
-            tx.execute_cached(
-                "INSERT INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
-                 text, tokens, at, vector, keywords, tier, analysed) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'short', 0)",
+        self.tx.execute_cached(
+            "INSERT INTO pages (id, user_id, agent_id, run_id, scope_key, session_id, message_ids, \
+             text, tokens, at, vector, keywords, tier, analysed) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'short', 0)",
+            params![
+                p.id.to_string(), u, a, r, scope.key(), p.session_id,
+                serde_json::to_string(&p.message_ids).map_err(Error::storage)?,
+                p.text, p.tokens, p.at.timestamp_millis(), vector_to_blob(&p.vector),
+                serde_json::to_string(&p.keywords).map_err(Error::storage)?
+            ],
+        )
+        .map_err(sql_err)?;
+        Ok(())
+    }
+
+    fn insert_segment(&mut self, scope: &Scope, s: &Segment) -> Result<bool> {
+        let (u, a, r) = scope_cols(scope);
+        let keywords = serde_json::to_string(&s.keywords).map_err(Error::storage)?;
+        let out = self.tx.execute_cached(
+            "INSERT INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
+             keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
+             evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 1)",
+            params![
+                s.id.to_string(), u, a, r, scope.key(), s.summary, s.summary_author.as_str(), keywords,
+                vector_to_blob(&s.vector), s.page_count, s.length_tokens as i64, s.visits as i64,
+                s.last_visit_at.timestamp_millis(), s.created_at.timestamp_millis(),
+                s.updated_at.timestamp_millis()
+            ],
+        );
+        match out {
+            Ok(_) => Ok(true),
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(sql_err(e)),
+        }
+    }
+
+    fn rewrite_segment(&mut self, scope: &Scope, s: &Segment, expected: u64) -> Result<bool> {
+        let keywords = serde_json::to_string(&s.keywords).map_err(Error::storage)?;
+        // Visits counted since the plan was read are kept: they are added on top of the
+        // planned count rather than overwritten, so the version check guards the content.
+        let n = self.tx
+            .execute_cached(
+                "UPDATE segments SET summary = ?1, summary_author = ?2, keywords = ?3, vector = ?4, \
+                 page_count = ?5, length_tokens = ?6, updated_at = ?7, version = version + 1 \
+                 WHERE id = ?8 AND scope_key = ?9 AND evicted_at IS NULL AND version = ?10",
                 params![
-                    p.id.to_string(), u, a, r, key, p.session_id,
-                    serde_json::to_string(&p.message_ids).map_err(Error::storage)?,
-                    p.text, p.tokens, p.at.timestamp_millis(), vector_to_blob(&p.vector),
-                    serde_json::to_string(&p.keywords).map_err(Error::storage)?
+                    s.summary, s.summary_author.as_str(), keywords, vector_to_blob(&s.vector),
+                    s.page_count, s.length_tokens as i64, s.updated_at.timestamp_millis(),
+                    s.id.to_string(), scope.key(), expected as i64
                 ],
             )
             .map_err(sql_err)?;
-        }
-        let mut written: HashSet<SegmentId> = HashSet::new();
-        for s in &w.segments {
-            self.step("segment")?;
-            write_segment(tx, scope, &key, s)?;
-            written.insert(s.segment.id);
-        }
-        for m in &w.migrations {
-            self.step("migrate")?;
-            migrate(tx, &key, m)?;
-        }
-        let now = chrono::Utc::now().timestamp_millis();
-        for e in &w.evictions {
-            self.step("evict")?;
-            evict(tx, scope, &key, e, written.contains(&e.segment), now)?;
-        }
-        for id in &w.analysed {
-            self.step("analyse")?;
-            // Only an unanalysed page can be consumed: two analyses racing for the same pages
-            // cannot both commit (the later one fails whole and writes nothing).
-            let n = tx
-                .execute_cached(
-                    "UPDATE pages SET analysed = 1 WHERE id = ?1 AND scope_key = ?2 AND analysed = 0",
-                    params![id.to_string(), key],
-                )
-                .map_err(sql_err)?;
-            if n == 0 {
-                let known: Option<i64> = tx
-                    .query_row_cached(
-                        "SELECT 1 FROM pages WHERE id = ?1 AND scope_key = ?2",
-                        params![id.to_string(), key],
-                        |r| r.get(0),
-                    )
-                    .optional()
-                    .map_err(sql_err)?;
-                return Err(match known {
-                    Some(_) => conflict(format!(
-                        "page {id} was already analysed by another analysis; refresh again"
-                    )),
-                    None => Error::not_found("page", id),
-                });
-            }
-        }
+        Ok(n > 0)
+    }
+
+    fn segment_is_active(&mut self, scope: &Scope, id: SegmentId) -> Result<bool> {
+        self.tx
+            .query_row_cached(
+                "SELECT 1 FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
+                params![id.to_string(), scope.key()],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(sql_err)
+    }
+
+    fn page_exists(&mut self, scope: &Scope, id: PageId) -> Result<bool> {
+        self.tx
+            .query_row_cached(
+                "SELECT 1 FROM pages WHERE id = ?1 AND scope_key = ?2",
+                params![id.to_string(), scope.key()],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(sql_err)
+    }
+
+    fn migrate_page(&mut self, scope: &Scope, m: &Migration) -> Result<bool> {
+        let n = self
+            .tx
+            .execute_cached(
+                "UPDATE pages SET tier = 'mid', segment_id = ?1, continues = ?2 \
+                 WHERE id = ?3 AND scope_key = ?4 AND tier = 'short'",
+                params![
+                    m.segment.to_string(),
+                    m.continues.map(|c| c.to_string()),
+                    m.page.to_string(),
+                    scope.key()
+                ],
+            )
+            .map_err(sql_err)?;
+        Ok(n > 0)
+    }
+
+    fn active_segment(&mut self, scope: &Scope, id: SegmentId) -> Result<Option<(u64, String)>> {
+        let current: Option<(i64, String)> = self.tx
+            .query_row_cached(
+                "SELECT version, summary FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
+                params![id.to_string(), scope.key()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sql_err)?;
+        Ok(current.map(|(v, summary)| (v as u64, summary)))
+    }
+
+    fn evict_segment(&mut self, scope: &Scope, id: SegmentId, at: i64) -> Result<()> {
+        self.tx.execute_cached(
+            "UPDATE segments SET evicted_at = ?1, updated_at = ?1, version = version + 1 WHERE id = ?2",
+            params![at, id.to_string()],
+        )
+        .map_err(sql_err)?;
+        self.tx
+            .execute_cached(
+                "UPDATE pages SET tier = 'evicted' WHERE segment_id = ?1 AND scope_key = ?2",
+                params![id.to_string(), scope.key()],
+            )
+            .map_err(sql_err)?;
         Ok(())
+    }
+
+    fn mark_analysed(&mut self, scope: &Scope, id: PageId) -> Result<bool> {
+        let n = self
+            .tx
+            .execute_cached(
+                "UPDATE pages SET analysed = 1 WHERE id = ?1 AND scope_key = ?2 AND analysed = 0",
+                params![id.to_string(), scope.key()],
+            )
+            .map_err(sql_err)?;
+        Ok(n > 0)
     }
 }
 
@@ -184,177 +253,13 @@ fn query_pages(conn: &Connection, sql: &str, params: &[Sql]) -> Result<Vec<Store
     rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
 }
 
-fn write_segment(tx: &Transaction<'_>, scope: &Scope, key: &str, w: &SegmentWrite) -> Result<()> {
-    let s = &w.segment;
-    let keywords = serde_json::to_string(&s.keywords).map_err(Error::storage)?;
-    let (u, a, r) = scope_cols(scope);
-    match w.expected_version {
-        None => {
-            tx.execute_cached(
-                "INSERT INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
-                 keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
-                 evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 1)",
-                params![
-                    s.id.to_string(), u, a, r, key, s.summary, s.summary_author.as_str(), keywords,
-                    vector_to_blob(&s.vector), s.page_count, s.length_tokens as i64, s.visits as i64,
-                    s.last_visit_at.timestamp_millis(), s.created_at.timestamp_millis(),
-                    s.updated_at.timestamp_millis()
-                ],
-            )
-            .map_err(|e| match e {
-                rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
-                    conflict(format!("segment {} already exists", s.id))
-                }
-                e => sql_err(e),
-            })?;
-        }
-        Some(v) => {
-            // Visits counted since the plan was read are kept: they are added on top of the
-            // planned count rather than overwritten, so the version check guards the content.
-            let n = tx
-                .execute_cached(
-                    "UPDATE segments SET summary = ?1, summary_author = ?2, keywords = ?3, vector = ?4, \
-                     page_count = ?5, length_tokens = ?6, updated_at = ?7, version = version + 1 \
-                     WHERE id = ?8 AND scope_key = ?9 AND evicted_at IS NULL AND version = ?10",
-                    params![
-                        s.summary, s.summary_author.as_str(), keywords, vector_to_blob(&s.vector),
-                        s.page_count, s.length_tokens as i64, s.updated_at.timestamp_millis(),
-                        s.id.to_string(), key, v as i64
-                    ],
-                )
-                .map_err(sql_err)?;
-            if n == 0 {
-                return Err(conflict(format!(
-                    "segment {} changed or was evicted since it was read (expected version {v}); plan again",
-                    s.id
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn migrate(tx: &Transaction<'_>, key: &str, m: &Migration) -> Result<()> {
-    let active: Option<i64> = tx
-        .query_row_cached(
-            "SELECT 1 FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
-            params![m.segment.to_string(), key],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql_err)?;
-    if active.is_none() {
-        return Err(conflict(format!(
-            "segment {} is not an active segment of the scope; plan again",
-            m.segment
-        )));
-    }
-    if let Some(c) = m.continues {
-        let known: Option<i64> = tx
-            .query_row_cached(
-                "SELECT 1 FROM pages WHERE id = ?1 AND scope_key = ?2",
-                params![c.to_string(), key],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(sql_err)?;
-        if known.is_none() {
-            return Err(Error::invalid(
-                "migrations.continues",
-                format!("{c} is not a page of the scope"),
-            ));
-        }
-    }
-    let n = tx
-        .execute_cached(
-            "UPDATE pages SET tier = 'mid', segment_id = ?1, continues = ?2 \
-             WHERE id = ?3 AND scope_key = ?4 AND tier = 'short'",
-            params![
-                m.segment.to_string(),
-                m.continues.map(|c| c.to_string()),
-                m.page.to_string(),
-                key
-            ],
-        )
-        .map_err(sql_err)?;
-    if n == 0 {
-        return Err(conflict(format!(
-            "page {} is no longer in the short-term window; plan again",
-            m.page
-        )));
-    }
-    Ok(())
-}
-
-fn evict(
-    tx: &Transaction<'_>,
-    scope: &Scope,
-    key: &str,
-    e: &Eviction,
-    rewritten: bool,
-    now: i64,
-) -> Result<()> {
-    let current: Option<(i64, String)> = tx
-        .query_row_cached(
-            "SELECT version, summary FROM segments WHERE id = ?1 AND scope_key = ?2 AND evicted_at IS NULL",
-            params![e.segment.to_string(), key],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()
-        .map_err(sql_err)?;
-    let Some((version, summary)) = current else {
-        return Err(conflict(format!(
-            "segment {} is not an active segment of the scope",
-            e.segment
-        )));
-    };
-    // A segment this batch rewrote has moved one version past what the plan saw.
-    let expected = e.expected_version as i64 + i64::from(rewritten);
-    if version != expected {
-        return Err(conflict(format!(
-            "segment {} changed since it was read (version {version}, expected {expected}); plan again",
-            e.segment
-        )));
-    }
-    tx.execute_cached(
-        "UPDATE segments SET evicted_at = ?1, updated_at = ?1, version = version + 1 WHERE id = ?2",
-        params![now, e.segment.to_string()],
-    )
-    .map_err(sql_err)?;
-    tx.execute_cached(
-        "UPDATE pages SET tier = 'evicted' WHERE segment_id = ?1 AND scope_key = ?2",
-        params![e.segment.to_string(), key],
-    )
-    .map_err(sql_err)?;
-    let ctx = WriteContext {
-        reason: Some(e.reason.clone()),
-        ..WriteContext::default()
-    };
-    history(
-        tx,
-        MemoryId(e.segment.0),
-        scope_cols(scope),
-        HistoryKind::Evict,
-        (Some(&summary), None),
-        (None, None),
-        &ctx,
-        now,
-    )
-}
-
 /// Removes erased texts from the pages and segments of `owner` (exact scope) that quote them:
 /// each occurrence in a page's text or a segment's summary becomes `[erased]`, and keywords
 /// taken from an erased text are dropped from both. Returns how many rows changed.
 pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Result<u64> {
     let key = owner.key();
-    let texts: Vec<&String> = texts.iter().filter(|t| !t.trim().is_empty()).collect();
-    if texts.is_empty() {
+    let Some(scrub) = TierScrub::new(texts) else {
         return Ok(0);
-    }
-    let lowered: Vec<String> = texts.iter().map(|t| t.to_lowercase()).collect();
-    let quoted = |k: &String| {
-        let k = k.to_lowercase();
-        lowered.iter().any(|t| t.contains(&k))
     };
     let mut n = 0u64;
     for (table, column) in [("pages", "text"), ("segments", "summary")] {
@@ -370,20 +275,15 @@ pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Re
             it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
         };
         for (id, body, keywords) in rows {
-            if !texts.iter().any(|t| body.contains(t.as_str())) {
+            let Some(body) = scrub.body(&body) else {
                 continue;
-            }
-            let mut body = body;
-            for t in &texts {
-                body = body.replace(t.as_str(), "[erased]");
-            }
-            let keywords: Vec<String> = serde_json::from_str(&keywords).map_err(Error::storage)?;
-            let kept: Vec<&String> = keywords.iter().filter(|k| !quoted(k)).collect();
+            };
+            let keywords = scrub.keywords(serde_json::from_str(&keywords).map_err(Error::storage)?);
             tx.execute_cached(
                 &format!("UPDATE {table} SET {column} = ?1, keywords = ?2 WHERE id = ?3"),
                 params![
                     body,
-                    serde_json::to_string(&kept).map_err(Error::storage)?,
+                    serde_json::to_string(&keywords).map_err(Error::storage)?,
                     id
                 ],
             )
@@ -427,28 +327,21 @@ pub(crate) fn rebind_pages(
         it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
     let mut segments: std::collections::BTreeSet<String> = Default::default();
-    for chunk in rows.chunks(batch.max(1)) {
-        let refs: Vec<&str> = chunk.iter().map(|(_, t, _)| t.as_str()).collect();
-        let vectors = embed(&refs)?;
-        if vectors.len() != chunk.len() {
-            return Err(Error::Model {
-                reason: format!(
-                    "the embedder returned {} vectors for {} texts",
-                    vectors.len(),
-                    chunk.len()
-                ),
-            });
-        }
-        for ((seq, _, segment), v) in chunk.iter().zip(vectors) {
-            check_vector("vector", &v, dimension)?;
+    reembed(
+        &rows,
+        (dimension, batch),
+        embed,
+        |(_, text, _)| text.clone(),
+        |(seq, _, segment), v| {
             tx.execute_cached(
                 "UPDATE pages SET vector = ?1 WHERE seq = ?2",
                 params![vector_to_blob(&v), seq],
             )
             .map_err(sql_err)?;
             segments.extend(segment.clone());
-        }
-    }
+            Ok(())
+        },
+    )?;
     for segment in &segments {
         set_vector_from_pages(tx, segment)?;
         tx.execute_cached(
@@ -463,32 +356,24 @@ pub(crate) fn rebind_pages(
 /// Sets a segment's vector to the normalised mean of its pages' vectors (a rebind's new model,
 /// an import's re-embedded pages). A segment without pages keeps its vector.
 pub(crate) fn set_vector_from_pages(tx: &Transaction<'_>, segment: &str) -> Result<()> {
-    let mut sum: Vec<f32> = Vec::new();
-    {
+    let pages: Vec<Vec<f32>> = {
         let mut st = tx
             .prepare_cached("SELECT vector FROM pages WHERE segment_id = ?1")
             .map_err(sql_err)?;
         let rows = st
             .query_map([segment], |r| r.get::<_, Vec<u8>>(0))
             .map_err(sql_err)?;
-        for blob in rows {
-            let v = blob_to_vector(&blob.map_err(sql_err)?);
-            if sum.is_empty() {
-                sum = vec![0.0; v.len()];
-            }
-            sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
-        }
-    }
-    if sum.is_empty() {
+        let blobs = rows
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(sql_err)?;
+        blobs.iter().map(|b| blob_to_vector(b)).collect()
+    };
+    let Some(vector) = segment_vector(pages) else {
         return Ok(());
-    }
-    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        sum.iter_mut().for_each(|x| *x /= norm);
-    }
+    };
     tx.execute_cached(
         "UPDATE segments SET vector = ?1 WHERE id = ?2",
-        params![vector_to_blob(&sum), segment],
+        params![vector_to_blob(&vector), segment],
     )
     .map_err(sql_err)?;
     Ok(())

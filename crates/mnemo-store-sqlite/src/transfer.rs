@@ -6,7 +6,6 @@
 use crate::codec::*;
 use crate::codec::{from_ms, history_from_row, metadata_text, note_text, sql_err, vector_to_blob};
 use crate::read::*;
-use crate::write::check_vector;
 use crate::write::log_change;
 use crate::write::*;
 use crate::SqliteStore;
@@ -111,31 +110,12 @@ pub(crate) fn export_rest(conn: &Connection, sink: Sink<'_>) -> Result<()> {
     Ok(())
 }
 
-/// What an import has done so far, for the records that refer back to it.
+/// What an import has done so far: core's [`ImportState`], and the segments it wrote, whose
+/// vectors are recomputed at the end.
 #[derive(Default)]
-pub(crate) struct ImportState {
-    /// Memories written by this import (records naming others are skipped).
-    pub imported: HashSet<MemoryId>,
-    /// Memories whose history the import carries (their synthetic `ADD` is not written).
-    pub with_history: HashSet<MemoryId>,
-    /// Segments written by this import, whose vectors are recomputed at the end.
+pub(crate) struct Imported {
+    pub rules: ImportState,
     pub segments: HashSet<SegmentId>,
-}
-
-impl ImportState {
-    pub(crate) fn scan(records: &[(ExportRecord, Option<Vec<f32>>)]) -> Self {
-        let with_history = records
-            .iter()
-            .filter_map(|(r, _)| match r {
-                ExportRecord::History(h) => Some(h.event.memory_id),
-                _ => None,
-            })
-            .collect();
-        Self {
-            with_history,
-            ..Self::default()
-        }
-    }
 }
 
 impl SqliteStore {
@@ -144,14 +124,14 @@ impl SqliteStore {
         tx: &Transaction<'_>,
         rec: &ExportRecord,
         vector: Option<&[f32]>,
-        state: &mut ImportState,
+        state: &mut Imported,
     ) -> Result<u64> {
         match rec {
             ExportRecord::IndexText {
                 memory_id,
                 index_text,
             } => {
-                if !state.imported.contains(memory_id) {
+                if !state.rules.imported.contains(memory_id) {
                     return Ok(0);
                 }
                 let seq: i64 = tx
@@ -281,15 +261,7 @@ impl SqliteStore {
             }
             ExportRecord::Page(p) => {
                 p.scope.validate()?;
-                let v = vector
-                    .ok_or_else(|| Error::invalid("vector", "missing for an imported page"))?;
-                let dim = Self::dimension_of(tx)?;
-                if v.len() != dim {
-                    return Err(Error::invalid(
-                        "vector",
-                        format!("has {} dimensions, the store holds {dim}", v.len()),
-                    ));
-                }
+                let v = imported_page_vector(vector, Self::dimension_of(tx)?)?;
                 crate::tiers::import_page(tx, p, &vector_to_blob(v))
             }
             ExportRecord::Idempotency(r) => {
@@ -310,7 +282,7 @@ impl SqliteStore {
 
     /// The end of an import: segments written by it get the normalised mean of their pages'
     /// vectors.
-    pub(crate) fn finish_import(tx: &Transaction<'_>, state: &ImportState) -> Result<()> {
+    pub(crate) fn finish_import(tx: &Transaction<'_>, state: &Imported) -> Result<()> {
         for id in &state.segments {
             crate::tiers::set_vector_from_pages(tx, &id.to_string())?;
         }
@@ -361,7 +333,10 @@ impl Transfer for SqliteStore {
     fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64> {
         self.write_tx(|tx| {
             let mut written = 0u64;
-            let mut state = crate::transfer::ImportState::scan(&records);
+            let mut state = Imported {
+                rules: ImportState::scan(&records),
+                ..Imported::default()
+            };
             for (rec, vector) in &records {
                 match rec {
                     ExportRecord::Message(m) => {
@@ -383,13 +358,9 @@ impl Transfer for SqliteStore {
                         if exists {
                             continue;
                         }
-                        let scope = m.scope()?;
-                        if m.state != MemoryState::Deleted {
-                            let v = vector.as_deref().ok_or_else(|| {
-                                Error::invalid("vector", "missing for an imported memory")
-                            })?;
-                            check_vector(v, Self::dimension_of(tx)?)?;
-                        }
+                        let new = ImportedMemory::check(m, vector.as_deref(), || {
+                            Self::dimension_of(tx)
+                        })?;
                         let times = (
                             m.created_at.timestamp_millis(),
                             m.updated_at.timestamp_millis(),
@@ -397,50 +368,30 @@ impl Transfer for SqliteStore {
                             opt_ms(m.valid_from),
                             opt_ms(m.valid_until),
                         );
-                        let note = m.note.as_ref().map(NoteFields::validated).transpose()?;
-                        let index_text = note
-                            .as_ref()
-                            .map(|n| mnemo_core::note::enriched_text(&m.text, n));
                         insert_memory(
                             tx,
                             m.id,
-                            &scope,
+                            &new.scope,
                             m.kind,
                             m.state,
                             &m.text,
-                            index_text.as_deref(),
+                            new.index_text.as_deref(),
                             &m.metadata,
                             times,
                             m.actor.as_deref(),
                             m.role,
-                            vector.as_deref(),
+                            new.vector,
                             &m.sources,
-                            note.as_ref(),
+                            new.note.as_ref(),
                         )?;
                         tx.execute_cached(
                             "UPDATE memories SET access_count = ?1, last_accessed_at = ?2 WHERE id = ?3",
                             params![m.access_count as i64, opt_ms(m.last_accessed_at), m.id.to_string()],
                         )
                         .map_err(sql_err)?;
-                        // The import's own history of the memory, when it carries one, stands
-                        // in for the ADD event an import writes.
-                        if !state.with_history.contains(&m.id) {
-                            let ctx = WriteContext {
-                                reason: Some("import".into()),
-                                ..WriteContext::default()
-                            };
-                            history(
-                                tx,
-                                m.id,
-                                scope_cols(&scope),
-                                HistoryKind::Add,
-                                (None, None),
-                                (Some(&m.text), Some(&m.metadata)),
-                                &ctx,
-                                times.0,
-                            )?;
+                        if let Some(ctx) = new.written(&mut state.rules) {
+                            history(tx, &new.add_event(&ctx))?;
                         }
-                        state.imported.insert(m.id);
                         written += 1;
                     }
                     other => {

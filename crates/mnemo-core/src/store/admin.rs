@@ -84,3 +84,137 @@ pub trait Admin: Send + Sync {
         None
     }
 }
+
+/// What a request to bind (or rebind) an embedding model must carry: a positive dimension.
+pub fn check_dimension(dimension: usize) -> Result<()> {
+    if dimension == 0 {
+        return Err(crate::Error::invalid("dimension", "must be positive"));
+    }
+    Ok(())
+}
+
+/// A model's family: the part before the first `/` ("hash-embedder/v1" → "hash-embedder"). A
+/// new revision of one model keeps the vectors of the old.
+pub fn model_family(model: &str) -> &str {
+    model.split('/').next().unwrap_or(model)
+}
+
+/// Whether a store bound to `current` (model, dimension) may embed with `model_id` and
+/// `dimension`: `true` when bound to the same family and dimension, `false` when unbound (the
+/// caller binds it), a conflict naming both and the way out otherwise. `backup` says what a
+/// re-embed keeps, where the backend keeps something (appended to the advice).
+pub fn check_binding(
+    current: Option<(&str, usize)>,
+    model_id: &str,
+    dimension: usize,
+    backup: &str,
+) -> Result<bool> {
+    match current {
+        Some((m, d)) if model_family(m) != model_family(model_id) || d != dimension => {
+            Err(crate::Error::Conflict {
+                reason: format!(
+                    "this store holds {d}-dimensional vectors from {m}, but the embedder is \
+                     {model_id} ({dimension} dimensions); to re-embed every memory, run `mnemo \
+                     reembed` with the new embedder configured{backup}, or configure the embedder \
+                     this store was written with"
+                ),
+            })
+        }
+        Some(_) => Ok(true),
+        None => Ok(false),
+    }
+}
+
+/// Embeds `texts` for a rebind and checks the answer: one vector per text (else a model error),
+/// each of `dimension` finite numbers.
+pub fn embed_checked(
+    embed: &mut EmbedBatch<'_>,
+    texts: &[&str],
+    dimension: usize,
+) -> Result<Vec<Vec<f32>>> {
+    let vectors = embed(texts)?;
+    if vectors.len() != texts.len() {
+        return Err(crate::Error::Model {
+            reason: format!(
+                "the embedder returned {} vectors for {} texts",
+                vectors.len(),
+                texts.len()
+            ),
+        });
+    }
+    for v in &vectors {
+        check_vector("vector", v, dimension)?;
+    }
+    Ok(vectors)
+}
+
+/// Re-embeds `items` for a rebind: their texts (`text` of each) go to `embed` in batches of at
+/// most `batch` (checked by [`embed_checked`]), and `store` writes each item's new vector.
+pub fn reembed<T>(
+    items: &[T],
+    (dimension, batch): (usize, usize),
+    embed: &mut EmbedBatch<'_>,
+    text: impl Fn(&T) -> String,
+    mut store: impl FnMut(&T, Vec<f32>) -> Result<()>,
+) -> Result<()> {
+    for chunk in items.chunks(batch.max(1)) {
+        let texts: Vec<String> = chunk.iter().map(&text).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for (item, v) in chunk.iter().zip(embed_checked(embed, &refs, dimension)?) {
+            store(item, v)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binding_takes_a_revision_of_its_model_and_refuses_another() {
+        assert!(check_dimension(0).is_err());
+        assert!(!check_binding(None, "m/v1", 4, "").unwrap());
+        assert!(check_binding(Some(("m/v1", 4)), "m/v2", 4, "").unwrap());
+        let e = check_binding(Some(("m/v1", 4)), "other", 4, " (kept)").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Conflict);
+        let text = e.to_string();
+        assert!(text.contains("4-dimensional vectors from m/v1"), "{text}");
+        assert!(
+            text.contains("the new embedder configured (kept), or configure"),
+            "{text}"
+        );
+        assert!(check_binding(Some(("m", 4)), "m", 8, "").is_err());
+    }
+
+    #[test]
+    fn a_rebind_embeds_in_batches_and_refuses_a_short_answer() {
+        let mut calls = Vec::new();
+        let mut embed = |texts: &[&str]| -> Result<Vec<Vec<f32>>> {
+            calls.push(texts.len());
+            Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+        };
+        let mut stored = Vec::new();
+        reembed(
+            &[1, 2, 3],
+            (2, 2),
+            &mut embed,
+            |i| i.to_string(),
+            |i, v| {
+                stored.push((*i, v));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(calls, [2, 1]);
+        assert_eq!(stored.len(), 3);
+        let mut short = |_: &[&str]| -> Result<Vec<Vec<f32>>> { Ok(vec![]) };
+        let e = embed_checked(&mut short, &["a"], 2).unwrap_err();
+        assert!(
+            e.to_string().contains("returned 0 vectors for 1 texts"),
+            "{e}"
+        );
+        let mut wide = |_: &[&str]| -> Result<Vec<Vec<f32>>> { Ok(vec![vec![1.0; 3]]) };
+        assert!(embed_checked(&mut wide, &["a"], 2).is_err());
+    }
+}

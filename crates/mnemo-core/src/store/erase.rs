@@ -88,3 +88,270 @@ pub trait Erasure: Send + Sync {
         ctx: &WriteContext,
     ) -> Result<EraseLogReport>;
 }
+
+impl EraseTarget<'_> {
+    /// What every backend checks before an erase of the log reads anything: a session is named
+    /// by a non-blank id.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            EraseTarget::Session(s) if s.trim().is_empty() => {
+                Err(crate::Error::invalid("session_id", "must not be empty"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The refusal of a session erase when the scope has no message in `session`.
+pub fn no_session(session: &str) -> crate::Error {
+    crate::Error::invalid(
+        "session_id",
+        format!("the scope has no session {session:?}"),
+    )
+}
+
+/// The refusal of an erase of a memory erased before (nothing is written).
+pub fn already_erased(id: MemoryId) -> crate::Error {
+    crate::Error::invalid("id", format!("memory {id} is already erased"))
+}
+
+/// What the erase of one memory scrubs, decided from the memory and its history before any
+/// row changes; the backend finds the copies, this says what they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScrubPlan {
+    /// Every text the memory ever had — its row's and its history's old and new texts —
+    /// without blanks, sorted and unique.
+    pub texts: Vec<String>,
+    /// Whether the contents of its source messages go too: when asked, and always for a raw
+    /// memory (the raw memory *is* its message).
+    pub sources: bool,
+}
+
+impl ScrubPlan {
+    /// The plan for erasing `memory`, whose history events hold `history` (old and new texts).
+    pub fn new(
+        memory: &Memory,
+        history: impl IntoIterator<Item = Option<String>>,
+        sources: bool,
+    ) -> Self {
+        let mut texts: Vec<String> = std::iter::once(memory.text.clone())
+            .chain(history.into_iter().flatten())
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        texts.sort();
+        texts.dedup();
+        Self {
+            texts,
+            sources: sources || memory.kind == MemoryKind::Raw,
+        }
+    }
+
+    /// A neighbour's index text without the lines that quote the memory: `None` when it quotes
+    /// none (left as it is), `Some(None)` when no line is left (the neighbour's own text is
+    /// indexed again).
+    pub fn reindexed(&self, index: &str) -> Option<Option<String>> {
+        without_quotes(index, &self.texts).map(|i| (!i.trim().is_empty()).then_some(i))
+    }
+
+    /// The texts the hierarchy's pages and segment summaries are scrubbed of: the memory's, and
+    /// the contents of the source messages the erase removes (`messages`, read when
+    /// [`ScrubPlan::sources`]).
+    pub fn tier_texts(&self, messages: impl IntoIterator<Item = String>) -> Vec<String> {
+        self.texts.iter().cloned().chain(messages).collect()
+    }
+
+    /// The report of erasing memory `id` with `source_count` source messages, before anything
+    /// is scrubbed: its `messages_kept` are the sources the erase leaves as they were (none
+    /// when they go too); the counts grow as the backend scrubs.
+    pub fn report(&self, id: MemoryId, source_count: u64) -> EraseReport {
+        EraseReport {
+            id,
+            history_scrubbed: 0,
+            messages_erased: 0,
+            messages_kept: if self.sources { 0 } else { source_count },
+            neighbours_reindexed: 0,
+            entities_removed: 0,
+            replays_scrubbed: 0,
+            pages_scrubbed: 0,
+        }
+    }
+}
+
+/// Removes every line of `index` that quotes one of `texts`; `None` when nothing changes.
+pub fn without_quotes(index: &str, texts: &[String]) -> Option<String> {
+    let kept: Vec<&str> = index
+        .split('\n')
+        .filter(|line| !texts.iter().any(|t| line.contains(t.as_str())))
+        .collect();
+    let out = kept.join("\n");
+    (out.len() != index.len()).then_some(out)
+}
+
+impl AddOutcome {
+    /// A stored add result after erasing memory `id`: its ids and events stay (a retry with the
+    /// same key still gets the original answer), the erased text and the reasons quoting it go.
+    pub fn without_text_of(&mut self, id: MemoryId) {
+        for r in &mut self.results {
+            if r.id == id {
+                r.memory = String::new();
+                r.reason = None;
+            }
+            if r.previous_id == Some(id) {
+                r.previous_memory = None;
+            }
+        }
+    }
+}
+
+/// How an erase scrubs the hierarchy's copies of erased texts: each occurrence in a page's
+/// text or a segment's summary becomes `[erased]`, and a keyword taken from an erased text
+/// (contained in one, ignoring case) is dropped.
+#[derive(Debug)]
+pub struct TierScrub<'a> {
+    texts: Vec<&'a str>,
+    lowered: Vec<String>,
+}
+
+impl<'a> TierScrub<'a> {
+    /// The scrub of `texts`; `None` when none is more than blank (nothing to scrub).
+    pub fn new(texts: &'a [String]) -> Option<Self> {
+        let texts: Vec<&str> = texts
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        let lowered = texts.iter().map(|t| t.to_lowercase()).collect();
+        (!texts.is_empty()).then_some(Self { texts, lowered })
+    }
+
+    /// `body` with every erased text replaced; `None` when it quotes none (the row stays as it
+    /// is, keywords included).
+    pub fn body(&self, body: &str) -> Option<String> {
+        if !self.texts.iter().any(|t| body.contains(t)) {
+            return None;
+        }
+        let mut body = body.to_string();
+        for t in &self.texts {
+            body = body.replace(t, "[erased]");
+        }
+        Some(body)
+    }
+
+    /// The keywords not taken from an erased text.
+    pub fn keywords(&self, keywords: Vec<String>) -> Vec<String> {
+        keywords
+            .into_iter()
+            .filter(|k| {
+                let k = k.to_lowercase();
+                !self.lowered.iter().any(|t| t.contains(&k))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fixtures::memory;
+
+    #[test]
+    fn quoting_lines_are_dropped_and_others_kept() {
+        let texts = vec!["I live in Oslo".to_string()];
+        assert_eq!(
+            without_quotes("Ann: hi\nAnn: hi\nBo: I live in Oslo\nAnn: nice", &texts).as_deref(),
+            Some("Ann: hi\nAnn: hi\nAnn: nice")
+        );
+        assert_eq!(without_quotes("Ann: hi", &texts), None);
+    }
+
+    #[test]
+    fn a_plan_holds_every_text_once_and_a_raw_memory_takes_its_message() {
+        let m = memory(MemoryKind::Fact, "Ann lives in Oslo");
+        let plan = ScrubPlan::new(
+            &m,
+            [
+                Some("Ann lives in Bergen".into()),
+                Some("Ann lives in Oslo".into()),
+                Some("  ".into()),
+                None,
+            ],
+            false,
+        );
+        assert_eq!(plan.texts, ["Ann lives in Bergen", "Ann lives in Oslo"]);
+        assert!(!plan.sources);
+        assert_eq!(plan.report(MemoryId::new(), 2).messages_kept, 2);
+        let raw = ScrubPlan::new(&memory(MemoryKind::Raw, "hi"), [], false);
+        assert!(raw.sources);
+        assert_eq!(raw.report(MemoryId::new(), 1).messages_kept, 0);
+        assert_eq!(
+            plan.reindexed("x\nAnn lives in Oslo"),
+            Some(Some("x".into()))
+        );
+        assert_eq!(plan.reindexed("Ann lives in Oslo"), Some(None));
+        assert_eq!(plan.reindexed("unrelated"), None);
+        assert_eq!(plan.tier_texts(["said".to_string()]).len(), 3);
+    }
+
+    #[test]
+    fn a_replayed_outcome_keeps_ids_and_events_but_not_the_text() {
+        let (gone, kept) = (MemoryId::new(), MemoryId::new());
+        let mut o = AddOutcome {
+            results: vec![
+                AddResult {
+                    id: gone,
+                    memory: "secret".into(),
+                    event: HistoryKind::Add,
+                    previous_memory: None,
+                    previous_id: None,
+                    reason: Some("said secret".into()),
+                },
+                AddResult {
+                    id: kept,
+                    memory: "newer".into(),
+                    event: HistoryKind::Update,
+                    previous_memory: Some("secret".into()),
+                    previous_id: Some(gone),
+                    reason: Some("moved".into()),
+                },
+            ],
+            replayed: false,
+            warnings: Vec::new(),
+            usage: Vec::new(),
+        };
+        o.without_text_of(gone);
+        assert_eq!(
+            (o.results[0].memory.as_str(), &o.results[0].reason),
+            ("", &None)
+        );
+        assert_eq!(o.results[0].id, gone);
+        assert_eq!(o.results[1].previous_memory, None);
+        assert_eq!(o.results[1].memory, "newer");
+        assert_eq!(o.results[1].reason.as_deref(), Some("moved"));
+    }
+
+    #[test]
+    fn a_tier_scrub_replaces_quotes_and_drops_their_keywords() {
+        assert!(TierScrub::new(&[" ".to_string()]).is_none());
+        let texts = vec!["Ann lives in Oslo".to_string()];
+        let s = TierScrub::new(&texts).unwrap();
+        assert_eq!(
+            s.body("Bo: hi. Ann lives in Oslo.").as_deref(),
+            Some("Bo: hi. [erased].")
+        );
+        assert_eq!(s.body("Bo: hi."), None);
+        assert_eq!(
+            s.keywords(vec!["OSLO".into(), "ferry".into()]),
+            vec!["ferry".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_session_erase_names_its_session() {
+        assert!(EraseTarget::Session(" ").validate().is_err());
+        assert!(EraseTarget::Session("s1").validate().is_ok());
+        assert!(EraseTarget::Scope.validate().is_ok());
+        assert!(no_session("s9").to_string().contains("\"s9\""));
+        let id = MemoryId::new();
+        assert!(already_erased(id).to_string().contains("is already erased"));
+    }
+}

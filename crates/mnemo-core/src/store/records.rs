@@ -377,13 +377,17 @@ pub trait Records: Send + Sync {
             .pop()
             .ok_or_else(|| crate::Error::internal("one update, one memory"))
     }
+    /// One delete: `delete_many` with one item, which already is one transaction.
     fn delete(
         &self,
         scope: &Scope,
         id: MemoryId,
         mode: DeleteMode,
         ctx: &WriteContext,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.delete_many(&[(scope.clone(), id)], mode, ctx)
+            .map(drop)
+    }
     /// Several updates in one transaction, in order: all are applied or, on the first failure
     /// (unknown or inactive id, a scope that does not own it, a bad patch), none. Required: a
     /// default built on `update` could not undo the updates before a failure.
@@ -421,4 +425,249 @@ pub trait Records: Send + Sync {
     /// changed. Neither `updated_at` nor history changes: reading is not editing. Required:
     /// a default could only rewrite whole records.
     fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64>;
+}
+
+/// The most records one `list` page holds.
+pub const MAX_LIST_LIMIT: usize = 1000;
+
+impl ListQuery {
+    /// What every backend checks before a listing: a valid scope and a limit of 1 to
+    /// [`MAX_LIST_LIMIT`].
+    pub fn validate(&self) -> Result<()> {
+        self.scope.validate()?;
+        if self.limit == 0 || self.limit > MAX_LIST_LIMIT {
+            return Err(crate::Error::invalid(
+                "limit",
+                format!("must be between 1 and {MAX_LIST_LIMIT}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The records the listing walks, as a candidate query (one predicate for `list` and
+    /// `locate`): its scope, kinds, filter and visibility.
+    pub fn candidates(&self) -> CandidateQuery<'_> {
+        CandidateQuery {
+            scope: &self.scope,
+            kinds: self.kinds.as_deref(),
+            filter: self.filter.as_ref(),
+            read: self.read,
+            limit: self.limit,
+        }
+    }
+
+    /// The page of `rows` — read in list order after the cursor, keyed by list position, at
+    /// most `limit + 1` of them — the first `limit`, with a cursor (`cursor` of the last key)
+    /// when more follow.
+    pub fn page(&self, mut rows: Vec<(i64, Memory)>, cursor: impl FnOnce(i64) -> String) -> Page {
+        let next_cursor = if rows.len() > self.limit {
+            rows.truncate(self.limit);
+            rows.last().map(|(key, _)| cursor(*key))
+        } else {
+            None
+        };
+        Page {
+            results: rows.into_iter().map(|(_, m)| m).collect(),
+            next_cursor,
+        }
+    }
+}
+
+impl ListPosition {
+    /// Where [`Records::locate`]'s cursor comes from: the offset (in list order) of the record
+    /// the cursor stands after — the `skip`-th match — or `None` when `skip` is 0 or not less
+    /// than `total` (no cursor).
+    pub fn cursor_offset(skip: u64, total: u64) -> Option<i64> {
+        if skip == 0 || skip >= total {
+            return None;
+        }
+        // skip < total, and a total is a count of rows: the offset fits.
+        i64::try_from(skip - 1).ok()
+    }
+}
+
+impl ReadOptions {
+    /// What [`Records::delete_all`] deletes: every active memory, expired or not.
+    pub fn active_any_expiry() -> Self {
+        Self {
+            include_expired: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// What every backend checks before [`Records::update_many`] reads anything: each scope is
+/// valid and each patch well-formed.
+pub fn validate_updates(items: &[(Scope, MemoryId, MemoryPatch)]) -> Result<()> {
+    for (scope, _, patch) in items {
+        scope.validate()?;
+        patch.validate()?;
+    }
+    Ok(())
+}
+
+/// What every backend checks before [`Records::write`] or [`Records::delete_many`] reads
+/// anything: each scope is valid.
+pub fn validate_scopes<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> Result<()> {
+    scopes.into_iter().try_for_each(Scope::validate)
+}
+
+/// [`Records::history`]'s answer from the events a backend found for `id` under the scope: a
+/// memory with no event the scope may see is not found.
+pub fn found_history(id: MemoryId, events: Vec<HistoryEvent>) -> Result<Vec<HistoryEvent>> {
+    if events.is_empty() {
+        return Err(crate::Error::not_found("memory", id));
+    }
+    Ok(events)
+}
+
+/// A patch applied to the memory it changes: the values an update writes.
+#[derive(Debug, Clone)]
+pub struct Patched<'a> {
+    pub text: String,
+    pub metadata: Metadata,
+    pub expires_at: Option<Timestamp>,
+    /// Whether the lexical entry and vector change: a new text or a new index text.
+    pub text_changed: bool,
+    /// The new index text, when the patch sets one.
+    pub index_text: Option<&'a str>,
+    patch: &'a MemoryPatch,
+}
+
+impl MemoryPatch {
+    /// The patch applied to `old`: a field the patch leaves `None` keeps `old`'s value.
+    pub fn applied_to(&self, old: &Memory) -> Patched<'_> {
+        let text = self.text.clone().unwrap_or_else(|| old.text.clone());
+        let text_changed = text != old.text || self.index_text.is_some();
+        Patched {
+            metadata: self
+                .metadata
+                .clone()
+                .unwrap_or_else(|| old.metadata.clone()),
+            expires_at: self.expires_at.unwrap_or(old.expires_at),
+            text,
+            text_changed,
+            index_text: self.index_text.as_deref(),
+            patch: self,
+        }
+    }
+}
+
+impl Patched<'_> {
+    /// The new vector when the text changed (checked against the store's dimension, asked of
+    /// `dim` only then); `None` when the old one stays.
+    pub fn vector(&self, dim: impl FnOnce() -> Result<usize>) -> Result<Option<&[f32]>> {
+        if !self.text_changed {
+            return Ok(None);
+        }
+        let dim = dim()?;
+        let v = self.patch.vector.as_deref().ok_or_else(|| {
+            crate::Error::invalid("vector", "a changed text needs its new vector")
+        })?;
+        check_vector("vector", v, dim)?;
+        Ok(Some(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fixtures::memory;
+
+    fn listing(limit: usize) -> ListQuery {
+        ListQuery {
+            scope: Scope::user("ann").unwrap(),
+            kinds: None,
+            filter: None,
+            limit,
+            cursor: None,
+            read: ReadOptions::default(),
+        }
+    }
+
+    #[test]
+    fn a_listing_takes_one_to_a_thousand_records() {
+        assert!(listing(1).validate().is_ok());
+        assert!(listing(MAX_LIST_LIMIT).validate().is_ok());
+        for bad in [0, MAX_LIST_LIMIT + 1] {
+            let e = listing(bad).validate().unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                listing(0).validate().unwrap_err().to_string()
+            );
+            assert!(e.to_string().contains("must be between 1 and 1000"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_page_keeps_its_limit_and_a_cursor_when_more_follow() {
+        let rows = |n: i64| -> Vec<(i64, Memory)> {
+            (1..=n)
+                .map(|k| (k, memory(MemoryKind::Fact, "x")))
+                .collect()
+        };
+        let page = listing(2).page(rows(3), |k| format!("after {k}"));
+        assert_eq!(page.results.len(), 2);
+        assert_eq!(page.next_cursor.as_deref(), Some("after 2"));
+        let last = listing(2).page(rows(2), |k| format!("after {k}"));
+        assert_eq!((last.results.len(), last.next_cursor), (2, None));
+    }
+
+    #[test]
+    fn a_position_has_a_cursor_only_inside_the_listing() {
+        assert_eq!(ListPosition::cursor_offset(0, 5), None);
+        assert_eq!(ListPosition::cursor_offset(5, 5), None);
+        assert_eq!(ListPosition::cursor_offset(1, 5), Some(0));
+        assert_eq!(ListPosition::cursor_offset(4, 5), Some(3));
+    }
+
+    #[test]
+    fn a_patch_keeps_what_it_leaves_out_and_a_new_text_needs_its_vector() {
+        let old = memory(MemoryKind::Fact, "Ann lives in Oslo");
+        let none = MemoryPatch::default();
+        let keep = none.applied_to(&old);
+        assert_eq!(
+            (keep.text.as_str(), keep.text_changed),
+            ("Ann lives in Oslo", false)
+        );
+        assert_eq!(keep.vector(|| unreachable!()).unwrap(), None);
+        let patch = MemoryPatch {
+            text: Some("Ann lives in Bergen".into()),
+            ..MemoryPatch::default()
+        };
+        let changed = patch.applied_to(&old);
+        assert!(changed.text_changed);
+        let e = changed.vector(|| Ok(2)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a changed text needs its new vector"),
+            "{e}"
+        );
+        let patch = MemoryPatch {
+            index_text: Some("context".into()),
+            vector: Some(vec![0.5, 0.5]),
+            ..MemoryPatch::default()
+        };
+        let reindexed = patch.applied_to(&old);
+        assert!(reindexed.text_changed);
+        assert_eq!(
+            reindexed.vector(|| Ok(2)).unwrap(),
+            Some(&[0.5f32, 0.5][..])
+        );
+        assert!(reindexed.vector(|| Ok(3)).is_err());
+    }
+
+    #[test]
+    fn updates_and_scopes_are_checked_before_anything_is_read() {
+        let s = Scope::user("ann").unwrap();
+        let blank = MemoryPatch {
+            text: Some(" ".into()),
+            ..MemoryPatch::default()
+        };
+        assert!(validate_updates(&[(s.clone(), MemoryId::new(), blank)]).is_err());
+        assert!(validate_updates(&[(s.clone(), MemoryId::new(), MemoryPatch::default())]).is_ok());
+        assert!(validate_scopes([&s]).is_ok());
+        let e = found_history(MemoryId::new(), Vec::new()).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotFound);
+    }
 }

@@ -65,3 +65,120 @@ pub trait Retrieval: Send + Sync {
         pooled: &[i64],
     ) -> Result<Vec<Candidate>>;
 }
+
+/// Entities linked to at most this many memories (or four times the candidate limit, if
+/// larger) have all their memories walked as entity candidates.
+pub const ENTITY_WALK_MIN: usize = 64;
+
+/// The entity signal of one search (see [`Retrieval::entity_candidates`]): the scope's entities
+/// that matched the query's names, keyed by the backend's entity id, and how a memory scores
+/// from the ones it is linked to.
+#[derive(Debug, Clone)]
+pub struct EntityMatches<E> {
+    /// entity → (memories it is linked to, indexes of the query names it matched)
+    matched: std::collections::HashMap<E, (u64, Vec<usize>)>,
+    names: usize,
+}
+
+impl<E: Eq + std::hash::Hash + Clone> EntityMatches<E> {
+    /// No match yet, for a query of `names` names.
+    pub fn new(names: usize) -> Self {
+        Self {
+            matched: std::collections::HashMap::new(),
+            names,
+        }
+    }
+
+    /// Entity `entity`, linked to `mentions` memories, matched query name `name` (an index).
+    pub fn add(&mut self, name: usize, entity: E, mentions: u64) {
+        let which = &mut self
+            .matched
+            .entry(entity)
+            .or_insert((mentions, Vec::new()))
+            .1;
+        if !which.contains(&name) {
+            which.push(name);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.matched.is_empty()
+    }
+
+    /// Whether `entity` matched a name.
+    pub fn contains(&self, entity: &E) -> bool {
+        self.matched.contains_key(entity)
+    }
+
+    /// The matched entities split into rare ones, whose memories are all walked (linked to at
+    /// most four times `limit` memories, and at least [`ENTITY_WALK_MIN`]), and common ones,
+    /// which only score the keys the other signals pooled: the cost follows the pool, not how
+    /// often a name occurs.
+    pub fn split(&self, limit: usize) -> (Vec<E>, Vec<E>) {
+        let walk_max = limit.saturating_mul(4).max(ENTITY_WALK_MIN) as u64;
+        let (mut rare, mut common) = (Vec::new(), Vec::new());
+        for (id, (mentions, _)) in &self.matched {
+            match *mentions <= walk_max {
+                true => rare.push(id.clone()),
+                false => common.push(id.clone()),
+            }
+        }
+        (rare, common)
+    }
+
+    /// The candidates, unranked: each memory of `per_memory` (its key → the matched entities
+    /// it is linked to) scored by [`crate::entity::entity_score`] over the names its entities
+    /// matched, with N the scope's indexed memories (`total`), raised to the largest link count
+    /// so that no idf goes negative.
+    pub fn scores(
+        &self,
+        per_memory: std::collections::HashMap<i64, Vec<E>>,
+        total: u64,
+    ) -> Vec<Candidate> {
+        let most = self.matched.values().map(|(m, _)| *m).max().unwrap_or(0);
+        let total = total.max(most);
+        per_memory
+            .into_iter()
+            .map(|(key, entities)| {
+                let mut mentions = vec![Vec::new(); self.names];
+                for e in entities {
+                    if let Some((m, which)) = self.matched.get(&e) {
+                        for &i in which {
+                            mentions[i].push(*m);
+                        }
+                    }
+                }
+                Candidate {
+                    key,
+                    score: crate::entity::entity_score(&mentions, total),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn rare_entities_are_walked_and_rarer_names_score_higher() {
+        let mut m = EntityMatches::new(2);
+        m.add(0, "caroline", 3);
+        m.add(0, "caroline", 3);
+        m.add(1, "speaker", 5000);
+        assert!(m.contains(&"speaker") && !m.is_empty());
+        let (rare, common) = m.split(10);
+        assert_eq!((rare, common), (vec!["caroline"], vec!["speaker"]));
+        let scored = m.scores(
+            HashMap::from([(1, vec!["caroline"]), (2, vec!["speaker"])]),
+            10_000,
+        );
+        let score = |k: i64| scored.iter().find(|c| c.key == k).unwrap().score;
+        assert!(score(1) > score(2), "{scored:?}");
+        // N below a link count is raised to it: no negative idf.
+        let low = m.scores(HashMap::from([(2, vec!["speaker"])]), 10);
+        assert!(low[0].score >= 0.0);
+    }
+}

@@ -41,3 +41,171 @@ pub trait Tiers: Send + Sync {
         Ok(None)
     }
 }
+
+/// What a backend does at each step of a tier write, inside the batch's transaction. Every
+/// method reads or writes rows of `scope` (the batch's exact scope) and decides nothing:
+/// [`write_tiers`] calls them in the write order and owns the checks' outcomes.
+pub trait TierWriter {
+    /// The fault-injection hook: fails the transaction when a test asked for a failure at
+    /// `step` (with [`WriteStep::injected_failure`]).
+    fn step(&self, step: WriteStep) -> Result<()>;
+    /// Records a history event.
+    fn history(&mut self, entry: &HistoryEntry<'_>) -> Result<()>;
+    /// Inserts a new page into the short-term window, not analysed.
+    fn insert_page(&mut self, scope: &Scope, page: &crate::tier::NewPage) -> Result<()>;
+    /// Inserts a new segment at version 1; `false` when its id is taken.
+    fn insert_segment(&mut self, scope: &Scope, segment: &crate::tier::Segment) -> Result<bool>;
+    /// Rewrites the content of an active segment whose version is `expected` (its version
+    /// moves on by one; visits counted since are kept); `false` when there is none.
+    fn rewrite_segment(
+        &mut self,
+        scope: &Scope,
+        segment: &crate::tier::Segment,
+        expected: u64,
+    ) -> Result<bool>;
+    /// Whether `id` is an active segment of the scope, kept so until the transaction ends (an
+    /// eviction racing the migration waits for it).
+    fn segment_is_active(&mut self, scope: &Scope, id: crate::memory::SegmentId) -> Result<bool>;
+    /// Whether `id` is a page of the scope.
+    fn page_exists(&mut self, scope: &Scope, id: crate::memory::PageId) -> Result<bool>;
+    /// Moves a page of the short-term window into `migration.segment` (continuing
+    /// `migration.continues`); `false` when the page is no longer short-term.
+    fn migrate_page(&mut self, scope: &Scope, migration: &crate::tier::Migration) -> Result<bool>;
+    /// The version and summary of an active segment of the scope, locked for its eviction.
+    fn active_segment(
+        &mut self,
+        scope: &Scope,
+        id: crate::memory::SegmentId,
+    ) -> Result<Option<(u64, String)>>;
+    /// Evicts a segment at `at` (its version moves on by one) and its pages with it.
+    fn evict_segment(&mut self, scope: &Scope, id: crate::memory::SegmentId, at: i64)
+        -> Result<()>;
+    /// Marks an unanalysed page analysed; `false` when the page is unknown or analysed.
+    fn mark_analysed(&mut self, scope: &Scope, id: crate::memory::PageId) -> Result<bool>;
+}
+
+fn conflict(reason: String) -> crate::Error {
+    crate::Error::Conflict { reason }
+}
+
+/// Applies one batch's hierarchy changes through `tx`, in the order new pages → segment
+/// writes → migrations → evictions → analysed marks. Each step checks the snapshot the
+/// pipeline planned from (a migrating page is still `short`, a rewritten or evicted segment
+/// still has the version it saw, an analysed page was not consumed meanwhile) and fails the
+/// batch with a conflict otherwise, so a page is never in neither tier and a stale plan never
+/// overwrites a newer one. The batch's shape (scopes, vectors, pages' messages) was checked by
+/// [`WriteBatch::validate`].
+pub fn write_tiers<W: TierWriter + ?Sized>(
+    tx: &mut W,
+    scope: &Scope,
+    w: &crate::tier::TierWrite,
+) -> Result<()> {
+    if w.is_empty() {
+        return Ok(());
+    }
+    for p in &w.pages {
+        tx.step(WriteStep::Page)?;
+        tx.insert_page(scope, p)?;
+    }
+    let mut written = std::collections::HashSet::new();
+    for s in &w.segments {
+        tx.step(WriteStep::Segment)?;
+        let seg = &s.segment;
+        match s.expected_version {
+            None if !tx.insert_segment(scope, seg)? => {
+                return Err(conflict(format!("segment {} already exists", seg.id)))
+            }
+            Some(v) if !tx.rewrite_segment(scope, seg, v)? => {
+                return Err(conflict(format!(
+                    "segment {} changed or was evicted since it was read (expected version {v}); plan again",
+                    seg.id
+                )))
+            }
+            _ => {}
+        }
+        written.insert(seg.id);
+    }
+    for m in &w.migrations {
+        tx.step(WriteStep::Migrate)?;
+        if !tx.segment_is_active(scope, m.segment)? {
+            return Err(conflict(format!(
+                "segment {} is not an active segment of the scope; plan again",
+                m.segment
+            )));
+        }
+        if let Some(c) = m.continues {
+            if !tx.page_exists(scope, c)? {
+                return Err(crate::Error::invalid(
+                    "migrations.continues",
+                    format!("{c} is not a page of the scope"),
+                ));
+            }
+        }
+        if !tx.migrate_page(scope, m)? {
+            return Err(conflict(format!(
+                "page {} is no longer in the short-term window; plan again",
+                m.page
+            )));
+        }
+    }
+    let now = chrono::Utc::now().timestamp_millis();
+    for e in &w.evictions {
+        tx.step(WriteStep::Evict)?;
+        let Some((version, summary)) = tx.active_segment(scope, e.segment)? else {
+            return Err(conflict(format!(
+                "segment {} is not an active segment of the scope",
+                e.segment
+            )));
+        };
+        // A segment this batch rewrote has moved one version past what the plan saw.
+        let expected = e.expected_version + u64::from(written.contains(&e.segment));
+        if version != expected {
+            return Err(conflict(format!(
+                "segment {} changed since it was read (version {version}, expected {expected}); plan again",
+                e.segment
+            )));
+        }
+        tx.evict_segment(scope, e.segment, now)?;
+        // The segment's history lives under its id, like a memory's.
+        let ctx = WriteContext {
+            reason: Some(e.reason.clone()),
+            ..WriteContext::default()
+        };
+        tx.history(&HistoryEntry {
+            old_text: Some(&summary),
+            ..HistoryEntry::new(MemoryId(e.segment.0), scope, HistoryKind::Evict, &ctx, now)
+        })?;
+    }
+    for id in &w.analysed {
+        tx.step(WriteStep::Analyse)?;
+        // Only an unanalysed page can be consumed: of two analyses racing for the same pages,
+        // the later one fails whole and writes nothing.
+        if !tx.mark_analysed(scope, *id)? {
+            return Err(if tx.page_exists(scope, *id)? {
+                conflict(format!(
+                    "page {id} was already analysed by another analysis; refresh again"
+                ))
+            } else {
+                crate::Error::not_found("page", id)
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A segment's vector from its pages' vectors (a rebind's new model, an import's re-embedded
+/// pages): their sum scaled to unit length; `None` without pages (the segment keeps its own).
+pub fn segment_vector(pages: impl IntoIterator<Item = Vec<f32>>) -> Option<Vec<f32>> {
+    let mut sum: Vec<f32> = Vec::new();
+    for v in pages {
+        if sum.is_empty() {
+            sum = vec![0.0; v.len()];
+        }
+        sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+    }
+    if sum.is_empty() {
+        return None;
+    }
+    crate::embed::l2_normalize(&mut sum);
+    Some(sum)
+}

@@ -132,3 +132,168 @@ pub trait Transfer: Send + Sync {
     /// written. Memories need their vectors.
     fn import(&self, records: Vec<(ExportRecord, Option<Vec<f32>>)>) -> Result<u64>;
 }
+
+/// What an import has done so far, for the records that refer back to it (the import rules
+/// every backend keeps: a record whose id the store holds is skipped; an index text applies to
+/// a memory of this import only; a memory whose history the import carries gets that history
+/// instead of the synthetic `ADD` an import writes otherwise).
+#[derive(Debug, Default)]
+pub struct ImportState {
+    /// Memories written by this import.
+    pub imported: std::collections::HashSet<MemoryId>,
+    /// Memories whose history the import carries.
+    pub with_history: std::collections::HashSet<MemoryId>,
+}
+
+impl ImportState {
+    /// The state at the start of importing `records`.
+    pub fn scan(records: &[(ExportRecord, Option<Vec<f32>>)]) -> Self {
+        let with_history = records
+            .iter()
+            .filter_map(|(r, _)| match r {
+                ExportRecord::History(h) => Some(h.event.memory_id),
+                _ => None,
+            })
+            .collect();
+        Self {
+            with_history,
+            ..Self::default()
+        }
+    }
+}
+
+/// An exported memory as an import writes it (after [`ImportedMemory::check`]).
+#[derive(Debug, Clone)]
+pub struct ImportedMemory<'a> {
+    pub memory: &'a Memory,
+    /// Its owner.
+    pub scope: Scope,
+    /// A note's fields, checked as an add checks them.
+    pub note: Option<NoteFields>,
+    /// A note's lexical index text: its enriched text (an exported index text follows as its
+    /// own record).
+    pub index_text: Option<String>,
+    /// Its vector; `None` only for a deleted memory (which holds none).
+    pub vector: Option<&'a [f32]>,
+}
+
+impl<'a> ImportedMemory<'a> {
+    /// Checks an exported memory before it is written: a valid owner, a vector of the store's
+    /// dimension (`dim`) unless it is deleted, note fields an add would take.
+    pub fn check(
+        memory: &'a Memory,
+        vector: Option<&'a [f32]>,
+        dim: impl FnOnce() -> Result<usize>,
+    ) -> Result<Self> {
+        let scope = memory.scope()?;
+        if memory.state != MemoryState::Deleted {
+            let v = vector
+                .ok_or_else(|| crate::Error::invalid("vector", "missing for an imported memory"))?;
+            check_vector("vector", v, dim()?)?;
+        }
+        let note = memory
+            .note
+            .as_ref()
+            .map(NoteFields::validated)
+            .transpose()?;
+        let index_text = note
+            .as_ref()
+            .map(|n| crate::note::enriched_text(&memory.text, n));
+        Ok(Self {
+            memory,
+            scope,
+            note,
+            index_text,
+            vector,
+        })
+    }
+
+    /// Records the memory as imported; returns the context of its `ADD` event, `None` when the
+    /// import carries the memory's own history.
+    pub fn written(&self, state: &mut ImportState) -> Option<WriteContext> {
+        state.imported.insert(self.memory.id);
+        (!state.with_history.contains(&self.memory.id)).then(|| WriteContext {
+            reason: Some("import".into()),
+            ..WriteContext::default()
+        })
+    }
+
+    /// The `ADD` event an import writes for the memory (see [`ImportedMemory::written`]).
+    pub fn add_event<'c>(&'c self, ctx: &'c WriteContext) -> HistoryEntry<'c> {
+        let m = self.memory;
+        HistoryEntry {
+            new_text: Some(&m.text),
+            new_metadata: Some(&m.metadata),
+            ..HistoryEntry::new(
+                m.id,
+                &self.scope,
+                HistoryKind::Add,
+                ctx,
+                m.created_at.timestamp_millis(),
+            )
+        }
+    }
+}
+
+/// An imported page's vector: present and of the store's dimension.
+pub fn imported_page_vector(vector: Option<&[f32]>, dim: usize) -> Result<&[f32]> {
+    let v =
+        vector.ok_or_else(|| crate::Error::invalid("vector", "missing for an imported page"))?;
+    check_vector("vector", v, dim)?;
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::fixtures::memory;
+
+    #[test]
+    fn an_imported_memory_needs_its_vector_unless_deleted() {
+        let m = memory(MemoryKind::Fact, "Ann lives in Oslo");
+        let e = ImportedMemory::check(&m, None, || Ok(2)).unwrap_err();
+        assert!(
+            e.to_string().contains("missing for an imported memory"),
+            "{e}"
+        );
+        assert!(ImportedMemory::check(&m, Some(&[1.0]), || Ok(2)).is_err());
+        assert!(ImportedMemory::check(&m, Some(&[1.0, 0.0]), || Ok(2)).is_ok());
+        let mut gone = m.clone();
+        gone.state = MemoryState::Deleted;
+        let ok = ImportedMemory::check(&gone, None, || unreachable!()).unwrap();
+        assert_eq!((ok.vector, ok.index_text), (None, None));
+    }
+
+    #[test]
+    fn a_note_is_indexed_by_its_enriched_text_and_carried_history_replaces_the_add() {
+        let mut m = memory(MemoryKind::Note, "tomatoes");
+        m.note = Some(NoteFields {
+            keywords: vec!["garden".into()],
+            tags: Vec::new(),
+            context: "Ann's balcony".into(),
+        });
+        let ok = ImportedMemory::check(&m, Some(&[1.0]), || Ok(1)).unwrap();
+        assert_eq!(
+            ok.index_text.as_deref(),
+            Some(crate::note::enriched_text("tomatoes", m.note.as_ref().unwrap()).as_str())
+        );
+        let mut state = ImportState::default();
+        let ctx = ok.written(&mut state).expect("an ADD event");
+        assert_eq!(ctx.reason.as_deref(), Some("import"));
+        assert_eq!(ok.add_event(&ctx).event, HistoryKind::Add);
+        assert!(state.imported.contains(&m.id));
+        state.with_history.insert(m.id);
+        assert!(ok.written(&mut state).is_none());
+    }
+
+    #[test]
+    fn an_imported_page_needs_a_vector_of_the_store() {
+        let e = imported_page_vector(None, 2).unwrap_err();
+        assert!(
+            e.to_string().contains("missing for an imported page"),
+            "{e}"
+        );
+        assert!(imported_page_vector(Some(&[1.0]), 2).is_err());
+        assert!(imported_page_vector(Some(&[f32::NAN, 0.0]), 2).is_err());
+    }
+}

@@ -5,22 +5,15 @@
 //!
 //! A rare entity's memories are all walked (through `entity_memories`, with the candidate
 //! predicate on each memory); a common one (linked to more memories than four times the limit,
-//! and at least `ENTITY_WALK_MIN`) only scores the keys the other signals pooled, so the cost
+//! and at least core's `ENTITY_WALK_MIN`; `EntityMatches::split`) only scores the keys the other signals pooled, so the cost
 //! follows the pool, not how often the name occurs.
 
+use crate::pg_err;
 use crate::pool::Conn;
 use crate::predicate::{self, Pred};
-use crate::{pg_err, PgStore};
 use mnemo_core::entity::{entities_match, exact_match_variants, near_match_lengths};
 use mnemo_core::*;
-use std::collections::HashMap;
 use uuid::Uuid;
-
-/// Entities linked to at most this many memories (or four times the candidate limit, if
-/// larger) have all their memories enumerated as candidates.
-pub(crate) const ENTITY_WALK_MIN: usize = 64;
-
-impl PgStore {}
 
 /// The entities of the exact scopes `scope` covers that match each query name (as
 /// `entities::matching_entities` matches one: exact variants by equality, near matches from the
@@ -30,7 +23,7 @@ pub(crate) fn matching(
     c: &mut Conn,
     scope: &Scope,
     names: &[String],
-) -> Result<HashMap<Uuid, (u64, Vec<usize>)>> {
+) -> Result<EntityMatches<Uuid>> {
     let (mut exact_i, mut exact_v) = (Vec::new(), Vec::new());
     let (mut near_i, mut lo, mut hi, mut shortest, mut longest) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -72,7 +65,7 @@ pub(crate) fn matching(
               AND char_length(e.normalized) BETWEEN w.shortest AND w.longest \
          WHERE {scope_sql}"
     );
-    let mut matched: HashMap<Uuid, (u64, Vec<usize>)> = HashMap::new();
+    let mut matched = EntityMatches::new(names.len());
     for r in c.query(&sql, &p.params()).map_err(pg_err)? {
         let (i, id, normalized, mentions, exact): (i32, Uuid, String, i64, bool) =
             (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
@@ -80,13 +73,7 @@ pub(crate) fn matching(
         if !exact && !entities_match(&normalized, &names[i]) {
             continue;
         }
-        let which = &mut matched
-            .entry(id)
-            .or_insert((mentions.max(0) as u64, Vec::new()))
-            .1;
-        if !which.contains(&i) {
-            which.push(i);
-        }
+        matched.add(i, id, mentions.max(0) as u64);
     }
     Ok(matched)
 }

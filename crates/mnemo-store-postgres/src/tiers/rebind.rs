@@ -43,18 +43,8 @@ impl PgStore {
                 .iter()
                 .map(|r| col::<&str>(r, "text"))
                 .collect::<Result<Vec<_>>>()?;
-            let vectors = embed(&texts)?;
-            if vectors.len() != chunk.len() {
-                return Err(Error::Model {
-                    reason: format!(
-                        "the embedder returned {} vectors for {} texts",
-                        vectors.len(),
-                        chunk.len()
-                    ),
-                });
-            }
+            let vectors = embed_checked(embed, &texts, dimension)?;
             for (row, v) in chunk.iter().zip(vectors) {
-                check_vector("vector", &v, dimension)?;
                 let key: String = col(row, "scope_key")?;
                 let id: uuid::Uuid = col(row, "id")?;
                 tx.execute(
@@ -92,21 +82,13 @@ pub(crate) fn set_vector_from_pages(
             &[&key, &segment.0],
         )
         .map_err(pg_err)?;
-    let mut sum: Vec<f32> = Vec::new();
-    for row in &rows {
-        let v = col::<Vector>(row, "embedding")?.to_vec();
-        if sum.is_empty() {
-            sum = vec![0.0; v.len()];
-        }
-        sum.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
-    }
-    if sum.is_empty() {
+    let pages = rows
+        .iter()
+        .map(|row| Ok(col::<Vector>(row, "embedding")?.to_vec()))
+        .collect::<Result<Vec<_>>>()?;
+    let Some(sum) = segment_vector(pages) else {
         return Ok(());
-    }
-    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        sum.iter_mut().for_each(|x| *x /= norm);
-    }
+    };
     tx.execute(
         "UPDATE segments SET embedding = $1 WHERE scope_key = $2 AND id = $3",
         &[&Vector::from(sum), &key, &segment.0],
@@ -124,14 +106,8 @@ pub(crate) fn scrub_tiers(
     texts: &[String],
 ) -> Result<u64> {
     let key = owner.key();
-    let texts: Vec<&String> = texts.iter().filter(|t| !t.trim().is_empty()).collect();
-    if texts.is_empty() {
+    let Some(scrub) = TierScrub::new(texts) else {
         return Ok(0);
-    }
-    let lowered: Vec<String> = texts.iter().map(|t| t.to_lowercase()).collect();
-    let quoted = |k: &String| {
-        let k = k.to_lowercase();
-        lowered.iter().any(|t| t.contains(&k))
     };
     let mut n = 0u64;
     for (table, column) in [("pages", "text"), ("segments", "summary")] {
@@ -143,17 +119,10 @@ pub(crate) fn scrub_tiers(
             .map_err(pg_err)?;
         for row in &rows {
             let id: uuid::Uuid = col(row, "id")?;
-            let mut body: String = col(row, column)?;
-            if !texts.iter().any(|t| body.contains(t.as_str())) {
+            let Some(body) = scrub.body(col(row, column)?) else {
                 continue;
-            }
-            for t in &texts {
-                body = body.replace(t.as_str(), "[erased]");
-            }
-            let kept: Vec<String> = strings_of("keywords", col(row, "keywords")?)?
-                .into_iter()
-                .filter(|k| !quoted(k))
-                .collect();
+            };
+            let kept = scrub.keywords(strings_of("keywords", col(row, "keywords")?)?);
             tx.execute(
                 &format!(
                     "UPDATE {table} SET {column} = $1, keywords = $2 \

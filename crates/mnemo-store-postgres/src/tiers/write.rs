@@ -1,43 +1,34 @@
-//! The hierarchy changes of one add, in its transaction (see the parent module's docs for the
-//! order and the checks). The fault points (`PgStore::step`) are where the embedded store has
-//! them, so the contract's failure cases fail at the same steps on both stores.
+//! The hierarchy's rows of one add, in its transaction: [`Writer`]'s `TierWriter` half (the
+//! order and the snapshot checks are core's `write_tiers`; see the parent module's docs for the
+//! locks that keep the checks true until the commit).
 
 use super::json_list;
 use crate::codec::col;
-use crate::encode::{insert_history, scope_parts, Change};
-use crate::{pg_err, PgStore};
-use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use crate::encode::{insert_history, scope_parts};
+use crate::pg_err;
+use crate::write::Writer;
+use mnemo_core::tier::Migration;
 use mnemo_core::*;
 use pgvector::Vector;
-use postgres::{GenericClient, Transaction};
-use std::collections::HashSet;
 
-fn conflict(reason: String) -> Error {
-    Error::Conflict { reason }
-}
+impl TierWriter for Writer<'_, '_> {
+    fn step(&self, step: WriteStep) -> Result<()> {
+        self.store.step(step)
+    }
 
-impl PgStore {
-    /// Applies one batch's hierarchy changes inside its transaction (see the module docs). The
-    /// batch's shape (scopes, vectors, pages' messages) was checked by `WriteBatch::validate`.
-    pub(crate) fn write_tiers(
-        &self,
-        tx: &mut Transaction<'_>,
-        scope: &Scope,
-        w: &TierWrite,
-    ) -> Result<()> {
-        if w.is_empty() {
-            return Ok(());
-        }
-        let key = scope.key();
+    fn history(&mut self, entry: &HistoryEntry<'_>) -> Result<()> {
+        insert_history(self.tx, entry)
+    }
+
+    fn insert_page(&mut self, scope: &Scope, p: &NewPage) -> Result<()> {
         let [u, a, r] = scope_parts(scope);
-        for p in &w.pages {
-            self.step("page")?;
-            tx.execute(
+        self.tx
+            .execute(
                 "INSERT INTO pages (scope_key, id, user_id, agent_id, run_id, session_id, \
                  message_ids, text, tokens, at, embedding, keywords, tier, analysed) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'short', FALSE)",
                 &[
-                    &key,
+                    &scope.key(),
                     &p.id.0,
                     &u,
                     &a,
@@ -52,69 +43,13 @@ impl PgStore {
                 ],
             )
             .map_err(pg_err)?;
-        }
-        let mut written: HashSet<SegmentId> = HashSet::new();
-        for s in &w.segments {
-            self.step("segment")?;
-            write_segment(tx, scope, &key, s)?;
-            written.insert(s.segment.id);
-        }
-        for m in &w.migrations {
-            self.step("migrate")?;
-            migrate(tx, &key, m)?;
-        }
-        let now = chrono::Utc::now().timestamp_millis();
-        for e in &w.evictions {
-            self.step("evict")?;
-            evict(tx, scope, &key, e, written.contains(&e.segment), now)?;
-        }
-        for id in &w.analysed {
-            self.step("analyse")?;
-            // Only an unanalysed page can be consumed: of two analyses racing for the same
-            // pages, the later one fails whole and writes nothing.
-            let n = tx
-                .execute(
-                    "UPDATE pages SET analysed = TRUE \
-                     WHERE scope_key = $1 AND id = $2 AND NOT analysed",
-                    &[&key, &id.0],
-                )
-                .map_err(pg_err)?;
-            if n == 0 {
-                return Err(if page_exists(tx, &key, *id)? {
-                    conflict(format!(
-                        "page {id} was already analysed by another analysis; refresh again"
-                    ))
-                } else {
-                    Error::not_found("page", id)
-                });
-            }
-        }
         Ok(())
     }
-}
 
-fn page_exists(tx: &mut impl GenericClient, key: &str, id: PageId) -> Result<bool> {
-    Ok(tx
-        .query_opt(
-            "SELECT 1 FROM pages WHERE scope_key = $1 AND id = $2",
-            &[&key, &id.0],
-        )
-        .map_err(pg_err)?
-        .is_some())
-}
-
-fn write_segment(
-    tx: &mut Transaction<'_>,
-    scope: &Scope,
-    key: &str,
-    w: &SegmentWrite,
-) -> Result<()> {
-    let s = &w.segment;
-    let keywords = json_list(&s.keywords);
-    let vector = Vector::from(s.vector.clone());
-    let [u, a, r] = scope_parts(scope);
-    let n = match w.expected_version {
-        None => tx
+    fn insert_segment(&mut self, scope: &Scope, s: &Segment) -> Result<bool> {
+        let [u, a, r] = scope_parts(scope);
+        let n = self
+            .tx
             .execute(
                 "INSERT INTO segments (scope_key, id, user_id, agent_id, run_id, summary, \
                  summary_author, keywords, embedding, page_count, length_tokens, visits, \
@@ -122,15 +57,15 @@ fn write_segment(
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, 1) \
                  ON CONFLICT (scope_key, id) DO NOTHING",
                 &[
-                    &key,
+                    &scope.key(),
                     &s.id.0,
                     &u,
                     &a,
                     &r,
                     &s.summary,
                     &s.summary_author.as_str(),
-                    &keywords,
-                    &vector,
+                    &json_list(&s.keywords),
+                    &Vector::from(s.vector.clone()),
                     &(s.page_count as i32),
                     &(s.length_tokens as i64),
                     &(s.visits as i64),
@@ -139,10 +74,15 @@ fn write_segment(
                     &s.updated_at.timestamp_millis(),
                 ],
             )
-            .map_err(pg_err)?,
-        // Visits counted since the plan was read are kept (not part of the SET list): the
-        // version check guards the content.
-        Some(v) => tx
+            .map_err(pg_err)?;
+        Ok(n > 0)
+    }
+
+    /// Visits counted since the plan was read are kept (not part of the SET list): the version
+    /// check guards the content.
+    fn rewrite_segment(&mut self, scope: &Scope, s: &Segment, expected: u64) -> Result<bool> {
+        let n = self
+            .tx
             .execute(
                 "UPDATE segments SET summary = $1, summary_author = $2, keywords = $3, \
                  embedding = $4, page_count = $5, length_tokens = $6, updated_at = $7, \
@@ -151,126 +91,103 @@ fn write_segment(
                 &[
                     &s.summary,
                     &s.summary_author.as_str(),
-                    &keywords,
-                    &vector,
+                    &json_list(&s.keywords),
+                    &Vector::from(s.vector.clone()),
                     &(s.page_count as i32),
                     &(s.length_tokens as i64),
                     &s.updated_at.timestamp_millis(),
-                    &key,
+                    &scope.key(),
                     &s.id.0,
-                    &(v as i64),
+                    &(expected as i64),
                 ],
             )
-            .map_err(pg_err)?,
-    };
-    if n == 0 {
-        return Err(conflict(match w.expected_version {
-            None => format!("segment {} already exists", s.id),
-            Some(v) => format!(
-                "segment {} changed or was evicted since it was read (expected version {v}); plan again",
-                s.id
-            ),
-        }));
+            .map_err(pg_err)?;
+        Ok(n > 0)
     }
-    Ok(())
-}
 
-fn migrate(tx: &mut Transaction<'_>, key: &str, m: &Migration) -> Result<()> {
-    // Locks the segment so that an eviction racing this migration waits for it.
-    let active = tx
-        .query_opt(
-            "SELECT 1 FROM segments WHERE scope_key = $1 AND id = $2 AND evicted_at IS NULL \
-             FOR SHARE",
-            &[&key, &m.segment.0],
-        )
-        .map_err(pg_err)?;
-    if active.is_none() {
-        return Err(conflict(format!(
-            "segment {} is not an active segment of the scope; plan again",
-            m.segment
-        )));
+    /// Share-locks the segment, so that an eviction racing the migration waits for it.
+    fn segment_is_active(&mut self, scope: &Scope, id: SegmentId) -> Result<bool> {
+        let active = self
+            .tx
+            .query_opt(
+                "SELECT 1 FROM segments WHERE scope_key = $1 AND id = $2 AND evicted_at IS NULL \
+                 FOR SHARE",
+                &[&scope.key(), &id.0],
+            )
+            .map_err(pg_err)?;
+        Ok(active.is_some())
     }
-    if let Some(c) = m.continues {
-        if !page_exists(tx, key, c)? {
-            return Err(Error::invalid(
-                "migrations.continues",
-                format!("{c} is not a page of the scope"),
-            ));
-        }
-    }
-    let n = tx
-        .execute(
-            "UPDATE pages SET tier = 'mid', segment_id = $1, continues = $2 \
-             WHERE scope_key = $3 AND id = $4 AND tier = 'short'",
-            &[&m.segment.0, &m.continues.map(|c| c.0), &key, &m.page.0],
-        )
-        .map_err(pg_err)?;
-    if n == 0 {
-        return Err(conflict(format!(
-            "page {} is no longer in the short-term window; plan again",
-            m.page
-        )));
-    }
-    Ok(())
-}
 
-fn evict(
-    tx: &mut Transaction<'_>,
-    scope: &Scope,
-    key: &str,
-    e: &Eviction,
-    rewritten: bool,
-    now: i64,
-) -> Result<()> {
-    let current = tx
-        .query_opt(
-            "SELECT version, summary FROM segments \
-             WHERE scope_key = $1 AND id = $2 AND evicted_at IS NULL FOR UPDATE",
-            &[&key, &e.segment.0],
-        )
-        .map_err(pg_err)?;
-    let Some(row) = current else {
-        return Err(conflict(format!(
-            "segment {} is not an active segment of the scope",
-            e.segment
-        )));
-    };
-    let version: i64 = col(&row, "version")?;
-    let summary: String = col(&row, "summary")?;
-    // A segment this batch rewrote has moved one version past what the plan saw.
-    let expected = e.expected_version as i64 + i64::from(rewritten);
-    if version != expected {
-        return Err(conflict(format!(
-            "segment {} changed since it was read (version {version}, expected {expected}); plan again",
-            e.segment
-        )));
+    fn page_exists(&mut self, scope: &Scope, id: PageId) -> Result<bool> {
+        let page = self
+            .tx
+            .query_opt(
+                "SELECT 1 FROM pages WHERE scope_key = $1 AND id = $2",
+                &[&scope.key(), &id.0],
+            )
+            .map_err(pg_err)?;
+        Ok(page.is_some())
     }
-    tx.execute(
-        "UPDATE segments SET evicted_at = $1, updated_at = $1, version = version + 1 \
-         WHERE scope_key = $2 AND id = $3",
-        &[&now, &key, &e.segment.0],
-    )
-    .map_err(pg_err)?;
-    tx.execute(
-        "UPDATE pages SET tier = 'evicted' WHERE scope_key = $1 AND segment_id = $2",
-        &[&key, &e.segment.0],
-    )
-    .map_err(pg_err)?;
-    // The segment's history lives under its id, like a memory's.
-    let ctx = WriteContext {
-        reason: Some(e.reason.clone()),
-        ..WriteContext::default()
-    };
-    let change = Change {
-        old_text: Some(&summary),
-        ..Change::default()
-    };
-    insert_history(
-        tx,
-        (MemoryId(e.segment.0), scope),
-        HistoryKind::Evict,
-        &change,
-        &ctx,
-        now,
-    )
+
+    fn migrate_page(&mut self, scope: &Scope, m: &Migration) -> Result<bool> {
+        let n = self
+            .tx
+            .execute(
+                "UPDATE pages SET tier = 'mid', segment_id = $1, continues = $2 \
+                 WHERE scope_key = $3 AND id = $4 AND tier = 'short'",
+                &[
+                    &m.segment.0,
+                    &m.continues.map(|c| c.0),
+                    &scope.key(),
+                    &m.page.0,
+                ],
+            )
+            .map_err(pg_err)?;
+        Ok(n > 0)
+    }
+
+    /// Locks the segment `FOR UPDATE` before its version is compared.
+    fn active_segment(&mut self, scope: &Scope, id: SegmentId) -> Result<Option<(u64, String)>> {
+        let current = self
+            .tx
+            .query_opt(
+                "SELECT version, summary FROM segments \
+                 WHERE scope_key = $1 AND id = $2 AND evicted_at IS NULL FOR UPDATE",
+                &[&scope.key(), &id.0],
+            )
+            .map_err(pg_err)?;
+        current
+            .map(|row| Ok((col::<i64>(&row, "version")? as u64, col(&row, "summary")?)))
+            .transpose()
+    }
+
+    fn evict_segment(&mut self, scope: &Scope, id: SegmentId, at: i64) -> Result<()> {
+        let key = scope.key();
+        self.tx
+            .execute(
+                "UPDATE segments SET evicted_at = $1, updated_at = $1, version = version + 1 \
+                 WHERE scope_key = $2 AND id = $3",
+                &[&at, &key, &id.0],
+            )
+            .map_err(pg_err)?;
+        self.tx
+            .execute(
+                "UPDATE pages SET tier = 'evicted' WHERE scope_key = $1 AND segment_id = $2",
+                &[&key, &id.0],
+            )
+            .map_err(pg_err)?;
+        Ok(())
+    }
+
+    fn mark_analysed(&mut self, scope: &Scope, id: PageId) -> Result<bool> {
+        let n = self
+            .tx
+            .execute(
+                "UPDATE pages SET analysed = TRUE \
+                 WHERE scope_key = $1 AND id = $2 AND NOT analysed",
+                &[&scope.key(), &id.0],
+            )
+            .map_err(pg_err)?;
+        Ok(n > 0)
+    }
 }

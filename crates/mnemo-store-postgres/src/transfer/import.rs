@@ -5,22 +5,18 @@
 
 use super::tables::{entity, page, segment};
 use crate::codec::{metadata_value, ms, note_value, opt_ms};
-use crate::encode::{
-    insert_history, insert_memory, insert_message, scope_parts, Change, MemoryRow,
-};
+use crate::encode::{insert_history, insert_memory, insert_message, scope_parts, MemoryRow};
 use crate::tiers::set_vector_from_pages;
 use crate::{pg_err, search};
 use mnemo_core::*;
 use postgres::{GenericClient, Transaction};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// What an import has done so far, for the records that refer back to it.
 #[derive(Default)]
 struct State {
-    /// Memories written by this import.
-    imported: HashSet<MemoryId>,
-    /// Memories whose history the import carries.
-    with_history: HashSet<MemoryId>,
+    /// Core's import rules: what this import wrote, whose history it carries.
+    rules: ImportState,
     /// Segments written by this import (key, id), whose vectors are recomputed at the end.
     segments: Vec<(String, SegmentId)>,
     /// Whether a history event kept its exported id (the id sequence then moves past it).
@@ -52,13 +48,7 @@ pub(super) fn import_records(
     records: &[(ExportRecord, Option<Vec<f32>>)],
 ) -> Result<u64> {
     let mut state = State {
-        with_history: records
-            .iter()
-            .filter_map(|(r, _)| match r {
-                ExportRecord::History(h) => Some(h.event.memory_id),
-                _ => None,
-            })
-            .collect(),
+        rules: ImportState::scan(records),
         ..State::default()
     };
     // Writers of the same scopes wait for the import (and it for them), as for an add.
@@ -79,7 +69,7 @@ pub(super) fn import_records(
                 memory_id,
                 index_text,
             } => {
-                if !state.imported.contains(memory_id) {
+                if !state.rules.imported.contains(memory_id) {
                     continue;
                 }
                 // The lexical column follows `index_text` (it is generated from it).
@@ -100,10 +90,7 @@ pub(super) fn import_records(
                 n
             }
             ExportRecord::Page(p) => {
-                let v = vector
-                    .as_deref()
-                    .ok_or_else(|| Error::invalid("vector", "missing for an imported page"))?;
-                check_vector("vector", v, state.dimension(tx)?)?;
+                let v = imported_page_vector(vector.as_deref(), state.dimension(tx)?)?;
                 page(tx, p, v)?
             }
             ExportRecord::Idempotency(r) => tx
@@ -166,24 +153,16 @@ fn memory(
     if exists(tx, "SELECT 1 FROM memories WHERE id = $1", m.id.0)? {
         return Ok(0);
     }
-    let scope = m.scope()?;
-    if m.state != MemoryState::Deleted {
-        let v = vector.ok_or_else(|| Error::invalid("vector", "missing for an imported memory"))?;
-        check_vector("vector", v, state.dimension(tx)?)?;
-    }
-    let note = m.note.as_ref().map(NoteFields::validated).transpose()?;
-    let index_text = note
-        .as_ref()
-        .map(|n| mnemo_core::note::enriched_text(&m.text, n));
+    let new = ImportedMemory::check(m, vector, || state.dimension(tx))?;
     insert_memory(
         tx,
         &MemoryRow {
             id: m.id,
-            scope: &scope,
+            scope: &new.scope,
             kind: m.kind,
             state: m.state,
             text: &m.text,
-            index_text: index_text.as_deref(),
+            index_text: new.index_text.as_deref(),
             metadata: &m.metadata,
             created_at: ms(m.created_at),
             updated_at: ms(m.updated_at),
@@ -192,9 +171,9 @@ fn memory(
             valid_until: opt_ms(m.valid_until),
             actor: m.actor.as_deref(),
             role: m.role,
-            vector,
+            vector: new.vector,
             sources: &m.sources,
-            note: note.as_ref(),
+            note: new.note.as_ref(),
         },
     )?;
     tx.execute(
@@ -203,31 +182,14 @@ fn memory(
         &[
             &(m.access_count as i64),
             &opt_ms(m.last_accessed_at),
-            &scope.key(),
+            &new.scope.key(),
             &m.id.0,
         ],
     )
     .map_err(pg_err)?;
-    if !state.with_history.contains(&m.id) {
-        let ctx = WriteContext {
-            reason: Some("import".into()),
-            ..WriteContext::default()
-        };
-        let change = Change {
-            new_text: Some(&m.text),
-            new_metadata: Some(&m.metadata),
-            ..Change::default()
-        };
-        insert_history(
-            tx,
-            (m.id, &scope),
-            HistoryKind::Add,
-            &change,
-            &ctx,
-            ms(m.created_at),
-        )?;
+    if let Some(ctx) = new.written(&mut state.rules) {
+        insert_history(tx, &new.add_event(&ctx))?;
     }
-    state.imported.insert(m.id);
     Ok(1)
 }
 
@@ -242,27 +204,11 @@ fn owner_key(tx: &mut impl GenericClient, id: MemoryId) -> Result<Option<String>
     Ok(row.map(|r| r.get(0)))
 }
 
-/// A link joins two stored memories of one exact scope; an existing link is kept.
+/// A link joins two stored memories of one exact scope (core's `check_imported_link`); an
+/// existing link is kept.
 fn link(tx: &mut Transaction<'_>, l: &Link) -> Result<u64> {
-    l.validate()?;
-    let from = owner_key(tx, l.from)?
-        .ok_or_else(|| Error::invalid("from", format!("no memory {} to link from", l.from)))?;
-    match owner_key(tx, l.to)? {
-        Some(to) if to == from => {}
-        Some(_) => {
-            return Err(Error::invalid(
-                "to",
-                "a link joins two memories of one scope; these belong to different scopes",
-            ))
-        }
-        None => {
-            return Err(Error::invalid(
-                "to",
-                format!("no memory {} to link to", l.to),
-            ))
-        }
-    }
-    crate::encode::write_link(tx, &from, l, false)
+    let owner = check_imported_link(l, |id| owner_key(tx, id))?;
+    crate::encode::write_link(tx, &owner, l, false)
 }
 
 fn history(tx: &mut Transaction<'_>, h: &HistoryRecord, state: &mut State) -> Result<u64> {

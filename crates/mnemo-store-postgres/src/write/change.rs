@@ -1,14 +1,12 @@
 //! Changes to existing memories: updates and deletes (one, several all-or-nothing, a whole
 //! scope), the reset of the whole store, and the read counters.
 
-use super::{change_time, locate};
+use super::locate;
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
-use crate::encode::{insert_history, Change};
-use crate::{pg_err, PgStore};
+use crate::encode::insert_history;
+use crate::pg_err;
 use mnemo_core::*;
 use postgres::Transaction;
-
-impl PgStore {}
 
 /// Applies one patch to a memory the scope may change, with its `UPDATE` event; returns the
 /// memory as it is now.
@@ -22,28 +20,11 @@ pub(crate) fn update_in(
     let old = locate(tx, scope, id)?;
     let key = old.scope()?.key();
     let now = change_time(&old);
-    let text = patch.text.clone().unwrap_or_else(|| old.text.clone());
-    let metadata = patch
-        .metadata
-        .clone()
-        .unwrap_or_else(|| old.metadata.clone());
-    let expires = match patch.expires_at {
-        Some(e) => e.map(ms),
-        None => old.expires_at.map(ms),
-    };
-    let text_changed = text != old.text || patch.index_text.is_some();
+    let new = patch.applied_to(&old);
     // A changed text needs its new vector; an unchanged one keeps the old.
-    let vector = if text_changed {
-        let dim = crate::search::dimension_of(tx)?;
-        let v = patch
-            .vector
-            .as_deref()
-            .ok_or_else(|| Error::invalid("vector", "a changed text needs its new vector"))?;
-        check_vector("vector", v, dim)?;
-        Some(pgvector::Vector::from(v.to_vec()))
-    } else {
-        None
-    };
+    let vector = new
+        .vector(|| crate::search::dimension_of(tx))?
+        .map(|v| pgvector::Vector::from(v.to_vec()));
     let sql = format!(
         "UPDATE memories m SET text = $1, metadata = $2, hash = $3, updated_at = $4, \
          expires_at = $5, index_text = CASE WHEN $6::text IS NOT NULL THEN $6 \
@@ -54,13 +35,13 @@ pub(crate) fn update_in(
         .query_one(
             &sql,
             &[
-                &text,
-                &crate::codec::metadata_value(&metadata),
-                &content_hash(&text),
+                &new.text,
+                &crate::codec::metadata_value(&new.metadata),
+                &content_hash(&new.text),
                 &now,
-                &expires,
-                &patch.index_text,
-                &text_changed,
+                &new.expires_at.map(ms),
+                &new.index_text,
+                &new.text_changed,
                 &vector,
                 &key,
                 &id.0,
@@ -68,15 +49,16 @@ pub(crate) fn update_in(
         )
         .map_err(pg_err)?;
     let memory = memory_from_row(&row)?;
-    let owner = memory.scope()?;
-    let change = Change {
-        old_text: Some(&old.text),
-        new_text: Some(&text),
-        old_metadata: Some(&old.metadata),
-        new_metadata: Some(&metadata),
-        ..Change::default()
-    };
-    insert_history(tx, (id, &owner), HistoryKind::Update, &change, ctx, now)?;
+    insert_history(
+        tx,
+        &HistoryEntry {
+            old_text: Some(&old.text),
+            new_text: Some(&new.text),
+            old_metadata: Some(&old.metadata),
+            new_metadata: Some(&new.metadata),
+            ..HistoryEntry::new(id, &memory.scope()?, HistoryKind::Update, ctx, now)
+        },
+    )?;
     let (_, memory) = crate::read::with_sources(tx, vec![(0, memory)])?
         .pop()
         .ok_or_else(|| Error::internal("one memory in, one out"))?;
@@ -122,10 +104,12 @@ pub(crate) fn delete_one(
             .map_err(pg_err)?;
         }
     }
-    let change = Change {
-        old_text: Some(&m.text),
-        old_metadata: Some(&m.metadata),
-        ..Change::default()
-    };
-    insert_history(tx, (m.id, &owner), HistoryKind::Delete, &change, ctx, now)
+    insert_history(
+        tx,
+        &HistoryEntry {
+            old_text: Some(&m.text),
+            old_metadata: Some(&m.metadata),
+            ..HistoryEntry::new(m.id, &owner, HistoryKind::Delete, ctx, now)
+        },
+    )
 }

@@ -56,11 +56,11 @@ fn a_tier_write_failing_at_any_step_writes_nothing() {
         add.tiers.analysed.push(b);
         (add, new_page)
     };
-    for step in ["page", "segment", "migrate", "evict", "analyse"] {
+    for &step in WriteStep::TIERS {
         testing::fail_at(&store, Some(step));
         let (add, new_page) = full();
-        let err = store.write(vec![add]).expect_err(step);
-        assert!(err.to_string().contains(step), "{step}: {err}");
+        let err = store.write(vec![add]).expect_err(step.as_str());
+        assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
         testing::fail_at(&store, None);
         let report = store.integrity().expect("integrity");
         assert_eq!((report.memories, report.pages), (3, 3), "{step}");

@@ -80,21 +80,12 @@ fn an_add_failing_at_any_step_writes_nothing() {
         key: "k1".into(),
         request_hash: "h1".into(),
     };
-    for step in [
-        "message",
-        "change",
-        "memory",
-        "history",
-        "entity",
-        "link",
-        "evolve",
-        "idempotency",
-    ] {
+    for &step in WriteStep::RECORDS {
         testing::fail_at(&store, Some(step));
         let err = store
             .write(vec![full_batch(&s, old, target, noted)])
-            .expect_err(step);
-        assert!(err.to_string().contains(step), "{step}: {err}");
+            .expect_err(step.as_str());
+        assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
         testing::fail_at(&store, None);
         assert_eq!(store.integrity().expect("integrity").memories, 3, "{step}");
         assert_eq!(

@@ -637,7 +637,7 @@ async fn entities_link_merge_nearly_equal_names_and_add_search_candidates() {
 
 #[tokio::test]
 async fn a_failure_at_any_write_step_leaves_nothing_behind() {
-    for step in mnemo_store_sqlite::testing::WRITE_STEPS {
+    for &step in WriteStep::INFERRED_ADD {
         let e = env_with(InferConfig {
             log_messages_on_failure: false,
             ..InferConfig::default()
@@ -658,7 +658,7 @@ async fn a_failure_at_any_write_step_leaves_nothing_behind() {
         req.idempotency_key = Some("move".into());
         mnemo_store_sqlite::testing::fail_at(&e.store, Some(step));
         let err = e.m.add(req.clone()).await.unwrap_err();
-        assert!(err.to_string().contains(step), "{step}: {err}");
+        assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
         mnemo_store_sqlite::testing::fail_at(&e.store, None);
 
         assert_eq!(

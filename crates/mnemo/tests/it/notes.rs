@@ -497,7 +497,7 @@ async fn a_failed_evolution_call_writes_neither_the_note_nor_any_change() {
 
 #[tokio::test]
 async fn a_failure_at_any_note_write_step_changes_nothing() {
-    for step in mnemo_store_sqlite::testing::NOTE_WRITE_STEPS {
+    for &step in WriteStep::NOTE_ADD {
         let e = env(true);
         e.text("enrich", json!({"notes": [{"note": 1, "keywords": ["seeds"], "tags": ["gardening"], "context": "Lena on her balcony"}]}));
         let seeds = add(&e.m, note("Lena planted tomato seeds on the balcony")).await;
@@ -521,7 +521,7 @@ async fn a_failure_at_any_note_write_step_changes_nothing() {
         mnemo_store_sqlite::testing::fail_at(&e.store, Some(step));
         let err = e.m.add(req.clone()).await.unwrap_err();
         mnemo_store_sqlite::testing::fail_at(&e.store, None);
-        assert!(err.to_string().contains(step), "{step}: {err}");
+        assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
         assert_eq!(
             mnemo_store_sqlite::testing::row_counts(&e.store),
             rows,

@@ -287,7 +287,7 @@ async fn lfu_eviction_keeps_messages_and_the_provenance_of_derived_memories() {
 
 #[tokio::test]
 async fn a_failure_at_any_hierarchy_step_leaves_window_and_segments_as_they_were() {
-    for step in mnemo_store_sqlite::testing::TIER_WRITE_STEPS {
+    for &step in WriteStep::TIER_ADD {
         let e = env(cap(1, Some(1)), false);
         e.m.add(exchange(TEA.0, TEA.1)).await.unwrap();
         e.m.add(exchange(CHESS.0, CHESS.1)).await.unwrap();
@@ -301,7 +301,7 @@ async fn a_failure_at_any_hierarchy_step_leaves_window_and_segments_as_they_were
         mnemo_store_sqlite::testing::fail_at(&e.store, Some(step));
         let err = e.m.add(req.clone()).await.unwrap_err();
         mnemo_store_sqlite::testing::fail_at(&e.store, None);
-        assert!(err.to_string().contains(step), "{step}: {err}");
+        assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
         assert_eq!(
             mnemo_store_sqlite::testing::row_counts(&e.store),
             rows,
