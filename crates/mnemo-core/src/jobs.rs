@@ -18,7 +18,7 @@
 //! the enqueue's own transaction, so the conversation log shows what the caller was told was
 //! accepted from the moment the job exists, whatever becomes of the job.
 //!
-//! Backends expose their job table through [`crate::Store::jobs`].
+//! Backends expose their job table through [`crate::Admin::jobs`].
 
 use crate::memory::{Message, Timestamp};
 use crate::{Error, Result, Scope};
@@ -191,7 +191,7 @@ impl NewJob {
 pub trait JobStore: Send + Sync {
     /// Stores a pending job, runnable at once, and appends `job.messages` to the message log
     /// in the same transaction: both land or neither does. A message already logged (same id)
-    /// is left as it is, as [`crate::Store::write`] leaves it, and one an erase emptied refuses
+    /// is left as it is, as [`crate::Records::write`] leaves it, and one an erase emptied refuses
     /// the enqueue ([`crate::erased_message`]). A job with this id already stored is a
     /// `conflict` and changes nothing (no message is logged).
     fn enqueue(&self, job: &NewJob) -> Result<JobRecord>;

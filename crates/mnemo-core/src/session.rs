@@ -1,5 +1,5 @@
 //! Sessions of the conversation log as the surfaces list them: one row per session of a scope
-//! with its time span and sizes ([`SessionInfo`], from [`crate::Store::sessions`]), and the
+//! with its time span and sizes ([`SessionInfo`], from [`crate::Messages::sessions`]), and the
 //! cursors that page through sessions and through a session's messages. Cursors carry no
 //! secret: a session id or a message id the caller could already see, encoded so a changed one
 //! is invalid input naming `cursor`.
@@ -22,7 +22,7 @@ pub struct SessionInfo {
     pub pages: u64,
 }
 
-/// Which sessions [`crate::Store::sessions`] lists: those after `after` (a session id), or only
+/// Which sessions [`crate::Messages::sessions`] lists: those after `after` (a session id), or only
 /// `only`, at most `limit`, ordered by session id.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SessionQuery<'a> {

@@ -11,7 +11,7 @@
 //! `evicted`), while the messages, the memories derived from them and their provenance stay.
 //!
 //! The pipeline in `mnemo` plans every change from a snapshot read through [`crate::Store`]
-//! ([`crate::Store::pages`], [`crate::Store::segments`]) and hands it to the store as a
+//! ([`crate::Tiers::pages`], [`crate::Tiers::segments`]) and hands it to the store as a
 //! [`TierWrite`] inside the add's [`crate::WriteBatch`], so a page is never in neither tier: the
 //! store checks the snapshot still holds (pages still short, segment versions unchanged) and
 //! fails the whole batch with a conflict otherwise; the pipeline then plans again.
@@ -301,7 +301,7 @@ pub struct Eviction {
     pub reason: String,
 }
 
-/// Which pages [`crate::Store::pages`] returns: those whose owner the scope covers (exactly the
+/// Which pages [`crate::Tiers::pages`] returns: those whose owner the scope covers (exactly the
 /// scope when `exact`), narrowed by the optional fields, oldest first (by `seq`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PageQuery {

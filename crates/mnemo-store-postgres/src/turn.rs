@@ -1,4 +1,4 @@
-//! Planning turns across processes ([`mnemo_core::Store::plan_turn`]): session-level advisory
+//! Planning turns across processes ([`mnemo_core::Tiers::plan_turn`]): session-level advisory
 //! locks, one per exact scope, held on a connection taken from the pool for the turn and given
 //! back (unlocked) when the turn ends. Servers sharing the database then plan and write one
 //! scope's hierarchy one at a time instead of refusing each other's stale plans.

@@ -165,7 +165,7 @@ impl Memory {
         Ok(page)
     }
 
-    /// Links a caller adds (author `caller` is kept as given): see [`Store::add_links`].
+    /// Links a caller adds (author `caller` is kept as given): see [`Graph::add_links`].
     pub async fn add_links(&self, scope: Scope, links: Vec<Link>) -> Result<()> {
         self.with_store(move |s| s.add_links(&scope, &links)).await
     }
@@ -328,7 +328,7 @@ impl Memory {
     /// Erases a memory (any state): its text leaves every copy the store keeps — record,
     /// indexes, history, neighbours' context windows, stored idempotent results — and, with
     /// `sources`, the messages it came from. The id, scope, kind and times stay, with an `ERASE`
-    /// history event carrying `ctx` (actor, reason). See [`Store::erase`].
+    /// history event carrying `ctx` (actor, reason). See [`Erasure::erase`].
     pub async fn erase(
         &self,
         scope: Scope,
@@ -347,7 +347,7 @@ impl Memory {
     }
 
     /// Erases a whole session of the scope in one transaction (see
-    /// [`mnemo_core::Store::erase_log`]): every memory with a source message in it (raw turns
+    /// [`mnemo_core::Erasure::erase_log`]): every memory with a source message in it (raw turns
     /// and what was derived from them), the content of every message, its pages' texts and the
     /// summaries of the segments they joined. `invalid_input` naming `session_id` for a session
     /// the scope has no message in.

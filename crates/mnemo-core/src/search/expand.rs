@@ -53,7 +53,7 @@ struct Reached {
 /// first, are cut to `req.expand_limit` (default: `expand_links` per hit). They follow every
 /// direct hit, so expansion never displaces one; the request's threshold applies to their
 /// score. Linked memories pass the request's scope, kinds, filter and visibility, as
-/// candidates do (the store applies them in [`Store::linked`]). `pooled` holds the direct
+/// candidates do (the store applies them in [`Graph::linked`]). `pooled` holds the direct
 /// ranking's candidates by store key.
 pub(super) fn expand_links(
     store: &dyn Store,

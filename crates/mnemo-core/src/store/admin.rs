@@ -48,7 +48,7 @@ pub struct StoreStats {
     pub dimension: Option<usize>,
 }
 
-/// Embeds a batch of texts for [`Store::rebind_embedder`].
+/// Embeds a batch of texts for [`Admin::rebind_embedder`].
 pub type EmbedBatch<'a> = dyn FnMut(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
 
 /// Whole-store work: the embedding model binding, checks, counts, reset and API keys.

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// What an erase removed (see [`Store::erase`]). Counts, never content.
+/// What an erase removed (see [`Erasure::erase`]). Counts, never content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EraseReport {
     pub id: MemoryId,
@@ -27,7 +27,7 @@ pub struct EraseReport {
     pub pages_scrubbed: u64,
 }
 
-/// The part of the conversation log an erase covers (see [`Store::erase_log`]).
+/// The part of the conversation log an erase covers (see [`Erasure::erase_log`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EraseTarget<'a> {
     /// One session of the scope.
@@ -36,11 +36,11 @@ pub enum EraseTarget<'a> {
     Scope,
 }
 
-/// What an erase of a session or a scope removed (see [`Store::erase_log`]). Counts, never
+/// What an erase of a session or a scope removed (see [`Erasure::erase_log`]). Counts, never
 /// content.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct EraseLogReport {
-    /// Memories erased, each as [`Store::erase`] erases one and with its `ERASE` event: for a
+    /// Memories erased, each as [`Erasure::erase`] erases one and with its `ERASE` event: for a
     /// session, every memory with a source message in it (raw turns and what was derived from
     /// them — facts, notes, summaries a model wrote); for a scope, every memory of the scope.
     /// Memories erased before are left as they are.
@@ -76,7 +76,7 @@ pub trait Erasure: Send + Sync {
         ctx: &WriteContext,
     ) -> Result<EraseReport>;
     /// Erases a session of the scope or the whole scope in one transaction: every memory it
-    /// covers as [`Store::erase`] does (with `sources`), then the content of every message of
+    /// covers as [`Erasure::erase`] does (with `sources`), then the content of every message of
     /// it, the text of its pages and the summaries of the segments those pages joined. Ids,
     /// counts, times and `ERASE` events remain. A session the scope has no message in is
     /// `invalid_input` naming `session_id`, and nothing is written. Required: only the backend

@@ -2,14 +2,14 @@
 
 use super::*;
 
-/// A linked memory found by [`Store::linked`]: the memory, the link it was reached through and
+/// A linked memory found by [`Graph::linked`]: the memory, the link it was reached through and
 /// the end of that link it was reached from.
 #[derive(Debug, Clone)]
 pub struct LinkedMemory {
     pub from: MemoryId,
     pub link: Link,
     /// The store-local key of `memory` (as in [`Candidate::key`]), so a search can score the
-    /// linked memory against its query ([`Store::vector_scores`]).
+    /// linked memory against its query ([`Retrieval::vector_scores`]).
     pub key: i64,
     pub memory: Memory,
 }

@@ -315,7 +315,7 @@ pub struct ListPosition {
     pub cursor: Option<String>,
 }
 
-/// [`Store::locate`] from `list` alone: walks the listing a page at a time, stopping a page
+/// [`BatchWriter::locate`] from `list` alone: walks the listing a page at a time, stopping a page
 /// exactly at `skip` to keep its cursor. The trait's default, and the reference the contract
 /// tests hold a backend's own answer to.
 pub fn locate_by_walking<S: Records + ?Sized>(

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// A writer's turn from [`Store::plan_turn`]; dropping it ends the turn.
+/// A writer's turn from [`Tiers::plan_turn`]; dropping it ends the turn.
 pub type PlanTurn = Box<dyn Send>;
 
 /// The hierarchy: pages, segments, their visits, and planning turns across processes.
