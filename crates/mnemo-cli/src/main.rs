@@ -2,19 +2,9 @@
 //! stdout machine-readable (errors too: `{"error":{"kind":…,"message":…}}` with a non-zero exit).
 
 mod args;
-mod bench;
 mod commands;
 mod config;
-mod context;
-mod eval;
-mod import;
 mod io;
-mod jobs;
-mod log;
-mod migrate;
-mod profile;
-mod reembed;
-mod serve;
 
 fn main() {
     let cli = match config::parse() {

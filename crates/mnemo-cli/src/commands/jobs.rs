@@ -1,33 +1,11 @@
 //! `mnemo jobs list|show|retry`: the background job queue of the store (async adds queued
 //! through the server, the Python package or the library), read and retried directly.
 
-use crate::args::ScopeArgs;
+use crate::args::JobsAction;
 use crate::commands::scope_of;
 use crate::io::{outln, print_json};
-use clap::Subcommand;
 use mnemo::Memory;
 use mnemo_core::{JobQuery, JobRecord, JobStatus};
-
-#[derive(Debug, Subcommand)]
-pub enum JobsAction {
-    /// Jobs, newest first: of a scope when one is given, else of every scope.
-    List {
-        #[command(flatten)]
-        scope: ScopeArgs,
-        /// pending, running, done or failed.
-        #[arg(long)]
-        status: Option<String>,
-        #[arg(long, default_value_t = 50)]
-        limit: usize,
-        /// The last job id of the previous page.
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// One job: status, attempts, last error and, once done, what the add wrote.
-    Show { id: String },
-    /// Put a failed job back in the queue (its attempts start again).
-    Retry { id: String },
-}
 
 fn line(j: &JobRecord) -> String {
     let error = j.last_error.as_deref().unwrap_or("");

@@ -29,7 +29,7 @@ struct Asset {
 
 macro_rules! assets {
     ($($path:literal => $media:expr),+ $(,)?) => {
-        &[$(Asset { path: $path, media: $media, body: include_str!(concat!("assets/", $path)) }),+]
+        &[$(Asset { path: $path, media: $media, body: include_str!(concat!("ui/assets/", $path)) }),+]
     };
 }
 

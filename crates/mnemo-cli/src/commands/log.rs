@@ -1,66 +1,11 @@
 //! `mnemo sessions list|messages|show|delete` and `mnemo segments list|pages`: the
 //! conversation log as the library shows it (the log's visibility rule applied).
 
-use crate::args::ScopeArgs;
+use crate::args::{SegmentsAction, SessionsAction};
 use crate::commands::scope_of;
 use crate::io::{outln, print_json};
-use clap::Subcommand;
 use mnemo::{LogMessage, Memory, PageView};
 use mnemo_core::*;
-
-#[derive(Debug, Subcommand)]
-pub enum SessionsAction {
-    /// A scope's sessions, ordered by id: first and last message time, messages, pages.
-    List {
-        #[command(flatten)]
-        scope: ScopeArgs,
-        #[arg(long, default_value_t = 100)]
-        limit: usize,
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// A session's messages in order (deleted, expired and erased turns left out).
-    Messages {
-        #[command(flatten)]
-        scope: ScopeArgs,
-        #[arg(long, default_value_t = 100)]
-        limit: usize,
-        #[arg(long)]
-        cursor: Option<String>,
-        session_id: String,
-    },
-    /// A session's summary and its short-term window.
-    Show {
-        #[command(flatten)]
-        scope: ScopeArgs,
-        session_id: String,
-    },
-    /// Delete every memory of a session (kept for audit; `mnemo erase --session-id` removes
-    /// the text).
-    Delete {
-        #[command(flatten)]
-        scope: ScopeArgs,
-        /// Why (kept in the memories' history).
-        #[arg(long)]
-        reason: Option<String>,
-        session_id: String,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum SegmentsAction {
-    /// A scope's topic segments: summary, keywords, heat, state, pages.
-    List {
-        #[command(flatten)]
-        scope: ScopeArgs,
-    },
-    /// A segment's pages with their messages.
-    Pages {
-        #[command(flatten)]
-        scope: ScopeArgs,
-        id: String,
-    },
-}
 
 fn message_line(m: &LogMessage) -> String {
     let who = m.name.as_deref().unwrap_or(m.role.as_str());

@@ -29,7 +29,8 @@
 
 use super::{finish, percentile};
 use mnemo::{Memory, MemoryConfig};
-use mnemo_core::{Error, Scope, SearchRequest};
+use mnemo_core::{Embedder, Error, Scope, SearchRequest};
+use mnemo_eval::locomo::Conversation;
 use mnemo_eval::run::{add_request, scope_of};
 use mnemo_eval::EvalMode;
 use std::path::PathBuf;
@@ -82,10 +83,89 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     let embedder = memory.embedder().await?;
 
     progress("ingesting: each session added, and embedded alone, in alternating order");
+    let mut ingested = ingest(&memory, embedder.as_ref(), &conversations).await?;
+    let add_s: f64 = ingested.add_ms.iter().sum::<f64>() / 1e3;
+
+    progress("searching every question at the final store size");
+    let questions: Vec<(&Scope, &str)> = conversations
+        .iter()
+        .zip(&ingested.scopes)
+        .flat_map(|(c, scope)| {
+            c.questions
+                .iter()
+                .map(move |q| (scope, q.question.as_str()))
+        })
+        .collect();
+    let s = search(
+        &memory,
+        embedder.as_ref(),
+        &ingested.scopes,
+        &questions,
+        opts.top_k,
+    )
+    .await?;
+    ingested.add_ms.sort_by(f64::total_cmp);
+    let add_ms = &ingested.add_ms;
+    let stats = memory.store().stats()?;
+    let turns = ingested.turns;
+    let (turns_per_s, embed_only_turns_per_s) =
+        (turns as f64 / add_s, turns as f64 / ingested.embed_s);
+    let report = serde_json::json!({
+        "workload": "conversations",
+        "data": opts.data.display().to_string(),
+        "conversations": conversations.len(),
+        "sessions": ingested.sessions,
+        "turns": turns,
+        "questions": questions.len(),
+        "memories": stats.memories,
+        "embedder": embedder.model_id(),
+        "embedder_threads": threads,
+        "turns_per_s": turns_per_s,
+        "embed_only_turns_per_s": embed_only_turns_per_s,
+        "embedded_texts": ingested.embedded,
+        "ingest_overhead": embed_only_turns_per_s / turns_per_s - 1.0,
+        "session_add_p50_ms": percentile(add_ms, 0.5),
+        "session_add_p95_ms": percentile(add_ms, 0.95),
+        "top_k": opts.top_k,
+        "search_p50_ms": percentile(&s.with_embed, 0.5),
+        "search_p95_ms": percentile(&s.with_embed, 0.95),
+        "search_p50_ms_no_embed": percentile(&s.no_embed, 0.5),
+        "search_p95_ms_no_embed": percentile(&s.no_embed, 0.95),
+        "query_embed_p50_ms": percentile(&s.embed_alone, 0.5),
+        "search_p50_ms_no_embed_tracking_on": percentile(&s.tracking_on, 0.5),
+        "search_p50_ms_no_embed_tracking_off": percentile(&s.tracking_off, 0.5),
+        "usage_tracking_p50_ratio": percentile(&s.tracking_on, 0.5) / percentile(&s.tracking_off, 0.5),
+        "usage_rows_written_at_end": s.visits_written,
+    });
+    let temporary = opts.store_dir.is_none().then_some(dir.as_path());
+    finish(report, memory, stats.file_bytes, started, temporary, json)
+}
+
+/// What ingesting the conversations measured.
+struct Ingested {
+    /// Each session's `add`, in ms.
+    add_ms: Vec<f64>,
+    /// Seconds of the embedder alone on the same texts.
+    embed_s: f64,
+    /// Texts handed to the embedder alone.
+    embedded: usize,
+    turns: usize,
+    sessions: usize,
+    /// One scope per conversation, in file order.
+    scopes: Vec<Scope>,
+}
+
+/// Adds every session of every conversation, each paired with the embedder alone on the texts
+/// that add embeds, the two in alternating order.
+async fn ingest(
+    memory: &Memory,
+    embedder: &dyn Embedder,
+    conversations: &[Conversation],
+) -> anyhow::Result<Ingested> {
     let (mut add_ms, mut embed_s, mut embedded) = (Vec::new(), 0.0, 0usize);
     let (mut turns, mut sessions) = (0usize, 0usize);
     let mut scopes: Vec<Scope> = Vec::with_capacity(conversations.len());
-    for c in &conversations {
+    for c in conversations {
         let scope = scope_of(c)?;
         for s in 0..c.sessions.len() {
             let req = add_request(&scope, c, s, EvalMode::Raw);
@@ -111,18 +191,36 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         }
         scopes.push(scope);
     }
-    let add_s: f64 = add_ms.iter().sum::<f64>() / 1e3;
+    Ok(Ingested {
+        add_ms,
+        embed_s,
+        embedded,
+        turns,
+        sessions,
+        scopes,
+    })
+}
 
-    progress("searching every question at the final store size");
-    let questions: Vec<(&Scope, &str)> = conversations
-        .iter()
-        .zip(&scopes)
-        .flat_map(|(c, scope)| {
-            c.questions
-                .iter()
-                .map(move |q| (scope, q.question.as_str()))
-        })
-        .collect();
+/// Per-question timings in ms, each sorted ascending.
+struct Searched {
+    with_embed: Vec<f64>,
+    no_embed: Vec<f64>,
+    embed_alone: Vec<f64>,
+    tracking_on: Vec<f64>,
+    tracking_off: Vec<f64>,
+    /// Usage rows the final flush wrote.
+    visits_written: u64,
+}
+
+/// Searches every question in its conversation's scope: with the query embedding, with the
+/// vector given, the embedding alone, and with usage bookkeeping on and off.
+async fn search(
+    memory: &Memory,
+    embedder: &dyn Embedder,
+    scopes: &[Scope],
+    questions: &[(&Scope, &str)],
+    top_k: usize,
+) -> anyhow::Result<Searched> {
     // Query vectors for the searches without embedding, in calls of at most one model batch.
     let mut qvecs = Vec::with_capacity(questions.len());
     for chunk in questions.chunks(16) {
@@ -130,14 +228,14 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
         qvecs.extend(embedder.embed(&refs)?);
     }
     // Warm-up: one unmeasured search per conversation (the Mem0 side does the same).
-    for scope in &scopes {
+    for scope in scopes {
         memory
-            .search(SearchRequest::new(scope.clone(), "warm up", opts.top_k))
+            .search(SearchRequest::new(scope.clone(), "warm up", top_k))
             .await?;
     }
     let (mut with_embed, mut no_embed, mut embed_alone) = (Vec::new(), Vec::new(), Vec::new());
     for (i, ((scope, q), v)) in questions.iter().zip(&qvecs).enumerate() {
-        let req = SearchRequest::new((*scope).clone(), *q, opts.top_k);
+        let req = SearchRequest::new((*scope).clone(), *q, top_k);
         // The two parts of a search measured apart: retrieval with the vector given, and the
         // query's embedding alone.
         let parts = |no_embed: &mut Vec<f64>, embed_alone: &mut Vec<f64>| -> anyhow::Result<()> {
@@ -176,7 +274,7 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
             runs.reverse();
         }
         for (m, out) in runs {
-            let req = SearchRequest::new((*scope).clone(), *q, opts.top_k);
+            let req = SearchRequest::new((*scope).clone(), *q, top_k);
             let t = Instant::now();
             m.search_with_vector(req, v.clone()).await?;
             out.push(t.elapsed().as_secs_f64() * 1e3);
@@ -184,7 +282,6 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     }
     let visits_written = memory.flush_usage().await?;
     for v in [
-        &mut add_ms,
         &mut with_embed,
         &mut no_embed,
         &mut embed_alone,
@@ -193,35 +290,12 @@ pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Re
     ] {
         v.sort_by(f64::total_cmp);
     }
-    let stats = memory.store().stats()?;
-    let (turns_per_s, embed_only_turns_per_s) = (turns as f64 / add_s, turns as f64 / embed_s);
-    let report = serde_json::json!({
-        "workload": "conversations",
-        "data": opts.data.display().to_string(),
-        "conversations": conversations.len(),
-        "sessions": sessions,
-        "turns": turns,
-        "questions": questions.len(),
-        "memories": stats.memories,
-        "embedder": embedder.model_id(),
-        "embedder_threads": threads,
-        "turns_per_s": turns_per_s,
-        "embed_only_turns_per_s": embed_only_turns_per_s,
-        "embedded_texts": embedded,
-        "ingest_overhead": embed_only_turns_per_s / turns_per_s - 1.0,
-        "session_add_p50_ms": percentile(&add_ms, 0.5),
-        "session_add_p95_ms": percentile(&add_ms, 0.95),
-        "top_k": opts.top_k,
-        "search_p50_ms": percentile(&with_embed, 0.5),
-        "search_p95_ms": percentile(&with_embed, 0.95),
-        "search_p50_ms_no_embed": percentile(&no_embed, 0.5),
-        "search_p95_ms_no_embed": percentile(&no_embed, 0.95),
-        "query_embed_p50_ms": percentile(&embed_alone, 0.5),
-        "search_p50_ms_no_embed_tracking_on": percentile(&tracking_on, 0.5),
-        "search_p50_ms_no_embed_tracking_off": percentile(&tracking_off, 0.5),
-        "usage_tracking_p50_ratio": percentile(&tracking_on, 0.5) / percentile(&tracking_off, 0.5),
-        "usage_rows_written_at_end": visits_written,
-    });
-    let temporary = opts.store_dir.is_none().then_some(dir.as_path());
-    finish(report, memory, stats.file_bytes, started, temporary, json)
+    Ok(Searched {
+        with_embed,
+        no_embed,
+        embed_alone,
+        tracking_on,
+        tracking_off,
+        visits_written,
+    })
 }

@@ -1,0 +1,63 @@
+//! `mnemo search`: hybrid (or dense, or lexical) search within a scope.
+
+use super::{kinds_of, scope_of};
+use crate::args::SearchArgs;
+use crate::io::{human_memory, outln, parse_json_arg, parse_time_arg, print_json};
+use mnemo::Memory;
+use mnemo_core::{Filter, ReadOptions, SearchRequest};
+
+pub async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow::Result<()> {
+    let SearchArgs {
+        scope,
+        top_k,
+        threshold,
+        kinds,
+        filters,
+        include_expired,
+        include_inactive,
+        as_of,
+        mode,
+        expand_links,
+        query,
+    } = args;
+    let filter = match filters {
+        Some(f) => Filter::from_json(&parse_json_arg("filters", &f)?)?,
+        None => None,
+    };
+    let req = SearchRequest {
+        scope: scope_of(&scope)?,
+        query,
+        top_k,
+        threshold,
+        kinds: kinds_of(&kinds)?,
+        filter,
+        read: ReadOptions {
+            include_expired,
+            include_inactive,
+            as_of: as_of.map(|t| parse_time_arg("as_of", &t)).transpose()?,
+            ..ReadOptions::default()
+        },
+        mode,
+        expand_links,
+        expand_limit: None,
+    };
+    let resp = memory.search(req).await?;
+    if json {
+        print_json(&resp)?;
+    } else {
+        for h in &resp.results {
+            match &h.via {
+                Some(v) => outln!(
+                    "{:.3}  {}  (via {} {} {:.2})",
+                    h.score,
+                    human_memory(&h.memory),
+                    v.memory_id,
+                    v.kind,
+                    v.strength
+                ),
+                None => outln!("{:.3}  {}", h.score, human_memory(&h.memory)),
+            }
+        }
+    }
+    Ok(())
+}
