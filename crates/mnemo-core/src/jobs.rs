@@ -220,3 +220,64 @@ pub trait JobStore: Send + Sync {
     /// Counts per status and the oldest open job.
     fn queue_stats(&self) -> Result<QueueStats>;
 }
+
+/// The error an erase leaves on a job that was still to run when text it carried was erased.
+pub const ERASED_JOB_ERROR: &str =
+    "text this job carried was erased before it ran; the job was emptied and will not run";
+
+/// Whether any string inside `value` contains one of `texts` (blank ones count for nothing):
+/// how an erase finds the jobs whose stored request or result carries erased text. A job
+/// keeps its own copy of an add's text (its payload until it runs, the memories it wrote in its
+/// result), so an erase empties every job of the scope this finds (see `Erasure`), and one not
+/// finished yet fails with [`ERASED_JOB_ERROR`]. Linear in the size of `value` times the texts.
+pub fn mentions_any(value: &serde_json::Value, texts: &[String]) -> bool {
+    use serde_json::Value;
+    let texts: Vec<&str> = texts
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    if texts.is_empty() {
+        return false;
+    }
+    // An explicit stack: a deeply nested payload cannot exhaust the call stack.
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                if texts.iter().any(|t| s.contains(t)) {
+                    return true;
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod erase_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_job_mentions_a_text_anywhere_in_its_strings_and_blank_texts_never_match() {
+        let payload = json!({"input": {"Messages": [{"role": "user", "content": "my PIN is 4417, ok"}]},
+                             "metadata": {"k": ["x", {"deep": "Wombat"}]}});
+        assert!(mentions_any(&payload, &["PIN is 4417".into()]));
+        assert!(mentions_any(&payload, &["nothing".into(), "Wombat".into()]));
+        assert!(!mentions_any(&payload, &["absent".into()]));
+        assert!(!mentions_any(&payload, &["  ".into(), String::new()]));
+        assert!(!mentions_any(&json!(null), &["x".into()]));
+        // Keys are not text a caller wrote into a job's strings.
+        assert!(!mentions_any(&json!({"Wombat": 1}), &["Wombat".into()]));
+        // Nesting is walked with a stack of its own, not by recursion.
+        let mut deep = json!("the secret");
+        for _ in 0..500 {
+            deep = json!([deep]);
+        }
+        assert!(mentions_any(&deep, &["secret".into()]));
+    }
+}

@@ -113,9 +113,20 @@ fn erase_log_in(
         )
         .map_err(pg_err)?
         .get(0);
+    // The turns' texts, for the jobs that carry copies of them (read before they go).
+    let turns: Vec<String> = tx
+        .query(
+            &format!("SELECT g.content FROM messages g WHERE {}", g.where_sql()),
+            &g.params(),
+        )
+        .map_err(pg_err)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
     for id in &ids {
         erase_in(tx, scope, MemoryId(*id), true, ctx)?;
     }
+    crate::jobs::scrub_erased(tx, scope, &turns, chrono::Utc::now())?;
     tx.execute(
         &format!(
             "UPDATE messages g SET content = '', name = NULL WHERE {} \
@@ -319,6 +330,9 @@ fn erase_in(
             .map_err(pg_err)?;
         contents = rows.iter().map(|r| r.get(0)).collect();
     }
+    // Jobs keep their own copies (a queued add's request, the memories a done one wrote).
+    let job_texts: Vec<String> = plan.texts.iter().chain(&contents).cloned().collect();
+    crate::jobs::scrub_erased(tx, &owner, &job_texts, chrono::Utc::now())?;
     report.pages_scrubbed = crate::tiers::scrub_tiers(tx, &owner, &plan.tier_texts(contents))?;
 
     // Entities: unlinked; one that named only this memory goes, its name with it.

@@ -280,3 +280,74 @@ impl JobStore for PgStore {
         })
     }
 }
+
+/// Empties, inside an erase's transaction `tx`, every job of `scope` (or a narrower scope)
+/// whose stored request or result carries one of `texts` ([`mnemo_core::jobs::mentions_any`]):
+/// payload `{}`, no result; a job not finished yet fails with
+/// [`mnemo_core::jobs::ERASED_JOB_ERROR`]. Returns how many it emptied. The rows are locked
+/// (`FOR UPDATE`), so a worker finishing one meanwhile waits for the erase.
+pub(crate) fn scrub_erased(
+    tx: &mut postgres::Transaction<'_>,
+    scope: &mnemo_core::Scope,
+    texts: &[String],
+    now: mnemo_core::Timestamp,
+) -> Result<u64> {
+    if texts.iter().all(|t| t.trim().is_empty()) {
+        return Ok(0);
+    }
+    let parts = [
+        (
+            "user_id",
+            scope.user_id.as_ref().map(|v| v.as_str().to_string()),
+        ),
+        (
+            "agent_id",
+            scope.agent_id.as_ref().map(|v| v.as_str().to_string()),
+        ),
+        (
+            "run_id",
+            scope.run_id.as_ref().map(|v| v.as_str().to_string()),
+        ),
+    ];
+    let mut sql = String::from("SELECT id, payload, result FROM jobs WHERE TRUE");
+    let mut args: Vec<String> = Vec::new();
+    for (col, value) in parts {
+        if let Some(v) = value {
+            args.push(v);
+            sql.push_str(&format!(" AND {col} = ${}", args.len()));
+        }
+    }
+    sql.push_str(" FOR UPDATE");
+    let params: Vec<&(dyn postgres::types::ToSql + Sync)> = args
+        .iter()
+        .map(|a| a as &(dyn postgres::types::ToSql + Sync))
+        .collect();
+    let rows = tx.query(&sql, &params).map_err(pg_err)?;
+    let mut n = 0;
+    for row in rows {
+        let (id, payload, result): (String, String, Option<String>) = (
+            row.try_get(0).map_err(pg_err)?,
+            row.try_get(1).map_err(pg_err)?,
+            row.try_get(2).map_err(pg_err)?,
+        );
+        let carries = mnemo_core::jobs::mentions_any(&json("payload", &payload)?, texts)
+            || match result.as_deref() {
+                Some(r) => mnemo_core::jobs::mentions_any(&json("result", r)?, texts),
+                None => false,
+            };
+        if !carries {
+            continue;
+        }
+        n += tx
+            .execute(
+                "UPDATE jobs SET payload = '{}', result = NULL, \
+                 last_error = CASE WHEN status IN ('pending', 'running') THEN $2 ELSE last_error END, \
+                 error_kind = CASE WHEN status IN ('pending', 'running') THEN 'invalid_input' ELSE error_kind END, \
+                 status = CASE WHEN status IN ('pending', 'running') THEN 'failed' ELSE status END, \
+                 locked_until = NULL, updated_at = $3 WHERE id = $1",
+                &[&id, &mnemo_core::jobs::ERASED_JOB_ERROR, &now.timestamp_millis()],
+            )
+            .map_err(pg_err)?;
+    }
+    Ok(n)
+}

@@ -102,9 +102,23 @@ fn erase_log_in(
         ),
         &g,
     )?;
+    // The turns' texts, for the jobs that carry copies of them (read before they go).
+    let turns: Vec<String> = {
+        let mut st = tx
+            .prepare(&format!(
+                "SELECT g.content FROM messages g WHERE {}",
+                g.where_sql()
+            ))
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map(params_from_iter(g.params.iter()), |r| r.get::<_, String>(0))
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
     for id in &ids {
         erase_in(tx, scope, MemoryId::parse(id)?, true, ctx)?;
     }
+    crate::jobs::scrub_erased(tx, scope, &turns, chrono::Utc::now())?;
     tx.execute(
         &format!(
             "UPDATE messages SET content = '', name = NULL WHERE id IN \
@@ -315,6 +329,9 @@ fn erase_in(
         let rows = st.query_map([&ids], |r| r.get(0)).map_err(sql_err)?;
         contents = rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?;
     }
+    // Jobs keep their own copies (a queued add's request, the memories a done one wrote).
+    let job_texts: Vec<String> = plan.texts.iter().chain(&contents).cloned().collect();
+    crate::jobs::scrub_erased(tx, &owner, &job_texts, chrono::Utc::now())?;
     report.pages_scrubbed = crate::tiers::scrub(tx, &owner, &plan.tier_texts(contents))?;
 
     // Entities: unlinked; one that named only this memory goes, its name with it.

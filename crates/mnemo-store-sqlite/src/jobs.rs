@@ -345,3 +345,62 @@ impl JobStore for SqliteStore {
         })
     }
 }
+
+/// Empties, inside an erase's transaction `tx`, every job of `scope` (or a narrower scope)
+/// whose stored request or result carries one of `texts` ([`mnemo_core::jobs::mentions_any`]):
+/// payload `{}`, no result; a job not finished yet fails with
+/// [`mnemo_core::jobs::ERASED_JOB_ERROR`]. Returns how many it emptied.
+pub(crate) fn scrub_erased(
+    tx: &rusqlite::Transaction<'_>,
+    scope: &mnemo_core::Scope,
+    texts: &[String],
+    now: Timestamp,
+) -> Result<u64> {
+    if texts.iter().all(|t| t.trim().is_empty()) {
+        return Ok(0);
+    }
+    let parts = [
+        ("user_id", scope.user_id.as_ref().map(|v| v.as_str())),
+        ("agent_id", scope.agent_id.as_ref().map(|v| v.as_str())),
+        ("run_id", scope.run_id.as_ref().map(|v| v.as_str())),
+    ];
+    let mut sql = String::from("SELECT id, payload, result FROM jobs WHERE 1 = 1");
+    let mut args: Vec<String> = Vec::new();
+    for (col, value) in parts {
+        if let Some(v) = value {
+            args.push(v.to_string());
+            sql.push_str(&format!(" AND {col} = ?{}", args.len()));
+        }
+    }
+    let rows: Vec<(String, String, Option<String>)> = {
+        let mut st = tx.prepare(&sql).map_err(sql_err)?;
+        let it = st
+            .query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(sql_err)?;
+        it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
+    let mut n = 0;
+    for (id, payload, result) in rows {
+        let carries = mnemo_core::jobs::mentions_any(&json("payload", &payload)?, texts)
+            || match result.as_deref() {
+                Some(r) => mnemo_core::jobs::mentions_any(&json("result", r)?, texts),
+                None => false,
+            };
+        if !carries {
+            continue;
+        }
+        n += tx
+            .execute(
+                "UPDATE jobs SET payload = '{}', result = NULL, \
+                 last_error = CASE WHEN status IN ('pending', 'running') THEN ?2 ELSE last_error END, \
+                 error_kind = CASE WHEN status IN ('pending', 'running') THEN 'invalid_input' ELSE error_kind END, \
+                 status = CASE WHEN status IN ('pending', 'running') THEN 'failed' ELSE status END, \
+                 locked_until = NULL, updated_at = ?3 WHERE id = ?1",
+                params![id, mnemo_core::jobs::ERASED_JOB_ERROR, now.timestamp_millis()],
+            )
+            .map_err(sql_err)? as u64;
+    }
+    Ok(n)
+}

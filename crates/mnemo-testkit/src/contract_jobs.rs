@@ -528,3 +528,109 @@ pub fn an_erased_turn_is_not_written_back(h: &dyn Harness) {
         .expect("lexical")
         .is_empty());
 }
+
+/// An erase reaches the copies jobs keep: a queued job whose request carries an erased turn is
+/// emptied and failed (it will not run), a done job whose result names an erased memory's text
+/// loses its payload and result but stays done, and a job of the scope that carries none of
+/// the erased text is left exactly as it was.
+pub fn an_erase_empties_the_jobs_that_carry_its_text(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    let ana = scope("ana");
+    let secret = turn("ana", 0, "my bank PIN is 4417");
+    let queued = NewJob {
+        payload: serde_json::json!({"input": {"messages": [{"content": "my bank PIN is 4417"}]}}),
+        ..with_turns("queued", "ana", &[&secret])
+    };
+    q.enqueue(&queued).expect("enqueued");
+    let other = q.enqueue(&job("other", "ana", 1)).expect("enqueued");
+
+    // A done job whose result names a memory of another session.
+    let note = turn("ana", 2, "the spare key is under the blue pot");
+    let mut note_msg = note.clone();
+    note_msg.session_id = Some("s2".into());
+    let raw = NewMemory::raw(
+        &note_msg,
+        &ana,
+        Metadata::new(),
+        None,
+        HashEmbedder::vector(&note_msg.content),
+    );
+    let memory_id = raw.id;
+    store
+        .write(vec![WriteBatch::new(
+            ana.clone(),
+            vec![note_msg.clone()],
+            vec![raw],
+        )])
+        .expect("written");
+    q.enqueue(&NewJob {
+        payload: serde_json::json!({"input": "the spare key is under the blue pot"}),
+        ..job("done", "ana", 2)
+    })
+    .expect("enqueued");
+    // Claimed in creation order: "queued", "other", then "done"; only "done" is finished.
+    let mut claimed = Vec::new();
+    for _ in 0..3 {
+        claimed.push(q.claim("w", t(10), lease()).expect("claim").expect("a job"));
+    }
+    let done = claimed.iter().find(|j| j.id == "done").expect("claimed");
+    for j in &claimed {
+        if j.id != "done" {
+            assert!(q
+                .finish(
+                    &j.id,
+                    "w",
+                    &JobOutcome::Retry {
+                        error: "later".into(),
+                        kind: "unavailable".into(),
+                        run_after: t(5),
+                    },
+                    t(11),
+                )
+                .expect("back to pending"));
+        }
+    }
+    let result = serde_json::json!({"results": [{"id": memory_id.to_string(),
+        "memory": "the spare key is under the blue pot", "event": "ADD"}]});
+    assert!(q
+        .finish(&done.id, "w", &JobOutcome::Done { result }, t(12))
+        .expect("done"));
+
+    // Erasing session s1 empties and fails the queued job that carried its turn.
+    store
+        .erase_log(&ana, EraseTarget::Session("s1"), &WriteContext::default())
+        .expect("erased");
+    let after = q.job("queued").expect("read").expect("kept, emptied");
+    assert_eq!(after.status, JobStatus::Failed, "{after:?}");
+    assert_eq!(after.payload, serde_json::json!({}));
+    assert_eq!(
+        after.last_error.as_deref(),
+        Some(mnemo_core::jobs::ERASED_JOB_ERROR)
+    );
+    // Erasing the memory empties the done job's copies; it stays done.
+    store
+        .erase(&ana, memory_id, true, &WriteContext::default())
+        .expect("erased");
+    let after = q.job("done").expect("read").expect("kept, emptied");
+    assert_eq!(after.status, JobStatus::Done, "{after:?}");
+    assert_eq!(after.payload, serde_json::json!({}));
+    assert!(after.result.is_none(), "{after:?}");
+    // The job that carried none of it is untouched.
+    let untouched = q.job("other").expect("read").expect("kept");
+    assert_eq!(untouched.payload, other.payload);
+    assert_eq!(untouched.status, JobStatus::Pending);
+    // No job keeps either text anywhere.
+    for j in q
+        .list_jobs(&JobQuery {
+            scope: Some(ana.clone()),
+            status: None,
+            before: None,
+            limit: 10,
+        })
+        .expect("listed")
+    {
+        let all = serde_json::json!([j.payload, j.result, j.last_error]).to_string();
+        assert!(!all.contains("4417") && !all.contains("blue pot"), "{all}");
+    }
+}

@@ -63,6 +63,7 @@ macro_rules! store_contract_tests {
             session_memories_are_its_active_sources, add_events_name_the_requester_or_the_speaker,
             jobs_are_enqueued_once_and_listed_by_scope, a_jobs_messages_are_logged_with_it,
             a_refused_enqueue_logs_nothing, an_erased_turn_is_not_written_back,
+            an_erase_empties_the_jobs_that_carry_its_text,
             claims_lease_each_job_to_one_worker_and_take_back_dead_ones,
             retries_wait_for_their_time_and_failures_keep_their_error,
             concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue);
