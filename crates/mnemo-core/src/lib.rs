@@ -27,7 +27,6 @@ pub mod session;
 pub mod store;
 pub mod text;
 pub mod tier;
-pub mod tier_plan;
 
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use cursor::CursorCodec;
@@ -48,6 +47,6 @@ pub use search::{
 pub use session::{SessionInfo, SessionQuery};
 pub use store::*;
 pub use tier::{
-    Eviction, HeatWeights, Migration, NewPage, PageQuery, Segment, SegmentWrite, StoredPage,
+    Eviction, HeatWeights, NewPage, PageMove, PageQuery, Segment, SegmentWrite, StoredPage,
     TierConfig, TierWrite,
 };

@@ -1,4 +1,4 @@
-//! Model-driven pipelines. Each turns one add into a [`Plan`] — new memories and retirements of
+//! The add pipelines. Each model-driven one turns one add into a [`Plan`] — new memories and retirements of
 //! existing ones — that the caller commits as one store transaction. Every model call happens here,
 //! before that transaction, and is recorded as a [`ModelCall`]; a failed call or an answer that
 //! cannot be repaired into the expected JSON is an error, and then nothing is planned at all.
@@ -18,6 +18,8 @@
 //!   that returns changed profile dimensions and user and assistant knowledge, with message and
 //!   stored-knowledge numbers mapped back here (invented ones dropped with a warning); the plan
 //!   supersedes the profile, reconciles knowledge and marks the pages analysed in one write.
+//! - `raw` (no model): each message one `raw` memory, indexed and embedded with its
+//!   neighbouring turns.
 //! - `prompts`: the prompt texts.
 
 mod infer;
@@ -27,11 +29,13 @@ mod procedural;
 mod profile;
 mod profile_answer;
 mod prompts;
+pub mod raw;
 
 pub use infer::{infer, InferInput};
 pub use notes::{notes, notes_many, NotePlan, NoteWindow, NotesInput};
 pub use procedural::procedural;
 pub use profile::{profile, ProfileConfig, ProfileInput, ProfilePlan, KNOWLEDGE_KEY};
+pub use raw::ContextIndexing;
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse};
 use crate::embed::Embedder;
@@ -218,8 +222,8 @@ pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
         ("enrich", prompts::ENRICH_SYSTEM),
         ("evolve", prompts::EVOLVE_SYSTEM),
         ("profile", prompts::PROFILE_SYSTEM),
-        ("summarise", crate::tier_plan::SUMMARY_SYSTEM),
-        ("continuity", crate::tier_plan::CONTINUITY_SYSTEM),
+        ("summarise", crate::tier::plan::SUMMARY_SYSTEM),
+        ("continuity", crate::tier::plan::CONTINUITY_SYSTEM),
     ]
     .into_iter()
     .find(|(_, p)| *p == system)

@@ -74,8 +74,11 @@ scope_part!(RunId, "run_id");
 /// agents and runs); parts the scope leaves unset are not constrained.
 ///
 /// Deserialising checks each part and refuses a scope with none, like [`Scope::from_parts`].
+/// Outside this crate a scope is built only through those checks (the constructors below or
+/// deserialising: `#[non_exhaustive]` forbids a struct literal there); its parts stay readable.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(remote = "Self")]
+#[non_exhaustive]
 pub struct Scope {
     pub user_id: Option<UserId>,
     pub agent_id: Option<AgentId>,
@@ -111,6 +114,30 @@ impl Scope {
 
     pub fn user(user: &str) -> Result<Self> {
         Self::from_parts(Some(user), None, None)
+    }
+
+    /// A scope of parts already checked; fails closed when none is given.
+    pub fn of(
+        user_id: Option<UserId>,
+        agent_id: Option<AgentId>,
+        run_id: Option<RunId>,
+    ) -> Result<Self> {
+        let scope = Scope {
+            user_id,
+            agent_id,
+            run_id,
+        };
+        scope.validate()?;
+        Ok(scope)
+    }
+
+    /// The scope of a user's records across all agents and runs.
+    pub fn of_user(user_id: UserId) -> Self {
+        Scope {
+            user_id: Some(user_id),
+            agent_id: None,
+            run_id: None,
+        }
     }
 
     /// A scope must name at least one of `user_id`, `agent_id`, `run_id`.

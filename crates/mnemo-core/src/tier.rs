@@ -16,6 +16,8 @@
 //! store checks the snapshot still holds (pages still short, segment versions unchanged) and
 //! fails the whole batch with a conflict otherwise; the pipeline then plans again.
 
+pub mod plan;
+
 use crate::error::{Error, Result};
 use crate::memory::{Author, MessageId, PageId, PageTier, SegmentId, Timestamp};
 use crate::scope::Scope;
@@ -31,7 +33,7 @@ pub struct TierConfig {
     /// Active segments per scope; above it the coldest (lowest [`heat`]) is evicted. `None`:
     /// unbounded.
     pub mid_term_capacity: Option<usize>,
-    /// A migrating page joins the best segment when [`join_score`] reaches this.
+    /// A moving page joins the best segment when [`join_score`] reaches this.
     pub join_threshold: f32,
     /// Without a chat model, a page continues the previous page of its session when the cosine
     /// similarity of their vectors reaches this.
@@ -253,12 +255,12 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 pub struct TierWrite {
     /// New pages, into their session's short-term window.
     pub pages: Vec<NewPage>,
-    /// Segments to create or rewrite, before `migrations` are applied.
+    /// Segments to create or rewrite, before `moves` are applied.
     pub segments: Vec<SegmentWrite>,
     /// Pages moving from short-term to a segment. Each must still be `short` when the batch
     /// commits, else the batch fails with a conflict.
-    pub migrations: Vec<Migration>,
-    /// Segments evicted after the migrations (their pages become `evicted`; an `EVICT` history
+    pub moves: Vec<PageMove>,
+    /// Segments evicted after the moves (their pages become `evicted`; an `EVICT` history
     /// event is recorded under the segment's id).
     pub evictions: Vec<Eviction>,
     /// Pages a profile analysis consumed (written with the profile and knowledge it produced).
@@ -269,7 +271,7 @@ impl TierWrite {
     pub fn is_empty(&self) -> bool {
         self.pages.is_empty()
             && self.segments.is_empty()
-            && self.migrations.is_empty()
+            && self.moves.is_empty()
             && self.evictions.is_empty()
             && self.analysed.is_empty()
     }
@@ -285,7 +287,7 @@ pub struct SegmentWrite {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Migration {
+pub struct PageMove {
     pub page: PageId,
     pub segment: SegmentId,
     /// The earlier page of the same session this one continues.

@@ -257,62 +257,8 @@ fn erase_in(
     )
     .map_err(pg_err)?;
 
-    // History: this memory's events lose their content; other events of the owner that quote
-    // one of its texts (supersession records) lose the quoting fields.
-    report.history_scrubbed = tx
-        .execute(
-            "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
-             new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL \
-             WHERE scope_key = $1 AND memory_id = $2",
-            &[&key, &id.0],
-        )
-        .map_err(pg_err)?;
-    // A link's stated reason may quote either end.
-    tx.execute(
-        "UPDATE links SET reason = NULL WHERE scope_key = $1 AND (from_id = $2 OR to_id = $2)",
-        &[&key, &id.0],
-    )
-    .map_err(pg_err)?;
-    if !texts.is_empty() {
-        let quotes = |col: &str| {
-            format!("EXISTS (SELECT 1 FROM unnest($3::text[]) t WHERE strpos(h.{col}, t) > 0)")
-        };
-        let (old, new, reason) = (quotes("old_text"), quotes("new_text"), quotes("reason"));
-        report.history_scrubbed += tx
-            .execute(
-                &format!(
-                    "UPDATE history h SET \
-                       old_text = CASE WHEN {old} THEN NULL ELSE h.old_text END, \
-                       new_text = CASE WHEN {new} THEN NULL ELSE h.new_text END, \
-                       reason = CASE WHEN {reason} THEN NULL ELSE h.reason END \
-                     WHERE h.scope_key = $1 AND h.memory_id <> $2 AND ({old} OR {new} OR {reason})"
-                ),
-                &[&key, &id.0, texts],
-            )
-            .map_err(pg_err)?;
-    }
-
-    // Neighbours whose context windows quote it: their index texts lose those lines (and their
-    // generated lexical vectors follow). Their vectors are numbers, not text, and stay as
-    // embedded (`mnemo reembed` recomputes them).
-    let quoting = tx
-        .query(
-            "SELECT id, index_text FROM memories WHERE scope_key = $1 AND index_text IS NOT NULL",
-            &[&key],
-        )
-        .map_err(pg_err)?;
-    for r in quoting {
-        let (nid, index): (uuid::Uuid, String) = (r.get(0), r.get(1));
-        let Some(new_index) = plan.reindexed(&index) else {
-            continue;
-        };
-        tx.execute(
-            "UPDATE memories SET index_text = $1 WHERE scope_key = $2 AND id = $3",
-            &[&new_index, &key, &nid],
-        )
-        .map_err(pg_err)?;
-        report.neighbours_reindexed += 1;
-    }
+    report.history_scrubbed = scrub_history(tx, &key, id, texts)?;
+    report.neighbours_reindexed = reindex_quoting(tx, &key, &plan)?;
 
     // The messages it came from: their contents are erased with `sources`, and the pages and
     // segment summaries of the hierarchy that copy them are scrubbed either way.
@@ -415,4 +361,76 @@ impl Erasure for PgStore {
         target.validate()?;
         self.tx(|tx| erase_log_in(tx, scope, target, ctx))
     }
+}
+
+/// This memory's history events lose their content, its links their reasons; other events of
+/// the owner that quote one of `texts` (supersession records) lose the quoting fields. The
+/// events changed.
+fn scrub_history(
+    tx: &mut Transaction<'_>,
+    key: &str,
+    id: MemoryId,
+    texts: &[String],
+) -> Result<u64> {
+    let mut scrubbed = tx
+        .execute(
+            "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
+             new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL \
+             WHERE scope_key = $1 AND memory_id = $2",
+            &[&key, &id.0],
+        )
+        .map_err(pg_err)?;
+    // A link's stated reason may quote either end.
+    tx.execute(
+        "UPDATE links SET reason = NULL WHERE scope_key = $1 AND (from_id = $2 OR to_id = $2)",
+        &[&key, &id.0],
+    )
+    .map_err(pg_err)?;
+    if !texts.is_empty() {
+        let quotes = |col: &str| {
+            format!("EXISTS (SELECT 1 FROM unnest($3::text[]) t WHERE strpos(h.{col}, t) > 0)")
+        };
+        let (old, new, reason) = (quotes("old_text"), quotes("new_text"), quotes("reason"));
+        scrubbed += tx
+            .execute(
+                &format!(
+                    "UPDATE history h SET \
+                       old_text = CASE WHEN {old} THEN NULL ELSE h.old_text END, \
+                       new_text = CASE WHEN {new} THEN NULL ELSE h.new_text END, \
+                       reason = CASE WHEN {reason} THEN NULL ELSE h.reason END \
+                     WHERE h.scope_key = $1 AND h.memory_id <> $2 AND ({old} OR {new} OR {reason})"
+                ),
+                &[&key, &id.0, &texts],
+            )
+            .map_err(pg_err)?;
+    }
+
+    Ok(scrubbed)
+}
+
+/// Neighbours whose context windows quote the erased texts: their index texts lose those lines
+/// (and their generated lexical vectors follow). Their vectors are numbers, not text, and stay
+/// as embedded (`mnemo reembed` recomputes them).
+fn reindex_quoting(tx: &mut Transaction<'_>, key: &str, plan: &ScrubPlan) -> Result<u64> {
+    let mut reindexed = 0;
+    let quoting = tx
+        .query(
+            "SELECT id, index_text FROM memories WHERE scope_key = $1 AND index_text IS NOT NULL",
+            &[&key],
+        )
+        .map_err(pg_err)?;
+    for r in quoting {
+        let (nid, index): (uuid::Uuid, String) = (r.get(0), r.get(1));
+        let Some(new_index) = plan.reindexed(&index) else {
+            continue;
+        };
+        tx.execute(
+            "UPDATE memories SET index_text = $1 WHERE scope_key = $2 AND id = $3",
+            &[&new_index, &key, &nid],
+        )
+        .map_err(pg_err)?;
+        reindexed += 1;
+    }
+
+    Ok(reindexed)
 }

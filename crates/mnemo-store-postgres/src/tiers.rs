@@ -1,9 +1,9 @@
 //! The hierarchy on PostgreSQL: pages (the short-term window and mid-term members), segments,
-//! migrations, evictions, analysed marks and segment visits.
+//! moves, evictions, analysed marks and segment visits.
 //!
 //! Writes arrive as a [`TierWrite`] inside an add's batch and run in its transaction, in the
-//! order new pages → segment writes → migrations → evictions → analysed marks. Every step
-//! re-checks the snapshot the pipeline planned from where it writes (a migrating page is still
+//! order new pages → segment writes → moves → evictions → analysed marks. Every step
+//! re-checks the snapshot the pipeline planned from where it writes (a moving page is still
 //! `short`, a rewritten segment still has the version the plan saw, an evicted one is locked
 //! `FOR UPDATE` before its version is compared). The add holds its scope's write lock, and even
 //! without it READ COMMITTED re-reads a row a concurrent writer changed before judging the

@@ -246,76 +246,8 @@ fn erase_in(
     )
     .map_err(sql_err)?;
 
-    // History: this memory's events lose their content; other events of the owner's scope that
-    // quote one of its texts (supersession records) lose the quoting fields.
-    report.history_scrubbed = tx
-        .execute(
-            "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
-             new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL WHERE memory_id = ?1",
-            [&ids],
-        )
-        .map_err(sql_err)? as u64;
-    // A link's stated reason may quote either end.
-    tx.execute(
-        "UPDATE links SET reason = NULL WHERE from_id = ?1 OR to_id = ?1",
-        [&ids],
-    )
-    .map_err(sql_err)?;
-    let (u, a, r) = scope_cols(&owner);
-    for t in texts {
-        report.history_scrubbed += tx
-            .execute(
-                "UPDATE history SET \
-                   old_text = CASE WHEN instr(old_text, ?1) > 0 THEN NULL ELSE old_text END, \
-                   new_text = CASE WHEN instr(new_text, ?1) > 0 THEN NULL ELSE new_text END, \
-                   reason = CASE WHEN instr(reason, ?1) > 0 THEN NULL ELSE reason END \
-                 WHERE memory_id != ?2 AND user_id IS ?3 AND agent_id IS ?4 AND run_id IS ?5 \
-                   AND (instr(old_text, ?1) > 0 OR instr(new_text, ?1) > 0 OR instr(reason, ?1) > 0)",
-                params![t, ids, u, a, r],
-            )
-            .map_err(sql_err)? as u64;
-    }
-
-    // Neighbours whose context windows quote it: re-indexed without those lines. Their vectors
-    // are numbers, not text, and stay as embedded (`mnemo reembed` recomputes them).
-    let quoting: Vec<(i64, String, String)> = {
-        let mut st = tx
-            .prepare(
-                "SELECT seq, text, index_text FROM memories \
-                 WHERE user_id IS ?1 AND agent_id IS ?2 AND run_id IS ?3 AND index_text IS NOT NULL",
-            )
-            .map_err(sql_err)?;
-        let rows = st
-            .query_map(params![u, a, r], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })
-            .map_err(sql_err)?;
-        rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
-    };
-    for (nseq, ntext, index) in quoting {
-        let Some(new_index) = plan.reindexed(&index) else {
-            continue;
-        };
-        let indexed = tx
-            .execute("DELETE FROM memories_fts WHERE rowid = ?1", [nseq])
-            .map_err(sql_err)?
-            > 0;
-        let body = new_index.clone().unwrap_or(ntext);
-        tx.execute(
-            "UPDATE memories SET index_text = ?1 WHERE seq = ?2",
-            params![new_index, nseq],
-        )
-        .map_err(sql_err)?;
-        if indexed {
-            tx.execute(
-                "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
-                params![nseq, body],
-            )
-            .map_err(sql_err)?;
-            log_change(tx, nseq, "put")?;
-        }
-        report.neighbours_reindexed += 1;
-    }
+    report.history_scrubbed = scrub_history(tx, &owner, &ids, texts)?;
+    report.neighbours_reindexed = reindex_quoting(tx, &owner, &plan)?;
 
     // Pages and segment summaries of the hierarchy copy message texts.
     let mut contents: Vec<String> = Vec::new();
@@ -334,18 +266,7 @@ fn erase_in(
     crate::jobs::scrub_erased(tx, &owner, &job_texts, chrono::Utc::now())?;
     report.pages_scrubbed = crate::tiers::scrub(tx, &owner, &plan.tier_texts(contents))?;
 
-    // Entities: unlinked; one that named only this memory goes, its name with it.
-    tx.execute(
-        "UPDATE entities SET mentions = mentions - 1 WHERE id IN \
-         (SELECT entity_id FROM entity_memories WHERE memory_id = ?1)",
-        [&ids],
-    )
-    .map_err(sql_err)?;
-    tx.execute("DELETE FROM entity_memories WHERE memory_id = ?1", [&ids])
-        .map_err(sql_err)?;
-    report.entities_removed = tx
-        .execute("DELETE FROM entities WHERE mentions <= 0", [])
-        .map_err(sql_err)? as u64;
+    report.entities_removed = unlink_entities(tx, &ids)?;
 
     report.messages_erased = if plan.sources {
         tx.execute(
@@ -451,4 +372,102 @@ impl Erasure for SqliteStore {
         truncate_wal(&conn)?;
         Ok(report)
     }
+}
+
+/// This memory's history events lose their content, its links their reasons; other events of
+/// the owner's scope that quote one of `texts` (supersession records) lose the quoting fields.
+/// The events changed.
+fn scrub_history(tx: &Transaction<'_>, owner: &Scope, ids: &str, texts: &[String]) -> Result<u64> {
+    let mut scrubbed = tx
+        .execute(
+            "UPDATE history SET old_text = NULL, new_text = NULL, old_metadata = NULL, \
+             new_metadata = NULL, reason = NULL, old_note = NULL, new_note = NULL WHERE memory_id = ?1",
+            [ids],
+        )
+        .map_err(sql_err)? as u64;
+    // A link's stated reason may quote either end.
+    tx.execute(
+        "UPDATE links SET reason = NULL WHERE from_id = ?1 OR to_id = ?1",
+        [ids],
+    )
+    .map_err(sql_err)?;
+    let (u, a, r) = scope_cols(owner);
+    for t in texts {
+        scrubbed += tx
+            .execute(
+                "UPDATE history SET \
+                   old_text = CASE WHEN instr(old_text, ?1) > 0 THEN NULL ELSE old_text END, \
+                   new_text = CASE WHEN instr(new_text, ?1) > 0 THEN NULL ELSE new_text END, \
+                   reason = CASE WHEN instr(reason, ?1) > 0 THEN NULL ELSE reason END \
+                 WHERE memory_id != ?2 AND user_id IS ?3 AND agent_id IS ?4 AND run_id IS ?5 \
+                   AND (instr(old_text, ?1) > 0 OR instr(new_text, ?1) > 0 OR instr(reason, ?1) > 0)",
+                params![t, ids, u, a, r],
+            )
+            .map_err(sql_err)? as u64;
+    }
+
+    Ok(scrubbed)
+}
+
+/// Neighbours whose context windows quote the erased texts, re-indexed without those lines.
+/// Their vectors are numbers, not text, and stay as embedded (`mnemo reembed` recomputes them).
+fn reindex_quoting(tx: &Transaction<'_>, owner: &Scope, plan: &ScrubPlan) -> Result<u64> {
+    let (u, a, r) = scope_cols(owner);
+    let mut reindexed = 0;
+    let quoting: Vec<(i64, String, String)> = {
+        let mut st = tx
+            .prepare(
+                "SELECT seq, text, index_text FROM memories \
+                 WHERE user_id IS ?1 AND agent_id IS ?2 AND run_id IS ?3 AND index_text IS NOT NULL",
+            )
+            .map_err(sql_err)?;
+        let rows = st
+            .query_map(params![u, a, r], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .map_err(sql_err)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
+    for (nseq, ntext, index) in quoting {
+        let Some(new_index) = plan.reindexed(&index) else {
+            continue;
+        };
+        let indexed = tx
+            .execute("DELETE FROM memories_fts WHERE rowid = ?1", [nseq])
+            .map_err(sql_err)?
+            > 0;
+        let body = new_index.clone().unwrap_or(ntext);
+        tx.execute(
+            "UPDATE memories SET index_text = ?1 WHERE seq = ?2",
+            params![new_index, nseq],
+        )
+        .map_err(sql_err)?;
+        if indexed {
+            tx.execute(
+                "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
+                params![nseq, body],
+            )
+            .map_err(sql_err)?;
+            log_change(tx, nseq, "put")?;
+        }
+        reindexed += 1;
+    }
+
+    Ok(reindexed)
+}
+
+/// Entities lose their link to the memory; one that named only it goes, its name with it. The
+/// entities removed.
+fn unlink_entities(tx: &Transaction<'_>, ids: &str) -> Result<u64> {
+    tx.execute(
+        "UPDATE entities SET mentions = mentions - 1 WHERE id IN \
+         (SELECT entity_id FROM entity_memories WHERE memory_id = ?1)",
+        [ids],
+    )
+    .map_err(sql_err)?;
+    tx.execute("DELETE FROM entity_memories WHERE memory_id = ?1", [ids])
+        .map_err(sql_err)?;
+    Ok(tx
+        .execute("DELETE FROM entities WHERE mentions <= 0", [])
+        .map_err(sql_err)? as u64)
 }

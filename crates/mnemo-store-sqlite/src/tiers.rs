@@ -2,13 +2,13 @@
 //!
 //! Writes arrive as a [`TierWrite`] inside an add's batch and run in its transaction, in the
 //! order and with the snapshot checks of core's [`write_tiers`] (new pages → segment writes →
-//! migrations → evictions → analysed marks); [`Writer`]'s `TierWriter` half here holds the rows.
+//! moves → evictions → analysed marks); [`Writer`]'s `TierWriter` half here holds the rows.
 
 use crate::codec::{blob_to_vector, from_ms, sql_err, vector_to_blob, Cached};
 use crate::predicate::{self, marks, Pred};
 use crate::write::{history, scope_cols, Writer};
 use crate::SqliteStore;
-use mnemo_core::tier::Migration;
+use mnemo_core::tier::PageMove;
 use mnemo_core::*;
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, Transaction};
@@ -189,7 +189,7 @@ impl TierWriter for Writer<'_, '_> {
             .map_err(sql_err)
     }
 
-    fn migrate_page(&mut self, scope: &Scope, m: &Migration) -> Result<bool> {
+    fn move_page(&mut self, scope: &Scope, m: &PageMove) -> Result<bool> {
         let n = self
             .tx
             .execute_cached(

@@ -1,10 +1,10 @@
-//! The store contract for the hierarchy: pages in the short-term window, migration to segments
+//! The store contract for the hierarchy: pages in the short-term window, move to segments
 //! in the add's transaction with snapshot checks, segment rewrites under optimistic versions,
 //! continuity links, visits, LFU eviction that keeps messages and lineage, analysed marks, scope
 //! isolation, restart, reset, erase and rebind. Re-exported by `contract`.
 
 use crate::*;
-use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use mnemo_core::tier::{Eviction, PageMove, SegmentWrite};
 use mnemo_core::*;
 use serde_json::json;
 
@@ -96,16 +96,16 @@ pub fn page(store: &dyn Store, id: PageId) -> StoredPage {
 }
 
 /// Moves `pages` into a new segment in one batch; returns the segment.
-pub fn migrate_into_new(store: &dyn Store, scope: &Scope, pages: &[PageId]) -> Segment {
+pub fn move_into_new(store: &dyn Store, scope: &Scope, pages: &[PageId]) -> Segment {
     let seg = new_segment(scope, "a trip to the lake");
     let tiers = TierWrite {
         segments: vec![SegmentWrite {
             segment: seg.clone(),
             expected_version: None,
         }],
-        migrations: pages
+        moves: pages
             .iter()
-            .map(|p| Migration {
+            .map(|p| PageMove {
                 page: *p,
                 segment: seg.id,
                 continues: None,
@@ -115,7 +115,7 @@ pub fn migrate_into_new(store: &dyn Store, scope: &Scope, pages: &[PageId]) -> S
     };
     store
         .write(vec![tier_batch(scope, tiers)])
-        .expect("migration succeeds");
+        .expect("move succeeds");
     store
         .segments(scope, true, false)
         .expect("segments read")
@@ -157,9 +157,9 @@ pub fn pages_enter_the_window_in_order(h: &dyn Harness) {
     assert_eq!(store.integrity().expect("integrity").pages, 4);
 }
 
-pub fn migration_moves_pages_in_one_transaction(h: &dyn Harness) {
+pub fn pages_move_into_segments_in_one_transaction(h: &dyn Harness) {
     let store = h.fresh();
-    let s = scope("tiers-migrate");
+    let s = scope("tiers-move");
     let a = put_page(
         store.as_ref(),
         &s,
@@ -172,7 +172,7 @@ pub fn migration_moves_pages_in_one_transaction(h: &dyn Harness) {
         Some("s"),
         "second exchange about tomatoes",
     );
-    let seg = migrate_into_new(store.as_ref(), &s, &[a]);
+    let seg = move_into_new(store.as_ref(), &s, &[a]);
     assert_eq!(seg.version, 1, "a new segment starts at version 1");
     let moved = page(store.as_ref(), a);
     assert_eq!(moved.tier, PageTier::Mid);
@@ -189,7 +189,7 @@ pub fn migration_moves_pages_in_one_transaction(h: &dyn Harness) {
         segment: stale.clone(),
         expected_version: None,
     });
-    add.tiers.migrations.push(Migration {
+    add.tiers.moves.push(PageMove {
         page: a,
         segment: stale.id,
         continues: None,
@@ -212,12 +212,12 @@ pub fn migration_moves_pages_in_one_transaction(h: &dyn Harness) {
         })
         .expect("pages")
         .is_empty());
-    // A migration into a segment that does not exist is refused the same way.
+    // A move into a segment that does not exist is refused the same way.
     let err = store
         .write(vec![tier_batch(
             &s,
             TierWrite {
-                migrations: vec![Migration {
+                moves: vec![PageMove {
                     page: b,
                     segment: SegmentId::new(),
                     continues: None,
@@ -236,7 +236,7 @@ pub fn segment_rewrites_check_their_version(h: &dyn Harness) {
     let s = scope("tiers-version");
     let a = put_page(store.as_ref(), &s, Some("s"), "hiking in the alps");
     let b = put_page(store.as_ref(), &s, Some("s"), "more hiking in the alps");
-    let seg = migrate_into_new(store.as_ref(), &s, &[a]);
+    let seg = move_into_new(store.as_ref(), &s, &[a]);
     let mut joined = seg.clone();
     joined.summary = "hiking trips".into();
     joined.page_count = 2;
@@ -245,7 +245,7 @@ pub fn segment_rewrites_check_their_version(h: &dyn Harness) {
             segment: joined.clone(),
             expected_version: Some(seg.version),
         }],
-        migrations: vec![Migration {
+        moves: vec![PageMove {
             page: b,
             segment: seg.id,
             continues: Some(a),
@@ -279,7 +279,7 @@ pub fn segment_rewrites_check_their_version(h: &dyn Harness) {
     // A continuity link to a page that is not the scope's is invalid input.
     let c = put_page(store.as_ref(), &s, Some("s"), "yet another hike");
     let bad = TierWrite {
-        migrations: vec![Migration {
+        moves: vec![PageMove {
             page: c,
             segment: seg.id,
             continues: Some(PageId::new()),
@@ -296,7 +296,7 @@ pub fn visits_warm_segments_of_the_scope_only(h: &dyn Harness) {
     let s = scope("tiers-visits");
     let other = scope("tiers-visits-other");
     let a = put_page(store.as_ref(), &s, None, "cooking pasta at home");
-    let seg = migrate_into_new(store.as_ref(), &s, &[a]);
+    let seg = move_into_new(store.as_ref(), &s, &[a]);
     let later = seg.last_visit_at + chrono::Duration::hours(1);
     assert_eq!(
         store
@@ -336,7 +336,7 @@ pub fn eviction_keeps_messages_and_lineage(h: &dyn Harness) {
     let (b, a) = page_batch(&s, Some("s"), "I adopted a cat named Miso");
     let fact_source = b.messages[0].id;
     let raw_id = store.write(vec![b]).expect("write")[0].results[0].id;
-    let seg = migrate_into_new(store.as_ref(), &s, &[a]);
+    let seg = move_into_new(store.as_ref(), &s, &[a]);
     let evict = TierWrite {
         evictions: vec![Eviction {
             segment: seg.id,
@@ -387,7 +387,7 @@ pub fn tiers_are_isolated_by_scope(h: &dyn Harness) {
     let bob = scope("tiers-bob");
     let a = put_page(store.as_ref(), &alice, Some("s"), "alice likes jazz");
     let b = put_page(store.as_ref(), &bob, Some("s"), "bob likes metal");
-    migrate_into_new(store.as_ref(), &alice, &[a]);
+    move_into_new(store.as_ref(), &alice, &[a]);
     let bob_pages = store
         .pages(&PageQuery {
             scope: Some(bob.clone()),
@@ -409,7 +409,7 @@ pub fn tiers_are_isolated_by_scope(h: &dyn Harness) {
                     segment: seg.clone(),
                     expected_version: None,
                 }],
-                migrations: vec![Migration {
+                moves: vec![PageMove {
                     page: put_page(store.as_ref(), &alice, Some("s"), "alice again"),
                     segment: seg.id,
                     continues: None,
@@ -450,7 +450,7 @@ pub fn tiers_survive_reopen_and_reset(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("tiers-reopen");
     let a = put_page(store.as_ref(), &s, Some("s"), "a page to keep");
-    let seg = migrate_into_new(store.as_ref(), &s, &[a]);
+    let seg = move_into_new(store.as_ref(), &s, &[a]);
     let store = h.reopen(store);
     assert_eq!(page(store.as_ref(), a).segment, Some(seg.id));
     let segs = store.segments(&s, true, false).expect("segments");
@@ -557,7 +557,7 @@ pub fn rebind_reembeds_pages_and_segments(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("tiers-rebind");
     let a = put_page(store.as_ref(), &s, None, "sailing on the fjord");
-    migrate_into_new(store.as_ref(), &s, &[a]);
+    move_into_new(store.as_ref(), &s, &[a]);
     let dim = HashEmbedder::DIM + 8;
     let mut embed = |texts: &[&str]| -> Result<Vec<Vec<f32>>> {
         Ok(texts

@@ -5,7 +5,7 @@
 
 use crate::contract_tiers::{new_segment, page_batch, tier_batch};
 use crate::*;
-use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use mnemo_core::tier::{Eviction, PageMove, SegmentWrite};
 use mnemo_core::*;
 use serde_json::json;
 
@@ -117,7 +117,7 @@ pub fn export_is_lossless_through_import(h: &dyn Harness) {
             context: "camping plans".into(),
         },
     );
-    // The hierarchy: one page migrated into a segment, another segment evicted, a visit.
+    // The hierarchy: one page moved into a segment, another segment evicted, a visit.
     let second_page = {
         let (b, id) = page_batch(&s, Some("s1"), "the river walk was lovely");
         src.write(vec![b]).expect("page");
@@ -138,13 +138,13 @@ pub fn export_is_lossless_through_import(h: &dyn Harness) {
                     expected_version: None,
                 },
             ],
-            migrations: vec![
-                Migration {
+            moves: vec![
+                PageMove {
                     page: first_page,
                     segment: kept.id,
                     continues: None,
                 },
-                Migration {
+                PageMove {
                     page: second_page,
                     segment: cold.id,
                     continues: Some(first_page),
@@ -153,7 +153,7 @@ pub fn export_is_lossless_through_import(h: &dyn Harness) {
             ..TierWrite::default()
         },
     )])
-    .expect("migrate");
+    .expect("move");
     src.write(vec![tier_batch(
         &s,
         TierWrite {

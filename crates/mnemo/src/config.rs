@@ -88,53 +88,8 @@ impl ChatConfig {
     }
 }
 
-/// What a raw memory is indexed with besides its own text. A conversational turn alone is often
-/// unfindable ("Yes, last Friday!"); its neighbours carry the topic. The extra text changes how a
-/// memory is found, never what it says or what it was derived from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ContextIndexing {
-    /// Earlier messages of the same scope (and session, when given) in the lexical index text.
-    /// They come from the same call first, then from the stored message log.
-    pub before: usize,
-    /// Later messages of the same call in the lexical index text.
-    pub after: usize,
-    /// Earlier messages in the text that is embedded (at most `before`).
-    pub embed_before: usize,
-    /// Later messages in the text that is embedded (at most `after`).
-    pub embed_after: usize,
-    /// Prefix each line with the speaker's name when the message has one.
-    pub speaker: bool,
-    /// How many times the memory's own line appears in the lexical index text: a field boost,
-    /// so a turn that says the words outranks the neighbours that only surround them.
-    pub own_weight: usize,
-}
-
-impl Default for ContextIndexing {
-    fn default() -> Self {
-        Self {
-            before: 2,
-            after: 2,
-            embed_before: 2,
-            embed_after: 2,
-            speaker: true,
-            own_weight: 3,
-        }
-    }
-}
-
-impl ContextIndexing {
-    /// Index text equals the memory text: what a plain vector store does.
-    pub fn plain() -> Self {
-        Self {
-            before: 0,
-            after: 0,
-            embed_before: 0,
-            embed_after: 0,
-            speaker: false,
-            own_weight: 1,
-        }
-    }
-}
+/// What a raw memory is indexed with besides its own text (defined with the raw pipeline).
+pub use mnemo_core::pipeline::raw::ContextIndexing;
 
 impl MemoryConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {

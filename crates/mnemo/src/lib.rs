@@ -14,15 +14,18 @@ mod add;
 pub mod cancel;
 mod config;
 mod context;
+mod erase;
 pub mod jobs;
-mod ops;
+mod links;
 mod profile;
+mod records;
 mod scope_lock;
+mod search;
 mod segments;
 mod sessions;
 pub mod settings;
 mod store;
-mod tiers;
+mod transfer;
 mod usage;
 
 pub use add::{AddInput, AddRequest};
@@ -36,8 +39,9 @@ pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
 /// store (`mnemo eval`, `mnemo bench`); behind the `testing` feature.
 #[cfg(feature = "testing")]
 pub use mnemo_store_postgres::ScratchSchema;
-pub use ops::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, SearchResponse, UpdateRequest};
 pub use profile::{ProfileOptions, ProfileOutcome};
+pub use records::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, UpdateRequest};
+pub use search::SearchResponse;
 pub use segments::{ProfileView, SegmentView};
 pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
 pub use settings::Settings;
@@ -124,7 +128,19 @@ impl Memory {
         rank: RankParams,
         indexing: ContextIndexing,
     ) -> Result<Self> {
-        store.bind_embedder(embedder.model_id(), embedder.dimension())?;
+        // Built inside an async runtime (an application's `main`), the blocking bind runs on a
+        // thread of its own: a store whose driver blocks on a runtime of its own (PostgreSQL)
+        // must not do that on a thread that drives async tasks.
+        let bind = || store.bind_embedder(embedder.model_id(), embedder.dimension());
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| {
+                s.spawn(bind)
+                    .join()
+                    .map_err(|_| Error::internal("binding the embedder panicked"))
+            })??;
+        } else {
+            bind()?;
+        }
         let m = Self::from_parts_inner(store, None, rank, indexing);
         let _ = m.inner.embedder.set(embedder);
         Ok(m)

@@ -66,16 +66,8 @@ fn scopes_of(scope: &Scope) -> Result<(Scope, Scope)> {
             "a profile spans all of a user's runs: leave run_id out",
         ));
     }
-    let user = Scope {
-        user_id: Some(user.clone()),
-        agent_id: None,
-        run_id: None,
-    };
-    let assistant = Scope {
-        agent_id: scope.agent_id.clone(),
-        ..user.clone()
-    };
-    Ok((user, assistant))
+    let assistant = Scope::of(Some(user.clone()), scope.agent_id.clone(), None)?;
+    Ok((Scope::of_user(user.clone()), assistant))
 }
 
 /// The active profile memory of a user scope, newest first if (by a race) there are several.
@@ -118,11 +110,7 @@ fn chunks(pages: Vec<StoredPage>, max: u64) -> Vec<Vec<StoredPage>> {
 impl Memory {
     /// The current profile of the user `scope` names (agent and run ignored), if any.
     pub async fn profile(&self, scope: Scope) -> Result<Option<MemoryRecord>> {
-        let (user, _) = scopes_of(&Scope {
-            agent_id: None,
-            run_id: None,
-            ..scope
-        })?;
+        let (user, _) = scopes_of(&Scope::of(scope.user_id, None, None)?)?;
         let u = user.clone();
         let found = self.with_store(move |s| current_profile(s, &u)).await?;
         self.record_reads(&user, found.iter());
@@ -167,15 +155,10 @@ impl Memory {
         else {
             return (Vec::new(), Vec::new());
         };
-        let Ok((user, _)) = scopes_of(&Scope {
-            run_id: None,
-            ..scope.clone()
-        }) else {
+        let Ok((user, assistant)) = Scope::of(scope.user_id.clone(), scope.agent_id.clone(), None)
+            .and_then(|s| scopes_of(&s))
+        else {
             return (Vec::new(), Vec::new());
-        };
-        let assistant = Scope {
-            agent_id: scope.agent_id.clone(),
-            ..user.clone()
         };
         let (owner, weights) = (scope.clone(), *weights);
         let now = chrono::Utc::now();

@@ -1,7 +1,7 @@
 //! In-process turns for the hierarchy writes of one scope.
 //!
 //! An add plans its pages and segments from a snapshot of its scope and the store refuses the
-//! write when another writer changed them meanwhile (`crate::tiers`). Every add of a busy
+//! write when another writer changed them meanwhile (`crate::add::tiers`). Every add of a busy
 //! scope touches the same current segment, so writers of one scope racing optimistically mostly
 //! refuse each other: with eight of them, a writer could lose every one of its tries. Inside
 //! one process they therefore take turns, from snapshot to commit; only writers in different

@@ -119,7 +119,7 @@ pub struct TierArgs {
     /// Active mid-term segments per scope; above it the coldest is evicted (default: no limit).
     #[arg(long, env = "MNEMO_MID_TERM_CAPACITY")]
     pub mid_term_capacity: Option<usize>,
-    /// A migrating page joins the best segment when 0.7·cosine + 0.3·keyword overlap reaches
+    /// A moving page joins the best segment when 0.7·cosine + 0.3·keyword overlap reaches
     /// this (0 to 1).
     #[arg(long, env = "MNEMO_JOIN_THRESHOLD", default_value_t = 0.55)]
     pub join_threshold: f32,

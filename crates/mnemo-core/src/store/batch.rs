@@ -373,7 +373,7 @@ mod tests {
     use super::*;
     use crate::memory::{PageId, SegmentId};
     use crate::store::fixtures::memory;
-    use crate::tier::{Migration, NewPage, Segment};
+    use crate::tier::{NewPage, PageMove, Segment};
 
     /// A writer that records what it is asked, holds memories in a list and fails at a step.
     #[derive(Default)]
@@ -411,7 +411,7 @@ mod tests {
         fn page_exists(&mut self, _: &Scope, _: PageId) -> Result<bool> {
             Ok(true)
         }
-        fn migrate_page(&mut self, _: &Scope, _: &Migration) -> Result<bool> {
+        fn move_page(&mut self, _: &Scope, _: &PageMove) -> Result<bool> {
             Ok(false)
         }
         fn active_segment(&mut self, _: &Scope, _: SegmentId) -> Result<Option<(u64, String)>> {

@@ -24,7 +24,7 @@ pub struct WriteBatch {
     pub links: Vec<Link>,
     /// Existing notes of the batch's scope whose fields change (note evolution).
     pub evolutions: Vec<Evolution>,
-    /// The hierarchy's changes (pages, migrations, segments, evictions), all of the batch's scope
+    /// The hierarchy's changes (pages, moves, segments, evictions), all of the batch's scope
     /// exactly; see [`crate::tier`].
     pub tiers: crate::tier::TierWrite,
     pub idempotency: Option<Idempotency>,

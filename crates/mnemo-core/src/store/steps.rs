@@ -28,7 +28,7 @@ pub enum WriteStep {
     /// Writing a segment (new or rewritten).
     Segment,
     /// Moving a page from the short-term window into a segment.
-    Migrate,
+    Move,
     /// Evicting a segment.
     Evict,
     /// Marking a page analysed.
@@ -52,7 +52,7 @@ impl WriteStep {
         Evolve,
         Page,
         Segment,
-        Migrate,
+        Move,
         Evict,
         Analyse,
         Idempotency,
@@ -72,14 +72,14 @@ impl WriteStep {
     ];
 
     /// The hierarchy's steps, in the order [`write_tiers`](super::write_tiers) runs them.
-    pub const TIERS: &'static [WriteStep] = &[Page, Segment, Migrate, Evict, Analyse];
+    pub const TIERS: &'static [WriteStep] = &[Page, Segment, Move, Evict, Analyse];
 
     /// The steps of an inferred add (a message, a retired fact, its successor with an entity,
     /// the supersession's link, an idempotency key).
     pub const INFERRED_ADD: &'static [WriteStep] =
         &[Message, Change, Memory, History, Entity, Link, Idempotency];
 
-    /// The steps of an add that writes the hierarchy (pages, segments, migrations from the
+    /// The steps of an add that writes the hierarchy (pages, segments, moves from the
     /// short-term window, evictions) besides its memories.
     pub const TIER_ADD: &'static [WriteStep] = &[
         Message,
@@ -87,7 +87,7 @@ impl WriteStep {
         History,
         Page,
         Segment,
-        Migrate,
+        Move,
         Evict,
         Idempotency,
     ];
@@ -112,7 +112,7 @@ impl WriteStep {
             Evolve => "evolve",
             Page => "page",
             Segment => "segment",
-            Migrate => "migrate",
+            Move => "move",
             Evict => "evict",
             Analyse => "analyse",
             Idempotency => "idempotency",

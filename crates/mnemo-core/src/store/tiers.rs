@@ -64,13 +64,13 @@ pub trait TierWriter {
         expected: u64,
     ) -> Result<bool>;
     /// Whether `id` is an active segment of the scope, kept so until the transaction ends (an
-    /// eviction racing the migration waits for it).
+    /// eviction racing the move waits for it).
     fn segment_is_active(&mut self, scope: &Scope, id: crate::memory::SegmentId) -> Result<bool>;
     /// Whether `id` is a page of the scope.
     fn page_exists(&mut self, scope: &Scope, id: crate::memory::PageId) -> Result<bool>;
-    /// Moves a page of the short-term window into `migration.segment` (continuing
-    /// `migration.continues`); `false` when the page is no longer short-term.
-    fn migrate_page(&mut self, scope: &Scope, migration: &crate::tier::Migration) -> Result<bool>;
+    /// Moves a page of the short-term window into `page_move.segment` (continuing
+    /// `page_move.continues`); `false` when the page is no longer short-term.
+    fn move_page(&mut self, scope: &Scope, page_move: &crate::tier::PageMove) -> Result<bool>;
     /// The version and summary of an active segment of the scope, locked for its eviction.
     fn active_segment(
         &mut self,
@@ -89,8 +89,8 @@ fn conflict(reason: String) -> crate::Error {
 }
 
 /// Applies one batch's hierarchy changes through `tx`, in the order new pages → segment
-/// writes → migrations → evictions → analysed marks. Each step checks the snapshot the
-/// pipeline planned from (a migrating page is still `short`, a rewritten or evicted segment
+/// writes → moves → evictions → analysed marks. Each step checks the snapshot the
+/// pipeline planned from (a moving page is still `short`, a rewritten or evicted segment
 /// still has the version it saw, an analysed page was not consumed meanwhile) and fails the
 /// batch with a conflict otherwise, so a page is never in neither tier and a stale plan never
 /// overwrites a newer one. The batch's shape (scopes, vectors, pages' messages) was checked by
@@ -125,8 +125,8 @@ pub fn write_tiers<W: TierWriter + ?Sized>(
         }
         written.insert(seg.id);
     }
-    for m in &w.migrations {
-        tx.step(WriteStep::Migrate)?;
+    for m in &w.moves {
+        tx.step(WriteStep::Move)?;
         if !tx.segment_is_active(scope, m.segment)? {
             return Err(conflict(format!(
                 "segment {} is not an active segment of the scope; plan again",
@@ -136,12 +136,12 @@ pub fn write_tiers<W: TierWriter + ?Sized>(
         if let Some(c) = m.continues {
             if !tx.page_exists(scope, c)? {
                 return Err(crate::Error::invalid(
-                    "migrations.continues",
+                    "moves.continues",
                     format!("{c} is not a page of the scope"),
                 ));
             }
         }
-        if !tx.migrate_page(scope, m)? {
+        if !tx.move_page(scope, m)? {
             return Err(conflict(format!(
                 "page {} is no longer in the short-term window; plan again",
                 m.page

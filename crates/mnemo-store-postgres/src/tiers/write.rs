@@ -7,7 +7,7 @@ use crate::codec::col;
 use crate::encode::{insert_history, scope_parts};
 use crate::pg_err;
 use crate::write::Writer;
-use mnemo_core::tier::Migration;
+use mnemo_core::tier::PageMove;
 use mnemo_core::*;
 use pgvector::Vector;
 
@@ -105,7 +105,7 @@ impl TierWriter for Writer<'_, '_> {
         Ok(n > 0)
     }
 
-    /// Share-locks the segment, so that an eviction racing the migration waits for it.
+    /// Share-locks the segment, so that an eviction racing the move waits for it.
     fn segment_is_active(&mut self, scope: &Scope, id: SegmentId) -> Result<bool> {
         let active = self
             .tx
@@ -129,7 +129,7 @@ impl TierWriter for Writer<'_, '_> {
         Ok(page.is_some())
     }
 
-    fn migrate_page(&mut self, scope: &Scope, m: &Migration) -> Result<bool> {
+    fn move_page(&mut self, scope: &Scope, m: &PageMove) -> Result<bool> {
         let n = self
             .tx
             .execute(

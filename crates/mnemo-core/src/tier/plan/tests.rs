@@ -49,7 +49,7 @@ const TEA: [f32; 3] = [1.0, 0.0, 0.0];
 const CHESS: [f32; 3] = [0.0, 1.0, 0.0];
 
 #[test]
-fn the_window_keeps_its_capacity_and_the_oldest_pages_migrate() {
+fn the_window_keeps_its_capacity_and_the_oldest_pages_move() {
     let (mut window, mut segments) = (Window::default(), Vec::new());
     let config = cfg(2);
     let mut written = Vec::new();
@@ -83,9 +83,9 @@ fn a_page_joins_the_best_segment_or_opens_a_new_one_even_within_one_plan() {
     let ids: Vec<PageId> = pages.iter().map(|p| p.id).collect();
     let w = plan_rules(&window, &[], pages, &cfg(1));
     assert_eq!(w.pages.len(), 4);
-    assert_eq!(w.migrations.len(), 3);
+    assert_eq!(w.moves.len(), 3);
     assert_eq!(w.segments.len(), 2, "tea and chess");
-    let seg_of = |id| w.migrations.iter().find(|m| m.page == id).unwrap().segment;
+    let seg_of = |id| w.moves.iter().find(|m| m.page == id).unwrap().segment;
     assert_eq!(
         seg_of(ids[0]),
         seg_of(ids[2]),
@@ -135,7 +135,7 @@ fn continuity_links_similar_consecutive_pages_of_a_session_by_rule() {
     ];
     let ids: Vec<PageId> = pages.iter().map(|p| p.id).collect();
     let w = plan_rules(&window, &[], pages, &cfg(1));
-    let cont: Vec<Option<PageId>> = w.migrations.iter().map(|m| m.continues).collect();
+    let cont: Vec<Option<PageId>> = w.moves.iter().map(|m| m.continues).collect();
     assert_eq!(cont, vec![None, Some(ids[0]), None]);
 
     // Without a session there is no thread to continue.
@@ -146,7 +146,7 @@ fn continuity_links_similar_consecutive_pages_of_a_session_by_rule() {
     ];
     loose.iter_mut().for_each(|p| p.session_id = None);
     let w = plan_rules(&window, &[], loose, &cfg(1));
-    assert!(w.migrations.iter().all(|m| m.continues.is_none()));
+    assert!(w.moves.iter().all(|m| m.continues.is_none()));
 }
 
 #[test]
@@ -157,7 +157,7 @@ fn the_page_before_the_window_is_continued_across_adds() {
     let first_id = first.id;
     for p in [first, second, page("tea 3", TEA.to_vec(), &["tea"])] {
         let w = plan_rules(&window, &segments, vec![p], &cfg(1));
-        if let Some(m) = w.migrations.iter().find(|m| m.page != first_id) {
+        if let Some(m) = w.moves.iter().find(|m| m.page != first_id) {
             assert_eq!(m.continues, Some(first_id));
         }
         apply(&w, &mut window, &mut segments);
@@ -284,7 +284,7 @@ fn with_a_model_summaries_keywords_and_continuity_are_the_models() {
         page("stays", TEA.to_vec(), &[]),
     ];
     let first = pages[0].id;
-    // Two pages migrate: tea opens a segment, chess opens another; both are summarised.
+    // Two pages move: tea opens a segment, chess opens another; both are summarised.
     script.0.lock().unwrap().push((
         "summarise",
         Ok(r#"{"summary": "Ben plays chess.", "keywords": ["chess"]}"#.into()),
@@ -292,7 +292,7 @@ fn with_a_model_summaries_keywords_and_continuity_are_the_models() {
     let mut log = CallLog::default();
     let w = plan_with(&script, pages, &mut log).unwrap();
     assert_eq!(
-        w.migrations[1].continues,
+        w.moves[1].continues,
         Some(first),
         "the model said so against the rule"
     );

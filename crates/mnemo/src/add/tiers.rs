@@ -1,10 +1,10 @@
 //! The hierarchy's part of every add: the add's exchanges become pages (with vectors the add
 //! already has where it can), and, inside the blocking write, each batch's [`TierWrite`] is
-//! planned from a fresh snapshot of the store (`mnemo_core::tier_plan`) and committed in the
+//! planned from a fresh snapshot of the store (`mnemo_core::tier::plan`) and committed in the
 //! same transaction as the add's messages and memories.
 //!
 //! Several adds written together plan one after another against the snapshot as the earlier
-//! ones leave it ([`tier_plan::apply`]), so two adds of one session in one batch see each
+//! ones leave it ([`tier::plan::apply`]), so two adds of one session in one batch see each
 //! other's pages. When the store refuses the batch with a conflict (another writer moved a
 //! page or changed a segment since the snapshot), everything is planned again from a new
 //! snapshot, up to [`MAX_ATTEMPTS`] times, after a short random wait ([`backoff`]).
@@ -16,7 +16,7 @@
 
 use mnemo_core::pack::TokenCounter;
 use mnemo_core::pipeline::CallLog;
-use mnemo_core::tier_plan::{self, PlanInput, Window};
+use mnemo_core::tier::plan::{PlanInput, Window};
 use mnemo_core::*;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -60,11 +60,11 @@ pub(crate) fn drafts(
     messages: &[Message],
     mut vector_of: impl FnMut(std::ops::Range<usize>) -> Vec<f32>,
 ) -> Vec<PageDraft> {
-    tier_plan::exchanges(messages)
+    tier::plan::exchanges(messages)
         .into_iter()
         .map(|r| PageDraft {
             messages: messages[r.clone()].to_vec(),
-            tokens: count_tokens(&tier_plan::page_text(&messages[r.clone()])),
+            tokens: count_tokens(&tier::plan::page_text(&messages[r.clone()])),
             vector: vector_of(r),
         })
         .collect()
@@ -97,7 +97,7 @@ fn counter() -> Option<&'static Arc<dyn TokenCounter>> {
 fn count_tokens(text: &str) -> u32 {
     match counter() {
         Some(c) => c.count(text),
-        None => tier_plan::estimate_tokens(text),
+        None => tier::plan::estimate_tokens(text),
     }
 }
 
@@ -169,8 +169,8 @@ impl TierPlanner {
             .windows
             .get_mut(&key)
             .ok_or_else(|| Error::internal("the window was just read"))?;
-        let migrates = window.pages.len() + drafts.len() > self.config.short_term_capacity;
-        if migrates && window.before.is_none() && session.is_some() {
+        let moves_pages = window.pages.len() + drafts.len() > self.config.short_term_capacity;
+        if moves_pages && window.before.is_none() && session.is_some() {
             // The session's newest page outside the window, for continuity.
             let mut newest: Option<StoredPage> = None;
             for tier in [PageTier::Mid, PageTier::Evicted] {
@@ -190,7 +190,7 @@ impl TierPlanner {
             }
             window.before = newest;
         }
-        if migrates && !snap.segments.contains_key(&key.0) {
+        if moves_pages && !snap.segments.contains_key(&key.0) {
             let segments = store.segments(scope, true, false)?;
             snap.segments.insert(key.0.clone(), segments);
         }
@@ -205,7 +205,7 @@ impl TierPlanner {
         let pages: Vec<NewPage> = drafts
             .iter()
             .map(|d| {
-                tier_plan::new_page(
+                tier::plan::new_page(
                     scope,
                     &d.messages,
                     d.vector.clone(),
@@ -214,7 +214,7 @@ impl TierPlanner {
                 )
             })
             .collect();
-        let write = tier_plan::plan(
+        let write = tier::plan::plan(
             PlanInput {
                 scope,
                 window,
@@ -226,7 +226,7 @@ impl TierPlanner {
             self.chat.as_deref(),
             log,
         )?;
-        tier_plan::apply(&write, window, segments);
+        tier::plan::apply(&write, window, segments);
         Ok(write)
     }
 }

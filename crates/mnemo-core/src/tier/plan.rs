@@ -4,12 +4,12 @@
 //!
 //! Order of work in [`plan`]:
 //! 1. The add's pages ([`pages`]: one per exchange) join their session's short-term window.
-//! 2. While the window holds more than `short_term_capacity` pages, the oldest migrate. Each
+//! 2. While the window holds more than `short_term_capacity` pages, the oldest move. Each
 //!    joins the active segment of the scope with the best [`crate::tier::join_score`] when it
 //!    reaches `join_threshold` — segments this plan opened or grew are candidates too, as they
 //!    stand after the pages before it — else it opens a new segment.
-//! 3. **Continuity.** A migrating page of a named session `continues` the page before it in the
-//!    session (the previous migrating page, or the last page that left the window earlier).
+//! 3. **Continuity.** A moving page of a named session `continues` the page before it in the
+//!    session (the previous moving page, or the last page that left the window earlier).
 //!    Without a chat model the rule is: cosine similarity of the two pages' vectors at least
 //!    `continuity_threshold`. With one, one `continuity` call judges every pair of the add.
 //!    Pages without a session never continue anything.
@@ -91,7 +91,7 @@ pub fn plan(
     });
     let window: Vec<Slot<'_>> = stored.chain(fresh).collect();
     let excess = window.len().saturating_sub(cfg.short_term_capacity.max(1));
-    let migrating = &window[..excess];
+    let moving = &window[..excess];
     let sessioned = input
         .pages
         .first()
@@ -99,7 +99,7 @@ pub fn plan(
         .or_else(|| input.window.pages.first().map(|p| p.session_id.is_some()))
         .unwrap_or(false);
 
-    // Continuity of each migrating page with the one before it.
+    // Continuity of each moving page with the one before it.
     let before = input.window.before.as_ref().map(|p| Slot {
         id: p.id,
         text: &p.text,
@@ -108,15 +108,11 @@ pub fn plan(
         tokens: p.tokens,
     });
     let pairs: Vec<(usize, Slot<'_>, Slot<'_>)> = if sessioned {
-        migrating
+        moving
             .iter()
             .enumerate()
             .filter_map(|(i, page)| {
-                let prev = if i == 0 {
-                    before
-                } else {
-                    Some(migrating[i - 1])
-                };
+                let prev = if i == 0 { before } else { Some(moving[i - 1]) };
                 prev.map(|prev| (i, prev, *page))
             })
             .collect()
@@ -133,7 +129,7 @@ pub fn plan(
             .map(|(_, a, b)| cosine(a.vector, b.vector) >= cfg.continuity_threshold)
             .collect(),
     };
-    let mut continues: Vec<Option<PageId>> = vec![None; migrating.len()];
+    let mut continues: Vec<Option<PageId>> = vec![None; moving.len()];
     for ((i, prev, _), yes) in pairs.iter().zip(judged) {
         if yes {
             continues[*i] = Some(prev.id);
@@ -151,8 +147,8 @@ pub fn plan(
             joined: Vec::new(),
         })
         .collect();
-    let mut migrations = Vec::with_capacity(migrating.len());
-    for (page, continues) in migrating.iter().zip(continues) {
+    let mut moves = Vec::with_capacity(moving.len());
+    for (page, continues) in moving.iter().zip(continues) {
         let best = work
             .iter()
             .enumerate()
@@ -167,7 +163,7 @@ pub fn plan(
             }
         };
         work[at].join(page, input.now);
-        migrations.push(Migration {
+        moves.push(PageMove {
             page: page.id,
             segment: work[at].seg.id,
             continues,
@@ -206,7 +202,7 @@ pub fn plan(
     Ok(TierWrite {
         pages: input.pages,
         segments,
-        migrations,
+        moves,
         evictions,
         analysed: Vec::new(),
     })
@@ -409,7 +405,7 @@ pub fn apply(write: &TierWrite, window: &mut Window, segments: &mut Vec<Segment>
             analysed: false,
         });
     }
-    for m in &write.migrations {
+    for m in &write.moves {
         if let Some(at) = window.pages.iter().position(|p| p.id == m.page) {
             let mut p = window.pages.remove(at);
             p.tier = PageTier::Mid;

@@ -1,0 +1,467 @@
+//! Contract cases for finding memories: filters (the grammar, its bounds and its errors),
+//! hybrid search on both signals, entities and their scores, duplicates by hash. Re-exported by
+//! `contract`.
+
+use crate::contract::all;
+use crate::*;
+use mnemo_core::*;
+use serde_json::json;
+
+pub fn filters(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("ivan");
+    let a = put(
+        store.as_ref(),
+        &s,
+        "a",
+        json!({"zip": "0012", "n": 3, "tags": ["red", "blue"], "flag": true}),
+    );
+    let b = put(
+        store.as_ref(),
+        &s,
+        "b",
+        json!({"zip": 12, "n": 7, "tags": ["green"], "note": "big red barn"}),
+    );
+    let c = put(store.as_ref(), &s, "c", json!({"n": 10, "flag": false}));
+    let run = |f: serde_json::Value| -> Vec<MemoryId> {
+        let filter = Filter::from_json(&f).unwrap();
+        let page = store
+            .list(&ListQuery {
+                scope: s.clone(),
+                kinds: None,
+                filter,
+                limit: 100,
+                cursor: None,
+                read: all(false),
+            })
+            .unwrap();
+        page.results.iter().map(|m| m.id).collect()
+    };
+    assert_eq!(
+        run(json!({"zip": "0012"})),
+        vec![a],
+        "string never equals number"
+    );
+    assert_eq!(run(json!({"zip": 12})), vec![b]);
+    assert_eq!(run(json!({"zip": {"ne": "0012"}})), vec![b, c]);
+    assert_eq!(run(json!({"n": {"in": [3, 10]}})), vec![a, c]);
+    assert_eq!(run(json!({"n": {"nin": [3, 10]}})), vec![b]);
+    assert_eq!(run(json!({"n": {"gt": 3}})), vec![b, c]);
+    assert_eq!(run(json!({"n": {"gte": 3, "lt": 10}})), vec![a, b]);
+    assert_eq!(run(json!({"n": {"lte": 7}})), vec![a, b]);
+    assert_eq!(run(json!({"tags": {"contains": "red"}})), vec![a]);
+    assert_eq!(run(json!({"note": {"contains": "red"}})), vec![b]);
+    assert_eq!(run(json!({"flag": true})), vec![a]);
+    assert_eq!(
+        run(json!({"OR": [{"flag": false}, {"zip": 12}]})),
+        vec![b, c]
+    );
+    assert_eq!(run(json!({"NOT": {"n": {"gt": 5}}})), vec![a]);
+    assert_eq!(
+        run(json!({"AND": [{"n": {"gt": 1}}, {"NOT": {"flag": true}}]})),
+        vec![b, c]
+    );
+    let later = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+    assert_eq!(run(json!({"created_at": {"lt": later}})).len(), 3);
+    assert!(run(json!({"created_at": {"gt": later}})).is_empty());
+    // Filters apply to search candidates too.
+    let f = Filter::from_json(&json!({"n": 7})).unwrap();
+    let q = CandidateQuery {
+        scope: &s,
+        kinds: None,
+        filter: f.as_ref(),
+        read: all(false),
+        limit: 10,
+    };
+    let dense = store
+        .dense_candidates(&q, &HashEmbedder::vector("a"))
+        .unwrap();
+    assert_eq!(dense.len(), 1);
+    assert_eq!(store.fetch(&q, &[dense[0].key]).unwrap()[0].1.id, b);
+}
+
+pub fn hybrid_search_uses_both_sides(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("jane");
+    let exact = put(
+        store.as_ref(),
+        &s,
+        "Jane's passport number is XK42",
+        json!({}),
+    );
+    for i in 0..30 {
+        put(
+            store.as_ref(),
+            &s,
+            &format!("filler memory {i} about weather and travel plans"),
+            json!({}),
+        );
+    }
+    let hits = search(store.as_ref(), &s, "XK42", all(false));
+    assert_eq!(hits[0].memory.id, exact);
+    assert!(hits[0].scores.bm25 > 0.0);
+    assert!(
+        hits[0].scores.dense > 0.0,
+        "lexical-only candidates are scored densely too"
+    );
+    for w in hits.windows(2) {
+        assert!(w[0].score >= w[1].score, "hits are sorted by final score");
+    }
+    let req = SearchRequest {
+        threshold: Some(2.0),
+        read: all(false),
+        ..SearchRequest::new(s.clone(), "weather", 5)
+    };
+    assert!(
+        hybrid_search(
+            store.as_ref(),
+            &req,
+            &HashEmbedder::vector("weather"),
+            &RankParams::default()
+        )
+        .unwrap()
+        .is_empty(),
+        "threshold"
+    );
+    let req = SearchRequest {
+        kinds: Some(vec![MemoryKind::Fact]),
+        threshold: None,
+        ..req
+    };
+    assert!(
+        hybrid_search(
+            store.as_ref(),
+            &req,
+            &HashEmbedder::vector("weather"),
+            &RankParams::default()
+        )
+        .unwrap()
+        .is_empty(),
+        "kinds"
+    );
+}
+
+fn mention(name: &str, ty: &str) -> EntityMention {
+    EntityMention {
+        name: name.into(),
+        normalized: normalize_entity(name),
+        entity_type: ty.into(),
+    }
+}
+
+pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("rita");
+    let mut a = batch(&s, "Caroline went to the support group", json!({}));
+    a.memories[0].entities = vec![mention("Caroline", "person")];
+    let mut b = batch(&s, "Carolin painted in Lisbon", json!({}));
+    b.memories[0].entities = vec![mention("Carolin", "person"), mention("Lisbon", "place")];
+    let mut c = batch(&s, "The 2023 trip", json!({}));
+    c.memories[0].entities = vec![mention("2023", "date")];
+    let mut d = batch(&s, "The 2022 trip", json!({}));
+    d.memories[0].entities = vec![mention("2022", "date")];
+    let ids: Vec<MemoryId> = [&a, &b, &c, &d].iter().map(|x| x.memories[0].id).collect();
+    store.write(vec![a, b, c, d]).unwrap();
+    let ea = store.entities_of(&s, ids[0]).unwrap();
+    let eb = store.entities_of(&s, ids[1]).unwrap();
+    assert_eq!(ea.len(), 1);
+    assert!(
+        eb.iter().any(|e| e.id == ea[0].id),
+        "Carolin merged into Caroline"
+    );
+    let ec = store.entities_of(&s, ids[2]).unwrap();
+    let ed = store.entities_of(&s, ids[3]).unwrap();
+    assert_ne!(ec[0].id, ed[0].id, "different years never merge");
+
+    let q = candidates(&s, all(false));
+    let found = store
+        .entity_candidates(&q, &["caroline".into(), "lisbon".into()], &[])
+        .unwrap();
+    assert_eq!(found.len(), 2);
+    // The memory matching both names comes first. With N = 4 memories, "caroline" (on 2) has
+    // idf ln 2 and "lisbon" (on 1) ln(10/3); scores are their sums over ln 5, capped at 1.
+    assert_eq!(found[0].score, 1.0);
+    let expected = (2f32.ln() / 5f32.ln()).min(1.0);
+    assert!((found[1].score - expected).abs() < 1e-4, "{found:?}");
+    // A rare name carries more than a common one.
+    let rare = store
+        .entity_candidates(&q, &["lisbon".into()], &[])
+        .unwrap();
+    let common = store
+        .entity_candidates(&q, &["caroline".into()], &[])
+        .unwrap();
+    assert!(rare[0].score > common[0].score, "{rare:?} {common:?}");
+    let got = store.fetch(&q, &[found[0].key]).unwrap();
+    assert_eq!(got[0].1.id, ids[1]);
+    // Scoped: another user sees nothing.
+    let other = scope("sam");
+    assert!(store
+        .entity_candidates(&candidates(&other, all(false)), &["caroline".into()], &[])
+        .unwrap()
+        .is_empty());
+}
+
+/// Exact scores keep the query's scope: a key of another owner scores nothing.
+pub fn exact_scores_stay_in_the_query_scope(h: &dyn Harness) {
+    let store = h.fresh();
+    let (mine, theirs) = (scope("maya"), scope("tom"));
+    put(store.as_ref(), &mine, "Maya walks by the river", json!({}));
+    put(store.as_ref(), &theirs, "Tom walks by the river", json!({}));
+    let vector = HashEmbedder::vector("walks by the river");
+    let key_of = |s: &Scope| {
+        store
+            .dense_candidates(&candidates(s, all(false)), &vector)
+            .unwrap()[0]
+            .key
+    };
+    let (my_key, their_key) = (key_of(&mine), key_of(&theirs));
+    assert_ne!(my_key, their_key);
+    let scored = store
+        .vector_scores(
+            &candidates(&mine, all(false)),
+            &[my_key, their_key],
+            &vector,
+        )
+        .unwrap();
+    assert_eq!(scored.len(), 1, "{scored:?}");
+    assert_eq!(scored[0].key, my_key);
+    assert!(scored[0].score > 0.5, "{scored:?}");
+}
+
+/// A name on many memories scores the keys the other signals pooled, whatever a backend walks;
+/// its weight follows the links that remain after hard deletes.
+pub fn common_entities_score_the_pooled_keys(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("una");
+    let mut batches = Vec::new();
+    for i in 0..150 {
+        let mut b = batch(&s, &format!("Caroline wrote page marker{i}"), json!({}));
+        b.memories[0].entities = vec![mention("Caroline", "person")];
+        batches.push(b);
+    }
+    let mut postcard = batch(&s, "A postcard from Lisbon", json!({}));
+    postcard.memories[0].entities = vec![mention("Lisbon", "place")];
+    batches.push(postcard);
+    let ids: Vec<MemoryId> = batches.iter().map(|b| b.memories[0].id).collect();
+    store.write(batches).unwrap();
+    let mut q = candidates(&s, all(false));
+    let key_of = |term: &str| store.lexical_candidates(&q, &[term.into()]).unwrap()[0].key;
+    let pooled = vec![key_of("marker7"), key_of("marker140")];
+    let weight = |n: f32, df: f32| (1.0 + (n - df + 0.5) / (df + 0.5)).ln() / (1.0 + n).ln();
+    let names = ["caroline".to_string(), "lisbon".to_string()];
+    let check = |q: &CandidateQuery<'_>, expected: f32| {
+        let found = store.entity_candidates(q, &names, &pooled).unwrap();
+        assert!(found.len() <= q.limit);
+        for k in &pooled {
+            let c = found
+                .iter()
+                .find(|c| c.key == *k)
+                .expect("a pooled key is scored");
+            assert!(
+                (c.score - expected).abs() < 1e-4,
+                "{} vs {expected}",
+                c.score
+            );
+        }
+        // The rare name's memory is found without being pooled, and ranks first.
+        let best = store.fetch(q, &[found[0].key]).unwrap();
+        assert_eq!(best[0].1.text, "A postcard from Lisbon");
+    };
+    // With a limit of 10, Caroline (150 memories) is more than a backend need walk.
+    q.limit = 10;
+    check(&q, weight(151.0, 150.0));
+    // Hard-deleting 100 of Caroline's memories (not the pooled two) leaves her on 50 of 51; a
+    // limit of 60 has room for all of them.
+    let ctx = WriteContext::default();
+    for id in &ids[10..110] {
+        store.delete(&s, *id, DeleteMode::Hard, &ctx).unwrap();
+    }
+    q.limit = 60;
+    check(&q, weight(51.0, 50.0));
+}
+
+pub fn duplicates_are_found_by_hash_in_the_exact_scope(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("tom");
+    let id = put(store.as_ref(), &s, "Tom has two cats", json!({}));
+    let hash = content_hash("Tom has two cats");
+    assert_eq!(
+        store.find_by_hash(&s, std::slice::from_ref(&hash)).unwrap(),
+        vec![(hash.clone(), id)]
+    );
+    assert!(store
+        .find_by_hash(&scope("uma"), std::slice::from_ref(&hash))
+        .unwrap()
+        .is_empty());
+    store
+        .delete(&s, id, DeleteMode::Soft, &WriteContext::default())
+        .unwrap();
+    assert!(
+        store.find_by_hash(&s, &[hash]).unwrap().is_empty(),
+        "only active memories count"
+    );
+}
+
+/// The ids `filter` admits through `list`, after checking that the candidate reads and the
+/// shared hybrid search accept it too.
+fn run_filter(store: &dyn Store, scope: &Scope, filter: &Filter) -> Result<Vec<MemoryId>> {
+    let q = CandidateQuery {
+        filter: Some(filter),
+        ..candidates(scope, ReadOptions::default())
+    };
+    store.dense_candidates(&q, &HashEmbedder::vector("tomatoes"))?;
+    store.lexical_candidates(&q, &["tomatoes".to_string()])?;
+    let req = SearchRequest {
+        filter: Some(filter.clone()),
+        ..SearchRequest::new(scope.clone(), "tomatoes", 10)
+    };
+    hybrid_search(
+        store,
+        &req,
+        &HashEmbedder::vector("tomatoes"),
+        &RankParams::default(),
+    )?;
+    let page = store.list(&ListQuery {
+        scope: scope.clone(),
+        kinds: None,
+        filter: Some(filter.clone()),
+        limit: 100,
+        cursor: None,
+        read: ReadOptions::default(),
+    })?;
+    Ok(page.results.iter().map(|m| m.id).collect())
+}
+
+fn parsed(f: serde_json::Value) -> Filter {
+    Filter::from_json(&f).unwrap().unwrap()
+}
+
+fn values(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// Filters at every bound of the parser — alone and together — run on every read path of the
+/// backend (wide filters once reached SQLite's expression-depth limit and came back as internal
+/// errors).
+pub fn filters_at_every_bound_run(h: &dyn Harness) {
+    use mnemo_core::filter::{
+        MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_IN_LIST, MAX_FILTER_KEYS,
+    };
+    use serde_json::Value;
+    let store = h.fresh();
+    let s = scope("wanda");
+    let hit = put(
+        store.as_ref(),
+        &s,
+        "wanda grows tomatoes",
+        json!({"tag": "v7", "tags": ["x7"], "n": 7}),
+    );
+    put(
+        store.as_ref(),
+        &s,
+        "wanda sells tomatoes",
+        json!({"tag": "zz", "tags": ["y"], "n": 8}),
+    );
+    let contains = |i: usize| json!({"tags": {"contains": format!("x{i}")}});
+    let mut keys: serde_json::Map<String, Value> = (0..MAX_FILTER_KEYS - 1)
+        .map(|i| (format!("k{i}"), json!({"ne": i})))
+        .collect();
+    keys.insert("n".into(), json!(7));
+    // Every level an OR of fifteen `contains` and the next level; an `in` list at the bottom:
+    // the deepest nesting and all the conditions at once.
+    let per_level = (MAX_FILTER_CONDITIONS - 16) / MAX_FILTER_DEPTH;
+    let bottom = json!({"tag": {"in": values("v", 16)}});
+    let deep_and_wide = (0..MAX_FILTER_DEPTH).fold(bottom, |inner, level| {
+        let mut items: Vec<Value> = (0..per_level)
+            .map(|j| json!({"tags": {"contains": format!("q{level}-{j}")}}))
+            .collect();
+        items.push(inner);
+        json!({"OR": items})
+    });
+    let not_16 = (0..MAX_FILTER_DEPTH).fold(json!({"n": 7}), |f, _| json!({"NOT": f}));
+    for (what, f) in [
+        (
+            "in list",
+            json!({"tag": {"in": values("v", MAX_FILTER_IN_LIST)}}),
+        ),
+        (
+            "nin list",
+            json!({"NOT": {"tag": {"nin": values("v", MAX_FILTER_IN_LIST)}}}),
+        ),
+        (
+            "OR of conditions",
+            json!({"OR": (0..MAX_FILTER_CONDITIONS).map(contains).collect::<Vec<_>>()}),
+        ),
+        (
+            "AND of conditions",
+            json!({"AND": (1..MAX_FILTER_CONDITIONS).map(|i| json!({format!("m{i}"): {"ne": i}})).collect::<Vec<_>>(), "n": 7}),
+        ),
+        ("keys", Value::Object(keys)),
+        ("depth", not_16),
+        ("depth and conditions", deep_and_wide),
+    ] {
+        let got = run_filter(store.as_ref(), &s, &parsed(f.clone()));
+        assert_eq!(got.unwrap(), vec![hit], "{what}: {f}");
+    }
+}
+
+/// Past a bound a filter is invalid input: in the parser, and in the backend for filters built
+/// in code (never an internal error from the database).
+pub fn filters_past_a_bound_are_invalid_input(h: &dyn Harness) {
+    use mnemo_core::filter::{
+        Op, MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_IN_LIST, MAX_FILTER_KEYS,
+    };
+    use serde_json::Value;
+    let store = h.fresh();
+    let s = scope("wanda");
+    put(store.as_ref(), &s, "wanda grows tomatoes", json!({"n": 7}));
+    let keys: serde_json::Map<String, Value> = (0..=MAX_FILTER_KEYS)
+        .map(|i| (format!("k{i}"), json!(i)))
+        .collect();
+    let leaves = |n: usize| {
+        (0..n)
+            .map(|i| json!({format!("k{i}"): i}))
+            .collect::<Vec<_>>()
+    };
+    // The probe's shapes (an `in` list of 994, an OR of 1,001, 5,000 keys), then one past each
+    // bound.
+    for f in [
+        json!({"tag": {"in": values("v", 994)}}),
+        json!({"OR": leaves(1001)}),
+        Value::Object((0..5000).map(|i| (format!("k{i}"), json!(i))).collect()),
+        json!({"tag": {"in": values("v", MAX_FILTER_IN_LIST + 1)}}),
+        json!({"OR": leaves(MAX_FILTER_CONDITIONS + 1)}),
+        json!({"AND": [{"tag": {"in": values("v", MAX_FILTER_IN_LIST)}}, {"n": 7}]}),
+        Value::Object(keys),
+        (0..=MAX_FILTER_DEPTH).fold(json!({"n": 7}), |f, _| json!({"NOT": f})),
+        // A scope id under OR inside a top-level AND, once read as a metadata key.
+        json!({"AND": [{"n": 7}, {"OR": [{"user_id": "mallory"}, {"n": 8}]}]}),
+    ] {
+        let err = Filter::from_json(&f).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{f}");
+    }
+    // Built in code, past the parser: the store refuses it rather than failing in SQLite.
+    let leaf = |i: usize| Filter::Meta {
+        key: format!("k{i}"),
+        op: Op::Eq,
+        value: json!(i),
+    };
+    for f in [
+        Filter::Or((0..1001).map(leaf).collect()),
+        Filter::And((0..5000).map(leaf).collect()),
+        Filter::Meta {
+            key: "tag".into(),
+            op: Op::In,
+            value: json!(values("v", 994)),
+        },
+        Filter::Meta {
+            key: "tag".into(),
+            op: Op::In,
+            value: json!("not a list"),
+        },
+        Filter::Or(Vec::new()),
+    ] {
+        let err = run_filter(store.as_ref(), &s, &f).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{f:?}: {err}");
+    }
+}

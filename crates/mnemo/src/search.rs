@@ -1,0 +1,107 @@
+//! Search: the query embedded, then dense and lexical candidates fused (`mnemo_core::search`).
+
+use crate::{run_blocking, Memory};
+use mnemo_core::*;
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub results: Vec<Hit>,
+    /// Milliseconds spent embedding the query (0 when a vector was given).
+    pub embed_ms: f64,
+    /// Milliseconds spent in retrieval and fusion.
+    pub search_ms: f64,
+    /// The model calls this search made (the query embedding).
+    pub usage: Vec<ModelCall>,
+}
+
+impl Memory {
+    /// Hybrid search: embeds the query, then fuses dense and lexical candidates.
+    pub async fn search(&self, req: SearchRequest) -> Result<SearchResponse> {
+        req.validate()?;
+        if req.mode == SearchMode::Lexical {
+            return self.search_with_vector(req, Vec::new()).await;
+        }
+        let embedder = self.embedder().await?;
+        let model = embedder.model_id().to_string();
+        let (rank, store, scope) = (self.inner.rank, self.store().clone(), req.scope.clone());
+        // One hop to the blocking pool: the query is embedded there, beside the lexical side
+        // of the search (`hybrid_search_embedding`).
+        let (results, embed_ms, total_ms) = run_blocking(move || {
+            let t = Instant::now();
+            let mut embed_ms = 0.0;
+            let embed = || -> Result<Vec<f32>> {
+                let e = Instant::now();
+                // Exactly one vector, as `Memory::embed` demands: a custom embedder answering
+                // with another count is a model error, not a query paired with a stray vector.
+                let mut vectors = embedder.embed(&[req.query.as_str()])?;
+                let vector = match (vectors.pop(), vectors.is_empty()) {
+                    (Some(v), true) => v,
+                    (v, _) => {
+                        return Err(Error::Model {
+                            reason: format!(
+                                "the embedder returned {} vectors for the query",
+                                vectors.len() + usize::from(v.is_some())
+                            ),
+                        })
+                    }
+                };
+                embed_ms = e.elapsed().as_secs_f64() * 1e3;
+                Ok(vector)
+            };
+            let results = hybrid_search_embedding(store.as_ref(), &req, embed, &rank)?;
+            Ok((results, embed_ms, t.elapsed().as_secs_f64() * 1e3))
+        })
+        .await?;
+        self.record_search(&scope, results.iter().map(|h| &h.memory));
+        Ok(SearchResponse {
+            results,
+            embed_ms,
+            // The retrieval that did not overlap the embedding.
+            search_ms: (total_ms - embed_ms).max(0.0),
+            usage: vec![ModelCall {
+                purpose: "embed".into(),
+                model,
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                ms: embed_ms,
+                failed: false,
+            }],
+        })
+    }
+
+    /// Hybrid search with a query vector the caller already has.
+    pub async fn search_with_vector(
+        &self,
+        req: SearchRequest,
+        vector: Vec<f32>,
+    ) -> Result<SearchResponse> {
+        let rank = self.inner.rank;
+        let store = self.store().clone();
+        let scope = req.scope.clone();
+        let resp = run_blocking(move || {
+            let t = Instant::now();
+            let results = hybrid_search(store.as_ref(), &req, &vector, &rank)?;
+            Ok(SearchResponse {
+                results,
+                embed_ms: 0.0,
+                search_ms: t.elapsed().as_secs_f64() * 1e3,
+                usage: Vec::new(),
+            })
+        })
+        .await?;
+        self.record_search(&scope, resp.results.iter().map(|h| &h.memory));
+        Ok(resp)
+    }
+
+    /// The blocking form of `search_with_vector`, for callers that measure without a runtime hop.
+    pub fn search_with_vector_blocking(
+        &self,
+        req: &SearchRequest,
+        vector: &[f32],
+    ) -> Result<Vec<Hit>> {
+        crate::cancel::check_cancelled("the search")?;
+        hybrid_search(self.store().as_ref(), req, vector, &self.inner.rank)
+    }
+}
