@@ -42,6 +42,11 @@ if [ -z "${MNEMO_TEST_PG_URL:-}" ]; then
   export MNEMO_TEST_PG_URL
 fi
 cargo test --workspace "${features[@]}" --no-fail-fast
+# The suites above the store once more on PostgreSQL: the facade's and the server's tests open
+# their stores through mnemo_testkit::engines, which MNEMO_TEST_STORE points at a scratch schema
+# of the run's server. Their test binaries from the build above run again, each in its crate's
+# directory as cargo runs them (nothing is rebuilt).
+MNEMO_TEST_STORE=postgres scripts/run_test_bins.py "${features[@]}" -- mnemo mnemo-server
 # The default feature set of the embedder crate: choosing candle there is a clear error.
 cargo test -p mnemo-models --lib
 # The Python package (crates/mnemo-py): built once into a fresh virtualenv, then pytest on both

@@ -2,18 +2,27 @@
 //! every backend through `store_contract_tests!`, plus a deterministic scripted embedder and
 //! record builders, a scripted chat model and a stub OpenAI-compatible HTTP endpoint.
 //!
+//! With the `engines` feature, `engines` opens stores for the suites above the store on the
+//! backend the run names, and starts the test run's PostgreSQL.
+//!
 //! A backend provides a `Harness` (fresh store, reopen after close); the macro expands to one
 //! `#[test]` per contract case so failures name the broken promise.
 
 mod chat;
 pub mod contract;
+mod contract_job_log;
 mod contract_jobs;
 mod contract_log;
 mod contract_notes;
+mod contract_search;
 mod contract_sessions;
 mod contract_tiers;
 mod contract_transfer;
+mod contract_visibility;
+mod contract_writes;
 mod embedder;
+#[cfg(feature = "engines")]
+pub mod engines;
 mod fixtures;
 pub mod stub_http;
 
@@ -51,7 +60,7 @@ macro_rules! store_contract_tests {
             bad_links_are_invalid_input_and_write_nothing, links_survive_reopen_and_round_trip_through_export,
             evolution_rewrites_fields_index_and_history_together, linked_memories_obey_scope_expiry_and_supersession,
             touch_counts_reads_in_the_scope,
-            pages_enter_the_window_in_order, migration_moves_pages_in_one_transaction,
+            pages_enter_the_window_in_order, pages_move_into_segments_in_one_transaction,
             segment_rewrites_check_their_version, visits_warm_segments_of_the_scope_only,
             eviction_keeps_messages_and_lineage, tiers_are_isolated_by_scope,
             tiers_survive_reopen_and_reset, analysed_marks_are_part_of_the_batch,

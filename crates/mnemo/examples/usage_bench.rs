@@ -1,5 +1,5 @@
 //! What usage bookkeeping costs a search when its hits come from segments' pages: a store of
-//! synthetic conversations (users × sessions × turns, raw adds, pages migrating into segments),
+//! synthetic conversations (users × sessions × turns, raw adds, pages moving into segments),
 //! then the same searches (query vector given) with usage tracking on and off, alternating per
 //! query and which goes first. Prints JSON: p50/p95 of each, their ratio, and the segment visits
 //! the tracked searches wrote. Timings are reported, never asserted.

@@ -3,8 +3,8 @@
 //! concurrent adds through both lose nothing.
 //!
 //! PostgreSQL is `MNEMO_TEST_PG_URL` when set (as `scripts/test.sh` sets it), else one started
-//! here with `scripts/pg.sh` and stopped when this test process ends; if it cannot start, the
-//! test fails with the reason. The embedder is an OpenAI-compatible stub on 127.0.0.1 (hashed
+//! for this test process (`mnemo_testkit::engines::pg_url`); if it cannot start, the test fails
+//! with the reason. The embedder is an OpenAI-compatible stub on 127.0.0.1 (hashed
 //! bag-of-words vectors), shared by both servers.
 
 use crate::clients::Server;
@@ -12,73 +12,16 @@ use crate::{mnemo, run_ok};
 use mnemo_testkit::stub_http::StubEndpoint;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::Duration;
 
-/// The admin URL of this run's PostgreSQL: `MNEMO_TEST_PG_URL`, or one started here.
+/// The admin URL of this run's PostgreSQL (`MNEMO_TEST_PG_URL`, or one started for this
+/// process).
 fn pg_server() -> &'static str {
-    static URL: OnceLock<Result<String, String>> = OnceLock::new();
-    match URL.get_or_init(start_pg) {
-        Ok(u) => u,
-        Err(why) => panic!("PostgreSQL for the tests could not start: {why}"),
-    }
+    mnemo_testkit::engines::pg_url()
 }
 
-fn start_pg() -> Result<String, String> {
-    if let Ok(url) = std::env::var("MNEMO_TEST_PG_URL") {
-        if !url.trim().is_empty() {
-            return Ok(url);
-        }
-    }
-    let dir = std::env::temp_dir().join(format!("mnemo-pg-cli-{}", std::process::id()));
-    start_private(&dir)
-}
-
-/// `scripts/pg.sh` run with `args` (its output to stderr shown); Ok when it exits 0.
-pub(crate) fn pg_sh(args: &[&str]) -> Result<String, String> {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh");
-    let out = Command::new(&script)
-        .args(args)
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{} {} failed ({})",
-            script.display(),
-            args.join(" "),
-            out.status
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// A PostgreSQL of this process's own in `dir` (a new path directly under the temp dir): its
-/// URL. A watcher stops it and removes `dir` once this process is gone, however it ends.
-pub(crate) fn start_private(dir: &Path) -> Result<String, String> {
-    let url = pg_sh(&["start", &dir.display().to_string()])?;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh");
-    let watcher = format!(
-        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {script} stop {dir}",
-        pid = std::process::id(),
-        script = script.display(),
-        dir = dir.display()
-    );
-    Command::new("sh")
-        .arg("-c")
-        .arg(watcher)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start the stop watcher: {e}"))?;
-    if url.is_empty() {
-        return Err("pg.sh printed no URL".into());
-    }
-    Ok(url)
-}
+pub(crate) use mnemo_testkit::engines::{pg_sh, start_private};
 
 /// A store URL for a new, empty schema of the test database (one per call: tests sharing the
 /// run's server never meet).

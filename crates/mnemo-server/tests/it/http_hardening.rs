@@ -459,11 +459,11 @@ fn a_stuck_database_gives_503_and_readyz_answers_within_its_deadline() {
             headers: Vec::new(),
         }
     }
-    let pg = std::env::var("MNEMO_TEST_PG_URL").expect("MNEMO_TEST_PG_URL (scripts/pg.sh)");
+    let pg = mnemo_testkit::engines::pg_url();
     let check = |lock_timeout: &str, path: &str| {
         let s = TestServer::start_postgres_with(&format!("%20-c%20lock_timeout%3D{lock_timeout}"));
         let key = s.user_key("alice");
-        let mut admin = postgres::Client::connect(&pg, postgres::NoTls).unwrap();
+        let mut admin = postgres::Client::connect(pg, postgres::NoTls).unwrap();
         let mut tx = admin.transaction().unwrap();
         tx.batch_execute(&format!(
             "LOCK TABLE {}.memories IN ACCESS EXCLUSIVE MODE",

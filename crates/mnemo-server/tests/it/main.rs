@@ -1,5 +1,7 @@
-//! The server, driven over real HTTP on 127.0.0.1: a store in a temp dir, the deterministic
-//! hash embedder, API keys in that store. Each test starts its own server on port 0.
+//! The server, driven over real HTTP on 127.0.0.1: a fresh store on the run's backend
+//! (`MNEMO_TEST_STORE`: SQLite in a temp dir by default, or a PostgreSQL scratch schema;
+//! `scripts/test.sh` runs this suite on both), the deterministic hash embedder, API keys in that
+//! store. Each test starts its own server on port 0.
 
 mod abandoned;
 mod batches;
@@ -25,7 +27,7 @@ mod ui;
 use mnemo::Memory;
 use mnemo_core::{Embedder, RankParams};
 use mnemo_server::{KeyStore, RunningServer, ScopeParts, ServerConfig};
-use mnemo_testkit::HashEmbedder;
+use mnemo_testkit::{engines, HashEmbedder};
 use serde_json::Value;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -134,30 +136,24 @@ impl TestServer {
         Self::start_with(Arc::new(HashEmbedder), |_| {})
     }
 
+    /// A server on a fresh store of this run's backend (`MNEMO_TEST_STORE`, see
+    /// `mnemo_testkit::engines`).
     pub fn start_with(embedder: Arc<dyn Embedder>, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn mnemo_core::Store> =
-            Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
         Self::start_on(
-            store,
-            None,
-            dir,
+            engines::fresh_store(),
             embedder,
             mnemo::JobConfig::default(),
             tweak,
         )
     }
 
-    /// A server whose engine runs jobs with `jobs` (SQLite store, hash embedder).
+    /// A server whose engine runs jobs with `jobs` (this run's backend, hash embedder).
     pub fn start_with_jobs(jobs: mnemo::JobConfig, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn mnemo_core::Store> =
-            Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
-        Self::start_on(store, None, dir, Arc::new(HashEmbedder), jobs, tweak)
+        Self::start_on(engines::fresh_store(), Arc::new(HashEmbedder), jobs, tweak)
     }
 
-    /// A server on a fresh schema of the PostgreSQL at `MNEMO_TEST_PG_URL` (required: without
-    /// it the test fails, it never skips).
+    /// A server on a fresh PostgreSQL schema, whatever the run's backend (the database at
+    /// `MNEMO_TEST_PG_URL`, or one started for this process).
     pub fn start_postgres() -> Self {
         Self::start_postgres_with("")
     }
@@ -165,19 +161,8 @@ impl TestServer {
     /// [`start_postgres`](Self::start_postgres) with more session `options` for the store URL
     /// (URL-encoded, e.g. `%20-c%20lock_timeout%3D1s`); the schema's name is [`Self::pg_schema`].
     pub fn start_postgres_with(extra_options: &str) -> Self {
-        let url = std::env::var("MNEMO_TEST_PG_URL")
-            .expect("MNEMO_TEST_PG_URL must name a PostgreSQL for this test (scripts/pg.sh)");
-        let schema = mnemo::ScratchSchema::create(&url, "mnemo_srv").unwrap();
-        let store = mnemo::open_store(&mnemo::StoreConfig::Postgres {
-            url: format!("{}{extra_options}", schema.url()),
-            pool_size: 4,
-        })
-        .unwrap();
-        let dir = tempfile::tempdir().unwrap();
         Self::start_on(
-            store,
-            Some(schema),
-            dir,
+            engines::fresh_postgres(extra_options),
             Arc::new(HashEmbedder),
             mnemo::JobConfig::default(),
             |_| {},
@@ -190,13 +175,12 @@ impl TestServer {
     }
 
     fn start_on(
-        store: Arc<dyn mnemo_core::Store>,
-        schema: Option<mnemo::ScratchSchema>,
-        dir: tempfile::TempDir,
+        test_store: engines::TestStore,
         embedder: Arc<dyn Embedder>,
         jobs: mnemo::JobConfig,
         tweak: impl FnOnce(&mut ServerConfig),
     ) -> Self {
+        let (store, dir, schema) = test_store.into_parts();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

@@ -1,22 +1,16 @@
 //! PostgreSQL store tests, on a real PostgreSQL with pgvector on 127.0.0.1.
 //!
 //! One server per test run: `scripts/test.sh` starts it and passes its URL in
-//! `MNEMO_TEST_PG_URL`; without that variable this binary starts its own with `scripts/pg.sh`
-//! (stopped by a watcher when the test process ends). Each test works in its own schema of that
-//! one database. If PostgreSQL cannot start, every test fails with the reason.
+//! `MNEMO_TEST_PG_URL`; without that variable the first test starts one for this binary
+//! (`mnemo_testkit::engines::pg_url`, the one place that starts the tests' PostgreSQL). Each
+//! test works in its own schema of that one database. If PostgreSQL cannot start, every test
+//! fails with the reason.
 
 mod cpu_check;
-mod start;
 
-use std::sync::OnceLock;
-
-/// The server's admin URL, or why there is none.
+/// The server's admin URL (panics with the reason when there is none).
 fn server() -> &'static str {
-    static URL: OnceLock<Result<String, String>> = OnceLock::new();
-    match URL.get_or_init(start::server) {
-        Ok(u) => u,
-        Err(why) => panic!("PostgreSQL for the tests could not start: {why}"),
-    }
+    mnemo_testkit::engines::pg_url()
 }
 
 /// An admin connection to the test database.

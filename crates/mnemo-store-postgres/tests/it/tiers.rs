@@ -3,12 +3,11 @@
 //! rewrite are all kept), and an imported store keeps its history ids and writes on after them.
 
 use crate::fresh_schema;
-use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use mnemo_core::tier::{Eviction, PageMove, SegmentWrite};
 use mnemo_core::*;
 use mnemo_store_postgres::{testing, PgStore};
 use mnemo_testkit::contract::{
-    export_lines, migrate_into_new, new_segment, page, page_batch, put_page, tier_batch,
-    with_vectors,
+    export_lines, move_into_new, new_segment, page, page_batch, put_page, tier_batch, with_vectors,
 };
 use mnemo_testkit::{batch, put, scope, HashEmbedder};
 use serde_json::json;
@@ -35,7 +34,7 @@ fn a_tier_write_failing_at_any_step_writes_nothing() {
     let a = put_page(store.as_ref(), &s, Some("s"), "a walk by the sea");
     let b = put_page(store.as_ref(), &s, Some("s"), "a swim in the sea");
     let c = put_page(store.as_ref(), &s, Some("s"), "a dinner by the sea");
-    let cold = migrate_into_new(store.as_ref(), &s, &[c]);
+    let cold = move_into_new(store.as_ref(), &s, &[c]);
     let full = || {
         let (mut add, new_page) = page_batch(&s, Some("s"), "a boat on the sea");
         let seg = new_segment(&s, "the sea");
@@ -43,7 +42,7 @@ fn a_tier_write_failing_at_any_step_writes_nothing() {
             segment: seg.clone(),
             expected_version: None,
         });
-        add.tiers.migrations.push(Migration {
+        add.tiers.moves.push(PageMove {
             page: a,
             segment: seg.id,
             continues: None,
@@ -109,7 +108,7 @@ fn racing_plans_for_one_page_commit_once() {
                             segment: seg.clone(),
                             expected_version: None,
                         }],
-                        migrations: vec![Migration {
+                        moves: vec![PageMove {
                             page: a,
                             segment: seg.id,
                             continues: None,
@@ -129,7 +128,7 @@ fn racing_plans_for_one_page_commit_once() {
     for e in results.iter().filter_map(|r| r.as_ref().err()) {
         assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
     }
-    // The losers' segments were rolled back with their migrations.
+    // The losers' segments were rolled back with their moves.
     let segs = store.segments(&s, true, true).expect("segments");
     assert_eq!(segs.len(), 1);
     let page = store
@@ -147,7 +146,7 @@ fn racing_rewrites_of_one_segment_commit_once_and_keep_every_visit() {
     let store = store("tier_race_segment");
     let s = scope("rosa");
     let a = put_page(store.as_ref(), &s, None, "a trip to the hills");
-    let seg = migrate_into_new(store.as_ref(), &s, &[a]);
+    let seg = move_into_new(store.as_ref(), &s, &[a]);
     let rewrites: Vec<Result<Vec<AddOutcome>>> = std::thread::scope(|t| {
         for _ in 0..4 {
             let (store, s) = (store.clone(), s.clone());

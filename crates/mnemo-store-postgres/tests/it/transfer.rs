@@ -5,7 +5,7 @@
 
 use crate::fresh_schema;
 use mnemo_core::entity::EntityMention;
-use mnemo_core::tier::{Eviction, Migration, SegmentWrite};
+use mnemo_core::tier::{Eviction, PageMove, SegmentWrite};
 use mnemo_core::*;
 use mnemo_store_postgres::PgStore;
 use mnemo_store_sqlite::SqliteStore;
@@ -33,7 +33,7 @@ fn lite() -> SqliteStore {
 }
 
 /// Writes one of every record kind: messages, memories with typed metadata, an entity, an
-/// index text, a supersession, a link, a soft delete, read counters, a note, pages migrated
+/// index text, a supersession, a link, a soft delete, read counters, a note, pages moved
 /// into a segment, an evicted segment, a visit and an idempotency result.
 fn populate(store: &dyn Store) {
     let s = Scope::from_parts(Some("mover"), Some("bot"), None).expect("scope");
@@ -101,13 +101,13 @@ fn populate(store: &dyn Store) {
             &s,
             TierWrite {
                 segments: segments.to_vec(),
-                migrations: vec![
-                    Migration {
+                moves: vec![
+                    PageMove {
                         page: first,
                         segment: kept.id,
                         continues: None,
                     },
-                    Migration {
+                    PageMove {
                         page: second,
                         segment: cold.id,
                         continues: Some(first),
@@ -116,7 +116,7 @@ fn populate(store: &dyn Store) {
                 ..TierWrite::default()
             },
         )])
-        .expect("migrate");
+        .expect("move");
     store
         .write(vec![tier_batch(
             &s,

@@ -5,18 +5,14 @@
 use mnemo::core::pack::{ContextOptions, ContextPack, Reason, Section};
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, ContextRequest, Memory};
+use mnemo_testkit::engines;
 use mnemo_testkit::HashEmbedder;
 use std::sync::Arc;
 
-fn engine() -> (Memory, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
-    let m = Memory::from_parts(
-        Arc::new(store),
-        Arc::new(HashEmbedder),
-        RankParams::default(),
-    )
-    .unwrap();
+fn engine() -> (Memory, engines::TestStore) {
+    let dir = engines::fresh_store();
+    let store = dir.store();
+    let m = Memory::from_parts(store, Arc::new(HashEmbedder), RankParams::default()).unwrap();
     (m, dir)
 }
 
@@ -200,9 +196,7 @@ async fn another_users_memories_and_turns_never_appear() {
     for word in ["secret", "roof", "Eve"] {
         assert!(!pack.rendered.contains(word), "{word}: {}", pack.rendered);
     }
-    let own: Vec<MessageId> = m
-        .store()
-        .messages(&u, None, 100)
+    let own: Vec<MessageId> = engines::off_runtime(|| m.store().messages(&u, None, 100))
         .unwrap()
         .iter()
         .map(|x| x.id)
@@ -307,7 +301,7 @@ async fn packs_never_exceed_random_budgets_over_random_conversations() {
 }
 
 #[tokio::test]
-async fn migrated_pages_bring_their_segment_summary_and_count_a_visit() {
+async fn moved_pages_bring_their_segment_summary_and_count_a_visit() {
     let (m, _dir) = engine();
     let m = m.with_tier_config(TierConfig {
         short_term_capacity: 1,
@@ -324,8 +318,8 @@ async fn migrated_pages_bring_their_segment_summary_and_count_a_visit() {
             .await
             .unwrap();
     }
-    let segments = m.store().segments(&scope, false, false).unwrap();
-    assert!(!segments.is_empty(), "pages migrated into segments");
+    let segments = engines::off_runtime(|| m.store().segments(&scope, false, false)).unwrap();
+    assert!(!segments.is_empty(), "pages moved into segments");
     let mut req = ask(&scope, "greyhound Biscuit", 2000);
     req.options.memory_candidates = Some(2);
     let pack = m.context(req).await.unwrap();
@@ -342,7 +336,7 @@ async fn migrated_pages_bring_their_segment_summary_and_count_a_visit() {
     assert!(pack.rendered.contains("Topic: "), "{}", pack.rendered);
     assert!(all.iter().any(|i| i.kind == "page"), "{all:?}");
     m.flush_usage().await.unwrap();
-    let after = m.store().segments(&scope, false, false).unwrap();
+    let after = engines::off_runtime(|| m.store().segments(&scope, false, false)).unwrap();
     let visited = after
         .iter()
         .find(|s| s.id.to_string() == summary.id)
@@ -472,22 +466,25 @@ async fn a_search_returning_a_segments_memories_counts_one_visit_unless_tracking
             .unwrap();
     }
     m.flush_usage().await.unwrap();
-    let pages = m
-        .store()
-        .pages(&tier::PageQuery {
-            scope: Some(scope.clone()),
-            tier: Some(PageTier::Mid),
-            ..Default::default()
+    let pages = engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                m.store().pages(&tier::PageQuery {
+                    scope: Some(scope.clone()),
+                    tier: Some(PageTier::Mid),
+                    ..Default::default()
+                })
+            })
         })
-        .unwrap();
+    })
+    .unwrap();
     let page = pages
         .iter()
         .find(|p| p.text.contains("greyhound"))
         .expect("the first exchange moved to mid-term");
     let segment = page.segment.unwrap();
     let visits = |m: &Memory| {
-        m.store()
-            .segments(&scope, false, false)
+        engines::off_runtime(|| m.store().segments(&scope, false, false))
             .unwrap()
             .into_iter()
             .find(|s| s.id == segment)
@@ -506,7 +503,7 @@ async fn a_search_returning_a_segments_memories_counts_one_visit_unless_tracking
                 out.results
                     .iter()
                     .any(|h| h.memory.text.contains("greyhound")),
-                "the search finds the migrated turn"
+                "the search finds the moved turn"
             );
         }
     };

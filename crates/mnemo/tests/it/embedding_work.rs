@@ -4,6 +4,7 @@
 
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, ContextIndexing, Memory};
+use mnemo_testkit::engines;
 use mnemo_testkit::HashEmbedder;
 use std::sync::{Arc, Mutex};
 
@@ -39,11 +40,10 @@ impl Embedder for Recording {
     }
 }
 
-fn engine(embedder: Arc<dyn Embedder>, indexing: ContextIndexing) -> (Memory, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
-    let m = Memory::from_parts_with(Arc::new(store), embedder, RankParams::default(), indexing)
-        .unwrap();
+fn engine(embedder: Arc<dyn Embedder>, indexing: ContextIndexing) -> (Memory, engines::TestStore) {
+    let dir = engines::fresh_store();
+    let store = dir.store();
+    let m = Memory::from_parts_with(store, embedder, RankParams::default(), indexing).unwrap();
     (m, dir)
 }
 

@@ -4,6 +4,7 @@
 
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, Memory};
+use mnemo_testkit::engines;
 use mnemo_testkit::HashEmbedder;
 use std::path::Path;
 use std::sync::Arc;
@@ -64,14 +65,18 @@ async fn an_erased_turn_leaves_no_byte_after_its_page_moved_tier() {
             .await
             .unwrap();
         }
-        let moved = m
-            .store()
-            .pages(&PageQuery {
-                scope: Some(scope.clone()),
-                tier: Some(PageTier::Mid),
-                ..PageQuery::default()
+        let moved = engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                engines::off_runtime(|| {
+                    m.store().pages(&PageQuery {
+                        scope: Some(scope.clone()),
+                        tier: Some(PageTier::Mid),
+                        ..PageQuery::default()
+                    })
+                })
             })
-            .unwrap();
+        })
+        .unwrap();
         assert!(
             !moved.is_empty(),
             "the first pages moved to mid-term before the erase"
@@ -88,7 +93,7 @@ async fn an_erased_turn_leaves_no_byte_after_its_page_moved_tier() {
         drop(m);
         assert_eq!(occurrences(&path, "Qz4417xv"), (0, 0), "after close");
         let again = engine(&path);
-        let log = again.store().messages(&scope, Some("s"), 100).unwrap();
+        let log = engines::off_runtime(|| again.store().messages(&scope, Some("s"), 100)).unwrap();
         assert_eq!(log.len(), 13, "the message keeps its id and place");
         assert!(log.iter().all(|g| !g.content.contains("4417")));
     }
@@ -113,9 +118,15 @@ impl Embedder for EraseWhileEmbedding {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         if texts.iter().any(|t| t.contains(self.trigger)) {
             if let Some((scope, id)) = self.target.lock().unwrap().take() {
-                self.store
-                    .erase(&scope, id, false, &WriteContext::default())
-                    .unwrap();
+                engines::off_runtime(|| {
+                    engines::off_runtime(|| {
+                        engines::off_runtime(|| {
+                            self.store
+                                .erase(&scope, id, false, &WriteContext::default())
+                        })
+                    })
+                })
+                .unwrap();
             }
         }
         HashEmbedder.embed(texts)
@@ -155,20 +166,17 @@ async fn an_erase_racing_an_add_of_its_session_is_not_quoted_by_the_new_turn() {
         "the erase ran mid-add"
     );
     let q = mnemo_testkit::candidates(&scope, ReadOptions::default());
-    let found = store
-        .lexical_candidates(&q, &["qz4417xv".to_string()])
-        .unwrap();
+    let found =
+        engines::off_runtime(|| store.lexical_candidates(&q, &["qz4417xv".to_string()])).unwrap();
     assert!(
         found.is_empty(),
         "the new turn quotes the erased one: {found:?}"
     );
-    let wombat = store
-        .lexical_candidates(&q, &["wombat".to_string()])
-        .unwrap();
+    let wombat =
+        engines::off_runtime(|| store.lexical_candidates(&q, &["wombat".to_string()])).unwrap();
     assert_eq!(wombat.len(), 1, "the new turn is indexed by its own words");
     assert_eq!(
-        store
-            .get(&scope, next, &ReadOptions::default())
+        engines::off_runtime(|| store.get(&scope, next, &ReadOptions::default()))
             .unwrap()
             .text,
         "Wombat facts are fun"

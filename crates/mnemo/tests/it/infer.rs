@@ -5,7 +5,7 @@
 use mnemo::core::pipeline::{shown_number, step_of};
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, InferConfig, Memory, MemoryRecord};
-use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::engines;
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -73,15 +73,15 @@ fn model(s: &Arc<Steps>) -> Arc<ScriptedChat> {
 
 struct Env {
     m: Memory,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     chat: Arc<ScriptedChat>,
     steps: Arc<Steps>,
-    _dir: tempfile::TempDir,
+    test_store: engines::TestStore,
 }
 
 fn env_with(cfg: InferConfig) -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let steps = steps();
     let chat = model(&steps);
     let m = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
@@ -92,7 +92,7 @@ fn env_with(cfg: InferConfig) -> Env {
         store,
         chat,
         steps,
-        _dir: dir,
+        test_store: dir,
     }
 }
 
@@ -110,9 +110,9 @@ fn said(text: &str) -> AddRequest {
     r
 }
 
-fn all(store: &SqliteStore, scope: &Scope) -> Vec<MemoryRecord> {
-    store
-        .list(&ListQuery {
+fn all(store: &Arc<dyn Store>, scope: &Scope) -> Vec<MemoryRecord> {
+    engines::off_runtime(|| {
+        store.list(&ListQuery {
             scope: scope.clone(),
             kinds: None,
             filter: None,
@@ -123,11 +123,12 @@ fn all(store: &SqliteStore, scope: &Scope) -> Vec<MemoryRecord> {
                 ..ReadOptions::default()
             },
         })
-        .unwrap()
-        .results
+    })
+    .unwrap()
+    .results
 }
 
-fn active(store: &SqliteStore, scope: &Scope) -> Vec<String> {
+fn active(store: &Arc<dyn Store>, scope: &Scope) -> Vec<String> {
     all(store, scope)
         .into_iter()
         .filter(|m| m.state == MemoryState::Active)
@@ -187,7 +188,7 @@ async fn an_update_supersedes_the_old_fact_and_history_shows_the_lineage() {
         })
         .await
         .unwrap();
-    let log = e.store.messages(&alice(), None, 10).unwrap();
+    let log = engines::off_runtime(|| e.store.messages(&alice(), None, 10)).unwrap();
     assert_eq!(new.sources.len(), 1);
     let src = log
         .iter()
@@ -355,7 +356,9 @@ async fn failures_are_typed_retryable_and_write_no_memory_but_keep_the_messages(
         "no memory from a failed add"
     );
     assert_eq!(
-        e.store.messages(&alice(), None, 10).unwrap().len(),
+        engines::off_runtime(|| e.store.messages(&alice(), None, 10))
+            .unwrap()
+            .len(),
         3,
         "what the user said is kept"
     );
@@ -380,7 +383,12 @@ async fn a_retried_failed_add_logs_its_messages_once() {
     e.steps.facts(&["Alice lives in Oslo"]);
     let ok = e.m.add(req.clone()).await.unwrap();
     assert_eq!(ok.results.len(), 1);
-    assert_eq!(e.store.messages(&alice(), None, 10).unwrap().len(), 1);
+    assert_eq!(
+        engines::off_runtime(|| e.store.messages(&alice(), None, 10))
+            .unwrap()
+            .len(),
+        1
+    );
     let again = e.m.add(req).await.unwrap();
     assert!(
         again.replayed,
@@ -572,8 +580,8 @@ async fn procedural_memory_keeps_every_output_verbatim() {
 
 #[tokio::test]
 async fn without_a_chat_model_infer_is_a_clear_error_and_raw_still_works() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let m = Memory::from_parts(store, Arc::new(HashEmbedder), RankParams::default()).unwrap();
     let mut req = said("I live in Oslo");
     req.infer = Some(true);
@@ -645,8 +653,8 @@ async fn a_failure_at_any_write_step_leaves_nothing_behind() {
         e.steps.facts(&["Alice lives in Berlin"]);
         e.m.add(said("I live in Berlin")).await.unwrap();
         let before = e.m.export().await.unwrap().len();
-        let integrity_before = e.store.integrity().unwrap();
-        let rows_before = mnemo_store_sqlite::testing::row_counts(&e.store);
+        let integrity_before = engines::off_runtime(|| e.store.integrity()).unwrap();
+        let rows_before = e.test_store.row_counts();
 
         // An add that touches every step: message, change, memory, history, entity, link, key.
         e.steps.text("extract", r#"{"facts": [{"text": "Alice lives in Lisbon", "entities": [{"name": "Lisbon", "type": "place"}]}]}"#);
@@ -656,28 +664,30 @@ async fn a_failure_at_any_write_step_leaves_nothing_behind() {
         });
         let mut req = said("I moved to Lisbon");
         req.idempotency_key = Some("move".into());
-        mnemo_store_sqlite::testing::fail_at(&e.store, Some(step));
+        e.test_store.fail_at(Some(step));
         let err = e.m.add(req.clone()).await.unwrap_err();
         assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
-        mnemo_store_sqlite::testing::fail_at(&e.store, None);
+        e.test_store.fail_at(None);
 
         assert_eq!(
             e.m.export().await.unwrap().len(),
             before,
             "{step}: nothing written"
         );
-        assert_eq!(
-            mnemo_store_sqlite::testing::row_counts(&e.store),
-            rows_before,
-            "{step}"
-        );
+        assert_eq!(e.test_store.row_counts(), rows_before, "{step}");
         assert_eq!(
             active(&e.store, &alice()),
             vec!["Alice lives in Berlin"],
             "{step}"
         );
-        assert_eq!(e.store.integrity().unwrap(), integrity_before, "{step}");
-        assert!(e.store.integrity().unwrap().is_consistent());
+        assert_eq!(
+            engines::off_runtime(|| e.store.integrity()).unwrap(),
+            integrity_before,
+            "{step}"
+        );
+        assert!(engines::off_runtime(|| e.store.integrity())
+            .unwrap()
+            .is_consistent());
 
         // The same request then succeeds in full: the key was not spent by the failure.
         e.steps.text("extract", r#"{"facts": [{"text": "Alice lives in Lisbon", "entities": [{"name": "Lisbon", "type": "place"}]}]}"#);
@@ -711,8 +721,8 @@ async fn a_provider_that_never_answers_times_out_into_a_retryable_error() {
     cfg.timeout = std::time::Duration::from_millis(300);
     cfg.max_retries = 1;
     cfg.backoff = std::time::Duration::from_millis(10);
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let m = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
         .unwrap()
         .with_chat(
@@ -723,7 +733,12 @@ async fn a_provider_that_never_answers_times_out_into_a_retryable_error() {
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     assert!(err.kind().is_retryable());
     assert!(all(&store, &alice()).is_empty());
-    assert_eq!(store.messages(&alice(), None, 5).unwrap().len(), 1);
+    assert_eq!(
+        engines::off_runtime(|| store.messages(&alice(), None, 5))
+            .unwrap()
+            .len(),
+        1
+    );
     assert_eq!(held.lock().unwrap().len(), 2, "first attempt and one retry");
 }
 

@@ -7,21 +7,18 @@
 
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, JobConfig, Memory};
+use mnemo_testkit::engines;
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn engine(jobs: JobConfig) -> (Memory, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
-    let m = Memory::from_parts(
-        Arc::new(store),
-        Arc::new(HashEmbedder),
-        RankParams::default(),
-    )
-    .unwrap()
-    .with_job_config(jobs);
+fn engine(jobs: JobConfig) -> (Memory, engines::TestStore) {
+    let dir = engines::fresh_store();
+    let store = dir.store();
+    let m = Memory::from_parts(store, Arc::new(HashEmbedder), RankParams::default())
+        .unwrap()
+        .with_job_config(jobs);
     (m, dir)
 }
 
@@ -39,18 +36,23 @@ fn ana() -> Scope {
 }
 
 async fn count(m: &Memory) -> usize {
-    m.store()
-        .list(&ListQuery {
-            scope: ana(),
-            kinds: None,
-            filter: None,
-            limit: 100,
-            cursor: None,
-            read: ReadOptions::default(),
+    engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                m.store().list(&ListQuery {
+                    scope: ana(),
+                    kinds: None,
+                    filter: None,
+                    limit: 100,
+                    cursor: None,
+                    read: ReadOptions::default(),
+                })
+            })
         })
-        .unwrap()
-        .results
-        .len()
+    })
+    .unwrap()
+    .results
+    .len()
 }
 
 #[tokio::test]
@@ -107,11 +109,10 @@ async fn a_job_taken_over_after_its_add_committed_is_replayed_not_applied_twice(
         .enqueue_add(AddRequest::text(ana(), "written exactly once"))
         .await
         .unwrap();
-    let q = m.store().jobs().unwrap();
+    let q = engines::off_runtime(|| m.store().jobs()).unwrap();
     // The dead worker's lease has already ended when the next worker looks.
     let now = chrono::Utc::now();
-    let held = q
-        .claim("dead", now, chrono::Duration::milliseconds(-1))
+    let held = engines::off_runtime(|| q.claim("dead", now, chrono::Duration::milliseconds(-1)))
         .unwrap()
         .unwrap();
     assert_eq!(held.id, job.id);
@@ -128,16 +129,15 @@ async fn a_job_taken_over_after_its_add_committed_is_replayed_not_applied_twice(
     assert_eq!((ran.status, ran.attempts), (JobStatus::Done, 2));
     assert_eq!(ran.result.unwrap()["replayed"], true);
     assert_eq!(count(&m).await, 1, "the add was not applied twice");
-    assert!(!q
-        .finish(
-            &job.id,
-            "dead",
-            &JobOutcome::Done {
-                result: serde_json::json!(null)
-            },
-            chrono::Utc::now()
-        )
-        .unwrap());
+    assert!(!engines::off_runtime(|| q.finish(
+        &job.id,
+        "dead",
+        &JobOutcome::Done {
+            result: serde_json::json!(null)
+        },
+        chrono::Utc::now()
+    ))
+    .unwrap());
 }
 
 /// A model that is down: each attempt fails retryably and the job goes back to the queue,
@@ -178,7 +178,9 @@ async fn retryable_failures_back_off_then_fail_with_their_error() {
     assert!(m.run_next_job("w").await.unwrap().is_none());
     let failed = m.job(&job.id).await.unwrap().unwrap();
     assert_eq!(
-        m.store().messages(&ana(), None, 10).unwrap().len(),
+        engines::off_runtime(|| m.store().messages(&ana(), None, 10))
+            .unwrap()
+            .len(),
         1,
         "the turn of a job that failed for good is in the log, once"
     );
@@ -327,24 +329,31 @@ fn written(m: &Memory, user: &str) -> (Vec<Written>, Vec<String>) {
     let mut memories = Vec::new();
     let mut messages = std::collections::HashMap::new();
     let mut index = std::collections::HashMap::new();
-    m.store()
-        .export(&mut |r| {
-            match r {
-                ExportRecord::Memory(m) if m.user_id.as_deref() == Some(user) => memories.push(*m),
-                ExportRecord::Message(g) => {
-                    messages.insert(g.id, g.content.clone());
-                }
-                ExportRecord::IndexText {
-                    memory_id,
-                    index_text,
-                } => {
-                    index.insert(memory_id, index_text);
-                }
-                _ => {}
-            }
-            Ok(())
+    engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                m.store().export(&mut |r| {
+                    match r {
+                        ExportRecord::Memory(m) if m.user_id.as_deref() == Some(user) => {
+                            memories.push(*m)
+                        }
+                        ExportRecord::Message(g) => {
+                            messages.insert(g.id, g.content.clone());
+                        }
+                        ExportRecord::IndexText {
+                            memory_id,
+                            index_text,
+                        } => {
+                            index.insert(memory_id, index_text);
+                        }
+                        _ => {}
+                    }
+                    Ok(())
+                })
+            })
         })
-        .unwrap();
+    })
+    .unwrap();
     let mut out: Vec<_> = memories
         .into_iter()
         .map(|m| {
@@ -353,16 +362,20 @@ fn written(m: &Memory, user: &str) -> (Vec<Written>, Vec<String>) {
         })
         .collect();
     out.sort();
-    let mut pages: Vec<String> = m
-        .store()
-        .pages(&PageQuery {
-            scope: Some(Scope::user(user).unwrap()),
-            ..PageQuery::default()
+    let mut pages: Vec<String> = engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                m.store().pages(&PageQuery {
+                    scope: Some(Scope::user(user).unwrap()),
+                    ..PageQuery::default()
+                })
+            })
         })
-        .unwrap()
-        .into_iter()
-        .map(|p| p.text)
-        .collect();
+    })
+    .unwrap()
+    .into_iter()
+    .map(|p| p.text)
+    .collect();
     pages.sort();
     (out, pages)
 }
@@ -401,7 +414,12 @@ async fn an_async_adds_turns_are_logged_at_once_and_once_after_it_runs() {
         "each turn once, as logged"
     );
     assert_eq!(s1_size(&m, ana()).await, 4);
-    assert_eq!(m.store().messages(&ana(), None, 100).unwrap().len(), 4);
+    assert_eq!(
+        engines::off_runtime(|| m.store().messages(&ana(), None, 100))
+            .unwrap()
+            .len(),
+        4
+    );
     assert_eq!(count(&m).await, 4);
     let (ours, pages) = written(&m, "ana");
     assert_eq!(
@@ -411,8 +429,8 @@ async fn an_async_adds_turns_are_logged_at_once_and_once_after_it_runs() {
     );
 }
 
-/// Turns erased while their job waits stay erased: the job fails without a model call (not
-/// retried), writes no memory or page, and logs nothing again; retried by hand it fails again.
+/// Turns erased while their job waits stay erased: the erase fails the job at once (it never
+/// runs, no model call), nothing is written or logged again; retried by hand it fails again.
 #[tokio::test]
 async fn a_queued_add_whose_turns_were_erased_fails_and_brings_nothing_back() {
     let calls = Arc::new(AtomicUsize::new(0));
@@ -440,19 +458,23 @@ async fn a_queued_add_whose_turns_were_erased_fails_and_brings_nothing_back() {
         .unwrap();
     assert_eq!(report.messages_erased, 4, "{report:?}");
 
+    // The erase emptied and failed both jobs in its own transaction: neither ever runs.
     for id in [&raw.id, &inferred.id] {
-        let ran = m.run_next_job("w").await.unwrap().expect("a job ran");
-        assert_eq!(&ran.id, id);
-        assert_eq!((ran.status, ran.attempts), (JobStatus::Failed, 1));
-        assert_eq!(ran.error_kind.as_deref(), Some("invalid_input"));
+        let job = m.job(id).await.unwrap().expect("the job is kept");
+        assert_eq!((job.status, job.attempts), (JobStatus::Failed, 0));
+        assert_eq!(job.error_kind.as_deref(), Some("invalid_input"));
         assert!(
-            ran.last_error
+            job.last_error
                 .as_deref()
                 .is_some_and(|e| e.contains("erased")),
             "{:?}",
-            ran.last_error
+            job.last_error
         );
     }
+    assert!(
+        m.run_next_job("w").await.unwrap().is_none(),
+        "nothing to run"
+    );
     m.retry_job(&raw.id).await.unwrap();
     let again = m.run_next_job("w").await.unwrap().expect("retried");
     assert_eq!(again.status, JobStatus::Failed);
@@ -462,7 +484,7 @@ async fn a_queued_add_whose_turns_were_erased_fails_and_brings_nothing_back() {
         "no model saw the erased text"
     );
 
-    let log = m.store().messages(&ana(), Some("s1"), 100).unwrap();
+    let log = engines::off_runtime(|| m.store().messages(&ana(), Some("s1"), 100)).unwrap();
     assert_eq!(log.len(), 4, "logged once: {log:?}");
     assert!(log.iter().all(|g| g.content.is_empty()), "{log:?}");
     let (memories, pages) = written(&m, "ana");

@@ -1,6 +1,7 @@
 //! The facade's raw pipeline over the real SQLite store with the scripted embedder.
 
 use mnemo::core::*;
+use mnemo_testkit::engines;
 
 mod context;
 mod embedding_work;
@@ -36,11 +37,11 @@ impl Embedder for Counting {
     }
 }
 
-fn engine() -> (Memory, Arc<Counting>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
+fn engine() -> (Memory, Arc<Counting>, engines::TestStore) {
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let counting = Arc::new(Counting(AtomicUsize::new(0)));
-    let m = Memory::from_parts(Arc::new(store), counting.clone(), RankParams::default()).unwrap();
+    let m = Memory::from_parts(store, counting.clone(), RankParams::default()).unwrap();
     (m, counting, dir)
 }
 
@@ -91,17 +92,22 @@ async fn conversations_keep_provenance_skip_system_turns_and_warn_on_identity_ke
     assert_eq!(out.results.len(), 2, "the system message is skipped");
     assert_eq!(out.warnings.len(), 1);
     assert!(out.warnings[0].contains("user_id"));
-    let first = m
-        .store()
-        .get(&scope, out.results[0].id, &ReadOptions::default())
-        .unwrap();
+    let first = engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                m.store()
+                    .get(&scope, out.results[0].id, &ReadOptions::default())
+            })
+        })
+    })
+    .unwrap();
     assert_eq!(first.actor.as_deref(), Some("Ann"));
     assert_eq!(first.role, Some(Role::User));
     assert_eq!(
         serde_json::Value::Object(first.metadata.clone()),
         json!({"src": "chat"})
     );
-    let log = m.store().messages(&scope, None, 10).unwrap();
+    let log = engines::off_runtime(|| m.store().messages(&scope, None, 10)).unwrap();
     assert_eq!(log.len(), 2);
     assert_eq!(first.sources, vec![log[0].id]);
     assert!(log[0].created_at < log[1].created_at, "turn order is kept");
@@ -116,7 +122,12 @@ async fn infer_without_a_model_is_refused_and_writes_nothing() {
     let err = m.add(req).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert_eq!(counting.0.load(Ordering::SeqCst), 0);
-    assert_eq!(m.store().integrity().unwrap().messages, 0);
+    assert_eq!(
+        engines::off_runtime(|| m.store().integrity())
+            .unwrap()
+            .messages,
+        0
+    );
 }
 
 #[tokio::test]
@@ -153,7 +164,7 @@ async fn update_re_embeds_and_search_reports_every_signal() {
         ErrorKind::InvalidInput
     );
     assert!(
-        m.store().get(&scope, id, &ReadOptions::default()).is_ok(),
+        engines::off_runtime(|| m.store().get(&scope, id, &ReadOptions::default())).is_ok(),
         "a refused reset deleted nothing"
     );
 }
@@ -187,8 +198,8 @@ async fn lexical_ids(m: &Memory, scope: &Scope, query: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn context_indexing_finds_a_turn_by_its_neighbours_without_changing_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("m.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let mut indexing = mnemo::ContextIndexing::plain();
     indexing.before = 1;
     indexing.speaker = true;

@@ -6,7 +6,7 @@
 use mnemo::core::pipeline::step_of;
 use mnemo::core::*;
 use mnemo::{AddRequest, GetRequest, InferConfig, Memory, NoteConfig, NoteInput};
-use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::engines;
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -15,16 +15,16 @@ type Reply = Box<dyn Fn(&ChatRequest) -> Result<String> + Send + Sync>;
 
 struct Env {
     m: Memory,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     replies: Arc<Mutex<Vec<(&'static str, Reply)>>>,
-    _dir: tempfile::TempDir,
+    test_store: engines::TestStore,
 }
 
 /// An engine; with `chat`, a scripted model answering each call with the next queued reply for
 /// its step (a call nobody queued a reply for fails the test).
 fn env(chat: bool) -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let m = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
         .unwrap()
         .with_note_config(NoteConfig {
@@ -59,7 +59,7 @@ fn env(chat: bool) -> Env {
         m,
         store,
         replies,
-        _dir: dir,
+        test_store: dir,
     }
 }
 
@@ -99,8 +99,8 @@ async fn add(m: &Memory, req: AddRequest) -> MemoryId {
     out.results[0].id
 }
 
-fn get(store: &SqliteStore, id: MemoryId) -> mnemo::MemoryRecord {
-    store.get(&lena(), id, &ReadOptions::default()).unwrap()
+fn get(store: &Arc<dyn Store>, id: MemoryId) -> mnemo::MemoryRecord {
+    engines::off_runtime(|| store.get(&lena(), id, &ReadOptions::default())).unwrap()
 }
 
 async fn search(m: &Memory, q: &str, top_k: usize, expand: usize) -> Vec<Hit> {
@@ -324,17 +324,24 @@ async fn linked_results_obey_expiry_and_supersession_in_search() {
     let first = search(&e.m, "kayak fjord", 1, 5).await;
     assert_eq!(expanded(first), both);
     // Expired: b's expiry is moved into the past through the store's own update path.
-    e.store
-        .update(
-            &lena(),
-            b,
-            MemoryPatch {
-                expires_at: Some(Some(chrono::Utc::now() + chrono::Duration::milliseconds(1))),
-                ..MemoryPatch::default()
-            },
-            &WriteContext::default(),
-        )
-        .unwrap();
+    engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                e.store.update(
+                    &lena(),
+                    b,
+                    MemoryPatch {
+                        expires_at: Some(Some(
+                            chrono::Utc::now() + chrono::Duration::milliseconds(1),
+                        )),
+                        ..MemoryPatch::default()
+                    },
+                    &WriteContext::default(),
+                )
+            })
+        })
+    })
+    .unwrap();
     let mut req = SearchRequest::new(lena(), "kayak fjord", 1);
     req.expand_links = 5;
     req.read.now = chrono::Utc::now() + chrono::Duration::seconds(10);
@@ -458,7 +465,9 @@ async fn the_model_links_and_evolves_neighbours_with_history_and_ignores_invente
         e.m.search(req).await.unwrap().results.is_empty(),
         "the old tag is gone"
     );
-    assert!(e.store.integrity().unwrap().is_consistent());
+    assert!(engines::off_runtime(|| e.store.integrity())
+        .unwrap()
+        .is_consistent());
 }
 
 #[tokio::test]
@@ -501,8 +510,8 @@ async fn a_failure_at_any_note_write_step_changes_nothing() {
         let e = env(true);
         e.text("enrich", json!({"notes": [{"note": 1, "keywords": ["seeds"], "tags": ["gardening"], "context": "Lena on her balcony"}]}));
         let seeds = add(&e.m, note("Lena planted tomato seeds on the balcony")).await;
-        let rows = mnemo_store_sqlite::testing::row_counts(&e.store);
-        let integrity = e.store.integrity().unwrap();
+        let rows = e.test_store.row_counts();
+        let integrity = engines::off_runtime(|| e.store.integrity()).unwrap();
         let record = get(&e.store, seeds);
 
         // Touches every step: message, memory, history, entity (Lena), link, evolve, key.
@@ -518,16 +527,16 @@ async fn a_failure_at_any_note_write_step_changes_nothing() {
         e.text("evolve", evolve);
         let mut req = note("Lena's balcony tomatoes are ripe");
         req.idempotency_key = Some("ripe".into());
-        mnemo_store_sqlite::testing::fail_at(&e.store, Some(step));
+        e.test_store.fail_at(Some(step));
         let err = e.m.add(req.clone()).await.unwrap_err();
-        mnemo_store_sqlite::testing::fail_at(&e.store, None);
+        e.test_store.fail_at(None);
         assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
+        assert_eq!(e.test_store.row_counts(), rows, "{step}");
         assert_eq!(
-            mnemo_store_sqlite::testing::row_counts(&e.store),
-            rows,
+            engines::off_runtime(|| e.store.integrity()).unwrap(),
+            integrity,
             "{step}"
         );
-        assert_eq!(e.store.integrity().unwrap(), integrity, "{step}");
         assert_eq!(
             get(&e.store, seeds),
             record,
@@ -545,7 +554,12 @@ async fn a_failure_at_any_note_write_step_changes_nothing() {
             vec!["harvest"],
             "{step}"
         );
-        assert!(e.store.integrity().unwrap().is_consistent(), "{step}");
+        assert!(
+            engines::off_runtime(|| e.store.integrity())
+                .unwrap()
+                .is_consistent(),
+            "{step}"
+        );
     }
 }
 
@@ -625,18 +639,19 @@ async fn conversation_notes_are_found_through_their_turns_by_words_and_by_meanin
         read: ReadOptions::default(),
         limit: 5,
     };
-    let by_meaning = e
-        .store
-        .dense_candidates(&q, &HashEmbedder::vector("kayaking fjord"))
-        .unwrap();
+    let by_meaning = engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            e.store
+                .dense_candidates(&q, &HashEmbedder::vector("kayaking fjord"))
+        })
+    })
+    .unwrap();
     let keys: Vec<i64> = by_meaning
         .iter()
         .filter(|c| c.score > 0.0)
         .map(|c| c.key)
         .collect();
-    let ids: Vec<MemoryId> = e
-        .store
-        .fetch(&q, &keys)
+    let ids: Vec<MemoryId> = engines::off_runtime(|| e.store.fetch(&q, &keys))
         .unwrap()
         .into_iter()
         .map(|(_, m)| m.id)

@@ -3,7 +3,7 @@
 
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, Memory, NoteConfig, NoteInput};
-use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::engines;
 use mnemo_testkit::HashEmbedder;
 use std::sync::Arc;
 
@@ -11,9 +11,9 @@ fn scope() -> Scope {
     Scope::user("lena").unwrap()
 }
 
-fn engine(cfg: NoteConfig) -> (Memory, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+fn engine(cfg: NoteConfig) -> (Memory, engines::TestStore) {
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let m = Memory::from_parts(store, Arc::new(HashEmbedder), RankParams::default())
         .unwrap()
         .with_note_config(cfg);

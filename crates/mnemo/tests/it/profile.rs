@@ -6,10 +6,10 @@
 //! Pages are written straight through the store (messages and their page in one batch), so
 //! these tests do not depend on how adds cut conversations into pages.
 
-use mnemo::core::tier::{HeatWeights, Migration, NewPage, PageQuery, Segment, SegmentWrite};
+use mnemo::core::tier::{HeatWeights, NewPage, PageMove, PageQuery, Segment, SegmentWrite};
 use mnemo::core::*;
 use mnemo::{AddRequest, InferConfig, Memory, ProfileOptions};
-use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::engines;
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -18,16 +18,16 @@ type Replies = Arc<Mutex<Vec<Box<dyn Fn(&ChatRequest) -> Result<String> + Send +
 
 struct Env {
     m: Memory,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     chat: Arc<ScriptedChat>,
     replies: Replies,
-    _dir: tempfile::TempDir,
+    _test_store: engines::TestStore,
 }
 
 /// An engine whose chat model answers each profile call with the next queued reply.
 fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("m.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let replies: Replies = Arc::default();
     let q = replies.clone();
     let chat = Arc::new(ScriptedChat::new("scripted:profile", move |req| {
@@ -49,7 +49,7 @@ fn env() -> Env {
         store,
         chat,
         replies,
-        _dir: dir,
+        _test_store: dir,
     }
 }
 
@@ -85,37 +85,47 @@ impl Env {
         let ids = vec![user.id, reply.id];
         let mut batch = WriteBatch::new(scope.clone(), vec![user, reply], Vec::new());
         batch.tiers.pages.push(page.clone());
-        self.store.write(vec![batch]).unwrap();
+        engines::off_runtime(|| self.store.write(vec![batch])).unwrap();
         (page.id, ids)
     }
 
     fn unanalysed(&self, user: &str) -> usize {
-        self.store
-            .pages(&PageQuery {
-                scope: Some(Scope::user(user).unwrap()),
-                analysed: Some(false),
-                ..PageQuery::default()
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                engines::off_runtime(|| {
+                    self.store.pages(&PageQuery {
+                        scope: Some(Scope::user(user).unwrap()),
+                        analysed: Some(false),
+                        ..PageQuery::default()
+                    })
+                })
             })
-            .unwrap()
-            .len()
+        })
+        .unwrap()
+        .len()
     }
 
     /// Every profile and knowledge memory of the user, any state.
     fn long_term(&self, user: &str) -> Vec<Memory_> {
-        self.store
-            .list(&ListQuery {
-                scope: Scope::user(user).unwrap(),
-                kinds: Some(vec![MemoryKind::Profile, MemoryKind::Knowledge]),
-                filter: None,
-                limit: 100,
-                cursor: None,
-                read: ReadOptions {
-                    include_inactive: true,
-                    ..ReadOptions::default()
-                },
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                engines::off_runtime(|| {
+                    self.store.list(&ListQuery {
+                        scope: Scope::user(user).unwrap(),
+                        kinds: Some(vec![MemoryKind::Profile, MemoryKind::Knowledge]),
+                        filter: None,
+                        limit: 100,
+                        cursor: None,
+                        read: ReadOptions {
+                            include_inactive: true,
+                            ..ReadOptions::default()
+                        },
+                    })
+                })
             })
-            .unwrap()
-            .results
+        })
+        .unwrap()
+        .results
     }
 }
 
@@ -226,7 +236,7 @@ async fn a_profile_is_created_then_superseded_with_history_and_the_models_reason
         include_inactive: true,
         ..ReadOptions::default()
     };
-    let old = e.store.get(&scope, v1.id, &read_all).unwrap();
+    let old = engines::off_runtime(|| e.store.get(&scope, v1.id, &read_all)).unwrap();
     assert_eq!(old.state, MemoryState::Superseded);
     assert_eq!(old.text, "hobbies: hiking in the Alps");
     let history = e.m.history(scope.clone(), v1.id).await.unwrap();
@@ -482,8 +492,8 @@ async fn a_failing_or_malformed_model_writes_nothing_and_marks_nothing_analysed(
 
 #[tokio::test]
 async fn without_a_chat_model_refresh_is_invalid_input_naming_the_model_and_nothing_else_breaks() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("m.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let m =
         Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default()).unwrap();
     let scope = user_scope();
@@ -578,20 +588,22 @@ async fn profile_supersession_keeps_lineage() {
         let stored_old = all.iter().find(|m| m.id == old.id).unwrap();
         assert_eq!(stored_old.valid_until, new.valid_from);
         // What the profile said while the old version held.
-        let page = e
-            .store
-            .list(&ListQuery {
-                scope: scope.clone(),
-                kinds: Some(vec![MemoryKind::Profile]),
-                filter: None,
-                limit: 10,
-                cursor: None,
-                read: ReadOptions {
-                    as_of: old.valid_from,
-                    ..ReadOptions::default()
-                },
+        let page = engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                e.store.list(&ListQuery {
+                    scope: scope.clone(),
+                    kinds: Some(vec![MemoryKind::Profile]),
+                    filter: None,
+                    limit: 10,
+                    cursor: None,
+                    read: ReadOptions {
+                        as_of: old.valid_from,
+                        ..ReadOptions::default()
+                    },
+                })
             })
-            .unwrap();
+        })
+        .unwrap();
         assert_eq!(page.results.len(), 1);
         assert_eq!(page.results[0].id, old.id);
     }
@@ -627,12 +639,12 @@ async fn hot_segments_are_analysed_after_an_add_and_failures_only_warn() {
         segment: segment.clone(),
         expected_version: None,
     });
-    batch.tiers.migrations.push(Migration {
+    batch.tiers.moves.push(PageMove {
         page,
         segment: segment.id,
         continues: None,
     });
-    e.store.write(vec![batch]).unwrap();
+    engines::off_runtime(|| e.store.write(vec![batch])).unwrap();
     let weights = HeatWeights::default();
 
     // Cold by this threshold: nothing happens (no model call is queued; one would panic).

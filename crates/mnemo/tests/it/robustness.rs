@@ -6,6 +6,7 @@
 use mnemo::core::filter::Op;
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, InferConfig, Memory};
+use mnemo_testkit::engines;
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,14 +41,14 @@ impl Embedder for Miscounting {
     }
 }
 
-fn engine(extra: isize, armed: usize) -> (Memory, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("m.db")).unwrap();
+fn engine(extra: isize, armed: usize) -> (Memory, engines::TestStore) {
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let embedder = Arc::new(Miscounting {
         extra,
         armed: AtomicUsize::new(armed),
     });
-    let m = Memory::from_parts(Arc::new(store), embedder, RankParams::default()).unwrap();
+    let m = Memory::from_parts(store, embedder, RankParams::default()).unwrap();
     (m, dir)
 }
 
@@ -79,7 +80,7 @@ async fn a_raw_add_with_the_wrong_vector_count_is_a_model_error_and_writes_nothi
             .await
             .unwrap_err();
         assert!(matches!(err, Error::Model { .. }), "{extra}: {err}");
-        let counts = m.store().integrity().unwrap();
+        let counts = engines::off_runtime(|| m.store().integrity()).unwrap();
         assert_eq!((counts.memories, counts.messages), (0, 0), "{extra}");
     }
 }
@@ -110,7 +111,12 @@ async fn search_and_import_with_the_wrong_vector_count_are_model_errors() {
     let (m2, _dir2) = engine(1, 0);
     let err = m2.import_records(records).await.unwrap_err();
     assert!(matches!(err, Error::Model { .. }), "{err}");
-    assert_eq!(m2.store().integrity().unwrap().memories, 0);
+    assert_eq!(
+        engines::off_runtime(|| m2.store().integrity())
+            .unwrap()
+            .memories,
+        0
+    );
 }
 
 #[tokio::test]
@@ -129,7 +135,12 @@ async fn an_inferred_add_with_the_wrong_vector_count_is_a_model_error() {
     req.infer = Some(true);
     let err = m.add(req).await.map(|_| ()).unwrap_err();
     assert!(matches!(err, Error::Model { .. }), "{err}");
-    assert_eq!(m.store().integrity().unwrap().memories, 0);
+    assert_eq!(
+        engines::off_runtime(|| m.store().integrity())
+            .unwrap()
+            .memories,
+        0
+    );
 }
 
 #[tokio::test]
@@ -161,7 +172,12 @@ async fn import_records_with_an_invalid_scope_are_refused_not_a_panic() {
     }
     let err = m.import_records(records).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
-    assert_eq!(m.store().integrity().unwrap().memories, 1);
+    assert_eq!(
+        engines::off_runtime(|| m.store().integrity())
+            .unwrap()
+            .memories,
+        1
+    );
     // Read from an import line, such a record is refused before it exists at all.
     let mut line = serde_json::to_value(&m.export().await.unwrap()[0]).unwrap();
     line["user_id"] = json!(null);
@@ -185,11 +201,10 @@ async fn a_fact_without_cited_sources_is_unattributed() {
     req.infer = Some(true);
     let out = m.add(req).await.unwrap();
     assert_eq!(out.results.len(), 3, "{out:?}");
-    let log = m.store().messages(&user(), None, 10).unwrap();
+    let log = engines::off_runtime(|| m.store().messages(&user(), None, 10)).unwrap();
     let sources = |text: &str| {
         let id = out.results.iter().find(|r| r.memory == text).unwrap().id;
-        m.store()
-            .get(&user(), id, &ReadOptions::default())
+        engines::off_runtime(|| m.store().get(&user(), id, &ReadOptions::default()))
             .unwrap()
             .sources
     };

@@ -3,15 +3,15 @@
 
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, Memory};
-use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::engines;
 use mnemo_testkit::HashEmbedder;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// The SQLite store, except that each of the first `races` writes is preceded by a visit to
+/// The run's store, except that each of the first `races` writes is preceded by a visit to
 /// every active segment of its scopes (which moves their versions past the plan's).
 struct Racing {
-    inner: Arc<SqliteStore>,
+    inner: Arc<dyn Store>,
     races: AtomicUsize,
     writes: AtomicUsize,
 }
@@ -232,10 +232,10 @@ fn tea(n: usize) -> AddRequest {
 
 /// An engine whose window holds one page, with two tea pages already added (one of them in a
 /// segment), and `races` stale-snapshot writes to come.
-async fn engine(races: usize) -> (Memory, Arc<Racing>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
+async fn engine(races: usize) -> (Memory, Arc<Racing>, engines::TestStore) {
+    let dir = engines::fresh_store();
     let store = Arc::new(Racing {
-        inner: Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap()),
+        inner: dir.store(),
         races: AtomicUsize::new(0),
         writes: AtomicUsize::new(0),
     });
@@ -261,9 +261,9 @@ async fn a_stale_segment_version_is_planned_again_and_the_add_succeeds() {
         3,
         "two refused, the third written"
     );
-    let segments = store
-        .segments(&Scope::user("lena").unwrap(), true, false)
-        .unwrap();
+    let segments =
+        engines::off_runtime(|| store.segments(&Scope::user("lena").unwrap(), true, false))
+            .unwrap();
     assert_eq!(segments.len(), 1);
     assert_eq!(
         segments[0].page_count, 2,
@@ -274,15 +274,15 @@ async fn a_stale_segment_version_is_planned_again_and_the_add_succeeds() {
 
 #[tokio::test]
 async fn a_write_still_stale_after_sixteen_plans_is_retryable_and_writes_nothing() {
-    let (m, store, _dir) = engine(18).await;
-    let rows = mnemo_store_sqlite::testing::row_counts(&store.inner);
+    let (m, store, dir) = engine(18).await;
+    let rows = dir.row_counts();
     let err = m.add(tea(3)).await.unwrap_err();
     // Other writers kept winning: nothing is wrong with the request, so a client may retry.
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     assert!(err.kind().is_retryable());
     assert!(err.to_string().contains("retry the add"), "{err}");
     assert_eq!(store.writes.load(Ordering::SeqCst), 16);
-    let after = mnemo_store_sqlite::testing::row_counts(&store.inner);
+    let after = dir.row_counts();
     // Only the racing visits changed anything (segment rows are updated in place).
     assert_eq!(after, rows);
 }

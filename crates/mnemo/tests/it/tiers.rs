@@ -1,12 +1,12 @@
 //! The hierarchy through the facade over the real SQLite store: the short-term window and its
-//! capacity, migration into segments (join or open), continuity links, LFU eviction that keeps
+//! capacity, move into segments (join or open), continuity links, LFU eviction that keeps
 //! messages and provenance, all-or-nothing writes under injected failures, batched adds, the
 //! scripted chat model's summaries and continuity judgements, and usage counting.
 
 use mnemo::core::pipeline::step_of;
 use mnemo::core::*;
 use mnemo::{AddInput, AddRequest, GetRequest, InferConfig, ListRequest, Memory};
-use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::engines;
 use mnemo_testkit::{HashEmbedder, ScriptedChat};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -15,9 +15,9 @@ type Reply = Box<dyn Fn(&ChatRequest) -> Result<String> + Send + Sync>;
 
 struct Env {
     m: Memory,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     replies: Arc<Mutex<Vec<(&'static str, Reply)>>>,
-    _dir: tempfile::TempDir,
+    test_store: engines::TestStore,
 }
 
 /// An engine with these hierarchy settings; with `chat`, a scripted model answering each call
@@ -28,8 +28,8 @@ fn env(tiers: TierConfig, chat: bool) -> Env {
 
 /// [`env`], choosing whether a failed inferred add still logs its messages.
 fn env_with(tiers: TierConfig, chat: bool, log_on_failure: bool) -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
+    let dir = engines::fresh_store();
+    let store = dir.store();
     let m = Memory::from_parts(store.clone(), Arc::new(HashEmbedder), RankParams::default())
         .unwrap()
         .with_tier_config(TierConfig {
@@ -61,7 +61,7 @@ fn env_with(tiers: TierConfig, chat: bool, log_on_failure: bool) -> Env {
         m,
         store,
         replies,
-        _dir: dir,
+        test_store: dir,
     }
 }
 
@@ -87,19 +87,24 @@ impl Env {
 
     /// Pages of lena's session `s1` in `tier` (any tier when `None`), oldest first.
     fn pages(&self, tier: Option<PageTier>) -> Vec<StoredPage> {
-        self.store
-            .pages(&PageQuery {
-                scope: Some(lena()),
-                exact: true,
-                session: Some(Some("s1".into())),
-                tier,
-                ..PageQuery::default()
+        engines::off_runtime(|| {
+            engines::off_runtime(|| {
+                engines::off_runtime(|| {
+                    self.store.pages(&PageQuery {
+                        scope: Some(lena()),
+                        exact: true,
+                        session: Some(Some("s1".into())),
+                        tier,
+                        ..PageQuery::default()
+                    })
+                })
             })
-            .unwrap()
+        })
+        .unwrap()
     }
 
     fn segments(&self, evicted: bool) -> Vec<Segment> {
-        self.store.segments(&lena(), true, evicted).unwrap()
+        engines::off_runtime(|| self.store.segments(&lena(), true, evicted)).unwrap()
     }
 }
 
@@ -148,7 +153,7 @@ fn ids(pages: &[StoredPage]) -> Vec<PageId> {
 }
 
 #[tokio::test]
-async fn the_window_keeps_its_capacity_and_the_oldest_pages_migrate() {
+async fn the_window_keeps_its_capacity_and_the_oldest_pages_move() {
     let e = env(cap(3, None), false);
     for i in 0..7 {
         e.m.add(exchange(&format!("tea number {i}"), TEA.1))
@@ -183,15 +188,17 @@ async fn every_logged_message_is_in_exactly_one_page_after_many_adds() {
         .await
         .unwrap();
 
-    let pages = e
-        .store
-        .pages(&PageQuery {
-            scope: Some(lena()),
-            exact: true,
-            ..PageQuery::default()
+    let pages = engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            e.store.pages(&PageQuery {
+                scope: Some(lena()),
+                exact: true,
+                ..PageQuery::default()
+            })
         })
-        .unwrap();
-    let log = e.store.messages(&lena(), None, 1000).unwrap();
+    })
+    .unwrap();
+    let log = engines::off_runtime(|| e.store.messages(&lena(), None, 1000)).unwrap();
     assert_eq!(log.len(), 29);
     let mut seen: Vec<MessageId> = pages.iter().flat_map(|p| p.message_ids.clone()).collect();
     seen.sort();
@@ -210,7 +217,9 @@ async fn every_logged_message_is_in_exactly_one_page_after_many_adds() {
             assert!(p.segment.is_some(), "{p:?}");
         }
     }
-    assert!(e.store.integrity().unwrap().is_consistent());
+    assert!(engines::off_runtime(|| e.store.integrity())
+        .unwrap()
+        .is_consistent());
 }
 
 #[tokio::test]
@@ -273,13 +282,21 @@ async fn lfu_eviction_keeps_messages_and_the_provenance_of_derived_memories() {
     assert!(gone.evicted_at.is_some());
     assert_eq!(e.segments(false).len(), 1);
     assert_eq!(e.pages(None)[0].tier, PageTier::Evicted);
-    let events = e
-        .store
-        .history(&lena(), MemoryId(tea_segment.id.0), &ReadOptions::default())
-        .unwrap();
+    let events = engines::off_runtime(|| {
+        engines::off_runtime(|| {
+            e.store
+                .history(&lena(), MemoryId(tea_segment.id.0), &ReadOptions::default())
+        })
+    })
+    .unwrap();
     assert_eq!(events.last().unwrap().event, HistoryKind::Evict);
     // The messages and the memories made from them are intact.
-    assert_eq!(e.store.messages(&lena(), None, 100).unwrap().len(), 6);
+    assert_eq!(
+        engines::off_runtime(|| e.store.messages(&lena(), None, 100))
+            .unwrap()
+            .len(),
+        6
+    );
     let detail = e.m.inspect(lena(), first.results[0].id).await.unwrap();
     assert_eq!(detail.source_messages.len(), 1);
     assert_eq!(detail.source_messages[0].content, TEA.0);
@@ -291,22 +308,18 @@ async fn a_failure_at_any_hierarchy_step_leaves_window_and_segments_as_they_were
         let e = env(cap(1, Some(1)), false);
         e.m.add(exchange(TEA.0, TEA.1)).await.unwrap();
         e.m.add(exchange(CHESS.0, CHESS.1)).await.unwrap();
-        let rows = mnemo_store_sqlite::testing::row_counts(&e.store);
+        let rows = e.test_store.row_counts();
         let (pages, segments) = (e.pages(None), e.segments(true));
 
-        // Touches every step: message, memory, history, a page, a new segment, a migration, an
+        // Touches every step: message, memory, history, a page, a new segment, a move, an
         // eviction (the tea segment) and the idempotency key.
         let mut req = exchange("the plumber comes on Tuesday", "bring cash");
         req.idempotency_key = Some("plumber".into());
-        mnemo_store_sqlite::testing::fail_at(&e.store, Some(step));
+        e.test_store.fail_at(Some(step));
         let err = e.m.add(req.clone()).await.unwrap_err();
-        mnemo_store_sqlite::testing::fail_at(&e.store, None);
+        e.test_store.fail_at(None);
         assert!(err.to_string().contains(step.as_str()), "{step}: {err}");
-        assert_eq!(
-            mnemo_store_sqlite::testing::row_counts(&e.store),
-            rows,
-            "{step}"
-        );
+        assert_eq!(e.test_store.row_counts(), rows, "{step}");
         assert_eq!(e.pages(None), pages, "{step}: the window is as it was");
         assert_eq!(e.segments(true), segments, "{step}");
 
@@ -367,7 +380,7 @@ async fn a_failing_model_writes_nothing_and_loses_no_page() {
     let no_facts = json!({"facts": []});
     e.text("extract", no_facts.clone());
     e.m.add(inferred(exchange(TEA.0, TEA.1))).await.unwrap();
-    let rows = mnemo_store_sqlite::testing::row_counts(&e.store);
+    let rows = e.test_store.row_counts();
     let pages = e.pages(None);
 
     e.text("extract", no_facts);
@@ -377,7 +390,7 @@ async fn a_failing_model_writes_nothing_and_loses_no_page() {
             .await
             .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
-    assert_eq!(mnemo_store_sqlite::testing::row_counts(&e.store), rows);
+    assert_eq!(e.test_store.row_counts(), rows);
     assert_eq!(e.pages(None), pages, "the tea page is still in the window");
     assert!(e.segments(true).is_empty());
 }
@@ -388,7 +401,12 @@ async fn messages_logged_by_a_failed_inferred_add_still_become_pages() {
     e.fail("extract");
     let err = e.m.add(inferred(exchange(TEA.0, TEA.1))).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable);
-    assert_eq!(e.store.messages(&lena(), None, 10).unwrap().len(), 2);
+    assert_eq!(
+        engines::off_runtime(|| e.store.messages(&lena(), None, 10))
+            .unwrap()
+            .len(),
+        2
+    );
     let pages = e.pages(None);
     assert_eq!(pages.len(), 1, "the logged exchange is a page");
     assert_eq!(pages[0].tier, PageTier::Short);
@@ -422,7 +440,8 @@ async fn reads_count_usage_for_raw_and_fact_memories() {
     let mut raw = exchange(CHESS.0, CHESS.1);
     raw.infer = Some(false);
     let raw = e.m.add(raw).await.unwrap().results[0].id;
-    let count = |id| e.store.get(&lena(), id, &ReadOptions::default()).unwrap();
+    let count =
+        |id| engines::off_runtime(|| e.store.get(&lena(), id, &ReadOptions::default())).unwrap();
     assert_eq!(count(fact).kind, MemoryKind::Fact);
     assert_eq!(count(raw).access_count, 0);
 

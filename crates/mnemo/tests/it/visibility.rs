@@ -3,19 +3,18 @@
 
 use mnemo::core::*;
 use mnemo::{ListRequest, Memory};
+use mnemo_testkit::engines;
 use mnemo_testkit::{batch_at, HashEmbedder};
 use serde_json::json;
 use std::sync::Arc;
 
-fn engine() -> (Memory, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
-    let m = Memory::from_parts(
-        Arc::new(store),
-        Arc::new(HashEmbedder),
-        RankParams::default(),
-    )
-    .unwrap();
+fn engine() -> (Memory, engines::TestStore) {
+    engine_on(engines::fresh_store())
+}
+
+fn engine_on(dir: engines::TestStore) -> (Memory, engines::TestStore) {
+    let store = dir.store();
+    let m = Memory::from_parts(store, Arc::new(HashEmbedder), RankParams::default()).unwrap();
     (m, dir)
 }
 
@@ -23,7 +22,8 @@ fn engine() -> (Memory, tempfile::TempDir) {
 /// once that ancestor's retention had passed the whole call failed with not found.
 #[tokio::test]
 async fn history_walks_through_an_expired_ancestor() {
-    let (m, dir) = engine();
+    // The ancestor's expiry is set in its row: a SQLite store, whatever the run's backend.
+    let (m, dir) = engine_on(engines::fresh_sqlite());
     let s = Scope::user("yuri").unwrap();
     let long_ago = chrono::Utc::now() - chrono::Duration::days(30);
     let old = batch_at(&s, "Yuri works at Acme", json!({}), long_ago, None);
@@ -37,12 +37,12 @@ async fn history_walks_through_an_expired_ancestor() {
         valid_until: long_ago + chrono::Duration::days(1),
         reason: Some("changed jobs".into()),
     });
-    m.store().write(vec![old]).unwrap();
-    m.store().write(vec![new]).unwrap();
+    engines::off_runtime(|| m.store().write(vec![old])).unwrap();
+    engines::off_runtime(|| m.store().write(vec![new])).unwrap();
     // Time passes: the superseded ancestor's retention runs out (its row, as an hour-old expiry
     // would leave it; no test waits for a clock).
     let past = (chrono::Utc::now() - chrono::Duration::hours(1)).timestamp_millis();
-    rusqlite::Connection::open(dir.path().join("mnemo.db"))
+    rusqlite::Connection::open(dir.dir().join("mnemo.db"))
         .unwrap()
         .execute(
             "UPDATE memories SET expires_at = ?1 WHERE id = ?2",
@@ -74,8 +74,8 @@ async fn as_of_reads_answer_where_someone_lived_then() {
         valid_until: moved,
         reason: None,
     });
-    m.store().write(vec![oslo]).unwrap();
-    m.store().write(vec![rome]).unwrap();
+    engines::off_runtime(|| m.store().write(vec![oslo])).unwrap();
+    engines::off_runtime(|| m.store().write(vec![rome])).unwrap();
     let then = t0 + chrono::Duration::days(100);
     let req = SearchRequest {
         read: ReadOptions {
