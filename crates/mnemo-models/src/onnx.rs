@@ -129,8 +129,10 @@ pub struct OnnxEmbedder {
     /// query): its ~50 operators then run without waking a second thread each (issue 16).
     /// `None` when `threads` is 1, where `wide` is that session.
     narrow: Option<LazySession>,
-    /// Further single-threaded sessions: with `narrow`, one per intra-op thread. A call of
-    /// several passes shares them out, each session running its passes on its own thread.
+    /// Single-threaded sessions, one per intra-op thread: a call of several passes shares them
+    /// out, each session running its passes on its own thread. `narrow` is not one of them, so a
+    /// short call (a query) never waits for the session lock behind another caller's bulk
+    /// passes; it only shares the CPU with them. Empty when `threads` is 1.
     lanes: Vec<LazySession>,
     /// The environment and serialised graph, until the last session is made.
     maker: Mutex<Option<std::sync::Arc<SessionMaker>>>,
@@ -149,8 +151,9 @@ impl OnnxEmbedder {
     ///
     /// Uses `cfg.effective_threads()` intra-op threads, one inter-op thread and no spinning:
     /// spin-waiting worker threads fall apart when the CPU is shared with other work. With more
-    /// than one thread, a second single-threaded session serves short calls (its int8 weights
-    /// add ~15 MB).
+    /// than one thread, a single-threaded session serves short calls and one single-threaded
+    /// session per thread serves calls of several passes (each session's int8 weights add
+    /// ~15 MB).
     pub fn load(cfg: &EmbedderConfig) -> Result<Self> {
         let paths = &cfg.paths;
         let tokenizer = TextTokenizer::from_file(&paths.tokenizer, MAX_SEQ_LEN)?;
@@ -167,7 +170,11 @@ impl OnnxEmbedder {
         let env = runtime(&paths.effective_onnxruntime())?;
         let threads = cfg.effective_threads();
         let narrow = (threads > 1).then(|| LazySession::new(1));
-        let lanes = (1..threads).map(|_| LazySession::new(1)).collect();
+        let lanes = if threads > 1 {
+            (0..threads).map(|_| LazySession::new(1)).collect()
+        } else {
+            Vec::new()
+        };
 
         let mut embedder = Self {
             wide: LazySession::new(threads),
@@ -345,10 +352,10 @@ impl Embedder for OnnxEmbedder {
             // Several passes: one per single-threaded session at a time, on threads of their
             // own, instead of each pass split across the intra-op threads of one session (the
             // calling thread did two thirds of that work and waited for the other third).
-            if let (Some(narrow), false) = (&self.narrow, self.lanes.is_empty() || passes.len() < 2)
-            {
-                let sessions: Vec<&Mutex<Session>> = std::iter::once(narrow)
-                    .chain(&self.lanes)
+            if !self.lanes.is_empty() && passes.len() >= 2 {
+                let sessions: Vec<&Mutex<Session>> = self
+                    .lanes
+                    .iter()
                     .map(|l| self.session(l))
                     .collect::<Result<_>>()?;
                 let shares = share_passes(&tokens, passes, sessions.len());
@@ -481,6 +488,46 @@ fn take_rows(tokens: &TokenBatch, rows: &[usize]) -> TokenBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call of several passes runs on the lanes only: with the short-call session held (as a
+    /// query in progress holds it), it still completes, so a query never waits for that lock
+    /// behind another caller's bulk passes. Needs the model files (`scripts/test.sh` installs
+    /// them into `MNEMO_MODELS_DIR`, default `<workspace>/models`).
+    #[test]
+    fn bulk_calls_never_take_the_short_call_session() {
+        let dir = std::env::var_os("MNEMO_MODELS_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models")
+            });
+        let mut cfg = EmbedderConfig::new(crate::EmbedderBackend::Onnx, dir);
+        cfg.threads = Some(2);
+        cfg.batch_size = 32;
+        let e = OnnxEmbedder::load(&cfg).expect("the ONNX model files are installed");
+        let narrow = e
+            .session(
+                e.narrow
+                    .as_ref()
+                    .expect("two threads make a short-call session"),
+            )
+            .unwrap();
+        let held = narrow.lock().unwrap();
+        let texts: Vec<String> = (0..200)
+            .map(|i| format!("sentence {i} about bees, honey and the hive"))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| tx.send(e.embed(&refs).map(|v| v.len())).unwrap());
+            // A guard against hanging, not a timing: the call needs no lock the test holds.
+            let got = rx.recv_timeout(std::time::Duration::from_secs(300));
+            drop(held);
+            let n = got
+                .expect("the bulk call finished while the short-call session was held")
+                .unwrap();
+            assert_eq!(n, 200);
+        });
+    }
 
     /// A tokenised batch whose rows have the given lengths (ids = row number + 1).
     fn batch(lens: &[usize]) -> TokenBatch {
