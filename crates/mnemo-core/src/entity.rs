@@ -30,7 +30,7 @@
 //! [`normalize_entity`] and [`entities_match`] are the merge rules stores apply to mentions from
 //! any extractor, model or rules.
 //!
-//! The pieces: [`extract`](self::extract) (tokens, titles and the walk), `dates` (dates and
+//! The pieces: `extract` (tokens, titles and the walk), `dates` (dates and
 //! numbers), `names` (runs of capitalised words and their type), `identity` (the normal form and
 //! the matching rule) and `score` (what a match is worth in search).
 

@@ -4,7 +4,7 @@
 //! its duration and model calls. Logs carry ids, counts and lengths; memory text only when
 //! content logging is switched on.
 //!
-//! This file is the plumbing every operation shares ([`Service::run`]: the slot, cancellation,
+//! This file is the plumbing every operation shares (`Service::run`: the slot, cancellation,
 //! metrics). The rest is by concern: `authz` (which scope a request acts in, the write rule),
 //! `convert` (wire bodies → library requests), `memories`, `search`, `erase`, `links`, `admin`,
 //! `context`, `log`, `jobs` and `inspect` (the operations).

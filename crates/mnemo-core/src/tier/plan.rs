@@ -2,7 +2,7 @@
 //! reads a snapshot the caller took through the store and returns a [`TierWrite`] for the add's
 //! transaction; the only outside call is to the chat model, made here, before that transaction.
 //!
-//! Order of work in [`plan`]:
+//! Order of work in [`plan()`]:
 //! 1. The add's pages ([`pages`]: one per exchange) join their session's short-term window.
 //! 2. While the window holds more than `short_term_capacity` pages, the oldest move. Each
 //!    joins the active segment of the scope with the best [`crate::tier::join_score`] when it
