@@ -52,8 +52,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         _ => {}
     }
-    let location = config_of(&cli)?.store_config();
-    let memory = Memory::open(config_of(&cli)?).await?;
+    let config = config_of(&cli)?;
+    let location = config.store_config();
+    let memory = Memory::open(config).await?;
     match cli.command {
         Command::Add(args) => add::run(&memory, args, json).await,
         Command::Search(args) => search::run(&memory, args, json).await,
@@ -85,9 +86,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Reembed { .. }
         | Command::Serve(_)
         | Command::Mcp { .. }
-        | Command::Keys { .. } => {
-            unreachable!("handled before opening the store")
-        }
+        | Command::Keys { .. } => Err(anyhow::anyhow!(
+            "internal: this command is run before the store is opened"
+        )),
     }
 }
 
