@@ -85,7 +85,8 @@ keys=(--key "$key")
 for _ in $(seq 2 "${SOAK_THREADS:-4}"); do
   keys+=(--key "$("$bin" --data-dir "$data" --json keys create --admin | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')")
 done
-python3 "$root/scripts/soak.py" --url "$url" "${keys[@]}" --pid "$pid" \
+setup_key="$("$bin" --data-dir "$data" --json keys create --admin | python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')"
+python3 "$root/scripts/soak.py" --url "$url" "${keys[@]}" --setup-key "$setup_key" --pid "$pid" \
   --seconds "${SOAK_SECONDS:-600}" --threads "${SOAK_THREADS:-4}" --rate "${SOAK_RATE:-20}" \
   --preload "${SOAK_PRELOAD:-2500}" --seed "${SOAK_SEED:-7}" \
   --mix "${SOAK_MIX:-add=20,search=40,list=20,get=20}" \

@@ -214,8 +214,21 @@ pub trait JobStore: Send + Sync {
     fn job(&self, id: &str) -> Result<Option<JobRecord>>;
     /// Jobs as `query` picks them, newest first.
     fn list_jobs(&self, query: &JobQuery) -> Result<Vec<JobRecord>>;
+    /// Extends `worker`'s lease of the running job `id` to `now + lease`: a worker still at
+    /// work renews before its lease runs out, so no claim takes over a job that is only slow.
+    /// `Ok(false)`, and nothing written, when the job is not running under this worker (it
+    /// finished, or another claim took it after the lease ran out); `not_found` when there is
+    /// no such job.
+    fn renew_lease(
+        &self,
+        id: &str,
+        worker: &str,
+        now: Timestamp,
+        lease: chrono::Duration,
+    ) -> Result<bool>;
     /// Puts a failed job back in the queue (pending, runnable at `now`, attempts back to 0).
-    /// `not_found` when there is no such job, `conflict` when it is not failed.
+    /// `not_found` when there is no such job, `conflict` when [`check_retryable`] refuses it
+    /// (not failed, or emptied by an erase).
     fn retry_job(&self, id: &str, now: Timestamp) -> Result<JobRecord>;
     /// Counts per status and the oldest open job.
     fn queue_stats(&self) -> Result<QueueStats>;
@@ -224,6 +237,28 @@ pub trait JobStore: Send + Sync {
 /// The error an erase leaves on a job that was still to run when text it carried was erased.
 pub const ERASED_JOB_ERROR: &str =
     "text this job carried was erased before it ran; the job was emptied and will not run";
+
+/// Whether a job of this `status`, whose last error is `last_error`, may be put back in the
+/// queue by hand: only a failed one, and not one an erase emptied (its request is gone, so a run
+/// could only fail again). The `conflict` every store answers otherwise.
+pub fn check_retryable(id: &str, status: JobStatus, last_error: Option<&str>) -> Result<()> {
+    if status != JobStatus::Failed {
+        return Err(Error::Conflict {
+            reason: format!(
+                "job {id} is {}, only a failed job is retried",
+                status.as_str()
+            ),
+        });
+    }
+    if last_error == Some(ERASED_JOB_ERROR) {
+        return Err(Error::Conflict {
+            reason: format!(
+                "job {id} was emptied by an erase: nothing of its request is left to run"
+            ),
+        });
+    }
+    Ok(())
+}
 
 /// Whether any string inside `value` contains one of `texts` (blank ones count for nothing):
 /// how an erase finds the jobs whose stored request or result carries erased text. A job

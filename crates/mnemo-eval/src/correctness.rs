@@ -263,27 +263,7 @@ async fn run_one(
     let m =
         Memory::from_parts(store.clone(), embedder, RankParams::default())?.with_chat(chat, infer);
     let scope = Scope::user(&sc.user_id)?;
-    let (mut calls, mut tokens, mut error) = (0usize, 0u64, None);
-    for (i, turn) in sc.turns.iter().enumerate() {
-        *script.turn.lock().expect("not poisoned") = turn.script.clone();
-        let mut req = AddRequest::text(scope.clone(), "");
-        req.input = AddInput::Messages(turn.messages.clone());
-        req.timestamp = Some(turn.at);
-        req.infer = Some(true);
-        match m.add(req).await {
-            Ok(out) => {
-                calls += out.usage.iter().filter(|c| c.purpose != "embed").count();
-                tokens += out
-                    .usage
-                    .iter()
-                    .map(|c| c.prompt_tokens + c.completion_tokens)
-                    .sum::<u64>();
-            }
-            Err(e) => {
-                error.get_or_insert_with(|| format!("turn {}: {e}", i + 1));
-            }
-        }
-    }
+    let played = play(&m, &script, sc, &scope).await;
     let everything = store
         .list(&ListQuery {
             scope: scope.clone(),
@@ -297,64 +277,140 @@ async fn run_one(
             },
         })?
         .results;
-    let has = |hay: &str, needle: &str| hay.to_lowercase().contains(&needle.to_lowercase());
-    let in_state = |state: MemoryState, needle: &str| -> Vec<&mnemo::MemoryRecord> {
-        everything
-            .iter()
-            .filter(|x| x.state == state && has(&x.text, needle))
-            .collect()
+    let mut checks = state_checks(&sc.expect, &everything);
+    checks.extend(read_checks(&m, &scope, &sc.expect, &everything).await?);
+    let passed = checks.iter().filter(|c| c.passed).count();
+    Ok(ScenarioResult {
+        name: sc.name.clone(),
+        passed,
+        total: checks.len(),
+        error: played.error,
+        checks,
+        model_calls: played.calls,
+        tokens: played.tokens,
+    })
+}
+
+/// What playing a scenario's turns cost, and the first turn that failed.
+struct Played {
+    calls: usize,
+    tokens: u64,
+    error: Option<String>,
+}
+
+/// Adds the scenario's turns in order, each with its script, inferred.
+async fn play(m: &Memory, script: &ScriptModel, sc: &Scenario, scope: &Scope) -> Played {
+    let mut played = Played {
+        calls: 0,
+        tokens: 0,
+        error: None,
     };
+    for (i, turn) in sc.turns.iter().enumerate() {
+        *script.turn.lock().expect("not poisoned") = turn.script.clone();
+        let mut req = AddRequest::text(scope.clone(), "");
+        req.input = AddInput::Messages(turn.messages.clone());
+        req.timestamp = Some(turn.at);
+        req.infer = Some(true);
+        match m.add(req).await {
+            Ok(out) => {
+                played.calls += out.usage.iter().filter(|c| c.purpose != "embed").count();
+                played.tokens += out
+                    .usage
+                    .iter()
+                    .map(|c| c.prompt_tokens + c.completion_tokens)
+                    .sum::<u64>();
+            }
+            Err(e) => {
+                played
+                    .error
+                    .get_or_insert_with(|| format!("turn {}: {e}", i + 1));
+            }
+        }
+    }
+    played
+}
+
+fn has(hay: &str, needle: &str) -> bool {
+    hay.to_lowercase().contains(&needle.to_lowercase())
+}
+
+/// The memories of `state` whose text contains `needle` (ignoring case).
+fn in_state<'a>(
+    everything: &'a [mnemo::MemoryRecord],
+    state: MemoryState,
+    needle: &str,
+) -> Vec<&'a mnemo::MemoryRecord> {
+    everything
+        .iter()
+        .filter(|x| x.state == state && has(&x.text, needle))
+        .collect()
+}
+
+fn check(name: String, passed: bool, detail: String) -> CheckResult {
+    CheckResult {
+        check: name,
+        passed,
+        detail,
+    }
+}
+
+/// The expectations on what is stored: active, not active, superseded, deleted, counts.
+fn state_checks(expect: &Expect, everything: &[mnemo::MemoryRecord]) -> Vec<CheckResult> {
     let mut checks = Vec::new();
-    let mut check = |name: String, passed: bool, detail: String| {
-        checks.push(CheckResult {
-            check: name,
-            passed,
-            detail,
-        });
-    };
     let active_texts: Vec<&str> = everything
         .iter()
         .filter(|x| x.state == MemoryState::Active)
         .map(|x| x.text.as_str())
         .collect();
-    for t in &sc.expect.active {
-        let ok = !in_state(MemoryState::Active, t).is_empty();
-        check(
+    for t in &expect.active {
+        let ok = !in_state(everything, MemoryState::Active, t).is_empty();
+        checks.push(check(
             format!("active contains {t:?}"),
             ok,
             format!("active: {active_texts:?}"),
-        );
+        ));
     }
-    for t in &sc.expect.not_active {
-        let ok = in_state(MemoryState::Active, t).is_empty();
-        check(
+    for t in &expect.not_active {
+        let ok = in_state(everything, MemoryState::Active, t).is_empty();
+        checks.push(check(
             format!("no active memory contains {t:?}"),
             ok,
             format!("active: {active_texts:?}"),
-        );
+        ));
     }
     for (state, list) in [
-        (MemoryState::Superseded, &sc.expect.superseded),
-        (MemoryState::Deleted, &sc.expect.deleted),
+        (MemoryState::Superseded, &expect.superseded),
+        (MemoryState::Deleted, &expect.deleted),
     ] {
         for t in list {
-            let ok = !in_state(state, t).is_empty();
-            check(
+            let ok = !in_state(everything, state, t).is_empty();
+            checks.push(check(
                 format!("a {state} memory contains {t:?}"),
                 ok,
                 String::new(),
-            );
+            ));
         }
     }
-    for c in &sc.expect.count {
-        let n = in_state(MemoryState::Active, &c.text).len();
-        check(
+    for c in &expect.count {
+        let n = in_state(everything, MemoryState::Active, &c.text).len();
+        checks.push(check(
             format!("{} active memories contain {:?}", c.n, c.text),
             n == c.n,
             format!("found {n}"),
-        );
+        ));
     }
-    for s in &sc.expect.search {
+    checks
+}
+
+/// The expectations on what reads return: the top search hit, and lineage in history.
+async fn read_checks(
+    m: &Memory,
+    scope: &Scope,
+    expect: &Expect,
+    everything: &[mnemo::MemoryRecord],
+) -> Result<Vec<CheckResult>> {
+    let mut checks = Vec::new();
+    for s in &expect.search {
         let hits = m
             .search(SearchRequest::new(scope.clone(), s.query.clone(), 1))
             .await?;
@@ -363,14 +419,14 @@ async fn run_one(
             .first()
             .map(|h| h.memory.text.clone())
             .unwrap_or_default();
-        check(
+        checks.push(check(
             format!("search {:?} ranks {:?} first", s.query, s.top),
             has(&top, &s.top),
             format!("top: {top:?}"),
-        );
+        ));
     }
-    for b in &sc.expect.before {
-        let current = in_state(MemoryState::Active, &b.current);
+    for b in &expect.before {
+        let current = in_state(everything, MemoryState::Active, &b.current);
         let mut found = String::new();
         if let Some(cur) = current.first() {
             for e in m.history(scope.clone(), cur.id).await? {
@@ -381,7 +437,7 @@ async fn run_one(
                 }
             }
         }
-        check(
+        checks.push(check(
             format!("before {:?} came {:?}", b.current, b.previous),
             !found.is_empty(),
             if current.is_empty() {
@@ -389,16 +445,7 @@ async fn run_one(
             } else {
                 format!("lineage has {found:?}")
             },
-        );
+        ));
     }
-    let passed = checks.iter().filter(|c| c.passed).count();
-    Ok(ScenarioResult {
-        name: sc.name.clone(),
-        passed,
-        total: checks.len(),
-        error,
-        checks,
-        model_calls: calls,
-        tokens,
-    })
+    Ok(checks)
 }

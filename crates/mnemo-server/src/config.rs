@@ -28,6 +28,9 @@ pub struct ServerConfig {
     /// Requests per minute per API key (0: unlimited) and the burst allowed at once.
     pub rate_limit_per_minute: u32,
     pub rate_limit_burst: u32,
+    /// Milliseconds of a request's work that cost one more token, past its first such share
+    /// (0: work is not priced; see [`crate::ratelimit`]).
+    pub rate_limit_work_ms: u32,
     /// Origins CORS allows; empty (the default) sends no CORS headers.
     pub cors_origins: Vec<String>,
     /// Write memory text and queries into the logs.
@@ -60,6 +63,7 @@ impl ServerConfig {
             max_body_bytes: 1 << 20,
             rate_limit_per_minute: 1200,
             rate_limit_burst: 100,
+            rate_limit_work_ms: 10,
             cors_origins: Vec::new(),
             log_content: false,
             max_in_flight: 64,
@@ -150,6 +154,7 @@ pub struct ServerSection {
     pub max_body_bytes: Option<usize>,
     pub rate_limit_per_minute: Option<u32>,
     pub rate_limit_burst: Option<u32>,
+    pub rate_limit_work_ms: Option<u32>,
     pub cors_origins: Option<Vec<String>>,
     pub log_content: Option<bool>,
     pub max_in_flight: Option<usize>,
@@ -229,6 +234,10 @@ impl FileConfig {
         put(
             "MNEMO_RATE_LIMIT_BURST",
             s.rate_limit_burst.map(|v| v.to_string()),
+        );
+        put(
+            "MNEMO_RATE_LIMIT_WORK_MS",
+            s.rate_limit_work_ms.map(|v| v.to_string()),
         );
         put(
             "MNEMO_CORS_ORIGINS",
@@ -354,7 +363,8 @@ mod tests {
         // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded),
         // `jobs.max_queue_depth` (no limit) and `store.url` (the embedded file by default).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 44, "{env:?}");
+        assert_eq!(env.len(), 45, "{env:?}");
+        assert!(env.contains(&("MNEMO_RATE_LIMIT_WORK_MS", "10".to_string())));
         assert!(env.contains(&("MNEMO_JOB_WORKERS", "2".to_string())));
         assert!(env.contains(&("MNEMO_JOB_LEASE_SECS", "300".to_string())));
         assert!(!env.iter().any(|(k, _)| *k == "MNEMO_MAX_QUEUE_DEPTH"));

@@ -58,6 +58,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/memories/{id}/history/", get(history))
         .route("/v1/batch/", put(batch_update).delete(batch_delete))
         .route("/v1/entities/", get(entities))
+        .route("/v1/event/{event_id}/", get(event))
         .route(
             "/v2/entities/{kind}/{name}/",
             axum::routing::delete(delete_entity),

@@ -5,6 +5,13 @@
 //! much it packs into each request. A request is let in while the key holds at least one token;
 //! what it costs beyond that is taken as debt (at most `burst`), which the key's next requests
 //! wait out.
+//!
+//! The body is only what a request asks for; what it takes is the time its work runs. When the
+//! work ends (or stops after its client hung up), the key is charged one more token for each
+//! `work_ms` milliseconds it ran beyond the first `work_ms` ([`RateLimiter::charge_work`]), also as
+//! debt. A key sending cheap-looking requests that run long — a context pack over a large scope,
+//! abandoned after 0.3 s, costs its server the same CPU as one answered — pays for that time, so
+//! a key's share of the server's time is bounded by `rate × work_ms`, not by its request count.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -15,16 +22,49 @@ pub struct RateLimiter {
     /// Tokens per second; 0 turns limiting off.
     rate: f64,
     burst: f64,
+    /// Work time one token pays for; zero leaves work unpriced.
+    work_per_token: Duration,
     buckets: Mutex<HashMap<String, (f64, Instant)>>,
 }
 
 impl RateLimiter {
+    /// A limiter of `per_minute` tokens per key, `burst` at once; work is not priced.
     pub fn new(per_minute: u32, burst: u32) -> Self {
+        Self::with_work_price(per_minute, burst, 0)
+    }
+
+    /// A limiter that also charges a token for each `work_ms` of a request's work beyond its first
+    /// `work_ms` (0: work is not priced).
+    pub fn with_work_price(per_minute: u32, burst: u32, work_ms: u32) -> Self {
         Self {
             rate: f64::from(per_minute) / 60.0,
             burst: f64::from(burst.max(1)),
+            work_per_token: Duration::from_millis(u64::from(work_ms)),
             buckets: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Whether [`charge_work`](Self::charge_work) can charge anything.
+    pub fn prices_work(&self) -> bool {
+        self.rate > 0.0 && !self.work_per_token.is_zero()
+    }
+
+    /// Charges `key` for work that ran `worked`: [`work_cost`] tokens, taken as debt (at most
+    /// `burst`); never refuses, the key's next requests wait the debt out.
+    pub fn charge_work(&self, key: &str, worked: Duration) {
+        let cost = work_cost(worked, self.work_per_token);
+        if cost > 0.0 && self.rate > 0.0 {
+            self.take(key, cost, Instant::now());
+        }
+    }
+
+    /// Refills `key`'s bucket up to `now` and takes `cost` from it, down to `-burst`.
+    fn take(&self, key: &str, cost: f64, now: Instant) {
+        let mut buckets = self.buckets.lock();
+        let (tokens, last) = buckets.entry(key.to_string()).or_insert((self.burst, now));
+        let elapsed = now.saturating_duration_since(*last).as_secs_f64();
+        *tokens = ((*tokens + elapsed * self.rate).min(self.burst) - cost).max(-self.burst);
+        *last = now;
     }
 
     /// Lets a request with a body of `body_bytes` in when `key` holds a token, taking its whole
@@ -54,6 +94,15 @@ impl RateLimiter {
 /// Request body bytes that cost one more token: about one embedding window of English text
 /// (256 model tokens), so a request's price follows the embedding and indexing work it asks for.
 pub const BODY_BYTES_PER_TOKEN: u64 = 1024;
+
+/// What work that ran `worked` costs beyond its request's price: one token per `per_token` after
+/// the first `per_token` (in fractions); nothing when `per_token` is zero.
+pub fn work_cost(worked: Duration, per_token: Duration) -> f64 {
+    if per_token.is_zero() {
+        return 0.0;
+    }
+    (worked.saturating_sub(per_token).as_secs_f64() / per_token.as_secs_f64()).max(0.0)
+}
 
 /// What a request with a body of `body_bytes` costs: one token, plus one per
 /// [`BODY_BYTES_PER_TOKEN`] (in fractions).
@@ -107,5 +156,37 @@ mod tests {
         assert!(rl.check_at("huge", cost_of(1 << 30), t).is_ok());
         let wait = rl.check_at("huge", 1.0, t).unwrap_err();
         assert_eq!(wait, Duration::from_secs(11));
+    }
+
+    #[test]
+    fn work_is_priced_past_its_first_share_and_charged_as_debt() {
+        let ms = Duration::from_millis;
+        assert_eq!(work_cost(ms(5), ms(10)), 0.0);
+        assert_eq!(work_cost(ms(10), ms(10)), 0.0);
+        assert!((work_cost(ms(310), ms(10)) - 30.0).abs() < 1e-9);
+        assert_eq!(work_cost(ms(10_000), Duration::ZERO), 0.0);
+        // One a second, burst 10, a token per 10 ms of work.
+        let rl = RateLimiter::with_work_price(60, 10, 10);
+        assert!(rl.prices_work());
+        assert!(!RateLimiter::new(60, 10).prices_work());
+        assert!(!RateLimiter::with_work_price(0, 10, 10).prices_work());
+        // A request that costs one token but works 60 ms leaves the key 5 tokens lighter.
+        let t = Instant::now();
+        assert!(rl.check_at("slow", 1.0, t).is_ok());
+        rl.take("slow", work_cost(ms(60), ms(10)), t);
+        for _ in 0..4 {
+            assert!(rl.check_at("slow", 1.0, t).is_ok());
+        }
+        assert!(rl.check_at("slow", 1.0, t).is_err());
+        // Long work leaves at most `burst` of debt; a key that did no work is untouched.
+        rl.charge_work("long", Duration::from_secs(3600));
+        let wait = rl.check_request("long", 0).unwrap_err();
+        assert!(wait > Duration::from_secs(10), "{wait:?}");
+        assert!(wait <= Duration::from_secs(11), "{wait:?}");
+        assert!(rl.check_request("idle", 0).is_ok());
+        // Unpriced work charges nothing.
+        let free = RateLimiter::new(60, 1);
+        free.charge_work("k", Duration::from_secs(3600));
+        assert!(free.check_request("k", 0).is_ok());
     }
 }

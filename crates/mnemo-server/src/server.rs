@@ -94,6 +94,11 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
         )?))
     };
     let metrics = Arc::new(Metrics::new());
+    let limiter = Arc::new(RateLimiter::with_work_price(
+        config.rate_limit_per_minute,
+        config.rate_limit_burst,
+        config.rate_limit_work_ms,
+    ));
     let service = Service::new(
         memory,
         metrics,
@@ -103,14 +108,12 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
             allow_agent_writes_for_users: config.allow_agent_writes_for_users,
             max_messages_per_add: config.max_messages_per_add,
         },
-    );
+    )
+    .with_work_pricing(limiter.clone());
     Ok(AppState {
         service: Arc::new(service),
         keys,
-        limiter: Arc::new(RateLimiter::new(
-            config.rate_limit_per_minute,
-            config.rate_limit_burst,
-        )),
+        limiter,
     })
 }
 

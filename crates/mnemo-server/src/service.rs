@@ -66,6 +66,8 @@ pub struct Service {
     log_content: bool,
     allow_agent_writes_for_users: bool,
     max_messages: usize,
+    /// Charges each key for the time its operations' work runs (`None`: work is not priced).
+    limiter: Option<Arc<crate::ratelimit::RateLimiter>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -82,6 +84,20 @@ struct AbandonGuard<'a> {
     ticket: mnemo::cancel::WorkTicket,
     metrics: &'a Metrics,
     done: bool,
+}
+
+/// Charges a key for its operation's work when the last of that work ends (the ticket holds it,
+/// so work that runs on after its client hung up is charged too).
+struct WorkCharge {
+    limiter: Arc<crate::ratelimit::RateLimiter>,
+    key: String,
+    started: Instant,
+}
+
+impl Drop for WorkCharge {
+    fn drop(&mut self) {
+        self.limiter.charge_work(&self.key, self.started.elapsed());
+    }
 }
 
 impl Drop for AbandonGuard<'_> {
@@ -102,7 +118,15 @@ impl Service {
             log_content: config.log_content,
             allow_agent_writes_for_users: config.allow_agent_writes_for_users,
             max_messages: config.max_messages_per_add,
+            limiter: None,
         }
+    }
+
+    /// Charges each key for the time its operations' work runs, through `limiter`
+    /// ([`RateLimiter::charge_work`](crate::ratelimit::RateLimiter::charge_work)).
+    pub fn with_work_pricing(mut self, limiter: Arc<crate::ratelimit::RateLimiter>) -> Self {
+        self.limiter = limiter.prices_work().then_some(limiter);
+        self
     }
 
     pub fn memory(&self) -> &Memory {
@@ -134,7 +158,14 @@ impl Service {
         // that hangs up frees it only when that work has stopped; the guard cancels the
         // ticket when this future is dropped before it ends, and the work stops at its next
         // check.
-        let ticket = mnemo::cancel::WorkTicket::new(slot);
+        // The work's price is charged when the ticket's hold drops: when the last of the work
+        // has ended, answered or abandoned.
+        let charge = self.limiter.as_ref().map(|limiter| WorkCharge {
+            limiter: limiter.clone(),
+            key: p.key_id.clone(),
+            started: t,
+        });
+        let ticket = mnemo::cancel::WorkTicket::new((slot, charge));
         let guard = AbandonGuard {
             ticket: ticket.clone(),
             metrics: &self.metrics,

@@ -187,6 +187,31 @@ impl JobStore for PgStore {
         Ok(n == 1)
     }
 
+    fn renew_lease(
+        &self,
+        id: &str,
+        worker: &str,
+        now: mnemo_core::Timestamp,
+        lease: chrono::Duration,
+    ) -> Result<bool> {
+        let until = (now + lease).timestamp_millis();
+        let n = self.tx(|tx| {
+            let exists = tx
+                .query_opt("SELECT 1 FROM jobs WHERE id = $1", &[&id])
+                .map_err(pg_err)?;
+            if exists.is_none() {
+                return Err(Error::not_found("job", id));
+            }
+            tx.execute(
+                "UPDATE jobs SET locked_until = $3 \
+                 WHERE id = $1 AND status = 'running' AND locked_by = $2",
+                &[&id, &worker, &until],
+            )
+            .map_err(pg_err)
+        })?;
+        Ok(n == 1)
+    }
+
     fn job(&self, id: &str) -> Result<Option<JobRecord>> {
         let rows = self.with(|c| {
             c.query(&format!("SELECT {COLS} FROM jobs WHERE id = $1"), &[&id])
@@ -223,21 +248,18 @@ impl JobStore for PgStore {
     fn retry_job(&self, id: &str, now: Timestamp) -> Result<JobRecord> {
         let now_ms = now.timestamp_millis();
         let rows = self.tx(|tx| {
-            let status: Option<String> = tx
-                .query_opt("SELECT status FROM jobs WHERE id = $1 FOR UPDATE", &[&id])
+            let row = tx
+                .query_opt(
+                    "SELECT status, last_error FROM jobs WHERE id = $1 FOR UPDATE",
+                    &[&id],
+                )
                 .map_err(pg_err)?
-                .map(|r| r.try_get(0))
-                .transpose()
-                .map_err(pg_err)?;
-            match status.as_deref() {
-                None => return Err(Error::not_found("job", id)),
-                Some("failed") => {}
-                Some(other) => {
-                    return Err(Error::Conflict {
-                        reason: format!("job {id} is {other}, only a failed job is retried"),
-                    })
-                }
-            }
+                .ok_or_else(|| Error::not_found("job", id))?;
+            let (status, last_error): (String, Option<String>) = (
+                row.try_get(0).map_err(pg_err)?,
+                row.try_get(1).map_err(pg_err)?,
+            );
+            mnemo_core::jobs::check_retryable(id, status.parse()?, last_error.as_deref())?;
             tx.query(
                 &format!(
                     "UPDATE jobs SET status = 'pending', attempts = 0, run_after = $2, \

@@ -13,7 +13,7 @@ use crate::codec::{blob_to_vector, sql_err};
 use crate::lexical::Lexical;
 use mnemo_core::{Candidate, Error, MemoryKind, MemoryState, Result, Validity};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
@@ -219,7 +219,8 @@ impl Ann {
         }
     }
 
-    fn reserve_for(&self, extra: usize) -> Result<()> {
+    /// Grows the graph's capacity for `extra` more nodes (exclusive: it may reallocate).
+    pub fn reserve_for(&self, extra: usize) -> Result<()> {
         let need = self.index.size() + extra;
         if need > self.index.capacity() {
             self.index
@@ -367,51 +368,50 @@ impl Ann {
         Ok(())
     }
 
-    /// Applies every logged change newer than `self.generation`.
+    /// Applies every logged change newer than `self.generation` (with the index to itself:
+    /// on open).
     pub fn catch_up(&mut self, conn: &Connection) -> Result<()> {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT c.generation, c.seq, c.op, v.data, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, \
-                 COALESCE(m.index_text, m.text) \
-                 FROM vector_changes c LEFT JOIN vectors v ON v.seq = c.seq LEFT JOIN memories m ON m.seq = c.seq \
-                 WHERE c.generation > ?1 ORDER BY c.generation",
-            )
-            .map_err(sql_err)?;
-        let mut rows = stmt.query(params![self.generation]).map_err(sql_err)?;
-        let mut applied = Vec::new();
-        while let Some(row) = rows.next().map_err(sql_err)? {
-            let generation: i64 = row.get(0).map_err(sql_err)?;
-            let seq: i64 = row.get(1).map_err(sql_err)?;
-            let blob: Option<Vec<u8>> = row.get(3).map_err(sql_err)?;
-            let kind: Option<String> = row.get(7).map_err(sql_err)?;
-            // The latest state of the row decides: a later change may already have removed it.
-            match (blob, kind) {
-                (Some(blob), Some(kind)) => {
-                    let state: String = row.get(8).map_err(sql_err)?;
-                    let info = InfoRow {
-                        user: row.get(4).map_err(sql_err)?,
-                        agent: row.get(5).map_err(sql_err)?,
-                        run: row.get(6).map_err(sql_err)?,
-                        kind: kind.parse().unwrap_or(MemoryKind::Raw),
-                        active: state == MemoryState::Active.as_str(),
-                        expires_at: row.get(9).map_err(sql_err)?,
-                        text: row.get(10).map_err(sql_err)?,
-                    };
-                    applied.push((generation, seq as u64, Some((blob_to_vector(&blob), info))));
-                }
-                _ => applied.push((generation, seq as u64, None)),
+        let delta = Delta::read(conn, self.generation)?;
+        self.reserve_for(delta.len())?;
+        let added = self.add_new(&delta)?;
+        self.apply(delta, &added)
+    }
+
+    /// Puts the vectors of `delta`'s keys the graph does not hold yet into the graph, and
+    /// returns those keys. Takes `&self`, so a catch-up runs this — the part whose work grows
+    /// with the graph — beside searches: they cannot return the new nodes before [`Self::apply`]
+    /// gives them their info (the pre-filter passes no key without it), and the SQL fetch
+    /// checks every candidate's scope again in any case. Room must have been reserved
+    /// ([`Self::reserve_for`]) and one catch-up runs at a time.
+    pub fn add_new(&self, delta: &Delta) -> Result<HashSet<u64>> {
+        let mut added = HashSet::new();
+        for (key, change) in &delta.changes {
+            let Some((vector, _)) = change else { continue };
+            if vector.len() != self.dim || self.index.contains(*key) {
+                continue;
             }
+            self.slots
+                .run(|| self.index.add(*key, vector))
+                .map_err(ann_err)?;
+            added.insert(*key);
         }
-        drop(rows);
-        drop(stmt);
-        self.reserve_for(applied.len())?;
-        for (generation, key, change) in applied {
+        Ok(added)
+    }
+
+    /// The rest of `delta`, exclusive and short: info and lexical entries of the keys
+    /// [`Self::add_new`] put in the graph, changed and removed keys, and the generation.
+    pub fn apply(&mut self, delta: Delta, added: &HashSet<u64>) -> Result<()> {
+        for (key, change) in delta.changes {
             match change {
+                Some((_, info)) if added.contains(&key) => {
+                    self.set_info(key, info);
+                    self.dirty = true;
+                }
                 Some((v, info)) => self.put(key, &v, info)?,
                 None => self.remove(key)?,
             }
-            self.generation = generation;
         }
+        self.generation = self.generation.max(delta.generation);
         Ok(())
     }
 
@@ -528,6 +528,73 @@ pub(crate) struct InfoRow {
     active: bool,
     expires_at: Option<i64>,
     text: String,
+}
+
+/// The logged changes after a generation, one per key with the key's latest state (the
+/// vector and what the pre-filter needs, or `None` when it is gone), read without touching the
+/// index.
+pub(crate) struct Delta {
+    /// The newest generation read.
+    generation: i64,
+    changes: Vec<(u64, Option<(Vec<f32>, InfoRow)>)>,
+}
+
+impl Delta {
+    pub fn read(conn: &Connection, after: i64) -> Result<Self> {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT c.generation, c.seq, c.op, v.data, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, \
+                 COALESCE(m.index_text, m.text) \
+                 FROM vector_changes c LEFT JOIN vectors v ON v.seq = c.seq LEFT JOIN memories m ON m.seq = c.seq \
+                 WHERE c.generation > ?1 ORDER BY c.generation",
+            )
+            .map_err(sql_err)?;
+        let mut rows = stmt.query(params![after]).map_err(sql_err)?;
+        let mut generation = after;
+        let mut at: HashMap<u64, usize> = HashMap::new();
+        let mut changes = Vec::new();
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            generation = generation.max(row.get(0).map_err(sql_err)?);
+            let seq: i64 = row.get(1).map_err(sql_err)?;
+            let blob: Option<Vec<u8>> = row.get(3).map_err(sql_err)?;
+            let kind: Option<String> = row.get(7).map_err(sql_err)?;
+            // Every row of a key reads its latest state: a later change may already have
+            // removed it. So one entry per key.
+            let change = match (blob, kind) {
+                (Some(blob), Some(kind)) => {
+                    let state: String = row.get(8).map_err(sql_err)?;
+                    let info = InfoRow {
+                        user: row.get(4).map_err(sql_err)?,
+                        agent: row.get(5).map_err(sql_err)?,
+                        run: row.get(6).map_err(sql_err)?,
+                        kind: kind.parse().unwrap_or(MemoryKind::Raw),
+                        active: state == MemoryState::Active.as_str(),
+                        expires_at: row.get(9).map_err(sql_err)?,
+                        text: row.get(10).map_err(sql_err)?,
+                    };
+                    Some((blob_to_vector(&blob), info))
+                }
+                _ => None,
+            };
+            let key = seq as u64;
+            match at.get(&key) {
+                Some(&i) => changes[i] = (key, change),
+                None => {
+                    at.insert(key, changes.len());
+                    changes.push((key, change));
+                }
+            }
+        }
+        Ok(Self {
+            generation,
+            changes,
+        })
+    }
+
+    /// Keys changed.
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
 }
 
 fn info_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, InfoRow)> {

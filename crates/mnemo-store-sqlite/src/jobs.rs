@@ -255,6 +255,29 @@ impl JobStore for SqliteStore {
         self.read(|c| by_id(c, id))
     }
 
+    fn renew_lease(
+        &self,
+        id: &str,
+        worker: &str,
+        now: Timestamp,
+        lease: chrono::Duration,
+    ) -> Result<bool> {
+        let until = (now + lease).timestamp_millis();
+        self.job_tx(|tx| {
+            if by_id(tx, id)?.is_none() {
+                return Err(Error::not_found("job", id));
+            }
+            let n = tx
+                .execute(
+                    "UPDATE jobs SET locked_until = ?3 \
+                     WHERE id = ?1 AND status = 'running' AND locked_by = ?2",
+                    params![id, worker, until],
+                )
+                .map_err(sql_err)?;
+            Ok(n == 1)
+        })
+    }
+
     fn list_jobs(&self, query: &JobQuery) -> Result<Vec<JobRecord>> {
         let scope = query.scope.as_ref();
         let part = |p: Option<&str>| p.map(str::to_string);
@@ -296,14 +319,7 @@ impl JobStore for SqliteStore {
         let now_ms = now.timestamp_millis();
         self.job_tx(|tx| {
             let job = by_id(tx, id)?.ok_or_else(|| Error::not_found("job", id))?;
-            if job.status != JobStatus::Failed {
-                return Err(Error::Conflict {
-                    reason: format!(
-                        "job {id} is {}, only a failed job is retried",
-                        job.status.as_str()
-                    ),
-                });
-            }
+            mnemo_core::jobs::check_retryable(id, job.status, job.last_error.as_deref())?;
             tx.execute(
                 "UPDATE jobs SET status = 'pending', attempts = 0, run_after = ?2, \
                  locked_until = NULL, locked_by = NULL, updated_at = ?2 WHERE id = ?1",

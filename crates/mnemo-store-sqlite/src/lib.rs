@@ -42,6 +42,60 @@ pub mod testing {
         *store.fail_at.lock() = step;
     }
 
+    /// Holds the next catch-up of the vector index inside its graph inserts (the step that runs
+    /// beside searches) until the returned hold is released or dropped.
+    pub fn hold_graph_inserts(store: &SqliteStore) -> GraphHold {
+        let gate = std::sync::Arc::new(Gate::default());
+        *store.graph_gate.lock() = Some(gate.clone());
+        GraphHold(gate)
+    }
+
+    /// A catch-up held by [`hold_graph_inserts`].
+    pub struct GraphHold(std::sync::Arc<Gate>);
+
+    #[derive(Default)]
+    pub(crate) struct Gate {
+        state: Mutex<(bool, bool)>,
+        changed: parking_lot::Condvar,
+    }
+
+    impl Gate {
+        /// Called by the catch-up: says it is in, waits until released.
+        pub(crate) fn pass(&self) {
+            let mut st = self.state.lock();
+            st.0 = true;
+            self.changed.notify_all();
+            while !st.1 {
+                self.changed.wait(&mut st);
+            }
+        }
+    }
+
+    impl GraphHold {
+        /// Waits (up to `limit`) until a catch-up is held; whether one is.
+        pub fn wait_held(&self, limit: std::time::Duration) -> bool {
+            let mut st = self.0.state.lock();
+            let deadline = std::time::Instant::now() + limit;
+            while !st.0 {
+                if self.0.changed.wait_until(&mut st, deadline).timed_out() {
+                    return st.0;
+                }
+            }
+            true
+        }
+
+        pub fn release(&self) {
+            self.0.state.lock().1 = true;
+            self.0.changed.notify_all();
+        }
+    }
+
+    impl Drop for GraphHold {
+        fn drop(&mut self) {
+            self.release();
+        }
+    }
+
     /// Rows in every table, by table name (for all-or-nothing checks).
     pub fn row_counts(store: &SqliteStore) -> Vec<(String, i64)> {
         let conn = store.writer.lock();
@@ -103,6 +157,10 @@ pub struct SqliteStore {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     ann: RwLock<Option<Ann>>,
+    /// Held by the one catch-up of `ann` running (see `catch_up_ann`).
+    catching_up: Mutex<()>,
+    /// Test hook: the next catch-up waits here inside its graph inserts.
+    graph_gate: Mutex<Option<std::sync::Arc<testing::Gate>>>,
     /// Test hook: the write step that fails (see `testing::fail_at`).
     fail_at: Mutex<Option<WriteStep>>,
     /// The store's secret for list cursors (see `read::Cursors`).
@@ -139,6 +197,8 @@ impl SqliteStore {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             ann: RwLock::new(None),
+            catching_up: Mutex::new(()),
+            graph_gate: Mutex::new(None),
             fail_at: Mutex::new(None),
             cursors,
         };
@@ -156,6 +216,8 @@ impl SqliteStore {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             ann: RwLock::new(None),
+            catching_up: Mutex::new(()),
+            graph_gate: Mutex::new(None),
             fail_at: Mutex::new(None),
             cursors,
         })
@@ -218,24 +280,68 @@ impl SqliteStore {
     }
 
     /// Brings the vector index up to the database's latest change (cheap when current).
+    /// Waits for a catch-up in progress: a writer calls this after its commit, so the write is
+    /// in the index when the write returns and a later search finds it.
     pub(crate) fn sync_ann(&self, conn: &Connection) -> Result<()> {
+        self.catch_up_ann(conn, true)
+    }
+
+    /// [`Self::sync_ann`] for a search: when another thread is already catching the index up,
+    /// the search goes on with the index as it is instead of waiting (what that catch-up adds
+    /// was committed by writes that have not returned yet, or by another process).
+    pub(crate) fn sync_ann_for_read(&self, conn: &Connection) -> Result<()> {
+        self.catch_up_ann(conn, false)
+    }
+
+    /// One catch-up at a time, in three steps so searches are not held up by the graph work:
+    /// the changes are read with no lock on the index; the graph gets room (exclusive, short);
+    /// new vectors go into the graph beside searches (shared); then infos, lexical entries,
+    /// changed and removed keys and the generation (exclusive, short). A large write (an add of
+    /// hundreds of turns) no longer stops every search for the time its graph inserts take.
+    fn catch_up_ann(&self, conn: &Connection, wait: bool) -> Result<()> {
         let newest = ann::db_generation(conn)?;
-        if self
-            .ann
-            .read()
-            .as_ref()
-            .is_some_and(|a| a.generation >= newest)
-        {
+        let current = || self.ann.read().as_ref().map(|a| a.generation);
+        if current().is_some_and(|g| g >= newest) {
             return Ok(());
         }
-        let mut guard = self.ann.write();
-        match guard.as_mut() {
-            Some(a) => a.catch_up(conn)?,
-            None => {
-                if let Some(dim) = read_dimension(conn)? {
-                    *guard = Some(Ann::rebuild(conn, dim)?);
-                }
+        let _turn = if wait {
+            self.catching_up.lock()
+        } else {
+            match self.catching_up.try_lock() {
+                Some(turn) => turn,
+                None => return Ok(()),
             }
+        };
+        let from = match current() {
+            Some(g) if g >= newest => return Ok(()),
+            Some(g) => g,
+            None => {
+                let mut guard = self.ann.write();
+                if guard.is_none() {
+                    if let Some(dim) = read_dimension(conn)? {
+                        *guard = Some(Ann::rebuild(conn, dim)?);
+                    }
+                }
+                return Ok(());
+            }
+        };
+        let delta = ann::Delta::read(conn, from)?;
+        if let Some(a) = self.ann.write().as_ref() {
+            a.reserve_for(delta.len())?;
+        }
+        let added = {
+            let guard = self.ann.read();
+            let Some(a) = guard.as_ref() else {
+                return Ok(());
+            };
+            let added = a.add_new(&delta)?;
+            if let Some(gate) = self.graph_gate.lock().take() {
+                gate.pass();
+            }
+            added
+        };
+        if let Some(a) = self.ann.write().as_mut() {
+            a.apply(delta, &added)?;
         }
         Ok(())
     }

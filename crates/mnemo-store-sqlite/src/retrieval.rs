@@ -29,7 +29,7 @@ impl Retrieval for SqliteStore {
     fn dense_candidates(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
         q.scope.validate()?;
         self.read(|conn| {
-            self.sync_ann(conn)?;
+            self.sync_ann_for_read(conn)?;
             let guard = self.ann.read();
             let Some(ann) = guard.as_ref() else {
                 return Ok(Vec::new());
@@ -81,7 +81,7 @@ impl Retrieval for SqliteStore {
             return Ok(Vec::new());
         }
         self.read(|conn| {
-            self.sync_ann(conn)?;
+            self.sync_ann_for_read(conn)?;
             let guard = self.ann.read();
             let Some(ann) = guard.as_ref() else {
                 return Self::lexical_fts(conn, q, terms);
@@ -193,7 +193,7 @@ impl Retrieval for SqliteStore {
             // Informativeness of a name: BM25's idf with the entity's link count as its document
             // frequency and the scope's indexed memories (the vector index keeps that count) as
             // N, so a name on every other memory counts little and a rare one a lot.
-            self.sync_ann(conn)?;
+            self.sync_ann_for_read(conn)?;
             let total = self
                 .ann
                 .read()

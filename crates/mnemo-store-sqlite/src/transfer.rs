@@ -130,126 +130,9 @@ impl SqliteStore {
             ExportRecord::IndexText {
                 memory_id,
                 index_text,
-            } => {
-                if !state.rules.imported.contains(memory_id) {
-                    return Ok(0);
-                }
-                let seq: i64 = tx
-                    .query_row(
-                        "SELECT seq FROM memories WHERE id = ?1",
-                        [memory_id.to_string()],
-                        |r| r.get(0),
-                    )
-                    .map_err(sql_err)?;
-                tx.execute(
-                    "UPDATE memories SET index_text = ?1 WHERE seq = ?2",
-                    params![index_text, seq],
-                )
-                .map_err(sql_err)?;
-                if tx
-                    .execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
-                    .map_err(sql_err)?
-                    > 0
-                {
-                    tx.execute(
-                        "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
-                        params![seq, index_text],
-                    )
-                    .map_err(sql_err)?;
-                    log_change(tx, seq, "put")?;
-                }
-                Ok(1)
-            }
-            ExportRecord::History(h) => {
-                Scope::from_parts(
-                    h.user_id.as_deref(),
-                    h.agent_id.as_deref(),
-                    h.run_id.as_deref(),
-                )?;
-                let e = &h.event;
-                let exists: bool = tx
-                    .query_row(
-                        "SELECT EXISTS (SELECT 1 FROM history WHERE memory_id = ?1 AND event = ?2 \
-                         AND created_at = ?3 AND new_text IS ?4 AND old_text IS ?5)",
-                        params![
-                            e.memory_id.to_string(),
-                            e.event.as_str(),
-                            e.created_at.timestamp_millis(),
-                            e.new_memory,
-                            e.old_memory
-                        ],
-                        |r| r.get(0),
-                    )
-                    .map_err(sql_err)?;
-                if exists {
-                    return Ok(0);
-                }
-                let id_free: bool = tx
-                    .query_row(
-                        "SELECT NOT EXISTS (SELECT 1 FROM history WHERE id = ?1)",
-                        [e.id],
-                        |r| r.get(0),
-                    )
-                    .map_err(sql_err)?;
-                tx.execute(
-                    "INSERT INTO history (id, memory_id, user_id, agent_id, run_id, event, old_text, new_text, \
-                     old_metadata, new_metadata, actor, role, reason, request_id, created_at, old_note, new_note) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-                    params![
-                        id_free.then_some(e.id), e.memory_id.to_string(), h.user_id, h.agent_id, h.run_id,
-                        e.event.as_str(), e.old_memory, e.new_memory,
-                        e.old_metadata.as_ref().map(metadata_text), e.new_metadata.as_ref().map(metadata_text),
-                        e.actor, e.role.map(|r| r.as_str()), e.reason, e.request_id,
-                        e.created_at.timestamp_millis(), e.old_note.as_ref().map(note_text),
-                        e.new_note.as_ref().map(note_text)
-                    ],
-                )
-                .map_err(sql_err)?;
-                Ok(1)
-            }
-            ExportRecord::Entity(r) => {
-                Scope::from_parts(
-                    r.user_id.as_deref(),
-                    r.agent_id.as_deref(),
-                    r.run_id.as_deref(),
-                )?;
-                let e = &r.entity;
-                let mut n = tx
-                    .execute(
-                        "INSERT OR IGNORE INTO entities (id, user_id, agent_id, run_id, name, normalized, entity_type, created_at) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                        params![
-                            e.id.to_string(), r.user_id, r.agent_id, r.run_id, e.name, e.normalized,
-                            e.entity_type, e.created_at.timestamp_millis()
-                        ],
-                    )
-                    .map_err(sql_err)? as u64;
-                for m in &r.memories {
-                    let seq: Option<i64> = tx
-                        .query_row(
-                            "SELECT seq FROM memories WHERE id = ?1 AND user_id IS ?2 AND agent_id IS ?3 AND run_id IS ?4",
-                            params![m.to_string(), r.user_id, r.agent_id, r.run_id],
-                            |row| row.get(0),
-                        )
-                        .optional()
-                        .map_err(sql_err)?;
-                    if let Some(seq) = seq {
-                        n += tx
-                            .execute(
-                                "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id, memory_seq) VALUES (?1, ?2, ?3)",
-                                params![e.id.to_string(), m.to_string(), seq],
-                            )
-                            .map_err(sql_err)? as u64;
-                    }
-                }
-                tx.execute(
-                    "UPDATE entities SET mentions = (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = entities.id) \
-                     WHERE id = ?1",
-                    [e.id.to_string()],
-                )
-                .map_err(sql_err)?;
-                Ok(n)
-            }
+            } => import_index_text(tx, memory_id, index_text, state),
+            ExportRecord::History(h) => import_history(tx, h),
+            ExportRecord::Entity(r) => import_entity(tx, r),
             ExportRecord::Segment(s) => {
                 s.scope.validate()?;
                 let dim = Self::dimension_of(tx)?;
@@ -288,6 +171,138 @@ impl SqliteStore {
         }
         Ok(())
     }
+}
+
+/// An imported memory's index text (its context window), put in the lexical index when the
+/// memory is indexed there; nothing for a memory this import did not write.
+fn import_index_text(
+    tx: &Transaction<'_>,
+    memory_id: &MemoryId,
+    index_text: &str,
+    state: &Imported,
+) -> Result<u64> {
+    if !state.rules.imported.contains(memory_id) {
+        return Ok(0);
+    }
+    let seq: i64 = tx
+        .query_row(
+            "SELECT seq FROM memories WHERE id = ?1",
+            [memory_id.to_string()],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    tx.execute(
+        "UPDATE memories SET index_text = ?1 WHERE seq = ?2",
+        params![index_text, seq],
+    )
+    .map_err(sql_err)?;
+    if tx
+        .execute("DELETE FROM memories_fts WHERE rowid = ?1", [seq])
+        .map_err(sql_err)?
+        > 0
+    {
+        tx.execute(
+            "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
+            params![seq, index_text],
+        )
+        .map_err(sql_err)?;
+        log_change(tx, seq, "put")?;
+    }
+    Ok(1)
+}
+
+/// A history event, unless the same event is already there; its id is kept when free.
+fn import_history(tx: &Transaction<'_>, h: &HistoryRecord) -> Result<u64> {
+    Scope::from_parts(
+        h.user_id.as_deref(),
+        h.agent_id.as_deref(),
+        h.run_id.as_deref(),
+    )?;
+    let e = &h.event;
+    let exists: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM history WHERE memory_id = ?1 AND event = ?2 \
+                 AND created_at = ?3 AND new_text IS ?4 AND old_text IS ?5)",
+            params![
+                e.memory_id.to_string(),
+                e.event.as_str(),
+                e.created_at.timestamp_millis(),
+                e.new_memory,
+                e.old_memory
+            ],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    if exists {
+        return Ok(0);
+    }
+    let id_free: bool = tx
+        .query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM history WHERE id = ?1)",
+            [e.id],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    tx.execute(
+            "INSERT INTO history (id, memory_id, user_id, agent_id, run_id, event, old_text, new_text, \
+             old_metadata, new_metadata, actor, role, reason, request_id, created_at, old_note, new_note) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            params![
+                id_free.then_some(e.id), e.memory_id.to_string(), h.user_id, h.agent_id, h.run_id,
+                e.event.as_str(), e.old_memory, e.new_memory,
+                e.old_metadata.as_ref().map(metadata_text), e.new_metadata.as_ref().map(metadata_text),
+                e.actor, e.role.map(|r| r.as_str()), e.reason, e.request_id,
+                e.created_at.timestamp_millis(), e.old_note.as_ref().map(note_text),
+                e.new_note.as_ref().map(note_text)
+            ],
+        )
+        .map_err(sql_err)?;
+    Ok(1)
+}
+
+/// An entity and its links to the memories of its scope that exist.
+fn import_entity(tx: &Transaction<'_>, r: &EntityRecord) -> Result<u64> {
+    Scope::from_parts(
+        r.user_id.as_deref(),
+        r.agent_id.as_deref(),
+        r.run_id.as_deref(),
+    )?;
+    let e = &r.entity;
+    let mut n = tx
+            .execute(
+                "INSERT OR IGNORE INTO entities (id, user_id, agent_id, run_id, name, normalized, entity_type, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    e.id.to_string(), r.user_id, r.agent_id, r.run_id, e.name, e.normalized,
+                    e.entity_type, e.created_at.timestamp_millis()
+                ],
+            )
+            .map_err(sql_err)? as u64;
+    for m in &r.memories {
+        let seq: Option<i64> = tx
+                .query_row(
+                    "SELECT seq FROM memories WHERE id = ?1 AND user_id IS ?2 AND agent_id IS ?3 AND run_id IS ?4",
+                    params![m.to_string(), r.user_id, r.agent_id, r.run_id],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(sql_err)?;
+        if let Some(seq) = seq {
+            n += tx
+                    .execute(
+                        "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id, memory_seq) VALUES (?1, ?2, ?3)",
+                        params![e.id.to_string(), m.to_string(), seq],
+                    )
+                    .map_err(sql_err)? as u64;
+        }
+    }
+    tx.execute(
+            "UPDATE entities SET mentions = (SELECT COUNT(*) FROM entity_memories em WHERE em.entity_id = entities.id) \
+             WHERE id = ?1",
+            [e.id.to_string()],
+        )
+        .map_err(sql_err)?;
+    Ok(n)
 }
 
 impl Transfer for SqliteStore {

@@ -160,7 +160,8 @@ pub(crate) fn unindex(tx: &Transaction<'_>, seq: i64) -> Result<()> {
 }
 
 impl SqliteStore {
-    /// Runs `f` in one IMMEDIATE transaction on the writer, then catches the vector index up.
+    /// Runs `f` in one IMMEDIATE transaction on the writer, then catches the vector index up
+    /// (after releasing the writer).
     pub(crate) fn write_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.writer.lock();
         let tx = conn
@@ -168,7 +169,9 @@ impl SqliteStore {
             .map_err(sql_err)?;
         let out = f(&tx)?;
         tx.commit().map_err(sql_err)?;
-        self.sync_ann(&conn)?;
+        // The index catches up off the writer, so the next write need not wait for it.
+        drop(conn);
+        self.read(|c| self.sync_ann(c))?;
         Ok(out)
     }
 

@@ -283,6 +283,15 @@ pub fn an_erase_empties_the_jobs_that_carry_its_text(h: &dyn Harness) {
         after.last_error.as_deref(),
         Some(mnemo_core::jobs::ERASED_JOB_ERROR)
     );
+    // Nothing of its request is left, so it cannot be put back in the queue.
+    let refused = q
+        .retry_job("queued", t(13))
+        .expect_err("an emptied job is not retried");
+    assert_eq!(refused.kind(), ErrorKind::Conflict, "{refused}");
+    assert_eq!(
+        q.job("queued").expect("read").expect("kept").status,
+        JobStatus::Failed
+    );
     // Erasing the memory empties the done job's copies; it stays done.
     store
         .erase(&ana, memory_id, true, &WriteContext::default())

@@ -198,6 +198,63 @@ pub fn claims_lease_each_job_to_one_worker_and_take_back_dead_ones(h: &dyn Harne
         .is_some_and(|e| e.contains("lease")));
 }
 
+/// A worker still at work renews its lease: no claim takes the job while the renewed lease
+/// holds; another worker's renewal, or one after a takeover or the finish, changes nothing; an
+/// unknown job is `not_found`.
+pub fn a_renewed_lease_keeps_the_job_with_its_worker(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    let ms = chrono::Duration::milliseconds;
+    q.enqueue(&job("slow", "ana", 0)).expect("enqueued");
+    q.claim("w-a", t(100), lease())
+        .expect("claim")
+        .expect("a job");
+    // Just before its lease ends, w-a renews it: past the first lease nobody takes the job.
+    let near_end = t(100) + lease() - ms(1);
+    assert!(q
+        .renew_lease("slow", "w-a", near_end, lease())
+        .expect("renewed"));
+    let held = q.job("slow").expect("read").expect("kept");
+    assert_eq!(held.locked_until, Some(near_end + lease()));
+    assert_eq!(held.locked_by.as_deref(), Some("w-a"));
+    let past_first = t(100) + lease() + ms(1);
+    assert_eq!(q.claim("w-b", past_first, lease()).expect("claim"), None);
+    // Another worker's renewal changes nothing.
+    assert!(!q
+        .renew_lease("slow", "w-b", past_first, lease())
+        .expect("not w-b's"));
+    assert_eq!(q.job("slow").expect("read").expect("kept"), held);
+    // When the renewed lease runs out, a claim takes the job over and w-a can no longer renew.
+    let past_renewed = near_end + lease() + ms(1);
+    let taken = q
+        .claim("w-b", past_renewed, lease())
+        .expect("claim")
+        .expect("taken over");
+    assert_eq!((taken.id.as_str(), taken.attempts), ("slow", 2));
+    assert!(!q
+        .renew_lease("slow", "w-a", past_renewed, lease())
+        .expect("taken over"));
+    // A finished job has no lease to renew.
+    let done = JobOutcome::Done {
+        result: serde_json::json!({"ok": 1}),
+    };
+    assert!(q
+        .finish("slow", "w-b", &done, past_renewed)
+        .expect("finish"));
+    assert!(!q
+        .renew_lease("slow", "w-b", past_renewed, lease())
+        .expect("finished"));
+    let finished = q.job("slow").expect("read").expect("kept");
+    assert_eq!(
+        (finished.status, finished.locked_until),
+        (JobStatus::Done, None)
+    );
+    let missing = q
+        .renew_lease("ghost", "w-a", t(0), lease())
+        .expect_err("unknown");
+    assert_eq!(missing.kind(), ErrorKind::NotFound);
+}
+
 /// A retryable failure waits for its `run_after`; a final one stays failed with its error until
 /// retried by hand, which starts its attempts again; only a failed job can be retried.
 pub fn retries_wait_for_their_time_and_failures_keep_their_error(h: &dyn Harness) {

@@ -62,112 +62,7 @@ pub fn export_is_lossless_through_import(h: &dyn Harness) {
     let src = h.fresh();
     let s = Scope::from_parts(Some("lossless"), Some("bot"), None).expect("scope");
     let other = scope("lossless-other");
-
-    // A conversation turn with a context window and an entity, in a session's window.
-    let (mut b, first_page) = page_batch(&s, Some("s1"), "Ines moved to Porto in May");
-    b.memories[0].index_text =
-        Some("Ines moved to Porto in May\nInes moved to Porto in May\nshe loves the river".into());
-    b.memories[0].entities = vec![EntityMention::new("Porto", "place")];
-    b.memories[0].metadata = json!({"zip": "0012", "n": 12, "flag": true})
-        .as_object()
-        .cloned()
-        .expect("object");
-    b.idempotency = Some(Idempotency {
-        key: "turn-1".into(),
-        request_hash: "h1".into(),
-    });
-    let turn = src.write(vec![b]).expect("write")[0].results[0].id;
-    // A second fact that supersedes a third: UPDATE history with a reason and a link.
-    let old = put(src.as_ref(), &s, "Ines lives in Lisbon", json!({}));
-    let mut upd = batch(&s, "Ines lives in Porto", json!({}));
-    upd.changes = vec![Supersession {
-        old,
-        by: Some(upd.memories[0].id),
-        state: MemoryState::Superseded,
-        valid_until: chrono::Utc::now(),
-        reason: Some("she moved".into()),
-    }];
-    let new = src.write(vec![upd]).expect("update")[0].results[0].id;
-    // A caller's link, a soft-deleted memory, a read counter, a note.
-    src.add_links(
-        &s,
-        &[Link {
-            from: turn,
-            to: new,
-            kind: LinkKind::Related,
-            strength: 0.7,
-            author: Author::Caller,
-            created_at: chrono::Utc::now(),
-            reason: Some("same move".into()),
-        }],
-    )
-    .expect("link");
-    let gone = put(src.as_ref(), &s, "a passing remark", json!({}));
-    src.delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
-        .expect("delete");
-    src.touch(&s, &[turn, turn], chrono::Utc::now())
-        .expect("touch");
-    crate::contract_notes::put_note(
-        src.as_ref(),
-        &other,
-        "Pack the tent",
-        NoteFields {
-            keywords: vec!["tent".into()],
-            tags: vec!["trip".into()],
-            context: "camping plans".into(),
-        },
-    );
-    // The hierarchy: one page moved into a segment, another segment evicted, a visit.
-    let second_page = {
-        let (b, id) = page_batch(&s, Some("s1"), "the river walk was lovely");
-        src.write(vec![b]).expect("page");
-        id
-    };
-    let kept = new_segment(&s, "moving to Porto");
-    let cold = new_segment(&s, "an old topic");
-    src.write(vec![tier_batch(
-        &s,
-        TierWrite {
-            segments: vec![
-                SegmentWrite {
-                    segment: kept.clone(),
-                    expected_version: None,
-                },
-                SegmentWrite {
-                    segment: cold.clone(),
-                    expected_version: None,
-                },
-            ],
-            moves: vec![
-                PageMove {
-                    page: first_page,
-                    segment: kept.id,
-                    continues: None,
-                },
-                PageMove {
-                    page: second_page,
-                    segment: cold.id,
-                    continues: Some(first_page),
-                },
-            ],
-            ..TierWrite::default()
-        },
-    )])
-    .expect("move");
-    src.write(vec![tier_batch(
-        &s,
-        TierWrite {
-            evictions: vec![Eviction {
-                segment: cold.id,
-                expected_version: 1,
-                reason: "coldest".into(),
-            }],
-            ..TierWrite::default()
-        },
-    )])
-    .expect("evict");
-    src.record_visits(&s, &[(kept.id, 3)], chrono::Utc::now())
-        .expect("visits");
+    let (turn, old) = fill_every_kind(src.as_ref(), &s, &other);
 
     let lines = export_lines(src.as_ref());
     for kind in [
@@ -203,10 +98,135 @@ pub fn export_is_lossless_through_import(h: &dyn Harness) {
     );
     assert_eq!(export_lines(dst.as_ref()), lines);
     assert!(dst.integrity().expect("integrity").is_consistent());
-    // What the imported store answers from those records.
+    imported_store_answers(dst.as_ref(), &s, turn, old);
+}
+
+/// Writes a record of every kind an export has into `src`: a turn with a context window, an
+/// entity and an idempotency result, a supersession with its reason, a link, a soft-deleted
+/// memory, a read counter, a note (in `other`) and a hierarchy. Returns the turn's id and the
+/// superseded memory's.
+fn fill_every_kind(src: &dyn Store, s: &Scope, other: &Scope) -> (MemoryId, MemoryId) {
+    // A conversation turn with a context window and an entity, in a session's window.
+    let (mut b, first_page) = page_batch(s, Some("s1"), "Ines moved to Porto in May");
+    b.memories[0].index_text =
+        Some("Ines moved to Porto in May\nInes moved to Porto in May\nshe loves the river".into());
+    b.memories[0].entities = vec![EntityMention::new("Porto", "place")];
+    b.memories[0].metadata = json!({"zip": "0012", "n": 12, "flag": true})
+        .as_object()
+        .cloned()
+        .expect("object");
+    b.idempotency = Some(Idempotency {
+        key: "turn-1".into(),
+        request_hash: "h1".into(),
+    });
+    let turn = src.write(vec![b]).expect("write")[0].results[0].id;
+    // A second fact that supersedes a third: UPDATE history with a reason and a link.
+    let old = put(src, s, "Ines lives in Lisbon", json!({}));
+    let mut upd = batch(s, "Ines lives in Porto", json!({}));
+    upd.changes = vec![Supersession {
+        old,
+        by: Some(upd.memories[0].id),
+        state: MemoryState::Superseded,
+        valid_until: chrono::Utc::now(),
+        reason: Some("she moved".into()),
+    }];
+    let new = src.write(vec![upd]).expect("update")[0].results[0].id;
+    // A caller's link, a soft-deleted memory, a read counter, a note.
+    src.add_links(
+        s,
+        &[Link {
+            from: turn,
+            to: new,
+            kind: LinkKind::Related,
+            strength: 0.7,
+            author: Author::Caller,
+            created_at: chrono::Utc::now(),
+            reason: Some("same move".into()),
+        }],
+    )
+    .expect("link");
+    let gone = put(src, s, "a passing remark", json!({}));
+    src.delete(s, gone, DeleteMode::Soft, &WriteContext::default())
+        .expect("delete");
+    src.touch(s, &[turn, turn], chrono::Utc::now())
+        .expect("touch");
+    crate::contract_notes::put_note(
+        src,
+        other,
+        "Pack the tent",
+        NoteFields {
+            keywords: vec!["tent".into()],
+            tags: vec!["trip".into()],
+            context: "camping plans".into(),
+        },
+    );
+    fill_hierarchy(src, s, first_page);
+    (turn, old)
+}
+
+/// The hierarchy: `first_page` and another moved into two segments, one of them evicted, and a
+/// visit to the other.
+fn fill_hierarchy(src: &dyn Store, s: &Scope, first_page: PageId) {
+    // The hierarchy: one page moved into a segment, another segment evicted, a visit.
+    let second_page = {
+        let (b, id) = page_batch(s, Some("s1"), "the river walk was lovely");
+        src.write(vec![b]).expect("page");
+        id
+    };
+    let kept = new_segment(s, "moving to Porto");
+    let cold = new_segment(s, "an old topic");
+    src.write(vec![tier_batch(
+        s,
+        TierWrite {
+            segments: vec![
+                SegmentWrite {
+                    segment: kept.clone(),
+                    expected_version: None,
+                },
+                SegmentWrite {
+                    segment: cold.clone(),
+                    expected_version: None,
+                },
+            ],
+            moves: vec![
+                PageMove {
+                    page: first_page,
+                    segment: kept.id,
+                    continues: None,
+                },
+                PageMove {
+                    page: second_page,
+                    segment: cold.id,
+                    continues: Some(first_page),
+                },
+            ],
+            ..TierWrite::default()
+        },
+    )])
+    .expect("move");
+    src.write(vec![tier_batch(
+        s,
+        TierWrite {
+            evictions: vec![Eviction {
+                segment: cold.id,
+                expected_version: 1,
+                reason: "coldest".into(),
+            }],
+            ..TierWrite::default()
+        },
+    )])
+    .expect("evict");
+    src.record_visits(s, &[(kept.id, 3)], chrono::Utc::now())
+        .expect("visits");
+}
+
+/// What a store imported from `export_is_lossless_through_import`'s records answers: the
+/// stored idempotency result, the supersession's reason, the entity, the index text, the
+/// segment's visits and vector.
+fn imported_store_answers(dst: &dyn Store, s: &Scope, turn: MemoryId, old: MemoryId) {
     let replay = dst
         .replay(
-            &s,
+            s,
             &Idempotency {
                 key: "turn-1".into(),
                 request_hash: "h1".into(),
@@ -216,15 +236,15 @@ pub fn export_is_lossless_through_import(h: &dyn Harness) {
         .expect("the stored result replays");
     assert_eq!(replay.results[0].id, turn);
     let hist = dst
-        .history(&s, old, &ReadOptions::default())
+        .history(s, old, &ReadOptions::default())
         .expect("history");
     assert!(hist
         .iter()
         .any(|e| e.reason.as_deref() == Some("she moved")));
-    let ents = dst.entities_of(&s, turn).expect("entities");
+    let ents = dst.entities_of(s, turn).expect("entities");
     assert_eq!(ents.len(), 1);
     let q = CandidateQuery {
-        scope: &s,
+        scope: s,
         kinds: None,
         filter: None,
         read: ReadOptions::default(),
@@ -234,7 +254,7 @@ pub fn export_is_lossless_through_import(h: &dyn Harness) {
         .lexical_candidates(&q, &["river".to_string()])
         .expect("lexical");
     assert!(!lexical.is_empty(), "the imported index text is searchable");
-    let segs = dst.segments(&s, true, false).expect("segments");
+    let segs = dst.segments(s, true, false).expect("segments");
     assert_eq!(segs.len(), 1);
     assert_eq!(segs[0].visits, 3);
     assert_eq!(segs[0].vector, {

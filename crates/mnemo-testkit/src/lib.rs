@@ -74,6 +74,7 @@ macro_rules! store_contract_tests {
             a_refused_enqueue_logs_nothing, an_erased_turn_is_not_written_back,
             an_erase_empties_the_jobs_that_carry_its_text,
             claims_lease_each_job_to_one_worker_and_take_back_dead_ones,
+            a_renewed_lease_keeps_the_job_with_its_worker,
             retries_wait_for_their_time_and_failures_keep_their_error,
             concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue);
     };

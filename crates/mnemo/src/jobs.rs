@@ -11,8 +11,9 @@
 //! caller's own key when given, else `job:<id>`). That key fixes the messages' ids, so the
 //! job's add names the turns logged at enqueue and the store does not log them again (as for a
 //! keyed add retried after a failure); everything else it writes is what a blocking add writes.
-//! A worker killed after the add committed but before the job was marked done leaves a
-//! running job whose lease runs out; the next worker runs it again and the store *replays* the
+//! A worker renews its lease every third of it while the job runs, so a slow job is never
+//! taken over while its worker lives. A worker killed after the add committed but before the
+//! job was marked done leaves a running job whose lease runs out; the next worker runs it again and the store *replays* the
 //! stored outcome instead of writing twice. Hence no job is lost and none is applied twice
 //! across a crash.
 //!
@@ -52,8 +53,9 @@ pub struct JobConfig {
     /// `backoff_max`, each scaled by a random factor in [0.5, 1].
     pub backoff_base: Duration,
     pub backoff_max: Duration,
-    /// How long a claimed job is leased to its worker; a job still running after it is taken
-    /// over by another worker, so it must exceed the longest add.
+    /// How long a claimed job is leased to its worker. The worker renews the lease every third
+    /// of it while the job runs; a job whose worker stopped renewing (it died) is taken over by
+    /// another worker once the lease has run out.
     pub lease: Duration,
     /// Async adds are refused (rate limited, retry later) while this many jobs are open.
     pub max_queue_depth: Option<u64>,
@@ -311,7 +313,7 @@ impl Memory {
         let Some(job) = claimed else {
             return Ok(None);
         };
-        let outcome = match self.run_job(&job).await {
+        let outcome = match self.run_renewing(&job, worker).await {
             Ok(result) => JobOutcome::Done { result },
             Err(e) => {
                 let kind = e.kind();
@@ -342,6 +344,38 @@ impl Memory {
             q.job(&id)
         })
         .await
+    }
+
+    /// Runs `job`, renewing `worker`'s lease every third of the lease while it runs, so a job
+    /// that runs longer than one lease (a slow model) is not taken over and run again by another
+    /// worker. A renewal that fails, or finds the job taken over, is logged; the run goes on and
+    /// its finish is then refused by the store.
+    async fn run_renewing(&self, job: &JobRecord, worker: &str) -> Result<serde_json::Value> {
+        let lease = self.inner.jobs.lease;
+        let run = self.run_job(job);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                out = &mut run => return out,
+                () = tokio::time::sleep(lease / 3) => {
+                    let (this, id, name) = (self.clone(), job.id.clone(), worker.to_string());
+                    let renewed = crate::run_blocking(move || {
+                        this.job_store()?
+                            .renew_lease(&id, &name, chrono::Utc::now(), to_chrono(lease))
+                    })
+                    .await;
+                    match renewed {
+                        Ok(true) => {}
+                        Ok(false) => tracing::warn!(job = %job.id, "job taken over while it ran"),
+                        Err(e) => tracing::warn!(
+                            job = %job.id,
+                            error_kind = e.kind().as_str(),
+                            "job lease not renewed"
+                        ),
+                    }
+                }
+            }
+        }
     }
 
     async fn run_job(&self, job: &JobRecord) -> Result<serde_json::Value> {

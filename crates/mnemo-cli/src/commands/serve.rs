@@ -110,6 +110,7 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
         max_body_bytes: args.max_body_bytes,
         rate_limit_per_minute: args.rate_limit_per_minute,
         rate_limit_burst: args.rate_limit_burst,
+        rate_limit_work_ms: args.rate_limit_work_ms,
         cors_origins: args.cors_origins.clone(),
         log_content: args.log_content,
         max_in_flight: args.max_in_flight,

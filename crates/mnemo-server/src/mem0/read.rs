@@ -293,6 +293,20 @@ pub(super) async fn history(
     Ok(Json(s.service.history(&p, &id, &q.parts()).await?).into_response())
 }
 
+/// The event an async add's answer names (`event_id`), as Mem0's platform reports it: the job
+/// with Mem0's status names (`PENDING` until a worker takes it and while it waits for a retry,
+/// `RUNNING`, `SUCCEEDED`, `FAILED`), the memory events of a finished add in `results` (the
+/// shape a blocking add answers with), and the error of a failed one. An event of a scope the
+/// key may not see is answered as an unknown one.
+pub(super) async fn event(
+    State(s): State<AppState>,
+    Extension(p): Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Response> {
+    let job = s.service.job(&p, &id).await?;
+    Ok(Json(crate::service::jobs::mem0_event(&job)).into_response())
+}
+
 /// Users, agents and runs the caller may see, with their memory counts.
 pub(super) async fn entity_list(s: &AppState, p: &Principal) -> ApiResult<Vec<Value>> {
     let owners = s.service.owners(p).await?;

@@ -116,6 +116,32 @@ pub fn mem0_queued(job: &JobRecord) -> serde_json::Value {
     })
 }
 
+/// A job as Mem0's platform reports an async add's event (`GET /v1/event/{id}/`).
+pub fn mem0_event(job: &JobRecord) -> serde_json::Value {
+    let status = match job.status {
+        JobStatus::Pending => "PENDING",
+        JobStatus::Running => "RUNNING",
+        JobStatus::Done => "SUCCEEDED",
+        JobStatus::Failed => "FAILED",
+    };
+    let results = job
+        .result
+        .as_ref()
+        .and_then(|r| r.get("results"))
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!([]));
+    serde_json::json!({
+        "id": job.id,
+        "event_type": job.kind.to_uppercase(),
+        "status": status,
+        "results": results,
+        "error": (job.status == JobStatus::Failed).then_some(job.last_error.as_deref()).flatten(),
+        "attempts": job.attempts,
+        "created_at": job.created_at,
+        "updated_at": job.updated_at,
+    })
+}
+
 /// The native answer to an async add.
 pub fn queued(job: &JobRecord) -> serde_json::Value {
     serde_json::json!({
@@ -124,4 +150,54 @@ pub fn queued(job: &JobRecord) -> serde_json::Value {
         "event_id": job.id,
         "message": "queued for background processing",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(status: JobStatus, result: Option<serde_json::Value>, error: Option<&str>) -> JobRecord {
+        let at = chrono::DateTime::from_timestamp_millis(1_800_000_000_000).expect("a time");
+        JobRecord {
+            id: "j1".into(),
+            scope: mnemo_core::Scope::user("ana").expect("a scope"),
+            kind: "add".into(),
+            payload: serde_json::json!({}),
+            status,
+            attempts: 1,
+            max_attempts: 3,
+            run_after: at,
+            locked_until: None,
+            locked_by: None,
+            last_error: error.map(str::to_string),
+            error_kind: error.map(|_| "unavailable".to_string()),
+            result,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    #[test]
+    fn a_job_is_reported_with_mem0s_event_statuses() {
+        let pending = mem0_event(&job(JobStatus::Pending, None, Some("unavailable: later")));
+        // A job waiting for a retry is still pending, and its last error is not yet the event's.
+        assert_eq!(pending["status"], "PENDING");
+        assert!(pending["error"].is_null());
+        assert_eq!(pending["results"], serde_json::json!([]));
+        assert_eq!(
+            mem0_event(&job(JobStatus::Running, None, None))["status"],
+            "RUNNING"
+        );
+        let done = mem0_event(&job(
+            JobStatus::Done,
+            Some(serde_json::json!({"results": [{"id": "m1", "memory": "x", "event": "ADD"}]})),
+            None,
+        ));
+        assert_eq!(done["status"], "SUCCEEDED");
+        assert_eq!(done["results"][0]["id"], "m1");
+        let failed = mem0_event(&job(JobStatus::Failed, None, Some("invalid_input: no")));
+        assert_eq!(failed["status"], "FAILED");
+        assert_eq!(failed["error"], "invalid_input: no");
+        assert_eq!(failed["event_type"], "ADD");
+    }
 }

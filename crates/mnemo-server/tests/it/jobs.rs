@@ -92,6 +92,28 @@ fn async_adds_are_queued_run_and_read_within_their_scope() {
     assert_eq!(queued["status"], "PENDING", "{}", m.body);
     let event = queued["event_id"].as_str().expect("event id");
     assert_eq!(settle(&s, &bob, event)["status"], "done");
+    // The event Mem0's SDK polls: succeeded, with the memory events a blocking add answers.
+    let e = s.call("GET", &format!("/v1/event/{event}/"), Some(&bob), None);
+    assert_eq!(e.status, 200, "{}", e.body);
+    assert_eq!(
+        (&e.body["id"], &e.body["status"], &e.body["event_type"]),
+        (&json!(event), &json!("SUCCEEDED"), &json!("ADD")),
+        "{}",
+        e.body
+    );
+    assert_eq!(e.body["results"][0]["memory"], "Bob moved to Oslo");
+    assert_eq!(e.body["results"][0]["event"], "ADD");
+    assert!(e.body["error"].is_null(), "{}", e.body);
+    // Another user's key gets the answer an unknown event gets.
+    let foreign = s.call("GET", &format!("/v1/event/{event}/"), Some(&alice), None);
+    let missing = s.call(
+        "GET",
+        &format!("/v1/event/{}/", uuid::Uuid::new_v4()),
+        Some(&alice),
+        None,
+    );
+    assert_eq!((foreign.status, foreign.kind()), (404, "not_found"));
+    assert_eq!((missing.status, missing.kind()), (404, "not_found"));
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The native API end to end, the OpenAPI document, health, metrics, auth and limits.
 
 use crate::TestServer;
+use mnemo_server::ServerConfig;
 use serde_json::json;
+use std::time::Duration;
 
 #[test]
 fn the_whole_native_api_round_trips() {
@@ -357,6 +359,95 @@ fn a_large_body_spends_the_keys_rate_and_other_keys_keep_theirs() {
     for _ in 0..10 {
         let r = s.call("GET", "/v1/memories", Some(&small), None);
         assert_eq!(r.status, 200, "{}", r.body);
+    }
+    s.stop();
+}
+
+/// An embedder that takes `0` to embed anything: a search's work then runs at least that long.
+struct Slow(Duration);
+
+impl mnemo_core::Embedder for Slow {
+    fn model_id(&self) -> &str {
+        mnemo_testkit::HashEmbedder::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        mnemo_testkit::HashEmbedder::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+        std::thread::sleep(self.0);
+        mnemo_core::Embedder::embed(&mnemo_testkit::HashEmbedder, texts)
+    }
+}
+
+/// Searches `n` times with `key`; how many were let in before the first 429.
+fn searches_let_in(s: &TestServer, key: &str, n: usize) -> usize {
+    for i in 0..n {
+        let r = s.call(
+            "POST",
+            "/v1/memories/search",
+            Some(key),
+            Some(json!({"query": "hiking"})),
+        );
+        if r.status != 200 {
+            assert_eq!((r.status, r.kind()), (429, "rate_limited"), "{}", r.body);
+            assert!(r.header("retry-after").is_some());
+            return i;
+        }
+    }
+    n
+}
+
+/// A key pays for the time its requests' work runs, answered or abandoned: small requests that
+/// each run long spend the key's rate as a large body would, and other keys keep theirs.
+#[test]
+fn a_key_pays_for_the_time_its_work_runs_even_when_it_hangs_up() {
+    let tweak = |work_ms: u32| {
+        move |c: &mut ServerConfig| {
+            c.rate_limit_per_minute = 60;
+            c.rate_limit_burst = 20;
+            c.rate_limit_work_ms = work_ms;
+        }
+    };
+    let slow = || std::sync::Arc::new(Slow(Duration::from_millis(150)));
+    // Unpriced, a 150 ms search costs a token like any request: all eight are let in.
+    let s = TestServer::start_with(slow(), tweak(0));
+    let key = s.user_key("mallory");
+    assert_eq!(searches_let_in(&s, &key, 8), 8);
+    s.stop();
+
+    // Priced at a token per 10 ms, each costs about 15: the burst of 20 covers two of them.
+    let s = TestServer::start_with(slow(), tweak(10));
+    let (slow_key, quiet) = (s.user_key("mallory"), s.user_key("alice"));
+    let let_in = searches_let_in(&s, &slow_key, 8);
+    assert!((1..=2).contains(&let_in), "{let_in} slow searches let in");
+    // Another key's cheap requests are untouched.
+    for _ in 0..10 {
+        let r = s.call("GET", "/v1/memories", Some(&quiet), None);
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    // A client that hangs up before its search is answered still pays for the work it started:
+    // a fresh key, one search abandoned after 20 ms, and the work's charge lands when it ends.
+    let hangs_up = s.user_key("trudy");
+    let body = json!({"query": "hiking"}).to_string();
+    let mut c = std::net::TcpStream::connect(s.url.trim_start_matches("http://")).unwrap();
+    std::io::Write::write_all(
+        &mut c,
+        format!(
+            "POST /v1/memories/search HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {hangs_up}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    drop(c);
+    std::thread::sleep(Duration::from_millis(600));
+    // Of its 20 tokens the abandoned search took one and its work about 14: lists, which work
+    // little, find the rest spent after a handful (unpriced work would leave 19).
+    let mut lists = 0;
+    while s.call("GET", "/v1/memories", Some(&hangs_up), None).status == 200 {
+        lists += 1;
+        assert!(lists < 12, "the abandoned search's work was not charged");
     }
     s.stop();
 }

@@ -272,3 +272,63 @@ fn a_locked_database_is_unavailable_not_internal() {
     other.execute_batch("ROLLBACK").unwrap();
     store.write(vec![batch(&s, "a note", json!({}))]).unwrap();
 }
+
+/// A write of many memories catches the vector index up beside searches: while its graph
+/// inserts are held, a search of another scope answers (the old catch-up held the index's
+/// exclusive lock for all of them), and once they end the new memories are found.
+#[test]
+fn searches_answer_while_a_large_write_catches_the_index_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store = mnemo_store_sqlite::SqliteStore::open(&path).unwrap();
+    store
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .unwrap();
+    let store = std::sync::Arc::new(store);
+    let (quiet, bulk) = (scope("quiet"), scope("bulk"));
+    let kept = put(store.as_ref(), &quiet, "quinn grows tomatoes", json!({}));
+    let hold = mnemo_store_sqlite::testing::hold_graph_inserts(&store);
+    let writer = {
+        let (store, bulk) = (store.clone(), bulk.clone());
+        std::thread::spawn(move || {
+            let batches: Vec<WriteBatch> = (0..200)
+                .map(|i| {
+                    batch(
+                        &bulk,
+                        &format!("bulk memory number {i} about sailing"),
+                        json!({}),
+                    )
+                })
+                .collect();
+            store.write(batches).map(|outcomes| outcomes.len())
+        })
+    };
+    assert!(
+        hold.wait_held(std::time::Duration::from_secs(30)),
+        "the write's catch-up never reached its graph inserts"
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let (store, quiet) = (store.clone(), quiet.clone());
+        std::thread::spawn(move || {
+            let hits = search(store.as_ref(), &quiet, "tomatoes", ReadOptions::default());
+            let _ = tx.send(hits.first().map(|h| h.memory.id));
+        });
+    }
+    let found = rx.recv_timeout(std::time::Duration::from_secs(10));
+    hold.release();
+    assert_eq!(
+        found,
+        Ok(Some(kept)),
+        "a search waited for another write's graph inserts"
+    );
+    assert_eq!(writer.join().unwrap().unwrap(), 200);
+    let hits = search(store.as_ref(), &bulk, "sailing", ReadOptions::default());
+    assert!(
+        !hits.is_empty(),
+        "the bulk memories are searchable after the catch-up"
+    );
+    let report = store.integrity().unwrap();
+    assert!(report.is_consistent(), "{report:?}");
+    assert_eq!(report.ann_entries, 201);
+}

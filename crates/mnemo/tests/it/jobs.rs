@@ -276,6 +276,73 @@ async fn started_workers_run_enqueued_jobs() {
     }
 }
 
+/// Embeds like [`HashEmbedder`] after a pause, counting its calls.
+struct Slow {
+    pause: Duration,
+    calls: AtomicUsize,
+}
+
+impl Embedder for Slow {
+    fn model_id(&self) -> &str {
+        HashEmbedder::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        HashEmbedder::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(self.pause);
+        HashEmbedder.embed(texts)
+    }
+}
+
+/// A job that runs three times longer than its lease stays with its worker, which renews the
+/// lease while it runs: the other worker never takes it over, so it runs once, on one attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_longer_than_its_lease_is_renewed_not_run_twice() {
+    let slow = Arc::new(Slow {
+        pause: Duration::from_millis(3200),
+        calls: AtomicUsize::new(0),
+    });
+    let dir = engines::fresh_store();
+    let m = Memory::from_parts(dir.store(), slow.clone(), RankParams::default())
+        .unwrap()
+        .with_job_config(JobConfig {
+            lease: Duration::from_secs(1),
+            poll: Duration::from_millis(50),
+            ..quick()
+        });
+    let job = m
+        .enqueue_add(AddRequest::text(ana(), "a slow fact"))
+        .await
+        .unwrap();
+    let before = slow.calls.load(Ordering::SeqCst);
+    let workers = m.start_workers(2);
+    let done = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let j = m.job(&job.id).await.unwrap().unwrap();
+            if matches!(j.status, JobStatus::Done | JobStatus::Failed) {
+                return j;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the job ends");
+    drop(workers);
+    assert_eq!(
+        (done.status, done.attempts),
+        (JobStatus::Done, 1),
+        "{done:?}"
+    );
+    assert_eq!(
+        slow.calls.load(Ordering::SeqCst) - before,
+        1,
+        "the add was embedded once"
+    );
+    assert_eq!(count(&m).await, 1);
+}
+
 const TURNS: [&str; 3] = [
     "I keep bees on the roof",
     "How many hives?",
@@ -475,9 +542,10 @@ async fn a_queued_add_whose_turns_were_erased_fails_and_brings_nothing_back() {
         m.run_next_job("w").await.unwrap().is_none(),
         "nothing to run"
     );
-    m.retry_job(&raw.id).await.unwrap();
-    let again = m.run_next_job("w").await.unwrap().expect("retried");
-    assert_eq!(again.status, JobStatus::Failed);
+    // An emptied job has nothing left to run: retrying it by hand is refused.
+    let refused = m.retry_job(&raw.id).await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Conflict, "{refused}");
+    assert!(m.run_next_job("w").await.unwrap().is_none());
     assert_eq!(
         calls.load(Ordering::SeqCst),
         0,
