@@ -536,8 +536,11 @@ pub(crate) struct InfoRow {
 pub(crate) struct Delta {
     /// The newest generation read.
     generation: i64,
-    changes: Vec<(u64, Option<(Vec<f32>, InfoRow)>)>,
+    changes: Vec<(u64, Option<Indexed>)>,
 }
+
+/// A key's vector and what the pre-filter needs of it.
+type Indexed = (Vec<f32>, InfoRow);
 
 impl Delta {
     pub fn read(conn: &Connection, after: i64) -> Result<Self> {
