@@ -28,8 +28,8 @@ pub struct ServerConfig {
     /// Requests per minute per API key (0: unlimited) and the burst allowed at once.
     pub rate_limit_per_minute: u32,
     pub rate_limit_burst: u32,
-    /// Milliseconds of a request's work that cost one more token, past its first such share
-    /// (0: work is not priced; see [`crate::ratelimit`]).
+    /// Milliseconds of a request's work that cost one more token, past its first
+    /// `FREE_WORK_SHARES` such shares (0: work is not priced; see [`crate::ratelimit`]).
     pub rate_limit_work_ms: u32,
     /// Origins CORS allows; empty (the default) sends no CORS headers.
     pub cors_origins: Vec<String>,

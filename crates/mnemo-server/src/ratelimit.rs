@@ -8,8 +8,8 @@
 //!
 //! The body is only what a request asks for; what it takes is the time its work runs. When the
 //! work ends (or stops after its client hung up), the key is charged one more token for each
-//! `work_ms` milliseconds it ran beyond the first `work_ms` ([`RateLimiter::charge_work`]), also as
-//! debt. A key sending cheap-looking requests that run long — a context pack over a large scope,
+//! `work_ms` milliseconds it ran beyond the first [`FREE_WORK_SHARES`] × `work_ms`
+//! ([`RateLimiter::charge_work`]), also as debt. A key sending cheap-looking requests that run long — a context pack over a large scope,
 //! abandoned after 0.3 s, costs its server the same CPU as one answered — pays for that time, so
 //! a key's share of the server's time is bounded by `rate × work_ms`, not by its request count.
 
@@ -34,7 +34,7 @@ impl RateLimiter {
     }
 
     /// A limiter that also charges a token for each `work_ms` of a request's work beyond its first
-    /// `work_ms` (0: work is not priced).
+    /// [`FREE_WORK_SHARES`] × `work_ms` (0: work is not priced).
     pub fn with_work_price(per_minute: u32, burst: u32, work_ms: u32) -> Self {
         Self {
             rate: f64::from(per_minute) / 60.0,
@@ -95,13 +95,18 @@ impl RateLimiter {
 /// (256 model tokens), so a request's price follows the embedding and indexing work it asks for.
 pub const BODY_BYTES_PER_TOKEN: u64 = 1024;
 
+/// Work a request does within its own price, in units of `work_ms`: a typical add or search
+/// (well under 50 ms at the default) costs one token, as before work was priced.
+pub const FREE_WORK_SHARES: u32 = 5;
+
 /// What work that ran `worked` costs beyond its request's price: one token per `per_token` after
-/// the first `per_token` (in fractions); nothing when `per_token` is zero.
+/// the first [`FREE_WORK_SHARES`] of them (in fractions); nothing when `per_token` is zero.
 pub fn work_cost(worked: Duration, per_token: Duration) -> f64 {
     if per_token.is_zero() {
         return 0.0;
     }
-    (worked.saturating_sub(per_token).as_secs_f64() / per_token.as_secs_f64()).max(0.0)
+    let free = per_token * FREE_WORK_SHARES;
+    worked.saturating_sub(free).as_secs_f64() / per_token.as_secs_f64()
 }
 
 /// What a request with a body of `body_bytes` costs: one token, plus one per
@@ -162,18 +167,18 @@ mod tests {
     fn work_is_priced_past_its_first_share_and_charged_as_debt() {
         let ms = Duration::from_millis;
         assert_eq!(work_cost(ms(5), ms(10)), 0.0);
-        assert_eq!(work_cost(ms(10), ms(10)), 0.0);
-        assert!((work_cost(ms(310), ms(10)) - 30.0).abs() < 1e-9);
+        assert_eq!(work_cost(ms(50), ms(10)), 0.0);
+        assert!((work_cost(ms(310), ms(10)) - 26.0).abs() < 1e-9);
         assert_eq!(work_cost(ms(10_000), Duration::ZERO), 0.0);
         // One a second, burst 10, a token per 10 ms of work.
         let rl = RateLimiter::with_work_price(60, 10, 10);
         assert!(rl.prices_work());
         assert!(!RateLimiter::new(60, 10).prices_work());
         assert!(!RateLimiter::with_work_price(0, 10, 10).prices_work());
-        // A request that costs one token but works 60 ms leaves the key 5 tokens lighter.
+        // A request that costs one token but works 100 ms leaves the key 5 tokens lighter.
         let t = Instant::now();
         assert!(rl.check_at("slow", 1.0, t).is_ok());
-        rl.take("slow", work_cost(ms(60), ms(10)), t);
+        rl.take("slow", work_cost(ms(100), ms(10)), t);
         for _ in 0..4 {
             assert!(rl.check_at("slow", 1.0, t).is_ok());
         }

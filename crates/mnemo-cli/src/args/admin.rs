@@ -21,8 +21,8 @@ pub struct ServeArgs {
     /// Requests a key may send at once before the rate applies.
     #[arg(long, env = "MNEMO_RATE_LIMIT_BURST", default_value_t = 100)]
     pub rate_limit_burst: u32,
-    /// Milliseconds of a request's work that cost a key one more token, past the first such
-    /// share (0: only requests and body size are priced).
+    /// Milliseconds of a request's work that cost a key one more token, past the first five
+    /// such shares (0: only requests and body size are priced).
     #[arg(long, env = "MNEMO_RATE_LIMIT_WORK_MS", default_value_t = 10)]
     pub rate_limit_work_ms: u32,
     /// Browser origins allowed by CORS, comma-separated (default: none, CORS off).

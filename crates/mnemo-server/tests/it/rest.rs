@@ -415,7 +415,8 @@ fn a_key_pays_for_the_time_its_work_runs_even_when_it_hangs_up() {
     assert_eq!(searches_let_in(&s, &key, 8), 8);
     s.stop();
 
-    // Priced at a token per 10 ms, each costs about 15: the burst of 20 covers two of them.
+    // Priced at a token per 10 ms past the first 50, each costs about 11: the burst of 20 covers
+    // two of them.
     let s = TestServer::start_with(slow(), tweak(10));
     let (slow_key, quiet) = (s.user_key("mallory"), s.user_key("alice"));
     let let_in = searches_let_in(&s, &slow_key, 8);
@@ -442,7 +443,7 @@ fn a_key_pays_for_the_time_its_work_runs_even_when_it_hangs_up() {
     std::thread::sleep(Duration::from_millis(20));
     drop(c);
     std::thread::sleep(Duration::from_millis(600));
-    // Of its 20 tokens the abandoned search took one and its work about 14: lists, which work
+    // Of its 20 tokens the abandoned search took one and its work about 10: lists, which work
     // little, find the rest spent after a handful (unpriced work would leave 19).
     let mut lists = 0;
     while s.call("GET", "/v1/memories", Some(&hangs_up), None).status == 200 {
