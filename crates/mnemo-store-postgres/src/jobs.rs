@@ -61,6 +61,17 @@ fn one(rows: Vec<postgres::Row>) -> Result<Option<JobRecord>> {
     rows.first().map(job_from_row).transpose()
 }
 
+/// `not_found` unless job `id` exists.
+fn require_job(tx: &mut postgres::Transaction<'_>, id: &str) -> Result<()> {
+    match tx
+        .query_opt("SELECT 1 FROM jobs WHERE id = $1", &[&id])
+        .map_err(pg_err)?
+    {
+        Some(_) => Ok(()),
+        None => Err(Error::not_found("job", id)),
+    }
+}
+
 impl JobStore for PgStore {
     fn enqueue(&self, job: &NewJob) -> Result<JobRecord> {
         job.validate()?;
@@ -141,12 +152,7 @@ impl JobStore for PgStore {
         let now_ms = now.timestamp_millis();
         let held = "WHERE id = $1 AND status = 'running' AND locked_by = $2";
         let n = self.tx(|tx| {
-            let exists = tx
-                .query_opt("SELECT 1 FROM jobs WHERE id = $1", &[&id])
-                .map_err(pg_err)?;
-            if exists.is_none() {
-                return Err(Error::not_found("job", id));
-            }
+            require_job(tx, id)?;
             let changed = match outcome {
                 JobOutcome::Done { result } => tx.execute(
                     &format!(
@@ -196,12 +202,7 @@ impl JobStore for PgStore {
     ) -> Result<bool> {
         let until = (now + lease).timestamp_millis();
         let n = self.tx(|tx| {
-            let exists = tx
-                .query_opt("SELECT 1 FROM jobs WHERE id = $1", &[&id])
-                .map_err(pg_err)?;
-            if exists.is_none() {
-                return Err(Error::not_found("job", id));
-            }
+            require_job(tx, id)?;
             tx.execute(
                 "UPDATE jobs SET locked_until = $3 \
                  WHERE id = $1 AND status = 'running' AND locked_by = $2",

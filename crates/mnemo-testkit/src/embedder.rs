@@ -50,3 +50,39 @@ impl Embedder for HashEmbedder {
         Ok(texts.iter().map(|t| Self::vector(t)).collect())
     }
 }
+
+/// [`HashEmbedder`] after a pause on every call, counting its calls: work that runs longer than
+/// the test's limits (leases, rate-limit prices) without a real model.
+#[derive(Debug, Default)]
+pub struct SlowEmbedder {
+    pub pause: std::time::Duration,
+    pub calls: std::sync::atomic::AtomicUsize,
+}
+
+impl SlowEmbedder {
+    pub fn new(pause: std::time::Duration) -> Self {
+        Self {
+            pause,
+            calls: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Calls so far.
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Embedder for SlowEmbedder {
+    fn model_id(&self) -> &str {
+        HashEmbedder::MODEL_ID
+    }
+    fn dimension(&self) -> usize {
+        HashEmbedder::DIM
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(self.pause);
+        HashEmbedder.embed(texts)
+    }
+}

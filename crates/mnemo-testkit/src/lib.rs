@@ -27,7 +27,7 @@ mod fixtures;
 pub mod stub_http;
 
 pub use chat::ScriptedChat;
-pub use embedder::HashEmbedder;
+pub use embedder::{HashEmbedder, SlowEmbedder};
 pub use fixtures::*;
 
 use mnemo_core::Store;

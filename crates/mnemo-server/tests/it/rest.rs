@@ -363,22 +363,6 @@ fn a_large_body_spends_the_keys_rate_and_other_keys_keep_theirs() {
     s.stop();
 }
 
-/// An embedder that takes `0` to embed anything: a search's work then runs at least that long.
-struct Slow(Duration);
-
-impl mnemo_core::Embedder for Slow {
-    fn model_id(&self) -> &str {
-        mnemo_testkit::HashEmbedder::MODEL_ID
-    }
-    fn dimension(&self) -> usize {
-        mnemo_testkit::HashEmbedder::DIM
-    }
-    fn embed(&self, texts: &[&str]) -> mnemo_core::Result<Vec<Vec<f32>>> {
-        std::thread::sleep(self.0);
-        mnemo_core::Embedder::embed(&mnemo_testkit::HashEmbedder, texts)
-    }
-}
-
 /// Searches `n` times with `key`; how many were let in before the first 429.
 fn searches_let_in(s: &TestServer, key: &str, n: usize) -> usize {
     for i in 0..n {
@@ -408,7 +392,7 @@ fn a_key_pays_for_the_time_its_work_runs_even_when_it_hangs_up() {
             c.rate_limit_work_ms = work_ms;
         }
     };
-    let slow = || std::sync::Arc::new(Slow(Duration::from_millis(150)));
+    let slow = || std::sync::Arc::new(mnemo_testkit::SlowEmbedder::new(Duration::from_millis(150)));
     // Unpriced, a 150 ms search costs a token like any request: all eight are let in.
     let s = TestServer::start_with(slow(), tweak(0));
     let key = s.user_key("mallory");

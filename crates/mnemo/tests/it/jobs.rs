@@ -276,34 +276,13 @@ async fn started_workers_run_enqueued_jobs() {
     }
 }
 
-/// Embeds like [`HashEmbedder`] after a pause, counting its calls.
-struct Slow {
-    pause: Duration,
-    calls: AtomicUsize,
-}
-
-impl Embedder for Slow {
-    fn model_id(&self) -> &str {
-        HashEmbedder::MODEL_ID
-    }
-    fn dimension(&self) -> usize {
-        HashEmbedder::DIM
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(self.pause);
-        HashEmbedder.embed(texts)
-    }
-}
-
 /// A job that runs three times longer than its lease stays with its worker, which renews the
 /// lease while it runs: the other worker never takes it over, so it runs once, on one attempt.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_longer_than_its_lease_is_renewed_not_run_twice() {
-    let slow = Arc::new(Slow {
-        pause: Duration::from_millis(3200),
-        calls: AtomicUsize::new(0),
-    });
+    let slow = Arc::new(mnemo_testkit::SlowEmbedder::new(Duration::from_millis(
+        3200,
+    )));
     let dir = engines::fresh_store();
     let m = Memory::from_parts(dir.store(), slow.clone(), RankParams::default())
         .unwrap()
@@ -316,7 +295,7 @@ async fn a_job_longer_than_its_lease_is_renewed_not_run_twice() {
         .enqueue_add(AddRequest::text(ana(), "a slow fact"))
         .await
         .unwrap();
-    let before = slow.calls.load(Ordering::SeqCst);
+    let before = slow.calls();
     let workers = m.start_workers(2);
     let done = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
@@ -335,11 +314,7 @@ async fn a_job_longer_than_its_lease_is_renewed_not_run_twice() {
         (JobStatus::Done, 1),
         "{done:?}"
     );
-    assert_eq!(
-        slow.calls.load(Ordering::SeqCst) - before,
-        1,
-        "the add was embedded once"
-    );
+    assert_eq!(slow.calls() - before, 1, "the add was embedded once");
     assert_eq!(count(&m).await, 1);
 }
 
