@@ -161,7 +161,6 @@ impl QueueStats {
 impl NewJob {
     /// What every backend checks before storing a job.
     pub fn validate(&self) -> Result<()> {
-        self.scope.validate()?;
         if self.id.trim().is_empty() || self.id.len() > 128 {
             return Err(Error::invalid("id", "a job id must be 1 to 128 characters"));
         }
@@ -258,6 +257,24 @@ pub fn check_retryable(id: &str, status: JobStatus, last_error: Option<&str>) ->
         });
     }
     Ok(())
+}
+
+/// A job's stored JSON column (`payload` or `result`) decoded; text that does not parse is a
+/// storage error naming the column.
+pub fn stored_json(column: &str, raw: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(raw).map_err(|e| Error::storage(format!("jobs.{column}: {e}")))
+}
+
+/// Whether a stored job (its `payload` and its `result`, when it has one) carries any of `texts`:
+/// the rule every store applies when an erase empties the scope's jobs ([`mentions_any`]).
+pub fn carries_any(payload: &str, result: Option<&str>, texts: &[String]) -> Result<bool> {
+    if mentions_any(&stored_json("payload", payload)?, texts) {
+        return Ok(true);
+    }
+    match result {
+        Some(r) => Ok(mentions_any(&stored_json("result", r)?, texts)),
+        None => Ok(false),
+    }
 }
 
 /// Whether any string inside `value` contains one of `texts` (blank ones count for nothing):

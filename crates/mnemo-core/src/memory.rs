@@ -318,9 +318,9 @@ impl Message {
     ) -> Self {
         Message {
             id: MessageId::new(),
-            user_id: scope.user_id.as_ref().map(|v| v.to_string()),
-            agent_id: scope.agent_id.as_ref().map(|v| v.to_string()),
-            run_id: scope.run_id.as_ref().map(|v| v.to_string()),
+            user_id: scope.user_id().map(|v| v.to_string()),
+            agent_id: scope.agent_id().map(|v| v.to_string()),
+            run_id: scope.run_id().map(|v| v.to_string()),
             session_id: None,
             role,
             name,
@@ -333,9 +333,9 @@ impl Message {
 /// The parts of a valid scope as the optional strings records store.
 fn scope_columns(scope: Scope) -> [Option<String>; 3] {
     [
-        scope.user_id.map(|v| v.to_string()),
-        scope.agent_id.map(|v| v.to_string()),
-        scope.run_id.map(|v| v.to_string()),
+        scope.user_id().map(|v| v.to_string()),
+        scope.agent_id().map(|v| v.to_string()),
+        scope.run_id().map(|v| v.to_string()),
     ]
 }
 

@@ -74,15 +74,14 @@ scope_part!(RunId, "run_id");
 /// agents and runs); parts the scope leaves unset are not constrained.
 ///
 /// Deserialising checks each part and refuses a scope with none, like [`Scope::from_parts`].
-/// Outside this crate a scope is built only through those checks (the constructors below or
-/// deserialising: `#[non_exhaustive]` forbids a struct literal there); its parts stay readable.
+/// A scope is built only through those checks (the constructors below or deserialising) and its
+/// parts are private, so a `Scope` value is valid wherever it is seen: no store checks it again.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(remote = "Self")]
-#[non_exhaustive]
 pub struct Scope {
-    pub user_id: Option<UserId>,
-    pub agent_id: Option<AgentId>,
-    pub run_id: Option<RunId>,
+    user_id: Option<UserId>,
+    agent_id: Option<AgentId>,
+    run_id: Option<RunId>,
 }
 
 // The derived (remote = "Self") forms do the field work; deserialising adds the emptiness check.
@@ -140,8 +139,28 @@ impl Scope {
         }
     }
 
+    /// The `user_id` part, when the scope sets one.
+    pub fn user_id(&self) -> Option<&UserId> {
+        self.user_id.as_ref()
+    }
+
+    /// The `agent_id` part, when the scope sets one.
+    pub fn agent_id(&self) -> Option<&AgentId> {
+        self.agent_id.as_ref()
+    }
+
+    /// The `run_id` part, when the scope sets one.
+    pub fn run_id(&self) -> Option<&RunId> {
+        self.run_id.as_ref()
+    }
+
+    /// The three parts, owned.
+    pub fn into_parts(self) -> (Option<UserId>, Option<AgentId>, Option<RunId>) {
+        (self.user_id, self.agent_id, self.run_id)
+    }
+
     /// A scope must name at least one of `user_id`, `agent_id`, `run_id`.
-    pub fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         if self.user_id.is_none() && self.agent_id.is_none() && self.run_id.is_none() {
             return Err(Error::invalid(
                 "scope",

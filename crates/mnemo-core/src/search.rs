@@ -85,7 +85,6 @@ impl SearchRequest {
     }
 
     pub fn validate(&self) -> Result<()> {
-        self.scope.validate()?;
         if !crate::text::has_visible_content(&self.query) {
             return Err(Error::invalid("query", "must not be empty"));
         }

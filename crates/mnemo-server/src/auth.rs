@@ -112,9 +112,9 @@ impl Principal {
             bound.as_deref().is_none_or(|b| owned == Some(b))
         };
         self.admin
-            || (ok(&self.user_id, owner.user_id.as_ref().map(|v| v.as_str()))
-                && ok(&self.agent_id, owner.agent_id.as_ref().map(|v| v.as_str()))
-                && ok(&self.run_id, owner.run_id.as_ref().map(|v| v.as_str())))
+            || (ok(&self.user_id, owner.user_id().map(|v| v.as_str()))
+                && ok(&self.agent_id, owner.agent_id().map(|v| v.as_str()))
+                && ok(&self.run_id, owner.run_id().map(|v| v.as_str())))
     }
 
     /// Store-wide operations (reset, export, import) need an admin key.
@@ -319,10 +319,10 @@ mod tests {
             run_id: None,
         };
         let s = p.resolve(&ScopeParts::default()).unwrap().unwrap();
-        assert_eq!(s.user_id.unwrap().as_str(), "alice");
+        assert_eq!(s.user_id().unwrap().as_str(), "alice");
         let s = p.resolve(&parts(None, Some("bot"))).unwrap().unwrap();
-        assert_eq!(s.agent_id.unwrap().as_str(), "bot");
-        assert_eq!(s.user_id.unwrap().as_str(), "alice");
+        assert_eq!(s.agent_id().unwrap().as_str(), "bot");
+        assert_eq!(s.user_id().unwrap().as_str(), "alice");
         let e = p.resolve(&parts(Some("bob"), None)).unwrap_err();
         assert_eq!(e.kind, ApiKind::Forbidden);
         assert!(p.require_admin("reset").is_err());

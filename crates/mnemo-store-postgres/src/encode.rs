@@ -14,9 +14,9 @@ use postgres::Transaction;
 /// The exact scope's columns: `user_id`, `agent_id`, `run_id`.
 pub(crate) fn scope_parts(s: &Scope) -> [Option<&str>; 3] {
     [
-        s.user_id.as_ref().map(|v| v.as_str()),
-        s.agent_id.as_ref().map(|v| v.as_str()),
-        s.run_id.as_ref().map(|v| v.as_str()),
+        s.user_id().map(|v| v.as_str()),
+        s.agent_id().map(|v| v.as_str()),
+        s.run_id().map(|v| v.as_str()),
     ]
 }
 

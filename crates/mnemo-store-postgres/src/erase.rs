@@ -347,7 +347,6 @@ impl Erasure for PgStore {
         sources: bool,
         ctx: &WriteContext,
     ) -> Result<EraseReport> {
-        scope.validate()?;
         self.tx(|tx| erase_in(tx, scope, id, sources, ctx))
     }
 
@@ -357,7 +356,6 @@ impl Erasure for PgStore {
         target: EraseTarget<'_>,
         ctx: &WriteContext,
     ) -> Result<EraseLogReport> {
-        scope.validate()?;
         target.validate()?;
         self.tx(|tx| erase_log_in(tx, scope, target, ctx))
     }

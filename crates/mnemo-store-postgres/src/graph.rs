@@ -16,7 +16,6 @@ use std::collections::HashMap;
 
 impl Graph for PgStore {
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
-        scope.validate()?;
         self.with(|c| {
             let key = owned_key(c, scope, id)?.ok_or_else(|| Error::not_found("memory", id))?;
             let rows = c
@@ -34,7 +33,7 @@ impl Graph for PgStore {
     }
 
     fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        validate_links(scope, links)?;
+        validate_links(links)?;
         self.write_tx(|tx| {
             for l in links {
                 let owner = check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
@@ -52,7 +51,6 @@ impl Graph for PgStore {
         to: MemoryId,
         kind: LinkKind,
     ) -> Result<bool> {
-        scope.validate()?;
         self.write_tx(|tx| {
             let owner = crate::read::owned_key(tx, scope, from)?
                 .ok_or_else(|| Error::not_found("memory", from))?;
@@ -109,7 +107,6 @@ impl Graph for PgStore {
     }
 
     fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
-        scope.validate()?;
         self.with(|c| {
             let key = owned_key(c, scope, id)?.ok_or_else(|| Error::not_found("memory", id))?;
             let rows = c

@@ -24,9 +24,7 @@ fn from_ms(ms: i64) -> Timestamp {
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
-fn json(field: &str, raw: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(raw).map_err(|e| Error::storage(format!("jobs.{field}: {e}")))
-}
+use mnemo_core::jobs::stored_json as json;
 
 fn job_from_row(r: &postgres::Row) -> Result<JobRecord> {
     let u: Option<String> = r.try_get(1).map_err(pg_err)?;
@@ -94,9 +92,9 @@ impl JobStore for PgStore {
                     ),
                     &[
                         &job.id,
-                        &job.scope.user_id.as_ref().map(|v| v.as_str()),
-                        &job.scope.agent_id.as_ref().map(|v| v.as_str()),
-                        &job.scope.run_id.as_ref().map(|v| v.as_str()),
+                        &job.scope.user_id().map(|v| v.as_str()),
+                        &job.scope.agent_id().map(|v| v.as_str()),
+                        &job.scope.run_id().map(|v| v.as_str()),
                         &job.kind,
                         &payload,
                         &max,
@@ -223,9 +221,9 @@ impl JobStore for PgStore {
 
     fn list_jobs(&self, query: &JobQuery) -> Result<Vec<JobRecord>> {
         let scope = query.scope.as_ref();
-        let u = scope.and_then(|s| s.user_id.as_ref().map(|v| v.as_str()));
-        let a = scope.and_then(|s| s.agent_id.as_ref().map(|v| v.as_str()));
-        let r = scope.and_then(|s| s.run_id.as_ref().map(|v| v.as_str()));
+        let u = scope.and_then(|s| s.user_id().map(|v| v.as_str()));
+        let a = scope.and_then(|s| s.agent_id().map(|v| v.as_str()));
+        let r = scope.and_then(|s| s.run_id().map(|v| v.as_str()));
         let status = query.status.map(JobStatus::as_str);
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         let rows = self.with(|c| {
@@ -319,18 +317,9 @@ pub(crate) fn scrub_erased(
         return Ok(0);
     }
     let parts = [
-        (
-            "user_id",
-            scope.user_id.as_ref().map(|v| v.as_str().to_string()),
-        ),
-        (
-            "agent_id",
-            scope.agent_id.as_ref().map(|v| v.as_str().to_string()),
-        ),
-        (
-            "run_id",
-            scope.run_id.as_ref().map(|v| v.as_str().to_string()),
-        ),
+        ("user_id", scope.user_id().map(|v| v.as_str().to_string())),
+        ("agent_id", scope.agent_id().map(|v| v.as_str().to_string())),
+        ("run_id", scope.run_id().map(|v| v.as_str().to_string())),
     ];
     let mut sql = String::from("SELECT id, payload, result FROM jobs WHERE TRUE");
     let mut args: Vec<String> = Vec::new();
@@ -353,12 +342,7 @@ pub(crate) fn scrub_erased(
             row.try_get(1).map_err(pg_err)?,
             row.try_get(2).map_err(pg_err)?,
         );
-        let carries = mnemo_core::jobs::mentions_any(&json("payload", &payload)?, texts)
-            || match result.as_deref() {
-                Some(r) => mnemo_core::jobs::mentions_any(&json("result", r)?, texts),
-                None => false,
-            };
-        if !carries {
+        if !mnemo_core::jobs::carries_any(&payload, result.as_deref(), texts)? {
             continue;
         }
         n += tx

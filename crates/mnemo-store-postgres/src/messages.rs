@@ -13,7 +13,6 @@ use mnemo_core::*;
 
 impl Messages for PgStore {
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
-        scope.validate()?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -33,7 +32,6 @@ impl Messages for PgStore {
     }
 
     fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
-        scope.validate()?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -52,7 +50,6 @@ impl Messages for PgStore {
     }
 
     fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
-        scope.validate()?;
         let mut p = Pred::default();
         predicate::scope(&mut p, "g", scope);
         if let Some(s) = session {
@@ -72,7 +69,6 @@ impl Messages for PgStore {
     }
 
     fn sessions(&self, scope: &Scope, query: &SessionQuery<'_>) -> Result<Vec<SessionInfo>> {
-        scope.validate()?;
         let mut p = Pred::default();
         predicate::scope(&mut p, "p", scope);
         let pages = p.take_sql();
@@ -117,7 +113,6 @@ impl Messages for PgStore {
         after: Option<MessageId>,
         limit: usize,
     ) -> Result<Vec<Message>> {
-        scope.validate()?;
         self.with(|c| {
             check_known(c, scope, session)?;
             let mut p = Pred::default();
@@ -152,7 +147,6 @@ impl Messages for PgStore {
     }
 
     fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>> {
-        scope.validate()?;
         self.with(|c| {
             check_known(c, scope, session)?;
             let mut p = Pred::default();

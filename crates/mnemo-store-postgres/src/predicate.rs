@@ -72,9 +72,9 @@ impl Pred {
 /// a user covers that user's agent and run records too, as in the embedded store.
 pub(crate) fn scope(p: &mut Pred, alias: &str, scope: &Scope) {
     let parts = [
-        ("user_id", scope.user_id.as_ref().map(|v| v.as_str())),
-        ("agent_id", scope.agent_id.as_ref().map(|v| v.as_str())),
-        ("run_id", scope.run_id.as_ref().map(|v| v.as_str())),
+        ("user_id", scope.user_id().map(|v| v.as_str())),
+        ("agent_id", scope.agent_id().map(|v| v.as_str())),
+        ("run_id", scope.run_id().map(|v| v.as_str())),
     ];
     for (column, value) in parts {
         if let Some(v) = value {

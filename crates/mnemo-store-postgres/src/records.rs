@@ -22,7 +22,6 @@ use std::collections::BTreeMap;
 
 impl Records for PgStore {
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        validate_scopes(batches.iter().map(|b| &b.scope))?;
         self.write_tx(|tx| {
             let keys: Vec<String> = batches.iter().map(|b| b.scope.key()).collect();
             lock_scopes(tx, &keys)?;
@@ -31,12 +30,10 @@ impl Records for PgStore {
     }
 
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
-        scope.validate()?;
         self.with(|c| stored_outcome_in(c, scope, idem))
     }
 
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
-        scope.validate()?;
         self.with(|c| {
             let mut p = Pred::default();
             let a = p.arg(id.0);
@@ -71,7 +68,6 @@ impl Records for PgStore {
     }
 
     fn locate(&self, q: &ListQuery, skip: u64) -> Result<ListPosition> {
-        q.scope.validate()?;
         let p = predicate::candidate(&q.candidates())?;
         let cursors = self.cursors()?;
         self.with(|c| {
@@ -131,7 +127,6 @@ impl Records for PgStore {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<u64> {
-        validate_scopes(items.iter().map(|(s, _)| s))?;
         self.write_tx(|tx| {
             lock_memories(tx, items.iter().map(|(_, id)| *id))?;
             let now = chrono::Utc::now().timestamp_millis();
@@ -144,7 +139,6 @@ impl Records for PgStore {
     }
 
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
-        scope.validate()?;
         self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
@@ -168,7 +162,6 @@ impl Records for PgStore {
         id: MemoryId,
         read: &ReadOptions,
     ) -> Result<Vec<HistoryEvent>> {
-        scope.validate()?;
         self.with(|c| {
             // A memory that still exists must be visible to the scope (expiry and as-of included;
             // state not: a deleted memory's history stays readable). A hard-deleted memory's
@@ -223,7 +216,6 @@ impl Records for PgStore {
     }
 
     fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>> {
-        scope.validate()?;
         if hashes.is_empty() {
             return Ok(Vec::new());
         }
@@ -276,7 +268,6 @@ impl Records for PgStore {
     }
 
     fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
-        scope.validate()?;
         if ids.is_empty() {
             return Ok(0);
         }

@@ -23,7 +23,6 @@ use uuid::Uuid;
 
 impl Retrieval for PgStore {
     fn dense_candidates(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
         if q.limit == 0 {
             return Ok(Vec::new());
         }
@@ -76,7 +75,6 @@ impl Retrieval for PgStore {
         q: &CandidateQuery<'_>,
         terms: &[String],
     ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
         let mut words: Vec<&str> = terms.iter().map(String::as_str).collect();
         words.sort_unstable();
         words.dedup();
@@ -106,7 +104,6 @@ impl Retrieval for PgStore {
         keys: &[i64],
         vector: &[f32],
     ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -132,7 +129,6 @@ impl Retrieval for PgStore {
     }
 
     fn fetch(&self, q: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
-        q.scope.validate()?;
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -168,7 +164,6 @@ impl Retrieval for PgStore {
         names: &[String],
         pooled: &[i64],
     ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
         if names.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
         }

@@ -112,7 +112,6 @@ impl Tiers for PgStore {
     fn pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
         let mut c = Pred::default();
         if let Some(s) = &q.scope {
-            s.validate()?;
             scope_pred(&mut c, "p", s, q.exact);
         }
         match &q.session {
@@ -157,7 +156,6 @@ impl Tiers for PgStore {
     }
 
     fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
-        scope.validate()?;
         let mut c = Pred::default();
         scope_pred(&mut c, "s", scope, exact);
         if !evicted {
@@ -179,7 +177,6 @@ impl Tiers for PgStore {
         visits: &[(SegmentId, u32)],
         at: Timestamp,
     ) -> Result<u64> {
-        scope.validate()?;
         if visits.is_empty() {
             return Ok(0);
         }

@@ -128,9 +128,9 @@ fn export_records(tx: &mut Transaction<'_>, sink: Sink<'_>) -> Result<()> {
             let owner = scope_from_row(r)?;
             let memories: Vec<uuid::Uuid> = col(r, "memories")?;
             Ok(ExportRecord::Entity(Box::new(EntityRecord {
-                user_id: owner.user_id.map(|v| v.as_str().to_string()),
-                agent_id: owner.agent_id.map(|v| v.as_str().to_string()),
-                run_id: owner.run_id.map(|v| v.as_str().to_string()),
+                user_id: owner.user_id().map(|v| v.as_str().to_string()),
+                agent_id: owner.agent_id().map(|v| v.as_str().to_string()),
+                run_id: owner.run_id().map(|v| v.as_str().to_string()),
                 entity: entity_from_row(r)?,
                 memories: memories.into_iter().map(MemoryId).collect(),
             })))

@@ -424,9 +424,9 @@ impl Ann {
             }
         };
         Some([
-            pick('u', scope.user_id.as_ref().map(|v| v.as_str()))?,
-            pick('a', scope.agent_id.as_ref().map(|v| v.as_str()))?,
-            pick('r', scope.run_id.as_ref().map(|v| v.as_str()))?,
+            pick('u', scope.user_id().map(|v| v.as_str()))?,
+            pick('a', scope.agent_id().map(|v| v.as_str()))?,
+            pick('r', scope.run_id().map(|v| v.as_str()))?,
         ])
     }
 

@@ -335,7 +335,6 @@ impl Erasure for SqliteStore {
         sources: bool,
         ctx: &WriteContext,
     ) -> Result<EraseReport> {
-        scope.validate()?;
         let mut conn = self.writer.lock();
         // Every connection runs with `secure_delete` on (see `schema::configure`).
         let report = {
@@ -357,7 +356,6 @@ impl Erasure for SqliteStore {
         target: EraseTarget<'_>,
         ctx: &WriteContext,
     ) -> Result<EraseLogReport> {
-        scope.validate()?;
         target.validate()?;
         let mut conn = self.writer.lock();
         let report = {

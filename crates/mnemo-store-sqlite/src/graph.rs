@@ -41,11 +41,11 @@ impl EntityLookup {
     pub(crate) fn covered(scope: &Scope) -> Self {
         let mut pred = Pred::default();
         predicate::scope_unindexed(&mut pred, "e", scope);
-        let (col, index, value) = if let Some(u) = &scope.user_id {
+        let (col, index, value) = if let Some(u) = scope.user_id() {
             ("user_id", "INDEXED BY entities_by_user_name", u.as_str())
-        } else if let Some(a) = &scope.agent_id {
+        } else if let Some(a) = scope.agent_id() {
             ("agent_id", "INDEXED BY entities_by_agent_name", a.as_str())
-        } else if let Some(r) = &scope.run_id {
+        } else if let Some(r) = scope.run_id() {
             ("run_id", "INDEXED BY entities_by_run_name", r.as_str())
         } else {
             // A scope names at least one part (`Scope::validate`); this is never reached.
@@ -58,9 +58,9 @@ impl EntityLookup {
 
 pub(crate) fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
     for (col, v) in [
-        ("user_id", scope.user_id.as_ref().map(|v| v.as_str())),
-        ("agent_id", scope.agent_id.as_ref().map(|v| v.as_str())),
-        ("run_id", scope.run_id.as_ref().map(|v| v.as_str())),
+        ("user_id", scope.user_id().map(|v| v.as_str())),
+        ("agent_id", scope.agent_id().map(|v| v.as_str())),
+        ("run_id", scope.run_id().map(|v| v.as_str())),
     ] {
         match v {
             Some(v) => p.push(&format!("{alias}.{col} = ?"), [Sql::Text(v.into())]),
@@ -168,9 +168,9 @@ pub(crate) fn link_entity(
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     id,
-                    scope.user_id.as_ref().map(|v| v.as_str()),
-                    scope.agent_id.as_ref().map(|v| v.as_str()),
-                    scope.run_id.as_ref().map(|v| v.as_str()),
+                    scope.user_id().map(|v| v.as_str()),
+                    scope.agent_id().map(|v| v.as_str()),
+                    scope.run_id().map(|v| v.as_str()),
                     mention.name,
                     mention.normalized,
                     mention.entity_type,
@@ -268,7 +268,6 @@ impl SqliteStore {}
 
 impl Graph for SqliteStore {
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
-        scope.validate()?;
         self.read(|conn| {
             if !owned(conn, scope, id)? {
                 return Err(Error::not_found("memory", id));
@@ -291,7 +290,7 @@ impl Graph for SqliteStore {
     }
 
     fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()> {
-        validate_links(scope, links)?;
+        validate_links(links)?;
         self.write_tx(|tx| {
             for l in links {
                 check_link(scope, l, &HashMap::new(), |id| owner_in(tx, id))?;
@@ -309,7 +308,6 @@ impl Graph for SqliteStore {
         to: MemoryId,
         kind: LinkKind,
     ) -> Result<bool> {
-        scope.validate()?;
         self.write_tx(|tx| {
             if !owned(tx, scope, from)? {
                 return Err(Error::not_found("memory", from));
@@ -376,7 +374,6 @@ impl Graph for SqliteStore {
     }
 
     fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
-        scope.validate()?;
         self.read(|conn| {
             if !owned(conn, scope, id)? {
                 return Err(Error::not_found("memory", id));

@@ -58,9 +58,7 @@ fn raw_from_row(r: &Row<'_>) -> rusqlite::Result<RawJob> {
     })
 }
 
-fn json(field: &str, raw: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(raw).map_err(|e| Error::storage(format!("jobs.{field}: {e}")))
-}
+use mnemo_core::jobs::stored_json as json;
 
 impl RawJob {
     fn record(self) -> Result<JobRecord> {
@@ -125,9 +123,9 @@ impl JobStore for SqliteStore {
                      ON CONFLICT (id) DO NOTHING",
                     params![
                         job.id,
-                        job.scope.user_id.as_ref().map(|v| v.as_str()),
-                        job.scope.agent_id.as_ref().map(|v| v.as_str()),
-                        job.scope.run_id.as_ref().map(|v| v.as_str()),
+                        job.scope.user_id().map(|v| v.as_str()),
+                        job.scope.agent_id().map(|v| v.as_str()),
+                        job.scope.run_id().map(|v| v.as_str()),
                         job.kind,
                         job.payload.to_string(),
                         job.max_attempts,
@@ -282,9 +280,9 @@ impl JobStore for SqliteStore {
         let scope = query.scope.as_ref();
         let part = |p: Option<&str>| p.map(str::to_string);
         let (u, a, r) = (
-            part(scope.and_then(|s| s.user_id.as_ref().map(|v| v.as_str()))),
-            part(scope.and_then(|s| s.agent_id.as_ref().map(|v| v.as_str()))),
-            part(scope.and_then(|s| s.run_id.as_ref().map(|v| v.as_str()))),
+            part(scope.and_then(|s| s.user_id().map(|v| v.as_str()))),
+            part(scope.and_then(|s| s.agent_id().map(|v| v.as_str()))),
+            part(scope.and_then(|s| s.run_id().map(|v| v.as_str()))),
         );
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         let raws = self.read(|c| {
@@ -376,9 +374,9 @@ pub(crate) fn scrub_erased(
         return Ok(0);
     }
     let parts = [
-        ("user_id", scope.user_id.as_ref().map(|v| v.as_str())),
-        ("agent_id", scope.agent_id.as_ref().map(|v| v.as_str())),
-        ("run_id", scope.run_id.as_ref().map(|v| v.as_str())),
+        ("user_id", scope.user_id().map(|v| v.as_str())),
+        ("agent_id", scope.agent_id().map(|v| v.as_str())),
+        ("run_id", scope.run_id().map(|v| v.as_str())),
     ];
     let mut sql = String::from("SELECT id, payload, result FROM jobs WHERE 1 = 1");
     let mut args: Vec<String> = Vec::new();
@@ -399,12 +397,7 @@ pub(crate) fn scrub_erased(
     };
     let mut n = 0;
     for (id, payload, result) in rows {
-        let carries = mnemo_core::jobs::mentions_any(&json("payload", &payload)?, texts)
-            || match result.as_deref() {
-                Some(r) => mnemo_core::jobs::mentions_any(&json("result", r)?, texts),
-                None => false,
-            };
-        if !carries {
+        if !mnemo_core::jobs::carries_any(&payload, result.as_deref(), texts)? {
             continue;
         }
         n += tx

@@ -15,7 +15,6 @@ use rusqlite::OptionalExtension;
 
 impl Messages for SqliteStore {
     fn messages_by_id(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
-        scope.validate()?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -40,7 +39,6 @@ impl Messages for SqliteStore {
     }
 
     fn raw_of_messages(&self, scope: &Scope, ids: &[MessageId]) -> Result<Vec<Memory>> {
-        scope.validate()?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -66,7 +64,6 @@ impl Messages for SqliteStore {
     }
 
     fn messages(&self, scope: &Scope, session: Option<&str>, limit: usize) -> Result<Vec<Message>> {
-        scope.validate()?;
         self.read(|conn| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "g", scope);
@@ -89,7 +86,6 @@ impl Messages for SqliteStore {
     }
 
     fn sessions(&self, scope: &Scope, query: &SessionQuery<'_>) -> Result<Vec<SessionInfo>> {
-        scope.validate()?;
         self.read(|conn| {
             let mut pages = Pred::default();
             predicate::scope(&mut pages, "p", scope);
@@ -135,7 +131,6 @@ impl Messages for SqliteStore {
         after: Option<MessageId>,
         limit: usize,
     ) -> Result<Vec<Message>> {
-        scope.validate()?;
         self.read(|conn| {
             check_known(conn, scope, session)?;
             let mut p = session_pred(scope, session);
@@ -172,7 +167,6 @@ impl Messages for SqliteStore {
     }
 
     fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>> {
-        scope.validate()?;
         self.read(|conn| {
             check_known(conn, scope, session)?;
             let g = session_pred(scope, session);

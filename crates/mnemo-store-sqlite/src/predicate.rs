@@ -58,19 +58,19 @@ pub(crate) fn scope_unindexed(p: &mut Pred, alias: &str, scope: &Scope) {
 }
 
 fn scope_with(p: &mut Pred, alias: &str, scope: &Scope, prefix: &str) {
-    if let Some(u) = &scope.user_id {
+    if let Some(u) = scope.user_id() {
         p.push(
             &format!("{prefix}{alias}.user_id = ?"),
             [Sql::Text(u.as_str().into())],
         );
     }
-    if let Some(a) = &scope.agent_id {
+    if let Some(a) = scope.agent_id() {
         p.push(
             &format!("{prefix}{alias}.agent_id = ?"),
             [Sql::Text(a.as_str().into())],
         );
     }
-    if let Some(r) = &scope.run_id {
+    if let Some(r) = scope.run_id() {
         p.push(
             &format!("{prefix}{alias}.run_id = ?"),
             [Sql::Text(r.as_str().into())],

@@ -206,7 +206,6 @@ impl SqliteStore {
         keys: &[i64],
         vector: &[f32],
     ) -> Result<Vec<Candidate>> {
-        scope.validate()?;
         let guard = self.ann.read();
         match guard.as_ref() {
             Some(ann) => ann.score_in_scope(vector, keys, scope),

@@ -15,17 +15,14 @@ use rusqlite::OptionalExtension;
 
 impl Records for SqliteStore {
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
-        scope.validate()?;
         self.read(|conn| Self::stored_outcome(conn, scope, idem))
     }
 
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        validate_scopes(batches.iter().map(|b| &b.scope))?;
         self.write_tx(|tx| batches.iter().map(|b| self.write_one(tx, b)).collect())
     }
 
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
-        scope.validate()?;
         self.read(|conn| {
             let mut p = Pred::default();
             p.push("m.id = ?", [Sql::Text(id.to_string())]);
@@ -60,7 +57,6 @@ impl Records for SqliteStore {
     }
 
     fn locate(&self, q: &ListQuery, skip: u64) -> Result<ListPosition> {
-        q.scope.validate()?;
         self.read(|conn| {
             let p = candidate_pred(&q.candidates())?;
             let tx = conn.unchecked_transaction().map_err(sql_err)?;
@@ -112,7 +108,6 @@ impl Records for SqliteStore {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<u64> {
-        validate_scopes(items.iter().map(|(s, _)| s))?;
         self.write_tx(|tx| {
             let now = chrono::Utc::now().timestamp_millis();
             for (scope, id) in items {
@@ -124,7 +119,6 @@ impl Records for SqliteStore {
     }
 
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
-        scope.validate()?;
         self.write_tx(|tx| {
             let mut p = Pred::default();
             predicate::scope(&mut p, "m", scope);
@@ -154,7 +148,6 @@ impl Records for SqliteStore {
         id: MemoryId,
         read: &ReadOptions,
     ) -> Result<Vec<HistoryEvent>> {
-        scope.validate()?;
         self.read(|conn| {
             // A memory that still exists must be visible to the scope (expiry included; state not:
             // the history of a deleted memory stays readable). A hard-deleted memory's history is
@@ -200,7 +193,6 @@ impl Records for SqliteStore {
     }
 
     fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>> {
-        scope.validate()?;
         if hashes.is_empty() {
             return Ok(Vec::new());
         }
@@ -281,7 +273,6 @@ impl Records for SqliteStore {
     }
 
     fn touch(&self, scope: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
-        scope.validate()?;
         if ids.is_empty() {
             return Ok(0);
         }

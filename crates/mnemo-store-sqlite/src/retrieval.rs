@@ -27,7 +27,6 @@ impl Retrieval for SqliteStore {
     }
 
     fn dense_candidates(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
         self.read(|conn| {
             self.sync_ann_for_read(conn)?;
             let guard = self.ann.read();
@@ -76,7 +75,6 @@ impl Retrieval for SqliteStore {
         q: &CandidateQuery<'_>,
         terms: &[String],
     ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
         if terms.is_empty() {
             return Ok(Vec::new());
         }
@@ -107,7 +105,6 @@ impl Retrieval for SqliteStore {
     }
 
     fn fetch(&self, q: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>> {
-        q.scope.validate()?;
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -128,7 +125,6 @@ impl Retrieval for SqliteStore {
         names: &[String],
         pooled: &[i64],
     ) -> Result<Vec<Candidate>> {
-        q.scope.validate()?;
         if names.is_empty() {
             return Ok(Vec::new());
         }

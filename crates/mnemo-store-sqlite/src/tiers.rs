@@ -443,7 +443,6 @@ impl Tiers for SqliteStore {
     fn pages(&self, q: &PageQuery) -> Result<Vec<StoredPage>> {
         let mut p = Pred::default();
         if let Some(s) = &q.scope {
-            s.validate()?;
             if q.exact {
                 p.push("p.scope_key = ?", [Sql::Text(s.key())]);
             } else {
@@ -486,7 +485,6 @@ impl Tiers for SqliteStore {
     }
 
     fn segments(&self, scope: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
-        scope.validate()?;
         let mut p = Pred::default();
         if exact {
             p.push("s.scope_key = ?", [Sql::Text(scope.key())]);
@@ -515,7 +513,6 @@ impl Tiers for SqliteStore {
         visits: &[(SegmentId, u32)],
         at: Timestamp,
     ) -> Result<u64> {
-        scope.validate()?;
         if visits.is_empty() {
             return Ok(0);
         }

@@ -134,7 +134,6 @@ impl SqliteStore {
             ExportRecord::History(h) => import_history(tx, h),
             ExportRecord::Entity(r) => import_entity(tx, r),
             ExportRecord::Segment(s) => {
-                s.scope.validate()?;
                 let dim = Self::dimension_of(tx)?;
                 let n = crate::tiers::import_segment(tx, s, dim)?;
                 if n > 0 {
@@ -143,7 +142,6 @@ impl SqliteStore {
                 Ok(n)
             }
             ExportRecord::Page(p) => {
-                p.scope.validate()?;
                 let v = imported_page_vector(vector, Self::dimension_of(tx)?)?;
                 crate::tiers::import_page(tx, p, &vector_to_blob(v))
             }

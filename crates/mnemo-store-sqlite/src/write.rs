@@ -11,9 +11,9 @@ use rusqlite::{
 
 pub(crate) fn scope_cols(s: &Scope) -> (Option<&str>, Option<&str>, Option<&str>) {
     (
-        s.user_id.as_ref().map(|v| v.as_str()),
-        s.agent_id.as_ref().map(|v| v.as_str()),
-        s.run_id.as_ref().map(|v| v.as_str()),
+        s.user_id().map(|v| v.as_str()),
+        s.agent_id().map(|v| v.as_str()),
+        s.run_id().map(|v| v.as_str()),
     )
 }
 

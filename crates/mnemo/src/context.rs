@@ -86,7 +86,6 @@ const SESSION_READ_LIMIT: usize = 5000;
 impl ContextRequest {
     /// Checks what can be checked without the store; the error names the field.
     pub fn validate(&self) -> Result<()> {
-        self.scope.validate()?;
         if self.budget_tokens == 0 || self.budget_tokens > MAX_BUDGET_TOKENS {
             return Err(Error::invalid(
                 "budget_tokens",

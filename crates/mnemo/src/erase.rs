@@ -56,7 +56,6 @@ impl Memory {
         confirm: bool,
         ctx: WriteContext,
     ) -> Result<EraseLogReport> {
-        scope.validate()?;
         if !confirm {
             return Err(Error::invalid(
                 "confirm",

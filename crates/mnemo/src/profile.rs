@@ -53,20 +53,19 @@ pub struct ProfileOutcome {
 
 /// The user's scope and the scope assistant knowledge goes to, from a caller's scope.
 fn scopes_of(scope: &Scope) -> Result<(Scope, Scope)> {
-    scope.validate()?;
-    let Some(user) = &scope.user_id else {
+    let Some(user) = scope.user_id() else {
         return Err(Error::invalid(
             "user_id",
             "a profile belongs to a user: give a user_id",
         ));
     };
-    if scope.run_id.is_some() {
+    if scope.run_id().is_some() {
         return Err(Error::invalid(
             "run_id",
             "a profile spans all of a user's runs: leave run_id out",
         ));
     }
-    let assistant = Scope::of(Some(user.clone()), scope.agent_id.clone(), None)?;
+    let assistant = Scope::of(Some(user.clone()), scope.agent_id().cloned(), None)?;
     Ok((Scope::of_user(user.clone()), assistant))
 }
 
@@ -110,7 +109,7 @@ fn chunks(pages: Vec<StoredPage>, max: u64) -> Vec<Vec<StoredPage>> {
 impl Memory {
     /// The current profile of the user `scope` names (agent and run ignored), if any.
     pub async fn profile(&self, scope: Scope) -> Result<Option<MemoryRecord>> {
-        let (user, _) = scopes_of(&Scope::of(scope.user_id, None, None)?)?;
+        let (user, _) = scopes_of(&Scope::of(scope.user_id().cloned(), None, None)?)?;
         let u = user.clone();
         let found = self.with_store(move |s| current_profile(s, &u)).await?;
         self.record_reads(&user, found.iter());
@@ -151,12 +150,13 @@ impl Memory {
         threshold: Option<f64>,
         weights: &HeatWeights,
     ) -> (Vec<String>, Vec<ModelCall>) {
-        let (Some(threshold), Some(_), Some(_)) = (threshold, &self.inner.chat, &scope.user_id)
+        let (Some(threshold), Some(_), Some(_)) = (threshold, &self.inner.chat, scope.user_id())
         else {
             return (Vec::new(), Vec::new());
         };
-        let Ok((user, assistant)) = Scope::of(scope.user_id.clone(), scope.agent_id.clone(), None)
-            .and_then(|s| scopes_of(&s))
+        let Ok((user, assistant)) =
+            Scope::of(scope.user_id().cloned(), scope.agent_id().cloned(), None)
+                .and_then(|s| scopes_of(&s))
         else {
             return (Vec::new(), Vec::new());
         };

@@ -109,7 +109,6 @@ impl Memory {
         let mut texts = Vec::new();
         let mut checked = Vec::with_capacity(items.len());
         for (scope, id, req) in items {
-            scope.validate()?;
             if req.text.is_none() && req.metadata.is_none() && req.expires_at.is_none() {
                 return Err(Error::invalid(
                     "update",

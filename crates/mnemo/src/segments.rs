@@ -62,7 +62,6 @@ const KNOWLEDGE_PER_ANSWER: usize = 500;
 impl Memory {
     /// The scope's segments (active and evicted), oldest first.
     pub async fn segments_view(&self, scope: Scope) -> Result<Vec<SegmentView>> {
-        scope.validate()?;
         let weights = self.tier_config().heat;
         self.with_store(move |s| {
             let segments = s.segments(&scope, false, true)?;
@@ -141,7 +140,6 @@ impl Memory {
     /// The pages of a segment of the scope, oldest first, each with its visible messages. A
     /// segment the scope does not hold is `not_found`, as an unknown one.
     pub async fn segment_pages(&self, scope: Scope, id: SegmentId) -> Result<Vec<PageView>> {
-        scope.validate()?;
         self.with_store(move |s| {
             if !s.segments(&scope, false, true)?.iter().any(|g| g.id == id) {
                 return Err(Error::not_found("segment", id));

@@ -132,7 +132,6 @@ impl Memory {
         cursor: Option<String>,
         limit: usize,
     ) -> Result<SessionList> {
-        scope.validate()?;
         check_limit(limit, MAX_SESSIONS_PER_PAGE)?;
         let after = cursor.as_deref().map(parse_session_cursor).transpose()?;
         self.with_store(move |s| {
@@ -166,7 +165,6 @@ impl Memory {
         cursor: Option<String>,
         limit: usize,
     ) -> Result<SessionMessages> {
-        scope.validate()?;
         check_session_id(&session)?;
         check_limit(limit, MAX_MESSAGES_PER_PAGE)?;
         let mut after = cursor.as_deref().map(parse_message_cursor).transpose()?;
@@ -215,7 +213,6 @@ impl Memory {
     /// One session: its times and sizes, and its short-term window (visible messages only).
     /// An unknown session, or one of another scope, is `invalid_input` naming `session_id`.
     pub async fn session(&self, scope: Scope, session: String) -> Result<SessionView> {
-        scope.validate()?;
         check_session_id(&session)?;
         self.with_store(move |s| {
             let info = s
@@ -258,7 +255,6 @@ impl Memory {
         session: String,
         ctx: WriteContext,
     ) -> Result<u64> {
-        scope.validate()?;
         check_session_id(&session)?;
         if let Some(r) = &ctx.reason {
             mnemo_core::limits::check_no_nul("reason", r)?;

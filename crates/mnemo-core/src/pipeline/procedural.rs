@@ -23,7 +23,7 @@ pub fn procedural(
     input: &InferInput<'_>,
     log: &mut CallLog,
 ) -> Result<Plan> {
-    if input.scope.agent_id.is_none() {
+    if input.scope.agent_id().is_none() {
         return Err(Error::invalid(
             "agent_id",
             "procedural memory belongs to an agent: give an agent_id",
@@ -117,11 +117,7 @@ pub fn procedural(
         created_at: at,
         expires_at: input.expires_at,
         valid_from: Some(at),
-        actor: input
-            .scope
-            .agent_id
-            .as_ref()
-            .map(|a| a.as_str().to_string()),
+        actor: input.scope.agent_id().map(|a| a.as_str().to_string()),
         role: Some(Role::Assistant),
         vector,
         sources: msgs.iter().map(|m| m.id).collect(),

@@ -147,7 +147,9 @@ pub fn profile(
         profile: current_doc.clone(),
         ..ProfilePlan::default()
     };
-    if input.user.user_id.is_none() || input.user.agent_id.is_some() || input.user.run_id.is_some()
+    if input.user.user_id().is_none()
+        || input.user.agent_id().is_some()
+        || input.user.run_id().is_some()
     {
         return Err(Error::invalid(
             "user_id",

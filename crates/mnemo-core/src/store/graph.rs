@@ -54,10 +54,9 @@ fn scopes_differ() -> crate::Error {
     )
 }
 
-/// What every backend checks before [`Graph::add_links`] reads anything: a valid scope and
-/// well-formed links ([`Link::validate`]).
-pub fn validate_links(scope: &Scope, links: &[Link]) -> Result<()> {
-    scope.validate()?;
+/// What every backend checks before [`Graph::add_links`] reads anything: well-formed links
+/// ([`Link::validate`]).
+pub fn validate_links(links: &[Link]) -> Result<()> {
     links.iter().try_for_each(Link::validate)
 }
 
@@ -141,7 +140,6 @@ impl LinkWalk {
         ids: &[MemoryId],
         kinds: &[LinkKind],
     ) -> Result<bool> {
-        query.scope.validate()?;
         Ok(!(ids.is_empty() || kinds.is_empty() || query.limit == 0))
     }
 

@@ -69,7 +69,6 @@ impl WriteBatch {
     /// active, snapshot versions) are the backend's, inside its transaction.
     pub fn validate(&self, dim: Option<usize>) -> Result<()> {
         use crate::Error;
-        self.scope.validate()?;
         for m in &self.memories {
             if m.scope != self.scope {
                 return Err(Error::invalid(
@@ -434,7 +433,6 @@ impl ListQuery {
     /// What every backend checks before a listing: a valid scope and a limit of 1 to
     /// [`MAX_LIST_LIMIT`].
     pub fn validate(&self) -> Result<()> {
-        self.scope.validate()?;
         if self.limit == 0 || self.limit > MAX_LIST_LIMIT {
             return Err(crate::Error::invalid(
                 "limit",
@@ -496,20 +494,13 @@ impl ReadOptions {
     }
 }
 
-/// What every backend checks before [`Records::update_many`] reads anything: each scope is
-/// valid and each patch well-formed.
+/// What every backend checks before [`Records::update_many`] reads anything: each patch is
+/// well-formed.
 pub fn validate_updates(items: &[(Scope, MemoryId, MemoryPatch)]) -> Result<()> {
-    for (scope, _, patch) in items {
-        scope.validate()?;
+    for (_, _, patch) in items {
         patch.validate()?;
     }
     Ok(())
-}
-
-/// What every backend checks before [`Records::write`] or [`Records::delete_many`] reads
-/// anything: each scope is valid.
-pub fn validate_scopes<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> Result<()> {
-    scopes.into_iter().try_for_each(Scope::validate)
 }
 
 /// [`Records::history`]'s answer from the events a backend found for `id` under the scope: a
@@ -666,7 +657,6 @@ mod tests {
         };
         assert!(validate_updates(&[(s.clone(), MemoryId::new(), blank)]).is_err());
         assert!(validate_updates(&[(s.clone(), MemoryId::new(), MemoryPatch::default())]).is_ok());
-        assert!(validate_scopes([&s]).is_ok());
         let e = found_history(MemoryId::new(), Vec::new()).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::NotFound);
     }

@@ -399,9 +399,9 @@ proptest! {
             };
             let scope = scope.map_err(|e| TestCaseError::fail(format!("{line}: {e}")))?;
             let want = [
-                scope.user_id.map(|v| v.to_string()).unwrap_or_default(),
-                scope.agent_id.map(|v| v.to_string()).unwrap_or_default(),
-                scope.run_id.map(|v| v.to_string()).unwrap_or_default(),
+                scope.user_id().map(|v| v.to_string()).unwrap_or_default(),
+                scope.agent_id().map(|v| v.to_string()).unwrap_or_default(),
+                scope.run_id().map(|v| v.to_string()).unwrap_or_default(),
             ];
             prop_assert_eq!(cols, want);
         }

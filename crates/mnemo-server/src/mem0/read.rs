@@ -313,9 +313,9 @@ pub(super) async fn entity_list(s: &AppState, p: &Principal) -> ApiResult<Vec<Va
     let mut totals: BTreeMap<(&'static str, String), u64> = BTreeMap::new();
     for (scope, n) in owners {
         let parts = [
-            ("user", scope.user_id.map(|v| v.as_str().to_string())),
-            ("agent", scope.agent_id.map(|v| v.as_str().to_string())),
-            ("run", scope.run_id.map(|v| v.as_str().to_string())),
+            ("user", scope.user_id().map(|v| v.as_str().to_string())),
+            ("agent", scope.agent_id().map(|v| v.as_str().to_string())),
+            ("run", scope.run_id().map(|v| v.as_str().to_string())),
         ];
         for (kind, name) in parts {
             if let Some(name) = name {

@@ -14,7 +14,7 @@ impl Service {
     /// writes need a key bound to that user, an admin key, or
     /// `allow_agent_writes_for_users`. Deletes are not writes of content and stay allowed.
     pub(super) fn check_write(&self, p: &Principal, owner: &Scope) -> ApiResult<()> {
-        match &owner.user_id {
+        match owner.user_id() {
             Some(user) if !p.admin && p.user_id.is_none() && !self.allow_agent_writes_for_users => {
                 Err(ApiError::forbidden(format!(
                     "this API key is not bound to a user and may not add to or change the \

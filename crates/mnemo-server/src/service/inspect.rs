@@ -128,9 +128,9 @@ impl Service {
             let mut out = Vec::with_capacity(owners.len());
             for (s, active) in owners {
                 let k = (
-                    s.user_id.as_ref().map(|v| v.as_str().to_string()),
-                    s.agent_id.as_ref().map(|v| v.as_str().to_string()),
-                    s.run_id.as_ref().map(|v| v.as_str().to_string()),
+                    s.user_id().map(|v| v.as_str().to_string()),
+                    s.agent_id().map(|v| v.as_str().to_string()),
+                    s.run_id().map(|v| v.as_str().to_string()),
                 );
                 let mut c = counts.remove(&k).unwrap_or_else(|| ScopeCounts {
                     user_id: k.0,

@@ -61,7 +61,6 @@ pub(super) fn entity(tx: &mut Transaction<'_>, r: &EntityRecord) -> Result<u64> 
 /// An exported segment as it was, with a zero vector until the import's end sets it from its
 /// pages; an existing id is kept.
 pub(super) fn segment(tx: &mut Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
-    s.scope.validate()?;
     let [u, a, r] = scope_parts(&s.scope);
     tx.execute(
         "INSERT INTO segments (scope_key, id, user_id, agent_id, run_id, summary, \
@@ -93,7 +92,6 @@ pub(super) fn segment(tx: &mut Transaction<'_>, s: &Segment, dim: usize) -> Resu
 
 /// An exported page as it was, with `vector`; an existing id is kept.
 pub(super) fn page(tx: &mut Transaction<'_>, p: &StoredPage, vector: &[f32]) -> Result<u64> {
-    p.scope.validate()?;
     let [u, a, r] = scope_parts(&p.scope);
     tx.execute(
         "INSERT INTO pages (scope_key, id, user_id, agent_id, run_id, session_id, message_ids, \

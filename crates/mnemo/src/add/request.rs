@@ -100,7 +100,6 @@ pub(crate) fn prepare(
     req: &AddRequest,
     now: Timestamp,
 ) -> Result<(Vec<Message>, Metadata, Vec<String>)> {
-    req.scope.validate()?;
     if let Some(k) = &req.idempotency_key {
         if k.trim().is_empty() || k.len() > 256 {
             return Err(Error::invalid(
