@@ -10,14 +10,14 @@ mod measure;
 mod memories;
 mod settings;
 
-pub use admin::{ImportArgs, KeysAction, ModelsAction, ServeArgs};
-pub use log::{JobsAction, ProfileAction, SegmentsAction, SessionsAction};
-pub use measure::{BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs};
-pub use memories::{
+pub(crate) use admin::{ImportArgs, KeysAction, ModelsAction, ServeArgs};
+pub(crate) use log::{JobsAction, ProfileAction, SegmentsAction, SessionsAction};
+pub(crate) use measure::{BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs};
+pub(crate) use memories::{
     AddArgs, ContextArgs, DeleteAllArgs, DeleteArgs, EraseArgs, GetArgs, HistoryArgs, LinkArgs,
     ListArgs, SearchArgs, UpdateArgs,
 };
-pub use settings::{JobArgs, LlmArgs, NoteArgs, RemoteEmbedderArgs, TierArgs};
+pub(crate) use settings::{JobArgs, LlmArgs, NoteArgs, RemoteEmbedderArgs, TierArgs};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,7 +28,7 @@ use std::path::PathBuf;
     version,
     about = "mnemo: scoped, searchable, auditable memory for LLM agents"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Directory holding the store (default: the user's data directory).
     #[arg(long, global = false, env = "MNEMO_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
@@ -72,7 +72,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct ScopeArgs {
+pub(crate) struct ScopeArgs {
     #[arg(long)]
     pub user_id: Option<String>,
     #[arg(long)]
@@ -82,7 +82,7 @@ pub struct ScopeArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Remember a text (or, with --messages, a conversation).
     Add(AddArgs),
     /// Hybrid search within a scope.

@@ -33,7 +33,7 @@ use crate::args::{Cli, Command, EvalWorkload, RemoteEmbedderArgs, ScopeArgs};
 use mnemo::{Memory, MemoryConfig};
 use mnemo_core::{Error, MemoryId, MemoryKind, Scope};
 
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
     match &cli.command {
         Command::Models { action } => return models::run(&cli, action, json).await,
@@ -92,7 +92,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-pub fn scope_of(s: &ScopeArgs) -> Result<Scope, Error> {
+pub(crate) fn scope_of(s: &ScopeArgs) -> Result<Scope, Error> {
     Scope::from_parts(
         s.user_id.as_deref(),
         s.agent_id.as_deref(),
@@ -117,7 +117,7 @@ fn id_of(raw: &str) -> Result<MemoryId, Error> {
 
 /// The engine configuration of the global flags (which read `MNEMO_*` and `mnemo.toml`),
 /// through the facade's one conversion from settings (`mnemo::Settings`).
-pub fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
+pub(crate) fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
     let remote_embedder = match cli.embedder.parse()? {
         mnemo_models::EmbedderBackend::OpenAi => Some(remote_embedder_of(&cli.remote_embedder)?),
         _ => None,

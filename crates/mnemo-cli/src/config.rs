@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// Parses the command line with the settings file's values as defaults. Errors reading or
 /// validating the file are returned; clap's own errors (and `--help`) exit as clap does.
-pub fn parse() -> anyhow::Result<Cli> {
+pub(crate) fn parse() -> anyhow::Result<Cli> {
     parse_from(std::env::args_os().collect(), |k| std::env::var_os(k))
 }
 

@@ -14,7 +14,7 @@ static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
 /// output dropped, as `head` expects of a producer. Any other write error is reported once on
 /// stderr and makes the exit status 1 ([`output_status`]).
 #[derive(Debug, Clone, Copy)]
-pub struct Stdout;
+pub(crate) struct Stdout;
 
 impl Stdout {
     /// A write error ends output: a closed pipe quietly, anything else reported once.
@@ -48,7 +48,7 @@ impl std::io::Write for Stdout {
 
 /// The process's exit status as far as output goes: 1 when stdout failed other than by a closed
 /// pipe, else 0.
-pub fn output_status() -> i32 {
+pub(crate) fn output_status() -> i32 {
     use std::io::Write as _;
     let _ = Stdout.flush();
     i32::from(STDOUT_FAILED.load(Ordering::Relaxed))
@@ -73,7 +73,7 @@ macro_rules! out {
 pub(crate) use {out, outln};
 
 /// Exit status for each error kind (0 is success, 1 an error that is not mnemo's own).
-pub fn exit_code(kind: ErrorKind) -> i32 {
+pub(crate) fn exit_code(kind: ErrorKind) -> i32 {
     match kind {
         ErrorKind::InvalidInput => 2,
         ErrorKind::NotFound => 3,
@@ -86,7 +86,7 @@ pub fn exit_code(kind: ErrorKind) -> i32 {
     }
 }
 
-pub fn report_error(err: &anyhow::Error, json: bool) -> i32 {
+pub(crate) fn report_error(err: &anyhow::Error, json: bool) -> i32 {
     let (kind, code) = match (
         err.downcast_ref::<Error>(),
         err.downcast_ref::<mnemo_server::ApiError>(),
@@ -107,20 +107,20 @@ pub fn report_error(err: &anyhow::Error, json: bool) -> i32 {
     code
 }
 
-pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
+pub(crate) fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     outln!("{}", serde_json::to_string(value)?);
     Ok(())
 }
 
-pub fn parse_json_arg(field: &str, raw: &str) -> Result<serde_json::Value, Error> {
+pub(crate) fn parse_json_arg(field: &str, raw: &str) -> Result<serde_json::Value, Error> {
     serde_json::from_str(raw).map_err(|e| Error::invalid(field, format!("not valid JSON: {e}")))
 }
 
-pub fn parse_time_arg(field: &str, raw: &str) -> Result<mnemo_core::Timestamp, Error> {
+pub(crate) fn parse_time_arg(field: &str, raw: &str) -> Result<mnemo_core::Timestamp, Error> {
     mnemo_core::filter::parse_rfc3339(field, raw)
 }
 
-pub fn human_memory(m: &mnemo_core::Memory) -> String {
+pub(crate) fn human_memory(m: &mnemo_core::Memory) -> String {
     let mut line = format!("{}  {}", m.id, m.text);
     if !m.metadata.is_empty() {
         line.push_str(&format!(

@@ -62,13 +62,13 @@ fn runtime(library: &Path) -> Result<Environment> {
 /// for the life of the process: bounding passes by tokens, not texts, keeps a batch of long
 /// texts from growing it tenfold. Larger passes were not faster (1,024 to 4,096 tokens measured
 /// within noise of each other on LoCoMo turns).
-pub const MAX_BATCH_TOKENS: usize = 1024;
+pub(crate) const MAX_BATCH_TOKENS: usize = 1024;
 
 /// Padded tokens (rows × longest row) up to which a call of one pass runs single-threaded.
 /// A query of 3–30 tokens embedded on one thread measured 5–15 % faster than on two on an
 /// otherwise quiet machine, and about twice as fast while other processes held both cores
 /// (the second thread waits for a core at every operator); longer passes gain from two.
-pub const NARROW_MAX_TOKENS: usize = 64;
+pub(crate) const NARROW_MAX_TOKENS: usize = 64;
 
 /// A session over the serialised `model` with `threads` intra-op threads, one inter-op thread
 /// and no spinning: spin-waiting worker threads fall apart when the CPU is shared with other

@@ -27,7 +27,7 @@ pub(crate) struct TextTokenizer {
 
 impl TextTokenizer {
     /// Loads `tokenizer.json`, truncating at `max_len` tokens (special tokens included).
-    pub fn from_file(path: &Path, max_len: usize) -> mnemo_core::Result<Self> {
+    pub(crate) fn from_file(path: &Path, max_len: usize) -> mnemo_core::Result<Self> {
         let mut inner = Tokenizer::from_file(path)
             .map_err(|e| model_err(&format!("cannot load tokenizer {}", path.display()), e))?;
         let pad_id = inner
@@ -48,7 +48,7 @@ impl TextTokenizer {
     }
 
     /// Tokenises `texts` (with `[CLS]`/`[SEP]`) and right-pads every row to the longest one.
-    pub fn encode(&self, texts: &[&str]) -> mnemo_core::Result<TokenBatch> {
+    pub(crate) fn encode(&self, texts: &[&str]) -> mnemo_core::Result<TokenBatch> {
         let encodings = self
             .inner
             .encode_batch(texts.to_vec(), true)

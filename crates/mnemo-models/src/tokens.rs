@@ -54,7 +54,7 @@ impl TokenCounter for BpeCounter {
 
 /// The longest run (see the module docs) encoded as one piece, in bytes: the merge's work per
 /// run is at most this times the run's length.
-pub const MAX_RUN_BYTES: usize = 256;
+pub(crate) const MAX_RUN_BYTES: usize = 256;
 
 /// How many bytes of whole runs are handed to the encoder at once (fewer calls for prose).
 const BATCH_BYTES: usize = 8 * 1024;
@@ -62,7 +62,7 @@ const BATCH_BYTES: usize = 8 * 1024;
 /// The text cut into runs (see the module docs), in order; together they are the text. Each is
 /// at most [`MAX_RUN_BYTES`] long (a character is never longer).
 #[cfg(test)]
-pub fn runs(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn runs(text: &str) -> impl Iterator<Item = &str> {
     cuts(text).map(|(run, _)| run)
 }
 

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 
-pub struct Kw<'py> {
+pub(crate) struct Kw<'py> {
     dict: Option<Bound<'py, PyDict>>,
     read: Vec<&'static str>,
 }
@@ -22,7 +22,7 @@ fn wrong(name: &str, want: &str, got: &Bound<'_, PyAny>) -> PyErr {
 }
 
 impl<'py> Kw<'py> {
-    pub fn new(dict: Option<&Bound<'py, PyDict>>) -> Self {
+    pub(crate) fn new(dict: Option<&Bound<'py, PyDict>>) -> Self {
         Self {
             dict: dict.cloned(),
             read: Vec::new(),
@@ -36,7 +36,7 @@ impl<'py> Kw<'py> {
         Ok(d.get_item(name)?.filter(|v| !v.is_none()))
     }
 
-    pub fn str(&mut self, name: &'static str) -> PyResult<Option<String>> {
+    pub(crate) fn str(&mut self, name: &'static str) -> PyResult<Option<String>> {
         match self.item(name)? {
             None => Ok(None),
             Some(v) => match v.cast::<PyString>() {
@@ -46,7 +46,7 @@ impl<'py> Kw<'py> {
         }
     }
 
-    pub fn bool(&mut self, name: &'static str) -> PyResult<Option<bool>> {
+    pub(crate) fn bool(&mut self, name: &'static str) -> PyResult<Option<bool>> {
         match self.item(name)? {
             None => Ok(None),
             Some(v) => match v.cast::<PyBool>() {
@@ -57,7 +57,7 @@ impl<'py> Kw<'py> {
     }
 
     /// A count: an int (not a bool); negative or too large is `invalid_input`.
-    pub fn count(&mut self, name: &'static str) -> PyResult<Option<usize>> {
+    pub(crate) fn count(&mut self, name: &'static str) -> PyResult<Option<usize>> {
         match self.item(name)? {
             None => Ok(None),
             Some(v) if v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>() => {
@@ -73,7 +73,7 @@ impl<'py> Kw<'py> {
     }
 
     /// A number: an int or a float (not a bool).
-    pub fn number(&mut self, name: &'static str) -> PyResult<Option<f64>> {
+    pub(crate) fn number(&mut self, name: &'static str) -> PyResult<Option<f64>> {
         match self.item(name)? {
             None => Ok(None),
             Some(v)
@@ -87,7 +87,7 @@ impl<'py> Kw<'py> {
     }
 
     /// A list (or tuple) of str; a lone str is refused, not split into characters.
-    pub fn strs(&mut self, name: &'static str) -> PyResult<Option<Vec<String>>> {
+    pub(crate) fn strs(&mut self, name: &'static str) -> PyResult<Option<Vec<String>>> {
         match self.item(name)? {
             None => Ok(None),
             Some(v) if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() => {
@@ -105,7 +105,7 @@ impl<'py> Kw<'py> {
         }
     }
 
-    pub fn dict(&mut self, name: &'static str) -> PyResult<Option<Value>> {
+    pub(crate) fn dict(&mut self, name: &'static str) -> PyResult<Option<Value>> {
         match self.item(name)? {
             None => Ok(None),
             Some(v) if v.is_instance_of::<PyDict>() => Ok(Some(py_to_json(name, &v)?)),
@@ -113,13 +113,13 @@ impl<'py> Kw<'py> {
         }
     }
 
-    pub fn time(&mut self, name: &'static str) -> PyResult<Option<Timestamp>> {
+    pub(crate) fn time(&mut self, name: &'static str) -> PyResult<Option<Timestamp>> {
         let v = self.item(name)?;
         time_arg(name, v.as_ref())
     }
 
     /// `user_id`, `agent_id`, `run_id`.
-    pub fn parts(&mut self) -> PyResult<Parts> {
+    pub(crate) fn parts(&mut self) -> PyResult<Parts> {
         Ok(Parts::new(
             self.str("user_id")?,
             self.str("agent_id")?,
@@ -128,7 +128,7 @@ impl<'py> Kw<'py> {
     }
 
     /// Refuses any argument no read asked for.
-    pub fn finish(self) -> PyResult<()> {
+    pub(crate) fn finish(self) -> PyResult<()> {
         let Some(d) = &self.dict else { return Ok(()) };
         for k in d.keys() {
             let key: String = k.extract()?;

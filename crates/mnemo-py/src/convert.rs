@@ -13,7 +13,7 @@ use serde_json::{Map, Number, Value};
 const MAX_DEPTH: usize = 64;
 
 /// A JSON value as plain Python objects (dict, list, str, int, float, bool, None).
-pub fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -41,7 +41,7 @@ pub fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
 }
 
 /// A Python value as JSON; `TypeError` naming `arg` for anything JSON cannot hold.
-pub fn py_to_json(arg: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+pub(crate) fn py_to_json(arg: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     to_json(arg, obj, 0)
 }
 
@@ -101,7 +101,7 @@ fn to_json(arg: &str, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
 }
 
 /// The name of an object's type, for messages.
-pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())
@@ -109,7 +109,7 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// An optional dict argument as a JSON object.
-pub fn dict_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
+pub(crate) fn dict_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
     match obj {
         None => Ok(None),
         Some(o) if o.is_none() => Ok(None),
@@ -123,7 +123,7 @@ pub fn dict_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Va
 
 /// A time argument: an aware `datetime`, an RFC 3339 string or Unix seconds; `TypeError` naming `arg` for
 /// another type, `ValueError` for a naive datetime or an unreadable string.
-pub fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Timestamp>> {
+pub(crate) fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Timestamp>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
@@ -161,14 +161,18 @@ pub fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Ti
 
 /// The three scope parts as given (checked when the work runs, by the library's rules).
 #[derive(Debug, Clone, Default)]
-pub struct Parts {
+pub(crate) struct Parts {
     pub user_id: Option<String>,
     pub agent_id: Option<String>,
     pub run_id: Option<String>,
 }
 
 impl Parts {
-    pub fn new(user_id: Option<String>, agent_id: Option<String>, run_id: Option<String>) -> Self {
+    pub(crate) fn new(
+        user_id: Option<String>,
+        agent_id: Option<String>,
+        run_id: Option<String>,
+    ) -> Self {
         Self {
             user_id,
             agent_id,
@@ -176,12 +180,12 @@ impl Parts {
         }
     }
 
-    pub fn given(&self) -> bool {
+    pub(crate) fn given(&self) -> bool {
         self.user_id.is_some() || self.agent_id.is_some() || self.run_id.is_some()
     }
 
     /// The scope; `invalid_input` when none is given or a part is malformed.
-    pub fn scope(&self) -> Result<Scope, Failure> {
+    pub(crate) fn scope(&self) -> Result<Scope, Failure> {
         Ok(Scope::from_parts(
             self.user_id.as_deref(),
             self.agent_id.as_deref(),
@@ -191,12 +195,12 @@ impl Parts {
 }
 
 /// A memory id; `invalid_input` naming `arg` when it is not one.
-pub fn id_of(arg: &str, raw: &str) -> Result<MemoryId, Failure> {
+pub(crate) fn id_of(arg: &str, raw: &str) -> Result<MemoryId, Failure> {
     MemoryId::parse(raw).map_err(|_| Failure::invalid(arg, format!("{raw:?} is not a memory id")))
 }
 
 /// A serialisable answer as a JSON value.
-pub fn to_value(v: &impl serde::Serialize) -> Result<Value, Failure> {
+pub(crate) fn to_value(v: &impl serde::Serialize) -> Result<Value, Failure> {
     serde_json::to_value(v)
         .map_err(|e| Failure::internal(format!("an answer did not serialise: {e}")))
 }

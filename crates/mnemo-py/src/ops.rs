@@ -7,15 +7,15 @@
 //! A call that names a memory by id without a scope acts on the memory's owner: in process the
 //! caller holds the whole store, as an admin key does on the server.
 
-pub mod extra;
-pub mod records;
+pub(crate) mod extra;
+pub(crate) mod records;
 
 use crate::convert::Parts;
 use crate::errors::Failure;
 use mnemo_core::{MemoryId, Scope};
 
 /// The scope a by-id call acts in: the one given, else the memory's owner.
-pub async fn scope_for_id(
+pub(crate) async fn scope_for_id(
     mem: &mnemo::Memory,
     parts: &Parts,
     id: MemoryId,
@@ -28,7 +28,7 @@ pub async fn scope_for_id(
 }
 
 /// What every write records as its author: the Python package, as the library's caller.
-pub fn write_context(reason: Option<String>) -> mnemo_core::WriteContext {
+pub(crate) fn write_context(reason: Option<String>) -> mnemo_core::WriteContext {
     mnemo_core::WriteContext {
         actor: None,
         role: None,

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 type Work = Pin<Box<dyn Future<Output = Result<Value, Failure>> + Send>>;
 
 /// The runtime every call runs on (the one `pyo3_async_runtimes` drives asyncio futures with).
-pub fn runtime() -> &'static tokio::runtime::Runtime {
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     pyo3_async_runtimes::tokio::get_runtime()
 }
 

@@ -16,11 +16,11 @@ use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
 /// How long a closing connection keeps reading a client's unread request.
-pub const LINGER_TIME: Duration = Duration::from_secs(2);
+pub(crate) const LINGER_TIME: Duration = Duration::from_secs(2);
 /// How much of it at most.
-pub const LINGER_BYTES: usize = 64 << 20;
+pub(crate) const LINGER_BYTES: usize = 64 << 20;
 
-pub struct Lingering {
+pub(crate) struct Lingering {
     tcp: TcpStream,
     /// Set once FIN is sent: from then on `poll_shutdown` drains until this fires.
     deadline: Option<Pin<Box<Sleep>>>,
@@ -28,7 +28,7 @@ pub struct Lingering {
 }
 
 impl Lingering {
-    pub fn new(tcp: TcpStream) -> Self {
+    pub(crate) fn new(tcp: TcpStream) -> Self {
         Self {
             tcp,
             deadline: None,

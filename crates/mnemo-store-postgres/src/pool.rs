@@ -40,15 +40,15 @@ const VALIDATE_AFTER: Duration = Duration::from_millis(250);
 const VALIDATE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Socket connect and handshake deadline, unless the URL sets `connect_timeout`.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Idle time before TCP keepalive probes, unless the URL sets `keepalives_idle`.
-pub const DEFAULT_KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
 /// How long sent data may stay unacknowledged, unless the URL sets `tcp_user_timeout`.
-pub const DEFAULT_TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 /// `statement_timeout` of every session, unless the URL's `options` set one.
-pub const DEFAULT_STATEMENT_TIMEOUT: &str = "30s";
+pub(crate) const DEFAULT_STATEMENT_TIMEOUT: &str = "30s";
 /// `lock_timeout` of every session, unless the URL's `options` set one.
-pub const DEFAULT_LOCK_TIMEOUT: &str = "10s";
+pub(crate) const DEFAULT_LOCK_TIMEOUT: &str = "10s";
 
 /// The driver's own keepalive idle default (two hours), which we replace.
 const DRIVER_KEEPALIVE_IDLE: Duration = Duration::from_secs(2 * 60 * 60);

@@ -29,13 +29,13 @@ pub(crate) struct Pred {
 
 impl Pred {
     /// Binds `v` and returns its placeholder (`$n`).
-    pub fn arg<T: ToSql + Sync + Send + 'static>(&mut self, v: T) -> String {
+    pub(crate) fn arg<T: ToSql + Sync + Send + 'static>(&mut self, v: T) -> String {
         self.params.push(Box::new(v));
         format!("${}", self.params.len())
     }
 
     /// Adds a condition (its placeholders bound already with [`Pred::arg`]).
-    pub fn and(&mut self, sql: &str) {
+    pub(crate) fn and(&mut self, sql: &str) {
         if !self.sql.is_empty() {
             self.sql.push_str(" AND ");
         }
@@ -44,14 +44,14 @@ impl Pred {
 
     /// The conditions so far, joined (`TRUE` when there is none), and a fresh start for the
     /// next ones; the parameters stay bound, so one query can use several predicates.
-    pub fn take_sql(&mut self) -> String {
+    pub(crate) fn take_sql(&mut self) -> String {
         let sql = self.where_sql().to_string();
         self.sql.clear();
         sql
     }
 
     /// The conditions joined, `TRUE` when there is none.
-    pub fn where_sql(&self) -> &str {
+    pub(crate) fn where_sql(&self) -> &str {
         if self.sql.is_empty() {
             "TRUE"
         } else {
@@ -60,7 +60,7 @@ impl Pred {
     }
 
     /// The parameters as `query` takes them.
-    pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+    pub(crate) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         self.params
             .iter()
             .map(|p| p.as_ref() as &(dyn ToSql + Sync))

@@ -33,7 +33,7 @@ pub(crate) struct KeyInfo {
 
 impl KeyInfo {
     /// Whether this memory belongs to the scope `ids` ([`Ann::scope_ids`]; 0 = any) names.
-    pub fn in_scope(&self, ids: [u32; 3]) -> bool {
+    pub(crate) fn in_scope(&self, ids: [u32; 3]) -> bool {
         (ids[0] == 0 || self.user == ids[0])
             && (ids[1] == 0 || self.agent == ids[1])
             && (ids[2] == 0 || self.run == ids[2])
@@ -41,7 +41,7 @@ impl KeyInfo {
 
     /// What the visibility rule needs of a current-view read (no as-of: validity times are not
     /// indexed, and `admits` does not read them without one).
-    pub fn validity(&self) -> Validity {
+    pub(crate) fn validity(&self) -> Validity {
         Validity {
             active: self.active,
             created_at: chrono::DateTime::<chrono::Utc>::MIN_UTC,
@@ -153,7 +153,7 @@ impl Ann {
         })
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.index.size()
     }
 
@@ -220,7 +220,7 @@ impl Ann {
     }
 
     /// Grows the graph's capacity for `extra` more nodes (exclusive: it may reallocate).
-    pub fn reserve_for(&self, extra: usize) -> Result<()> {
+    pub(crate) fn reserve_for(&self, extra: usize) -> Result<()> {
         let need = self.index.size() + extra;
         if need > self.index.capacity() {
             self.index
@@ -258,7 +258,7 @@ impl Ann {
     }
 
     /// Builds the index from the `vectors` table.
-    pub fn rebuild(conn: &Connection, dim: usize) -> Result<Self> {
+    pub(crate) fn rebuild(conn: &Connection, dim: usize) -> Result<Self> {
         let mut ann = Self::empty(dim)?;
         let tx = conn.unchecked_transaction().map_err(sql_err)?;
         ann.generation = db_generation(&tx)?;
@@ -291,7 +291,7 @@ impl Ann {
     }
 
     /// Loads the saved graph if it is usable, then catches up; otherwise rebuilds.
-    pub fn open(conn: &Connection, db_path: Option<&Path>, dim: usize) -> Result<Self> {
+    pub(crate) fn open(conn: &Connection, db_path: Option<&Path>, dim: usize) -> Result<Self> {
         if let Some(db) = db_path {
             match Self::load(conn, db, dim) {
                 Ok(Some(ann)) => return Ok(ann),
@@ -353,7 +353,7 @@ impl Ann {
     }
 
     /// Saves the graph and its generation beside the database (only when it changed).
-    pub fn save(&mut self, db: &Path) -> Result<()> {
+    pub(crate) fn save(&mut self, db: &Path) -> Result<()> {
         if !self.dirty {
             return Ok(());
         }
@@ -370,7 +370,7 @@ impl Ann {
 
     /// Applies every logged change newer than `self.generation` (with the index to itself:
     /// on open).
-    pub fn catch_up(&mut self, conn: &Connection) -> Result<()> {
+    pub(crate) fn catch_up(&mut self, conn: &Connection) -> Result<()> {
         let delta = Delta::read(conn, self.generation)?;
         self.reserve_for(delta.len())?;
         let added = self.add_new(&delta)?;
@@ -383,7 +383,7 @@ impl Ann {
     /// gives them their info (the pre-filter passes no key without it), and the SQL fetch
     /// checks every candidate's scope again in any case. Room must have been reserved
     /// ([`Self::reserve_for`]) and one catch-up runs at a time.
-    pub fn add_new(&self, delta: &Delta) -> Result<HashSet<u64>> {
+    pub(crate) fn add_new(&self, delta: &Delta) -> Result<HashSet<u64>> {
         let mut added = HashSet::new();
         for (key, change) in &delta.changes {
             let Some((vector, _)) = change else { continue };
@@ -400,7 +400,7 @@ impl Ann {
 
     /// The rest of `delta`, exclusive and short: info and lexical entries of the keys
     /// [`Self::add_new`] put in the graph, changed and removed keys, and the generation.
-    pub fn apply(&mut self, delta: Delta, added: &HashSet<u64>) -> Result<()> {
+    pub(crate) fn apply(&mut self, delta: Delta, added: &HashSet<u64>) -> Result<()> {
         for (key, change) in delta.changes {
             match change {
                 Some((_, info)) if added.contains(&key) => {
@@ -416,7 +416,7 @@ impl Ann {
     }
 
     /// Scopes (interned) the query requires, or `None` when a required name was never indexed.
-    pub fn scope_ids(&self, scope: &mnemo_core::Scope) -> Option<[u32; 3]> {
+    pub(crate) fn scope_ids(&self, scope: &mnemo_core::Scope) -> Option<[u32; 3]> {
         let pick = |p: char, v: Option<&str>| -> Option<u32> {
             match v {
                 None => Some(0),
@@ -431,7 +431,7 @@ impl Ann {
     }
 
     /// An upper bound of how many indexed memories a scope can see.
-    pub fn scope_size(&self, ids: [u32; 3]) -> usize {
+    pub(crate) fn scope_size(&self, ids: [u32; 3]) -> usize {
         ids.iter()
             .filter(|p| **p != 0)
             .map(|p| self.part_counts.get(p).copied().unwrap_or(0))
@@ -441,7 +441,7 @@ impl Ann {
 
     /// True when every indexed entry is active, never expires and belongs to the scope `ids`
     /// names: then a graph search needs no filter callback.
-    pub fn covers_all(&self, ids: [u32; 3]) -> bool {
+    pub(crate) fn covers_all(&self, ids: [u32; 3]) -> bool {
         self.restricted == 0
             && ids
                 .iter()
@@ -449,12 +449,12 @@ impl Ann {
                 .all(|p| self.part_counts.get(p).copied().unwrap_or(0) == self.len())
     }
 
-    pub fn info(&self, key: u64) -> Option<&KeyInfo> {
+    pub(crate) fn info(&self, key: u64) -> Option<&KeyInfo> {
         self.info.get(key as usize).and_then(Option::as_ref)
     }
 
     /// Approximate nearest neighbours as cosine similarities; with `keep`, only keys it passes.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         vector: &[f32],
         k: usize,
@@ -482,7 +482,7 @@ impl Ann {
 
     /// Exact scores of the `keys` that memories of `scope` hold (any visibility); a key of
     /// another owner, or one not indexed, scores nothing.
-    pub fn score_in_scope(
+    pub(crate) fn score_in_scope(
         &self,
         vector: &[f32],
         keys: &[i64],
@@ -500,7 +500,7 @@ impl Ann {
     }
 
     /// Exact cosine similarities of the given keys (skipping keys not in the index).
-    pub fn score(&self, vector: &[f32], keys: &[i64]) -> Result<Vec<Candidate>> {
+    pub(crate) fn score(&self, vector: &[f32], keys: &[i64]) -> Result<Vec<Candidate>> {
         let mut buf = vec![0f32; self.dim];
         let mut out = Vec::with_capacity(keys.len());
         for &key in keys {
@@ -515,7 +515,7 @@ impl Ann {
         Ok(out)
     }
 
-    pub fn dim(&self) -> usize {
+    pub(crate) fn dim(&self) -> usize {
         self.dim
     }
 }
@@ -543,7 +543,7 @@ pub(crate) struct Delta {
 type Indexed = (Vec<f32>, InfoRow);
 
 impl Delta {
-    pub fn read(conn: &Connection, after: i64) -> Result<Self> {
+    pub(crate) fn read(conn: &Connection, after: i64) -> Result<Self> {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT c.generation, c.seq, c.op, v.data, m.user_id, m.agent_id, m.run_id, m.kind, m.state, m.expires_at, \
@@ -595,7 +595,7 @@ impl Delta {
     }
 
     /// Keys changed.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.changes.len()
     }
 }

@@ -41,7 +41,7 @@ pub(crate) struct Lexical {
 }
 
 impl Lexical {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             stemmer: Stemmer::create(Algorithm::English),
             terms: HashMap::new(),
@@ -57,7 +57,7 @@ impl Lexical {
     }
 
     /// Lower-cased, stemmed word tokens (the same analysis for documents and queries).
-    pub fn analyze(&self, text: &str) -> Vec<String> {
+    pub(crate) fn analyze(&self, text: &str) -> Vec<String> {
         stem_inputs(text)
             .map(|w| self.stemmer.stem(&w).into_owned())
             .collect()
@@ -75,7 +75,7 @@ impl Lexical {
         Some(k)
     }
 
-    pub fn remove(&mut self, key: u64) {
+    pub(crate) fn remove(&mut self, key: u64) {
         let Some(k) = self.slot(key) else { return };
         if !self.present[k] {
             return;
@@ -91,7 +91,7 @@ impl Lexical {
         self.doc[k].0 = self.doc[k].0.wrapping_add(1);
     }
 
-    pub fn put(&mut self, key: u64, text: &str) {
+    pub(crate) fn put(&mut self, key: u64, text: &str) {
         self.remove(key);
         let Some(k) = self.slot(key) else { return };
         let tokens = self.analyze(text);
@@ -122,7 +122,7 @@ impl Lexical {
     }
 
     /// The best `limit` documents passing `keep`, by BM25 over the query's terms.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         terms: &[String],
         limit: usize,
@@ -202,7 +202,7 @@ impl Lexical {
         best
     }
 
-    pub fn docs(&self) -> u64 {
+    pub(crate) fn docs(&self) -> u64 {
         u64::from(self.docs)
     }
 }

@@ -16,19 +16,19 @@ pub(crate) struct Pred {
 }
 
 impl Pred {
-    pub fn and(&mut self, sql: &str) {
+    pub(crate) fn and(&mut self, sql: &str) {
         if !self.sql.is_empty() {
             self.sql.push_str(" AND ");
         }
         self.sql.push_str(sql);
     }
 
-    pub fn push(&mut self, sql: &str, params: impl IntoIterator<Item = Sql>) {
+    pub(crate) fn push(&mut self, sql: &str, params: impl IntoIterator<Item = Sql>) {
         self.and(sql);
         self.params.extend(params);
     }
 
-    pub fn where_sql(&self) -> String {
+    pub(crate) fn where_sql(&self) -> String {
         if self.sql.is_empty() {
             "1".into()
         } else {

@@ -11,9 +11,9 @@ use mnemo_core::*;
 use serde::Serialize;
 
 /// Sessions a listing returns at most per page.
-pub const MAX_SESSIONS_PER_PAGE: usize = 1000;
+pub(crate) const MAX_SESSIONS_PER_PAGE: usize = 1000;
 /// Messages a read returns at most per page.
-pub const MAX_MESSAGES_PER_PAGE: usize = 1000;
+pub(crate) const MAX_MESSAGES_PER_PAGE: usize = 1000;
 /// Raw messages one page read walks at most while skipping hidden ones; past it the page ends
 /// early (with a cursor), so a session of hidden turns costs each read a bounded amount.
 const MAX_SCANNED: usize = 4 * MAX_MESSAGES_PER_PAGE;

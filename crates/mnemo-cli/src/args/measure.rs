@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 /// `mnemo bench`.
 #[derive(Debug, Args, Clone)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 10_000)]
     pub memories: usize,
     #[arg(long, default_value_t = 300)]
@@ -41,7 +41,7 @@ pub struct BenchArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum EvalWorkload {
+pub(crate) enum EvalWorkload {
     /// LoCoMo: ingest each conversation into a fresh scope, ask its questions, score.
     Locomo(Box<LocomoArgs>),
     /// Memory correctness scenarios (moves, job changes, reversals, forgetting, corrections).
@@ -49,7 +49,7 @@ pub enum EvalWorkload {
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct CorrectnessArgs {
+pub(crate) struct CorrectnessArgs {
     /// A directory of scenario JSON files (default: the built-in scenarios).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
@@ -66,7 +66,7 @@ pub struct CorrectnessArgs {
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct LocomoArgs {
+pub(crate) struct LocomoArgs {
     /// The LoCoMo JSON file.
     #[arg(long)]
     pub data: PathBuf,

@@ -6,7 +6,7 @@ use clap::Args;
 
 /// `mnemo add`.
 #[derive(Debug, Args, Clone)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// Extract facts with a chat model (default when one is configured) or store raw.
@@ -51,7 +51,7 @@ pub struct AddArgs {
 
 /// `mnemo search`.
 #[derive(Debug, Args, Clone)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[arg(long, default_value_t = 10)]
@@ -83,7 +83,7 @@ pub struct SearchArgs {
 
 /// `mnemo get`.
 #[derive(Debug, Args, Clone)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[arg(long)]
@@ -96,7 +96,7 @@ pub struct GetArgs {
 
 /// `mnemo list`.
 #[derive(Debug, Args, Clone)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[arg(long, default_value_t = 100)]
@@ -116,7 +116,7 @@ pub struct ListArgs {
 
 /// `mnemo update`.
 #[derive(Debug, Args, Clone)]
-pub struct UpdateArgs {
+pub(crate) struct UpdateArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[arg(long)]
@@ -133,7 +133,7 @@ pub struct UpdateArgs {
 
 /// `mnemo delete`.
 #[derive(Debug, Args, Clone)]
-pub struct DeleteArgs {
+pub(crate) struct DeleteArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[arg(long)]
@@ -146,7 +146,7 @@ pub struct DeleteArgs {
 
 /// `mnemo erase`.
 #[derive(Debug, Args, Clone)]
-pub struct EraseArgs {
+pub(crate) struct EraseArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// Also erase the content of the messages a fact came from (a raw memory's message is
@@ -170,7 +170,7 @@ pub struct EraseArgs {
 
 /// `mnemo delete-all`.
 #[derive(Debug, Args, Clone)]
-pub struct DeleteAllArgs {
+pub(crate) struct DeleteAllArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[arg(long)]
@@ -179,7 +179,7 @@ pub struct DeleteAllArgs {
 
 /// `mnemo history`.
 #[derive(Debug, Args, Clone)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     pub id: String,
@@ -187,7 +187,7 @@ pub struct HistoryArgs {
 
 /// `mnemo link`.
 #[derive(Debug, Args, Clone)]
-pub struct LinkArgs {
+pub(crate) struct LinkArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// In [0, 1].
@@ -207,7 +207,7 @@ pub struct LinkArgs {
 
 /// `mnemo context`.
 #[derive(Debug, Args, Clone)]
-pub struct ContextArgs {
+pub(crate) struct ContextArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// The most tokens the pack may take (1 to 200000).

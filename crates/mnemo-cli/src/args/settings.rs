@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Settings of `--embedder openai` (ignored by the local backends).
 #[derive(Debug, Args, Clone)]
-pub struct RemoteEmbedderArgs {
+pub(crate) struct RemoteEmbedderArgs {
     /// Base URL of the embeddings endpoint, e.g. http://127.0.0.1:11434/v1.
     #[arg(long, env = "MNEMO_EMBED_BASE_URL")]
     pub embed_base_url: Option<String>,
@@ -27,7 +27,7 @@ pub struct RemoteEmbedderArgs {
 /// The chat model for inferred adds (an OpenAI-compatible endpoint: OpenAI, Ollama, vLLM,
 /// llama.cpp's server, OpenRouter). Without one, adds are raw.
 #[derive(Debug, Args, Clone)]
-pub struct LlmArgs {
+pub(crate) struct LlmArgs {
     /// Base URL of the chat endpoint, e.g. http://127.0.0.1:11434/v1.
     #[arg(long, env = "MNEMO_LLM_BASE_URL")]
     pub llm_base_url: Option<String>,
@@ -51,7 +51,7 @@ pub struct LlmArgs {
 
 /// Note adds (`--memory-type note`): neighbours considered and the link rules.
 #[derive(Debug, Args, Clone)]
-pub struct NoteArgs {
+pub(crate) struct NoteArgs {
     /// Nearest notes of the scope a new note may link to (and, with a model, evolve).
     #[arg(long, env = "MNEMO_NOTE_NEIGHBOURS", default_value_t = 5)]
     pub note_neighbours: usize,
@@ -75,7 +75,7 @@ pub struct NoteArgs {
 
 /// Background jobs (async adds): retries, leases and the queue's admission limit.
 #[derive(Debug, Args, Clone)]
-pub struct JobArgs {
+pub(crate) struct JobArgs {
     /// Attempts of a job before a retryable failure becomes final.
     #[arg(long, env = "MNEMO_JOB_MAX_ATTEMPTS", default_value_t = 5)]
     pub job_max_attempts: u32,
@@ -96,7 +96,7 @@ pub struct JobArgs {
 }
 
 impl JobArgs {
-    pub fn settings(&self) -> mnemo::settings::JobsSection {
+    pub(crate) fn settings(&self) -> mnemo::settings::JobsSection {
         mnemo::settings::JobsSection {
             // `mnemo serve` starts its own (--job-workers); other commands run none.
             workers: None,
@@ -112,7 +112,7 @@ impl JobArgs {
 
 /// The memory hierarchy: short-term window, mid-term segments, heat, and read counting.
 #[derive(Debug, Args, Clone)]
-pub struct TierArgs {
+pub(crate) struct TierArgs {
     /// Pages (exchanges) each session keeps verbatim in its short-term window (at least 1).
     #[arg(long, env = "MNEMO_SHORT_TERM_CAPACITY", default_value_t = 10)]
     pub short_term_capacity: usize,
@@ -151,7 +151,7 @@ pub struct TierArgs {
 
 impl TierArgs {
     /// The settings these flags give (checked later, by `MemoryConfig::validate`).
-    pub fn settings(&self) -> mnemo::settings::TiersSection {
+    pub(crate) fn settings(&self) -> mnemo::settings::TiersSection {
         mnemo::settings::TiersSection {
             short_term_capacity: Some(self.short_term_capacity),
             mid_term_capacity: self.mid_term_capacity,

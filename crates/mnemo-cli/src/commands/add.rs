@@ -6,7 +6,7 @@ use crate::io::{outln, parse_json_arg, parse_time_arg, print_json};
 use mnemo::{AddInput, AddRequest, Memory};
 use mnemo_core::{Error, MemoryKind};
 
-pub async fn run(memory: &Memory, args: AddArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: AddArgs, json: bool) -> anyhow::Result<()> {
     let AddArgs {
         scope,
         infer,

@@ -26,7 +26,7 @@ use std::time::Instant;
 use texts::{question, sentence, Rng};
 
 /// `mnemo bench`: the conversation workload with `--conversations`, else the synthetic one.
-pub async fn run(cfg: MemoryConfig, args: &BenchArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(cfg: MemoryConfig, args: &BenchArgs, json: bool) -> anyhow::Result<()> {
     if let Some(data) = &args.conversations {
         let opts = conversations::Options {
             data: data.clone(),

@@ -9,7 +9,7 @@ use crate::io::{out, outln};
 use mnemo::Memory;
 use mnemo_core::pack::ContextOptions;
 
-pub async fn run(memory: &Memory, args: ContextArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: ContextArgs, json: bool) -> anyhow::Result<()> {
     let req = mnemo::ContextRequest {
         scope: scope_of(&args.scope)?,
         query: args.query,

@@ -15,7 +15,7 @@ fn mode(hard: bool) -> DeleteMode {
     }
 }
 
-pub async fn run(memory: &Memory, args: DeleteArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: DeleteArgs, json: bool) -> anyhow::Result<()> {
     let DeleteArgs {
         scope,
         hard,
@@ -39,7 +39,7 @@ pub async fn run(memory: &Memory, args: DeleteArgs, json: bool) -> anyhow::Resul
     Ok(())
 }
 
-pub async fn all(memory: &Memory, args: DeleteAllArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn all(memory: &Memory, args: DeleteAllArgs, json: bool) -> anyhow::Result<()> {
     let n = memory
         .delete_all(
             scope_of(&args.scope)?,

@@ -5,7 +5,11 @@ use crate::io::{outln, print_json};
 use mnemo::Memory;
 use mnemo_core::Error;
 
-pub async fn run(memory: &Memory, location: &mnemo::StoreConfig, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(
+    memory: &Memory,
+    location: &mnemo::StoreConfig,
+    json: bool,
+) -> anyhow::Result<()> {
     // Store work is blocking (and the PostgreSQL driver may not run on an async worker).
     let store = memory.store().clone();
     let (stats, integrity) =

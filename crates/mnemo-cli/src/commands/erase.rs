@@ -7,7 +7,7 @@ use crate::io::{outln, print_json};
 use mnemo::Memory;
 use mnemo_core::{Error, WriteContext};
 
-pub async fn run(memory: &Memory, args: EraseArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: EraseArgs, json: bool) -> anyhow::Result<()> {
     let EraseArgs {
         scope,
         sources,

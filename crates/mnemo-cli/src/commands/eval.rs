@@ -66,7 +66,11 @@ async fn load_embedder(cfg: &MemoryConfig) -> anyhow::Result<Arc<dyn Embedder>> 
 
 /// `mnemo eval correctness`: the scenarios with their scripts, or scored against a real model
 /// (`--model` with `--base-url`, else the globally configured `--llm-*` model when given).
-pub async fn correctness(cfg: MemoryConfig, a: CorrectnessArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn correctness(
+    cfg: MemoryConfig,
+    a: CorrectnessArgs,
+    json: bool,
+) -> anyhow::Result<()> {
     let scenarios = mnemo_eval::correctness::load(a.scenarios.as_deref())?;
     let model: Option<Arc<dyn ChatModel>> = match (&a.model, &cfg.llm) {
         (Some(m), _) => Some(chat(m, a.base_url.as_deref(), a.api_key_env.as_deref())?),
@@ -104,7 +108,7 @@ pub async fn correctness(cfg: MemoryConfig, a: CorrectnessArgs, json: bool) -> a
     Ok(())
 }
 
-pub async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> anyhow::Result<()> {
     if let Some(v) = a.context_before {
         cfg.indexing.before = v;
     }

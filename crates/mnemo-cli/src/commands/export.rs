@@ -5,7 +5,7 @@ use mnemo::Memory;
 use std::io::Write;
 use std::path::PathBuf;
 
-pub async fn run(memory: &Memory, file: Option<PathBuf>) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, file: Option<PathBuf>) -> anyhow::Result<()> {
     let records = memory.export().await?;
     let mut out: Box<dyn Write> = match &file {
         Some(p) => Box::new(std::io::BufWriter::new(

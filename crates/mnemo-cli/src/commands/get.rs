@@ -6,7 +6,7 @@ use crate::args::GetArgs;
 use crate::io::{human_memory, outln, print_json};
 use mnemo::{GetRequest, Memory};
 
-pub async fn run(memory: &Memory, args: GetArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: GetArgs, json: bool) -> anyhow::Result<()> {
     let GetArgs {
         scope,
         include_expired,

@@ -5,7 +5,7 @@ use crate::args::HistoryArgs;
 use crate::io::{outln, print_json};
 use mnemo::Memory;
 
-pub async fn run(memory: &Memory, args: HistoryArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: HistoryArgs, json: bool) -> anyhow::Result<()> {
     let events = memory
         .history(scope_of(&args.scope)?, id_of(&args.id)?)
         .await?;

@@ -13,7 +13,7 @@ use std::io::{BufRead, Write};
 
 /// What one non-blank line asks for.
 #[derive(Debug)]
-pub enum ImportLine {
+pub(super) enum ImportLine {
     /// An export record, restored as it was (its scope checked while it was read).
     Record(ExportRecord),
     /// A message or memory to add raw.
@@ -26,7 +26,7 @@ fn at_line(n: usize, reason: impl std::fmt::Display) -> Error {
 }
 
 /// Reads line `n` of an import file (1-based). `scope` fills the parts a line leaves out.
-pub fn parse_line(raw: &str, scope: &ScopeArgs, n: usize) -> Result<ImportLine, Error> {
+pub(super) fn parse_line(raw: &str, scope: &ScopeArgs, n: usize) -> Result<ImportLine, Error> {
     let value: serde_json::Value =
         serde_json::from_str(raw).map_err(|e| at_line(n, format!("not JSON: {e}")))?;
     if value.get("type").is_some() {
@@ -93,7 +93,7 @@ fn line_to_request(line: &serde_json::Value, scope: &ScopeArgs) -> Result<AddReq
 }
 
 /// Imports `file` in batches of `batch_size` lines' worth of adds and records.
-pub async fn run(
+pub(super) async fn run(
     memory: &Memory,
     scope: &ScopeArgs,
     batch_size: usize,

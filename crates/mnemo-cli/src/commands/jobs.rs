@@ -21,7 +21,7 @@ fn line(j: &JobRecord) -> String {
     )
 }
 
-pub async fn jobs(memory: &Memory, action: JobsAction, json: bool) -> anyhow::Result<()> {
+pub(super) async fn jobs(memory: &Memory, action: JobsAction, json: bool) -> anyhow::Result<()> {
     match action {
         JobsAction::List {
             scope,

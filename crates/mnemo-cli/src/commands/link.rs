@@ -7,7 +7,7 @@ use crate::io::{outln, print_json};
 use mnemo::Memory;
 use mnemo_core::{Author, Error, Link, LinkKind};
 
-pub async fn run(memory: &Memory, args: LinkArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: LinkArgs, json: bool) -> anyhow::Result<()> {
     let LinkArgs {
         scope,
         strength,

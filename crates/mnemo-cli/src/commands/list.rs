@@ -5,7 +5,7 @@ use crate::args::ListArgs;
 use crate::io::{human_memory, outln, parse_json_arg, parse_time_arg, print_json};
 use mnemo::{ListRequest, Memory};
 
-pub async fn run(memory: &Memory, args: ListArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: ListArgs, json: bool) -> anyhow::Result<()> {
     let ListArgs {
         scope,
         limit,

@@ -27,7 +27,11 @@ fn next(cursor: &Option<String>) {
     }
 }
 
-pub async fn sessions(memory: &Memory, action: SessionsAction, json: bool) -> anyhow::Result<()> {
+pub(super) async fn sessions(
+    memory: &Memory,
+    action: SessionsAction,
+    json: bool,
+) -> anyhow::Result<()> {
     match action {
         SessionsAction::List {
             scope,
@@ -105,7 +109,11 @@ pub async fn sessions(memory: &Memory, action: SessionsAction, json: bool) -> an
     Ok(())
 }
 
-pub async fn segments(memory: &Memory, action: SegmentsAction, json: bool) -> anyhow::Result<()> {
+pub(super) async fn segments(
+    memory: &Memory,
+    action: SegmentsAction,
+    json: bool,
+) -> anyhow::Result<()> {
     match action {
         SegmentsAction::List { scope } => {
             let segments = memory.segments_view(scope_of(&scope)?).await?;

@@ -45,7 +45,7 @@ fn copy_keys(from: &dyn Store, to: &dyn Store) -> mnemo::Result<u64> {
     Ok(n)
 }
 
-pub async fn run(
+pub(super) async fn run(
     memory: &Memory,
     from: &StoreConfig,
     to: &str,

@@ -4,7 +4,7 @@
 use crate::args::{Cli, ModelsAction};
 use crate::io::{outln, print_json};
 
-pub async fn run(cli: &Cli, action: &ModelsAction, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(cli: &Cli, action: &ModelsAction, json: bool) -> anyhow::Result<()> {
     let ModelsAction::Install { python, force, llm } = action;
     let dir = cli
         .models_dir

@@ -6,7 +6,7 @@ use crate::io::print_json;
 use mnemo::{Memory, ProfileOptions};
 use mnemo_core::*;
 
-pub async fn run(memory: &Memory, action: ProfileAction, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, action: ProfileAction, json: bool) -> anyhow::Result<()> {
     match action {
         ProfileAction::Refresh {
             user_id,

@@ -16,7 +16,7 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| Error::internal(format!("blocking task failed: {e}")))?
 }
 
-pub async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let location = cfg.store_config();
     if let StoreConfig::Embedded { path } = &location {

@@ -3,7 +3,11 @@
 use crate::io::{outln, print_json};
 use mnemo::Memory;
 
-pub async fn run(memory: &Memory, confirm: Option<String>, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(
+    memory: &Memory,
+    confirm: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
     memory.reset(confirm.as_deref().unwrap_or("")).await?;
     if json {
         print_json(&serde_json::json!({"reset": true}))?;

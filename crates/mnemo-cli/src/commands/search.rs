@@ -6,7 +6,7 @@ use crate::io::{human_memory, outln, parse_json_arg, parse_time_arg, print_json}
 use mnemo::Memory;
 use mnemo_core::{Filter, ReadOptions, SearchRequest};
 
-pub async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow::Result<()> {
     let SearchArgs {
         scope,
         top_k,

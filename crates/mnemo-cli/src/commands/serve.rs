@@ -102,7 +102,7 @@ async fn shutdown_signal() {
     }
 }
 
-pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()> {
     init_logs("info", args.log_content);
     let config = ServerConfig {
         bind: args.bind,
@@ -143,7 +143,7 @@ pub async fn serve(cli: &Cli, args: &ServeArgs, json: bool) -> anyhow::Result<()
     Ok(())
 }
 
-pub async fn mcp(cli: &Cli, api_key: &Option<String>) -> anyhow::Result<()> {
+pub(super) async fn mcp(cli: &Cli, api_key: &Option<String>) -> anyhow::Result<()> {
     init_logs("warn", false);
     let memory = Memory::open(config_of(cli)?).await?;
     let caller = match api_key {
@@ -173,7 +173,7 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f).await?
 }
 
-pub async fn keys(cli: &Cli, action: &KeysAction, json: bool) -> anyhow::Result<()> {
+pub(super) async fn keys(cli: &Cli, action: &KeysAction, json: bool) -> anyhow::Result<()> {
     let store = config_of(cli)?.store_config();
     let legacy = keys_path(
         cli,

@@ -6,7 +6,7 @@ use crate::io::{human_memory, outln, parse_json_arg, parse_time_arg, print_json}
 use mnemo::{Memory, UpdateRequest};
 use mnemo_core::WriteContext;
 
-pub async fn run(memory: &Memory, args: UpdateArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(memory: &Memory, args: UpdateArgs, json: bool) -> anyhow::Result<()> {
     let UpdateArgs {
         scope,
         text,

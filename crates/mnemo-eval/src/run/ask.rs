@@ -29,7 +29,7 @@ pub(super) struct Asker<'a> {
 
 impl Asker<'_> {
     /// Asks question `q` of every engine and scores the answers into `tally`.
-    pub async fn question(&self, q: &Question, tally: &mut Tally) -> Result<()> {
+    pub(super) async fn question(&self, q: &Question, tally: &mut Tally) -> Result<()> {
         let opts = self.opts;
         tally.counts.questions += 1;
         *tally

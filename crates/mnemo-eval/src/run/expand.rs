@@ -35,7 +35,7 @@ impl Expansion<'_> {
     /// its direct hits and linked results merged by score and cut at k; and, as the matched
     /// control, the same searches' direct hits alone (what a caller asking for k memories gets
     /// without expansion). Also how many linked results the `top_k` list holds.
-    pub fn scores(
+    pub(super) fn scores(
         &self,
         req: &SearchRequest,
         vector: &[f32],

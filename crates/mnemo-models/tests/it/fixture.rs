@@ -4,7 +4,7 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 #[derive(Debug, Deserialize)]
-pub struct Reference {
+pub(crate) struct Reference {
     pub sentence_transformers_version: String,
     pub dimension: usize,
     pub sentences: Vec<String>,
@@ -12,7 +12,7 @@ pub struct Reference {
     pub vectors: Vec<Vec<f32>>,
 }
 
-pub fn reference() -> &'static Reference {
+pub(crate) fn reference() -> &'static Reference {
     static REF: OnceLock<Reference> = OnceLock::new();
     REF.get_or_init(|| {
         let text = include_str!("../fixtures/reference.json");
@@ -23,7 +23,7 @@ pub fn reference() -> &'static Reference {
     })
 }
 
-pub fn sentence_refs() -> Vec<&'static str> {
+pub(crate) fn sentence_refs() -> Vec<&'static str> {
     reference().sentences.iter().map(String::as_str).collect()
 }
 

@@ -9,7 +9,7 @@ use mnemo_core::pack::ContextOptions;
 use mnemo_core::{Author, ExportRecord, Link, LinkKind};
 use serde_json::{json, Value};
 
-pub async fn context(
+pub(crate) async fn context(
     mem: Memory,
     parts: Parts,
     query: String,
@@ -27,13 +27,13 @@ pub async fn context(
 
 /// What `erase` was asked to erase.
 #[derive(Debug, Clone)]
-pub enum EraseTarget {
+pub(crate) enum EraseTarget {
     Memory { id: String, sources: bool },
     Session(String),
     Scope { confirm: bool },
 }
 
-pub async fn erase(
+pub(crate) async fn erase(
     mem: Memory,
     parts: Parts,
     target: EraseTarget,
@@ -55,7 +55,7 @@ pub async fn erase(
     }
 }
 
-pub async fn links(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
+pub(crate) async fn links(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
     Ok(json!({ "results": to_value(&mem.links(scope, id).await?)? }))
@@ -63,7 +63,7 @@ pub async fn links(mem: Memory, parts: Parts, id: String) -> Result<Value, Failu
 
 /// One link a caller adds or removes.
 #[derive(Debug, Clone)]
-pub struct LinkSpec {
+pub(crate) struct LinkSpec {
     pub from: String,
     pub to: String,
     pub kind: String,
@@ -71,7 +71,7 @@ pub struct LinkSpec {
     pub reason: Option<String>,
 }
 
-pub async fn add_link(mem: Memory, parts: Parts, spec: LinkSpec) -> Result<Value, Failure> {
+pub(crate) async fn add_link(mem: Memory, parts: Parts, spec: LinkSpec) -> Result<Value, Failure> {
     let from = id_of("from_id", &spec.from)?;
     let to = id_of("to_id", &spec.to)?;
     let kind: LinkKind = spec.kind.parse()?;
@@ -89,7 +89,11 @@ pub async fn add_link(mem: Memory, parts: Parts, spec: LinkSpec) -> Result<Value
     to_value(&link)
 }
 
-pub async fn remove_link(mem: Memory, parts: Parts, spec: LinkSpec) -> Result<Value, Failure> {
+pub(crate) async fn remove_link(
+    mem: Memory,
+    parts: Parts,
+    spec: LinkSpec,
+) -> Result<Value, Failure> {
     let from = id_of("from_id", &spec.from)?;
     let to = id_of("to_id", &spec.to)?;
     let kind: LinkKind = spec.kind.parse()?;
@@ -97,11 +101,11 @@ pub async fn remove_link(mem: Memory, parts: Parts, spec: LinkSpec) -> Result<Va
     Ok(Value::Bool(mem.remove_link(scope, from, to, kind).await?))
 }
 
-pub async fn profile(mem: Memory, parts: Parts) -> Result<Value, Failure> {
+pub(crate) async fn profile(mem: Memory, parts: Parts) -> Result<Value, Failure> {
     to_value(&mem.profile(parts.scope()?).await?)
 }
 
-pub async fn refresh_profile(
+pub(crate) async fn refresh_profile(
     mem: Memory,
     parts: Parts,
     instructions: Option<String>,
@@ -115,7 +119,7 @@ pub async fn refresh_profile(
 
 /// The last `limit` messages of the scope's log (of one session when given), oldest first;
 /// erased and deleted turns never come back (the store's visibility rule).
-pub async fn messages(
+pub(crate) async fn messages(
     mem: Memory,
     parts: Parts,
     session_id: Option<String>,
@@ -133,11 +137,11 @@ pub async fn messages(
     Ok(json!({ "results": to_value(&found)? }))
 }
 
-pub async fn export(mem: Memory) -> Result<Value, Failure> {
+pub(crate) async fn export(mem: Memory) -> Result<Value, Failure> {
     to_value(&mem.export().await?)
 }
 
-pub async fn import(mem: Memory, records: Value) -> Result<Value, Failure> {
+pub(crate) async fn import(mem: Memory, records: Value) -> Result<Value, Failure> {
     let Value::Array(items) = records else {
         return Err(Failure::invalid(
             "records",

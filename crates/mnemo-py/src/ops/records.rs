@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 /// An add; with `async_mode`, checked, queued and answered at once as Mem0's platform does
 /// (`{"results": [{"message", "status": "PENDING", "event_id"}]}`, plus `job_id`).
-pub async fn add(
+pub(crate) async fn add(
     mem: Memory,
     parts: Parts,
     mut req: AddRequest,
@@ -32,7 +32,7 @@ pub async fn add(
 }
 
 /// A job as a dict (`status`: pending, running, done or failed); an unknown id is NotFound.
-pub async fn job(mem: Memory, id: String) -> Result<Value, Failure> {
+pub(crate) async fn job(mem: Memory, id: String) -> Result<Value, Failure> {
     match mem.job(&id).await? {
         Some(job) => Ok(mnemo::job_view(&job)),
         None => Err(mnemo_core::Error::not_found("job", id).into()),
@@ -41,7 +41,7 @@ pub async fn job(mem: Memory, id: String) -> Result<Value, Failure> {
 
 /// A search as Mem0's `search` and mnemo's own options ask for it.
 #[derive(Debug, Clone)]
-pub struct Search {
+pub(crate) struct Search {
     pub query: String,
     pub limit: usize,
     pub filters: Option<Value>,
@@ -52,7 +52,7 @@ pub struct Search {
     pub expand_links: usize,
 }
 
-pub async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value, Failure> {
+pub(crate) async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value, Failure> {
     let scope = parts.scope()?;
     let filter = match &s.filters {
         Some(f) => mnemo_core::Filter::from_json(f)?,
@@ -89,7 +89,7 @@ pub async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value, Failu
     Ok(json!({ "results": to_value(&out.results)? }))
 }
 
-pub async fn get(
+pub(crate) async fn get(
     mem: Memory,
     parts: Parts,
     id: String,
@@ -111,7 +111,7 @@ pub async fn get(
     to_value(&m)
 }
 
-pub async fn get_all(mem: Memory, parts: Parts, req: ListRequest) -> Result<Value, Failure> {
+pub(crate) async fn get_all(mem: Memory, parts: Parts, req: ListRequest) -> Result<Value, Failure> {
     let req = ListRequest {
         scope: parts.scope()?,
         ..req
@@ -124,7 +124,7 @@ pub async fn get_all(mem: Memory, parts: Parts, req: ListRequest) -> Result<Valu
     Ok(out)
 }
 
-pub async fn update(
+pub(crate) async fn update(
     mem: Memory,
     parts: Parts,
     id: String,
@@ -140,7 +140,7 @@ pub async fn update(
     }))
 }
 
-pub async fn delete(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
+pub(crate) async fn delete(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
     mem.delete(scope, id, DeleteMode::Soft, write_context(None))
@@ -148,7 +148,7 @@ pub async fn delete(mem: Memory, parts: Parts, id: String) -> Result<Value, Fail
     Ok(json!({ "message": "Memory deleted successfully!" }))
 }
 
-pub async fn delete_all(mem: Memory, parts: Parts) -> Result<Value, Failure> {
+pub(crate) async fn delete_all(mem: Memory, parts: Parts) -> Result<Value, Failure> {
     let scope = parts.scope()?;
     let n = mem
         .delete_all(scope, DeleteMode::Soft, write_context(None))
@@ -156,13 +156,13 @@ pub async fn delete_all(mem: Memory, parts: Parts) -> Result<Value, Failure> {
     Ok(json!({ "message": "Memories deleted successfully!", "deleted": n }))
 }
 
-pub async fn history(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
+pub(crate) async fn history(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
     to_value(&mem.history(scope, id).await?)
 }
 
-pub async fn reset(mem: Memory) -> Result<Value, Failure> {
+pub(crate) async fn reset(mem: Memory) -> Result<Value, Failure> {
     mem.reset("reset").await?;
     Ok(Value::Null)
 }

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 /// A tool's arguments, deserialised from the call's `arguments` object.
 #[derive(Debug)]
-pub struct Parameters<P>(pub P);
+pub(super) struct Parameters<P>(pub P);
 
 impl<P: JsonSchema> JsonSchema for Parameters<P> {
     fn schema_name() -> std::borrow::Cow<'static, str> {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ContextArgs {
+pub(super) struct ContextArgs {
     /// What the agent is about to answer.
     pub query: String,
     /// The most tokens the pack may take (1 to 200000).

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct JobArgs {
+pub(super) struct JobArgs {
     /// The job id an async add answered with.
     pub job_id: String,
 }

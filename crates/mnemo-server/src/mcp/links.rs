@@ -15,7 +15,7 @@ use serde_json::json;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AddLinkArgs {
+pub(super) struct AddLinkArgs {
     /// The memory the link starts from (a UUID).
     pub memory_id: String,
     /// The memory it points to (a UUID of the same scope).
@@ -32,7 +32,7 @@ pub struct AddLinkArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RemoveLinkArgs {
+pub(super) struct RemoveLinkArgs {
     /// The memory the link starts from (a UUID).
     pub memory_id: String,
     /// The memory it points to (a UUID).

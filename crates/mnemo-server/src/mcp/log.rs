@@ -14,7 +14,7 @@ use serde_json::json;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListSessionsArgs {
+pub(super) struct ListSessionsArgs {
     #[serde(flatten)]
     pub scope: ScopeArgs,
     /// The next_cursor of the previous page.
@@ -25,7 +25,7 @@ pub struct ListSessionsArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SessionMessagesArgs {
+pub(super) struct SessionMessagesArgs {
     /// The session's id.
     pub session_id: String,
     #[serde(flatten)]
@@ -38,7 +38,7 @@ pub struct SessionMessagesArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SessionArgs {
+pub(super) struct SessionArgs {
     /// The session's id.
     pub session_id: String,
     #[serde(flatten)]
@@ -47,7 +47,7 @@ pub struct SessionArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DeleteSessionArgs {
+pub(super) struct DeleteSessionArgs {
     /// The session's id.
     pub session_id: String,
     #[serde(flatten)]
@@ -58,7 +58,7 @@ pub struct DeleteSessionArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RefreshProfileArgs {
+pub(super) struct RefreshProfileArgs {
     #[serde(flatten)]
     pub scope: ScopeArgs,
     /// Extra instructions for the analysis.
@@ -67,7 +67,7 @@ pub struct RefreshProfileArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SegmentPagesArgs {
+pub(super) struct SegmentPagesArgs {
     /// The segment's id (a UUID).
     pub segment_id: String,
     #[serde(flatten)]

@@ -16,10 +16,10 @@ use tower::ServiceExt;
 
 /// What the capturing subscriber has written.
 #[derive(Clone, Default)]
-pub struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct LogBuffer(Arc<Mutex<Vec<u8>>>);
 
 impl LogBuffer {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 }
@@ -41,7 +41,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogBuffer {
     }
 }
 
-pub struct App {
+pub(crate) struct App {
     pub app: Router,
     pub admin: String,
     rt: tokio::runtime::Runtime,
@@ -49,20 +49,20 @@ pub struct App {
     _dir: tempfile::TempDir,
 }
 
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub body: Vec<u8>,
 }
 
 impl Answer {
-    pub fn json(&self) -> Option<Value> {
+    pub(crate) fn json(&self) -> Option<Value> {
         serde_json::from_slice(&self.body).ok()
     }
 }
 
 impl App {
     /// The app over a fresh store with the hash embedder and no chat model.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::build(None, |dir| {
             let store = mnemo_store_sqlite::SqliteStore::open(dir.join("mnemo.db")).unwrap();
             Memory::from_parts(
@@ -75,7 +75,10 @@ impl App {
     }
 
     /// The app over `memory(dir)`, its runtime's threads logging into `log` when given.
-    pub fn build(log: Option<LogBuffer>, memory: impl FnOnce(&std::path::Path) -> Memory) -> Self {
+    pub(crate) fn build(
+        log: Option<LogBuffer>,
+        memory: impl FnOnce(&std::path::Path) -> Memory,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let dispatch = log.map(|buf| {
             tracing::Dispatch::new(
@@ -118,7 +121,13 @@ impl App {
     }
 
     /// One request with the admin key; the whole answer.
-    pub fn send(&self, method: Method, uri: &str, content_type: &str, body: Vec<u8>) -> Answer {
+    pub(crate) fn send(
+        &self,
+        method: Method,
+        uri: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Answer {
         let req = Request::builder()
             .method(method)
             .uri(uri)
@@ -143,7 +152,7 @@ impl App {
         }
     }
 
-    pub fn json(&self, method: Method, uri: &str, body: &Value) -> Answer {
+    pub(crate) fn json(&self, method: Method, uri: &str, body: &Value) -> Answer {
         self.send(
             method,
             uri,

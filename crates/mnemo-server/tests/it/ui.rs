@@ -29,18 +29,18 @@ fn shots_dir() -> std::path::PathBuf {
 /// One case of the suite: it runs against the shared server and browser.
 type Case = fn(&Ctx);
 
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub s: TestServer,
     pub b: Browser,
     pub seeded: fixture::Seeded,
 }
 
 impl Ctx {
-    pub fn ui(&self, hash: &str) -> String {
+    pub(crate) fn ui(&self, hash: &str) -> String {
         format!("{}/ui/{hash}", self.s.url)
     }
 
-    pub fn shot(&self, name: &str) {
+    pub(crate) fn shot(&self, name: &str) {
         let png = self.b.screenshot();
         assert!(png.starts_with(b"\x89PNG"), "a PNG");
         std::fs::write(shots_dir().join(format!("{name}.png")), png).unwrap();
@@ -57,7 +57,7 @@ fn the_inspector_in_a_real_browser() {
     run_all(&c);
 }
 
-pub fn run_all(c: &Ctx) {
+pub(crate) fn run_all(c: &Ctx) {
     let cases: &[(&str, Case)] = &[
         (
             "ui_answers_carry_the_csp_and_security_headers",
@@ -152,7 +152,7 @@ pub fn run_all(c: &Ctx) {
 }
 
 /// Signs in afresh with `key` (None: continue without one) and waits for the scopes view.
-pub fn sign_in(c: &Ctx, key: Option<&str>) {
+pub(crate) fn sign_in(c: &Ctx, key: Option<&str>) {
     c.b.goto(&c.ui(""));
     c.b.js("sessionStorage.clear();", json!([]));
     c.b.goto(&c.ui("?fresh"));
@@ -169,7 +169,7 @@ pub fn sign_in(c: &Ctx, key: Option<&str>) {
 }
 
 /// Sets the scope bar's user and applies it (the view re-renders).
-pub fn use_scope(c: &Ctx, user: &str) {
+pub(crate) fn use_scope(c: &Ctx, user: &str) {
     c.b.js(
         "sessionStorage.setItem('mnemo.scope', JSON.stringify({user_id: arguments[0]}));",
         json!([user]),
@@ -178,7 +178,7 @@ pub fn use_scope(c: &Ctx, user: &str) {
 
 /// Goes to a hash route of the loaded page and waits for `view` to render (re-rendering when
 /// the hash is already that one).
-pub fn go(c: &Ctx, view: &str, hash: &str) {
+pub(crate) fn go(c: &Ctx, view: &str, hash: &str) {
     c.b.render(view, || {
         c.b.js(
             "if (location.hash === arguments[0]) window.dispatchEvent(new HashChangeEvent('hashchange')); else location.hash = arguments[0];",
@@ -187,11 +187,11 @@ pub fn go(c: &Ctx, view: &str, hash: &str) {
     });
 }
 
-pub fn text_of(c: &Ctx, css: &str) -> String {
+pub(crate) fn text_of(c: &Ctx, css: &str) -> String {
     c.b.text(&c.b.find(css))
 }
 
-pub fn notice(c: &Ctx) -> String {
+pub(crate) fn notice(c: &Ctx) -> String {
     c.b.wait_until("a message in the page", || {
         let t = c.b.js(
             "const n = document.querySelector('main .notice'); return n ? n.textContent : null;",

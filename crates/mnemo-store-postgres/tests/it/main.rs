@@ -65,7 +65,7 @@ mod contract {
         Arc::new(store)
     }
 
-    pub struct PgHarness;
+    pub(crate) struct PgHarness;
 
     impl Harness for PgHarness {
         fn fresh(&self) -> Arc<dyn Store> {

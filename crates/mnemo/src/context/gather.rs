@@ -70,7 +70,7 @@ pub(crate) struct Gatherer<'a> {
 }
 
 impl<'a> Gatherer<'a> {
-    pub fn new(
+    pub(super) fn new(
         store: &'a dyn Store,
         scope: &'a Scope,
         tuning: &'a ContextTuning,
@@ -95,7 +95,7 @@ impl<'a> Gatherer<'a> {
 
     /// The current session's short-term window: its short-term pages, else its last `capacity`
     /// logged turns. `invalid_input` naming `session_id` when the scope has no such session.
-    pub fn window(&mut self, session: &str, capacity: usize) -> Result<Vec<Candidate>> {
+    pub(super) fn window(&mut self, session: &str, capacity: usize) -> Result<Vec<Candidate>> {
         if self
             .store
             .messages(self.scope, Some(session), 1)?
@@ -151,7 +151,7 @@ impl<'a> Gatherer<'a> {
 
     /// Candidates from search hits: raw memories as their exchanges with neighbours, the rest
     /// as memory lines.
-    pub fn add_hits(&mut self, hits: &[Hit]) -> Result<()> {
+    pub(super) fn add_hits(&mut self, hits: &[Hit]) -> Result<()> {
         let sources: Vec<MessageId> = hits
             .iter()
             .filter(|h| h.memory.kind == MemoryKind::Raw)
@@ -305,7 +305,7 @@ impl<'a> Gatherer<'a> {
 
     /// Segments matched by the query vector (cosine ≥ 0.4), or without a query the three
     /// hottest.
-    pub fn add_segments(&mut self, vector: Option<&[f32]>) -> Result<()> {
+    pub(super) fn add_segments(&mut self, vector: Option<&[f32]>) -> Result<()> {
         let w = self.tuning.summary_weight;
         if w <= 0.0 {
             return Ok(());
@@ -388,7 +388,7 @@ impl<'a> Gatherer<'a> {
     }
 
     /// Every candidate gathered besides the window.
-    pub fn candidates(&self) -> Vec<Candidate> {
+    pub(super) fn candidates(&self) -> Vec<Candidate> {
         let mut out: Vec<Candidate> = self.exchanges.values().cloned().collect();
         out.extend(self.summaries.values().cloned());
         out.extend(self.memories.iter().cloned());
@@ -405,7 +405,7 @@ impl<'a> Gatherer<'a> {
 
     /// What `pack` showed: the hits behind its items, and the segments of its pages and
     /// summaries.
-    pub fn shown(&self, pack: &ContextPack) -> Shown {
+    pub(super) fn shown(&self, pack: &ContextPack) -> Shown {
         let mut memories = Vec::new();
         let mut segments: Vec<SegmentId> = Vec::new();
         for item in pack.sections.iter().flat_map(|s| &s.items) {

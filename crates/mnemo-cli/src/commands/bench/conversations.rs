@@ -36,7 +36,7 @@ use mnemo_eval::EvalMode;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub struct Options {
+pub(super) struct Options {
     pub data: PathBuf,
     pub top_k: usize,
     /// Build the store here and keep it (it must not exist); default: a removed temp dir.
@@ -49,7 +49,7 @@ fn seconds(f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<f64> {
     Ok(t.elapsed().as_secs_f64())
 }
 
-pub async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::Result<()> {
     if opts.top_k == 0 || opts.top_k > mnemo_core::search::MAX_TOP_K {
         return Err(Error::invalid("top_k", "must be between 1 and 1000").into());
     }

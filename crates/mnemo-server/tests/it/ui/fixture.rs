@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// What the suite needs to find again.
-pub struct Seeded {
+pub(crate) struct Seeded {
     pub bob_key: String,
     pub secret_id: String,
     pub xss_id: String,
@@ -22,9 +22,9 @@ pub struct Seeded {
 }
 
 /// Text only alice's scope holds; no view may show it to bob.
-pub const ALICE_SECRET: &str = "Alice's door code is 4711";
-pub const XSS_TEXT: &str = "<img src=x onerror=alert(1)>";
-pub const XSS_META: &str = "<b>bold</b><script>window.__xss = 1; alert(2)</script>";
+pub(super) const ALICE_SECRET: &str = "Alice's door code is 4711";
+pub(super) const XSS_TEXT: &str = "<img src=x onerror=alert(1)>";
+pub(super) const XSS_META: &str = "<b>bold</b><script>window.__xss = 1; alert(2)</script>";
 
 fn add(s: &TestServer, body: Value) -> String {
     let r = s.call("POST", "/v1/memories", Some(&s.admin), Some(body));
@@ -76,14 +76,14 @@ fn import_supersession(s: &TestServer) {
 
 /// A real server (SQLite store in a temp dir, the hash embedder, keys) whose sessions keep one
 /// page in their short-term window, so a short conversation already fills mid-term segments.
-pub fn start() -> TestServer {
+pub(super) fn start() -> TestServer {
     start_with_chat(None)
 }
 
 /// A chat model that answers only the profile analysis: the traveller's preference, resting on
 /// the message that states it, and one statement of user and of assistant knowledge. Any other
 /// step is an error (the suite never asks for one).
-pub fn profile_chat() -> Arc<dyn mnemo_core::ChatModel> {
+pub(super) fn profile_chat() -> Arc<dyn mnemo_core::ChatModel> {
     Arc::new(mnemo_testkit::ScriptedChat::new(
         "scripted:profile",
         |req| {
@@ -110,7 +110,7 @@ pub fn profile_chat() -> Arc<dyn mnemo_core::ChatModel> {
 }
 
 /// [`start`] with a chat model.
-pub fn start_with_chat(chat: Option<Arc<dyn mnemo_core::ChatModel>>) -> TestServer {
+pub(super) fn start_with_chat(chat: Option<Arc<dyn mnemo_core::ChatModel>>) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn mnemo_core::Store> =
         Arc::new(mnemo_store_sqlite::SqliteStore::open(dir.path().join("mnemo.db")).unwrap());
@@ -153,7 +153,7 @@ pub fn start_with_chat(chat: Option<Arc<dyn mnemo_core::ChatModel>>) -> TestServ
     }
 }
 
-pub fn seed(s: &TestServer) -> Seeded {
+pub(super) fn seed(s: &TestServer) -> Seeded {
     let secret_id = add(
         s,
         json!({"text": ALICE_SECRET, "user_id": "alice", "infer": false}),

@@ -5,7 +5,7 @@ use super::fixture::ALICE_SECRET;
 use super::*;
 use serde_json::{json, Value};
 
-pub fn sign_in_shows_scopes(c: &Ctx) {
+pub(super) fn sign_in_shows_scopes(c: &Ctx) {
     sign_in(c, Some(&c.s.admin));
     let t = text_of(c, "#scopes-table");
     for who in ["user_id=alice", "user_id=bob", "user_id=bulk"] {
@@ -23,7 +23,7 @@ pub fn sign_in_shows_scopes(c: &Ctx) {
     c.shot("scopes");
 }
 
-pub fn added_memory_is_listed(c: &Ctx) {
+pub(super) fn added_memory_is_listed(c: &Ctx) {
     let r = c.s.call(
         "POST",
         "/v1/memories",
@@ -39,7 +39,7 @@ pub fn added_memory_is_listed(c: &Ctx) {
     c.shot("memories");
 }
 
-pub fn search_shows_scores(c: &Ctx) {
+pub(super) fn search_shows_scores(c: &Ctx) {
     go(c, "memories", "#/memories?q=door+code+4711");
     let rows = c.b.find_all("#search-table tr.hit");
     assert!(!rows.is_empty());
@@ -67,7 +67,7 @@ pub fn search_shows_scores(c: &Ctx) {
     );
 }
 
-pub fn edit_shows_in_history(c: &Ctx) {
+pub(super) fn edit_shows_in_history(c: &Ctx) {
     go(c, "memories", "#/memories");
     let link =
         c.b.find_all("#memory-table a.mem-link")
@@ -93,7 +93,7 @@ pub fn edit_shows_in_history(c: &Ctx) {
 }
 
 /// Opens the memory whose text contains `needle` from the list of the current scope.
-pub fn open_listed(c: &Ctx, needle: &str) -> String {
+pub(super) fn open_listed(c: &Ctx, needle: &str) -> String {
     go(c, "memories", "#/memories");
     let link =
         c.b.find_all("#memory-table a.mem-link")
@@ -107,7 +107,7 @@ pub fn open_listed(c: &Ctx, needle: &str) -> String {
         .to_string()
 }
 
-pub fn click_then_confirm(c: &Ctx, label: &str, view: &str) {
+pub(super) fn click_then_confirm(c: &Ctx, label: &str, view: &str) {
     let b =
         c.b.find_all("main button.danger")
             .into_iter()
@@ -122,7 +122,7 @@ pub fn click_then_confirm(c: &Ctx, label: &str, view: &str) {
     c.b.render(view, || c.b.click(&confirm));
 }
 
-pub fn page_edits(c: &Ctx) {
+pub(super) fn page_edits(c: &Ctx) {
     let id = open_listed(c, "Cervejaria Ramiro");
     // Add a link to another memory of the scope, with a reason; then remove it.
     c.b.type_into(&c.b.find("#link-to"), &c.seeded.secret_id);
@@ -222,7 +222,7 @@ pub fn page_edits(c: &Ctx) {
     );
 }
 
-pub fn list_filters(c: &Ctx) {
+pub(super) fn list_filters(c: &Ctx) {
     go(c, "memories", "#/memories?kind=note");
     let t = text_of(c, "#memory-table");
     assert!(
@@ -260,7 +260,7 @@ pub fn list_filters(c: &Ctx) {
     assert_ne!(first, text_of(c, "#memory-table"));
 }
 
-pub fn superseded_shows_successor(c: &Ctx) {
+pub(super) fn superseded_shows_successor(c: &Ctx) {
     go(c, "memories", "#/memories?state=any");
     let link =
         c.b.find_all("#memory-table a.mem-link")

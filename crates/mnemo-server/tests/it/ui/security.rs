@@ -5,7 +5,7 @@ use super::fixture::{XSS_META, XSS_TEXT};
 use super::*;
 use serde_json::{json, Value};
 
-pub fn headers(c: &Ctx) {
+pub(super) fn headers(c: &Ctx) {
     for path in [
         "/ui",
         "/ui/",
@@ -47,7 +47,7 @@ pub fn headers(c: &Ctx) {
     assert_eq!(c.s.raw("GET", "/ui/nope.js", None, None, None).status, 404);
 }
 
-pub fn revoked_key_is_refused(c: &Ctx) {
+pub(super) fn revoked_key_is_refused(c: &Ctx) {
     let k =
         c.s.keys
             .create(
@@ -96,13 +96,13 @@ pub fn revoked_key_is_refused(c: &Ctx) {
     );
 }
 
-pub fn no_injection(c: &Ctx) {
+pub(super) fn no_injection(c: &Ctx) {
     assert_eq!(c.b.dialog(), None, "no dialog opened");
     let v = c.b.js("return [document.querySelectorAll('main img, main script, main b').length, window.__xss === undefined];", json!([]));
     assert_eq!(v, json!([0, true]), "no element was injected");
 }
 
-pub fn markup_renders_as_text(c: &Ctx) {
+pub(super) fn markup_renders_as_text(c: &Ctx) {
     go(c, "memories", "#/memories");
     assert!(text_of(c, "#memory-table").contains(XSS_TEXT));
     no_injection(c);
@@ -124,7 +124,7 @@ pub fn markup_renders_as_text(c: &Ctx) {
     c.shot("markup");
 }
 
-pub fn inline_script_is_blocked(c: &Ctx) {
+pub(super) fn inline_script_is_blocked(c: &Ctx) {
     let v = c.b.js(
         "window.__violations = 0;
          document.addEventListener('securitypolicyviolation', () => { window.__violations += 1; });
@@ -153,7 +153,7 @@ pub fn inline_script_is_blocked(c: &Ctx) {
     assert!(n >= 2);
 }
 
-pub fn bad_input_messages(c: &Ctx) {
+pub(super) fn bad_input_messages(c: &Ctx) {
     let before = c.s.snapshot();
     go(c, "memories", "#/memories?filter=%7Bbad");
     let m = notice(c);
@@ -197,7 +197,7 @@ pub fn bad_input_messages(c: &Ctx) {
 
 /// Every `/v1` URL the page requested, replayed with bob's key: none names alice or answers
 /// with her text.
-pub fn network_is_clean(c: &Ctx, urls: &[String]) {
+pub(super) fn network_is_clean(c: &Ctx, urls: &[String]) {
     for u in urls {
         assert!(
             !u.to_lowercase().contains("alice"),
@@ -218,7 +218,7 @@ pub fn network_is_clean(c: &Ctx, urls: &[String]) {
     }
 }
 
-pub fn bob_sees_no_alice(c: &Ctx) {
+pub(super) fn bob_sees_no_alice(c: &Ctx) {
     sign_in(c, Some(&c.seeded.bob_key));
     c.b.network_log();
     let mut urls = Vec::new();
@@ -296,7 +296,7 @@ pub fn bob_sees_no_alice(c: &Ctx) {
 
 /// A server started with `--no-auth` on loopback: the page continues without a key and shows
 /// every scope, as the API does.
-pub fn no_key_server_shows_everything(c: &Ctx) {
+pub(super) fn no_key_server_shows_everything(c: &Ctx) {
     let open = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |cfg| {
         cfg.no_auth = true
     });

@@ -4,7 +4,7 @@
 use super::*;
 use serde_json::json;
 
-pub fn pack_within_budget(c: &Ctx) {
+pub(super) fn pack_within_budget(c: &Ctx) {
     for budget in [60u64, 400] {
         go(
             c,
@@ -40,7 +40,7 @@ pub fn pack_within_budget(c: &Ctx) {
     c.shot("pack");
 }
 
-pub fn notes_graph(c: &Ctx) {
+pub(super) fn notes_graph(c: &Ctx) {
     go(c, "graph", "#/graph");
     assert!(text_of(c, "#note-list").contains("flights booked"));
     go(c, "graph", &format!("#/graph/{}", c.seeded.note_a));
@@ -59,7 +59,7 @@ pub fn notes_graph(c: &Ctx) {
     c.shot("graph");
 }
 
-pub fn conversations_and_profile(c: &Ctx) {
+pub(super) fn conversations_and_profile(c: &Ctx) {
     go(c, "conversations", "#/conversations?session=trip-chat");
     let sessions = text_of(c, "#sessions-table");
     assert!(sessions.contains("trip-chat"), "{sessions}");
@@ -106,7 +106,7 @@ pub fn conversations_and_profile(c: &Ctx) {
     c.shot("profile");
 }
 
-pub fn admin_view(c: &Ctx) {
+pub(super) fn admin_view(c: &Ctx) {
     go(c, "admin", "#/admin");
     let keys = text_of(c, "#keys-table");
     assert!(
@@ -148,7 +148,7 @@ pub fn admin_view(c: &Ctx) {
     assert!(c.s.keys.authenticate(&key).is_err(), "revoked");
 }
 
-pub fn keyboard_focus(c: &Ctx) {
+pub(super) fn keyboard_focus(c: &Ctx) {
     // A fresh load puts the focus at the start of the document (the key stays in the tab).
     let url = c.ui("?keyboard#/scopes");
     c.b.render("scopes", || c.b.goto(&url));
@@ -193,7 +193,7 @@ pub fn keyboard_focus(c: &Ctx) {
     }
 }
 
-pub fn phone_width(c: &Ctx) {
+pub(super) fn phone_width(c: &Ctx) {
     c.b.viewport(390, 800);
     c.b.js(
         "document.activeElement && document.activeElement.blur();",
@@ -213,7 +213,7 @@ pub fn phone_width(c: &Ctx) {
     c.b.viewport(1280, 800);
 }
 
-pub fn thousand_memories(c: &Ctx) {
+pub(super) fn thousand_memories(c: &Ctx) {
     use_scope(c, "bulk");
     go(c, "memories", "#/memories?limit=1000");
     let rows = c.b.js(
@@ -235,7 +235,7 @@ pub fn thousand_memories(c: &Ctx) {
 
 /// The profile view on a server with a chat model: refreshing through the page writes the
 /// profile, shown with each dimension's evidence and the user and assistant knowledge.
-pub fn profile_with_evidence(c: &Ctx) {
+pub(super) fn profile_with_evidence(c: &Ctx) {
     let s = super::fixture::start_with_chat(Some(super::fixture::profile_chat()));
     let r = s.call(
         "POST",

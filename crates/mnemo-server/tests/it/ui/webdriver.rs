@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-pub struct Browser {
+pub(crate) struct Browser {
     base: String,
     agent: ureq::Agent,
     driver: Child,
@@ -20,11 +20,11 @@ pub struct Browser {
 
 /// An element reference of the current page.
 #[derive(Debug, Clone)]
-pub struct El(String);
+pub(crate) struct El(String);
 
 impl El {
     /// The reference's id, for passing the element to a script.
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.0
     }
 }
@@ -48,7 +48,7 @@ fn which(env: &str, names: &[&str]) -> Result<String, String> {
 }
 
 impl Browser {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let driver_bin = which("MNEMO_CHROMEDRIVER", &["chromedriver"])
             .unwrap_or_else(|e| panic!("the browser suite cannot run: {e}"));
         let chrome_bin = which(
@@ -142,7 +142,7 @@ impl Browser {
     }
 
     /// A command that must succeed; its `value`.
-    pub fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+    pub(crate) fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let v = self.raw(method, path, body);
         if let Some(err) = v["value"]["error"].as_str() {
             panic!(
@@ -154,7 +154,12 @@ impl Browser {
     }
 
     /// A command that may fail: `Err(error name)`.
-    pub fn try_cmd(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
+    pub(crate) fn try_cmd(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, String> {
         let v = self.raw(method, path, body);
         match v["value"]["error"].as_str() {
             Some(e) => Err(e.to_string()),
@@ -162,11 +167,11 @@ impl Browser {
         }
     }
 
-    pub fn goto(&self, url: &str) {
+    pub(crate) fn goto(&self, url: &str) {
         self.cmd("POST", "/url", Some(json!({ "url": url })));
     }
 
-    pub fn js(&self, script: &str, args: Value) -> Value {
+    pub(crate) fn js(&self, script: &str, args: Value) -> Value {
         self.cmd(
             "POST",
             "/execute/sync",
@@ -175,7 +180,7 @@ impl Browser {
     }
 
     /// Runs a Chrome DevTools command (viewport emulation).
-    pub fn cdp(&self, cmd: &str, params: Value) -> Value {
+    pub(crate) fn cdp(&self, cmd: &str, params: Value) -> Value {
         self.cmd(
             "POST",
             "/goog/cdp/execute",
@@ -184,14 +189,14 @@ impl Browser {
     }
 
     /// Sets the viewport to exactly `w`×`h` CSS pixels.
-    pub fn viewport(&self, w: u32, h: u32) {
+    pub(crate) fn viewport(&self, w: u32, h: u32) {
         self.cdp(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600}),
         );
     }
 
-    pub fn find(&self, css: &str) -> El {
+    pub(crate) fn find(&self, css: &str) -> El {
         let v = self.cmd(
             "POST",
             "/element",
@@ -200,7 +205,7 @@ impl Browser {
         El(v[ELEMENT].as_str().unwrap().to_string())
     }
 
-    pub fn find_all(&self, css: &str) -> Vec<El> {
+    pub(crate) fn find_all(&self, css: &str) -> Vec<El> {
         let v = self.cmd(
             "POST",
             "/elements",
@@ -214,7 +219,7 @@ impl Browser {
     }
 
     /// Waits until `css` matches an element and returns it; a minute's deadline guards a hang.
-    pub fn wait(&self, css: &str) -> El {
+    pub(crate) fn wait(&self, css: &str) -> El {
         self.wait_until(&format!("an element matching {css}"), || {
             self.try_cmd(
                 "POST",
@@ -227,7 +232,7 @@ impl Browser {
     }
 
     /// Polls `f` until it gives a value (the page renders asynchronously).
-    pub fn wait_until<T>(&self, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    pub(crate) fn wait_until<T>(&self, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(v) = f() {
@@ -239,7 +244,7 @@ impl Browser {
     }
 
     /// Waits until the router has finished rendering `view` after `trigger` ran.
-    pub fn render(&self, view: &str, trigger: impl FnOnce()) {
+    pub(crate) fn render(&self, view: &str, trigger: impl FnOnce()) {
         self.js("delete document.body.dataset.rendered;", json!([]));
         trigger();
         self.wait_until(&format!("the {view} view rendered"), || {
@@ -248,15 +253,15 @@ impl Browser {
         });
     }
 
-    pub fn click(&self, el: &El) {
+    pub(crate) fn click(&self, el: &El) {
         self.cmd("POST", &format!("/element/{}/click", el.0), Some(json!({})));
     }
 
-    pub fn clear(&self, el: &El) {
+    pub(crate) fn clear(&self, el: &El) {
         self.cmd("POST", &format!("/element/{}/clear", el.0), Some(json!({})));
     }
 
-    pub fn type_into(&self, el: &El, text: &str) {
+    pub(crate) fn type_into(&self, el: &El, text: &str) {
         self.cmd(
             "POST",
             &format!("/element/{}/value", el.0),
@@ -264,7 +269,7 @@ impl Browser {
         );
     }
 
-    pub fn text(&self, el: &El) -> String {
+    pub(crate) fn text(&self, el: &El) -> String {
         self.cmd("GET", &format!("/element/{}/text", el.0), None)
             .as_str()
             .unwrap_or_default()
@@ -272,7 +277,7 @@ impl Browser {
     }
 
     /// The whole page's visible text.
-    pub fn page_text(&self) -> String {
+    pub(crate) fn page_text(&self) -> String {
         self.js("return document.body.innerText;", json!([]))
             .as_str()
             .unwrap_or_default()
@@ -280,20 +285,20 @@ impl Browser {
     }
 
     /// A PNG of the viewport.
-    pub fn screenshot(&self) -> Vec<u8> {
+    pub(crate) fn screenshot(&self) -> Vec<u8> {
         let b64 = self.cmd("GET", "/screenshot", None);
         decode_base64(b64.as_str().unwrap())
     }
 
     /// The text of an open alert/confirm/prompt dialog, if one is open.
-    pub fn dialog(&self) -> Option<String> {
+    pub(crate) fn dialog(&self) -> Option<String> {
         self.try_cmd("GET", "/alert/text", None)
             .ok()
             .map(|v| v.as_str().unwrap_or_default().to_string())
     }
 
     /// The browser's performance log since the last call: the URLs of every network request.
-    pub fn network_log(&self) -> Vec<String> {
+    pub(crate) fn network_log(&self) -> Vec<String> {
         let v = self.cmd("POST", "/se/log", Some(json!({"type": "performance"})));
         v.as_array()
             .unwrap()
