@@ -2,7 +2,7 @@
 //! that turns a configuration into a ready [`Embedder`] — local (ONNX, candle) or remote
 //! (an OpenAI-compatible endpoint).
 
-use crate::{OnnxEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, DEFAULT_BATCH_SIZE};
+use crate::{OnnxEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, WeightCoding, DEFAULT_BATCH_SIZE};
 use mnemo_core::{Embedder, Error, Result};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -157,6 +157,10 @@ pub struct EmbedderConfig {
     pub batch_size: usize,
     /// Endpoint, model and key of the `OpenAi` backend (ignored by the local ones).
     pub openai: Option<OpenAiEmbedderConfig>,
+    /// How the `Onnx` backend hands its int8 weights to ONNX Runtime; `None` means the fastest
+    /// coding that sums exactly on this CPU ([`WeightCoding::for_this_cpu`]). Every coding gives
+    /// the same vectors where it is exact; forcing one is for tests and measurements.
+    pub onnx_weights: Option<WeightCoding>,
 }
 
 impl EmbedderConfig {
@@ -168,6 +172,7 @@ impl EmbedderConfig {
             threads: None,
             batch_size: DEFAULT_BATCH_SIZE,
             openai: None,
+            onnx_weights: None,
         }
     }
 
@@ -179,6 +184,7 @@ impl EmbedderConfig {
             threads: None,
             batch_size: DEFAULT_BATCH_SIZE,
             openai: Some(remote),
+            onnx_weights: None,
         }
     }
 

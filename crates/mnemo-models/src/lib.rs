@@ -40,6 +40,7 @@ mod openai_embed;
 mod pooling;
 mod tokenize;
 mod tokens;
+mod weight_coding;
 
 #[cfg(feature = "candle")]
 pub use crate::candle::CandleEmbedder;
@@ -56,6 +57,7 @@ pub use crate::openai_embed::{
 };
 pub use crate::pooling::{mean_pool_normalized, PoolingInput};
 pub use crate::tokens::{token_counter, BpeCounter, TOKENIZERS};
+pub use crate::weight_coding::{IntKernels, WeightCoding};
 
 /// The model family shared by the local backends; their `model_id` is `"{MODEL_FAMILY}/{variant}"`.
 pub const MODEL_FAMILY: &str = "all-MiniLM-L6-v2";

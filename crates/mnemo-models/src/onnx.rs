@@ -15,6 +15,7 @@ use crate::config::EmbedderConfig;
 use crate::onnx_graph::{build_bert, BertShape, OUTPUT};
 use crate::pooling::{mean_pool_normalized, PoolingInput};
 use crate::tokenize::{TextTokenizer, TokenBatch};
+use crate::weight_coding::WeightCoding;
 use crate::{model_err, MAX_SEQ_LEN, MODEL_FAMILY};
 use mnemo_core::{Embedder, Error, Result};
 use ort::environment::Environment;
@@ -165,7 +166,9 @@ impl OnnxEmbedder {
             let weights = std::fs::read(&paths.safetensors).map_err(|e| {
                 model_err(&format!("cannot read {}", paths.safetensors.display()), e)
             })?;
-            build_bert(&weights, shape)?
+            let coding = cfg.onnx_weights.unwrap_or_else(WeightCoding::for_this_cpu);
+            tracing::debug!(?coding, "int8 weight coding");
+            build_bert(&weights, shape, coding)?
         };
         let env = runtime(&paths.effective_onnxruntime())?;
         let threads = cfg.effective_threads();

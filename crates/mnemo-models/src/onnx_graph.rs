@@ -12,8 +12,9 @@
 //!             -> DynamicQuantizeMatMul (+ bias) -> Add (residual) -> LayerNormalization
 //! ```
 //!
-//! Weights are quantised symmetrically per output column (scale = max |w| / 127) and stored as
-//! u8 with zero point 128 ([`WEIGHT_ZERO`]: exact integer sums on every CPU); activations are
+//! Weights are quantised symmetrically per output column (scale = max |w| / 127) and handed to
+//! ONNX Runtime in the coding whose integer sums are exact on this CPU ([`WeightCoding`]: the
+//! products, and so the vectors, are the same on every CPU); activations are
 //! quantised per pass by ONNX Runtime (`DynamicQuantize*`), so a text's vector depends
 //! slightly on the texts it shares a pass with (cosine ≥ 0.99 between any two batchings,
 //! measured). Padding must be at the end of each row: attention reads each row's length.
@@ -22,6 +23,7 @@
 //! generator is needed.
 
 use crate::model_err;
+use crate::weight_coding::WeightCoding;
 use mnemo_core::Result;
 use safetensors::{Dtype, SafeTensors};
 
@@ -41,11 +43,19 @@ fn default_eps() -> f64 {
 /// The graph's output: the last hidden state, `[rows, seq_len, hidden]`.
 pub(crate) const OUTPUT: &str = "last_hidden_state";
 
-/// The serialised ONNX model for BERT weights in `weights` (safetensors bytes) of `shape`.
-pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
+/// The serialised ONNX model for BERT weights in `weights` (safetensors bytes) of `shape`, its
+/// weight matrices in `coding`.
+pub(crate) fn build_bert(
+    weights: &[u8],
+    shape: BertShape,
+    coding: WeightCoding,
+) -> Result<Vec<u8>> {
     let st = SafeTensors::deserialize(weights).map_err(|e| bad(&e.to_string()))?;
     let w = Weights(&st);
-    let mut g = Graph::default();
+    let mut g = Graph {
+        coding,
+        ..Graph::default()
+    };
     let eps = shape.layer_norm_eps as f32;
 
     let word = w.matrix("embeddings.word_embeddings.weight")?;
@@ -158,16 +168,6 @@ pub(crate) fn build_bert(weights: &[u8], shape: BertShape) -> Result<Vec<u8>> {
 
 /// The largest weight magnitude after quantisation (symmetric 8-bit).
 const WEIGHT_MAX: f32 = 127.0;
-
-/// Weights are handed to ONNX Runtime as u8 with this zero point (`q + 128`), not as s8. With s8
-/// weights ONNX Runtime runs its u8·s8 kernels, and on AVX2 without VNNI that kernel
-/// (`vpmaddubsw`) adds each pair of products in a saturating 16-bit lane: `2 · 255 · 127`
-/// overflows it, so the same graph gave other vectors there than on a CPU with VNNI
-/// (`vpdpbusd`, 32-bit sums). Its u8·u8 kernels widen to 16 bits before multiplying and
-/// accumulate in 32 bits on every CPU, so each product sums exactly and a store's vectors do
-/// not depend on the machine that wrote them. (Reduced-range 7-bit s8 weights avoid the
-/// saturation too, but cost too much precision on short texts: "ok" fell to cosine 0.967.)
-const WEIGHT_ZERO: u8 = 128;
 
 /// Per-column symmetric int8: `w ≈ q · scale[col]`, `|q| ≤ WEIGHT_MAX`. `w` is row-major
 /// `[rows, cols]`.
@@ -299,11 +299,13 @@ enum Attr<'a> {
 struct Graph {
     nodes: Vec<u8>,
     initializers: Vec<u8>,
+    coding: WeightCoding,
 }
 
 /// `TensorProto.DataType` values.
 const FLOAT: u64 = 1;
 const UINT8: u64 = 2;
+const INT8: u64 = 3;
 const INT32: u64 = 6;
 
 /// The operator set of ONNX Runtime's contributed operators.
@@ -409,18 +411,25 @@ impl Graph {
         self.init(name, dims, FLOAT, &raw)
     }
 
-    /// A quantised weight matrix, stored as u8 `q + WEIGHT_ZERO` (see [`WEIGHT_ZERO`]).
+    /// A quantised weight matrix in the graph's [`WeightCoding`].
     fn weight_init(&mut self, name: &str, dims: &[usize], data: Vec<i8>) -> String {
-        let raw: Vec<u8> = data
-            .iter()
-            .map(|&v| (i16::from(v) + i16::from(WEIGHT_ZERO)) as u8)
-            .collect();
-        self.init(name, dims, UINT8, &raw)
+        let zero = i16::from(self.coding.zero());
+        // Two's complement: an s8 `q` is the byte `q as u8`; an offset one is `q + 128`.
+        let raw: Vec<u8> = data.iter().map(|&v| (i16::from(v) + zero) as u8).collect();
+        self.init(name, dims, self.int_type(), &raw)
     }
 
-    /// The per-column zero points of a weight matrix: all [`WEIGHT_ZERO`].
+    /// The per-column zero points of a weight matrix.
     fn zero_point_init(&mut self, name: &str, cols: usize) -> String {
-        self.init(name, &[cols], UINT8, &vec![WEIGHT_ZERO; cols])
+        let zero = self.coding.zero();
+        self.init(name, &[cols], self.int_type(), &vec![zero; cols])
+    }
+
+    fn int_type(&self) -> u64 {
+        match self.coding {
+            WeightCoding::Signed => INT8,
+            WeightCoding::Offset => UINT8,
+        }
     }
 
     /// The whole `ModelProto`: IR version 9, opsets 17 and the contributed one.
@@ -520,12 +529,24 @@ mod tests {
     }
 
     #[test]
-    fn weights_are_stored_as_u8_around_the_zero_point() {
+    fn weights_are_stored_in_the_graphs_coding() {
         let mut g = Graph::default();
         g.weight_init("w", &[3], vec![-127, 0, 127]);
         let raw = &g.initializers;
-        // The raw data field ends the tensor: 1, 128, 255.
+        // The raw data field ends the tensor: 1, 128, 255, after the type (2: UINT8).
         assert_eq!(&raw[raw.len() - 3..], &[1, 128, 255]);
+        assert!(raw.windows(2).any(|w| w == [0x10, 2]));
+
+        let mut g = Graph {
+            coding: WeightCoding::Signed,
+            ..Graph::default()
+        };
+        g.weight_init("w", &[3], vec![-127, 0, 127]);
+        let raw = &g.initializers;
+        assert_eq!(&raw[raw.len() - 3..], &[0x81, 0, 0x7f]);
+        assert!(raw.windows(2).any(|w| w == [0x10, 3]));
+        g.zero_point_init("z", 2);
+        assert_eq!(&g.initializers[g.initializers.len() - 2..], &[0, 0]);
     }
 
     #[test]
@@ -569,7 +590,7 @@ mod tests {
             num_attention_heads: 2,
             layer_norm_eps: 1e-12,
         };
-        let err = build_bert(&safetensors(&[]), shape).unwrap_err();
+        let err = build_bert(&safetensors(&[]), shape, WeightCoding::Offset).unwrap_err();
         assert!(matches!(err, mnemo_core::Error::Model { .. }), "{err}");
         assert!(
             err.to_string()
@@ -593,9 +614,14 @@ mod tests {
             vec![0.0; 8],
         );
         let gamma = ("embeddings.LayerNorm.weight", vec![3], vec![1.0; 3]);
-        let err = build_bert(&safetensors(&[words, pos, types, gamma]), shape).unwrap_err();
+        let err = build_bert(
+            &safetensors(&[words, pos, types, gamma]),
+            shape,
+            WeightCoding::Signed,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("expected [4]"), "{err}");
 
-        assert!(build_bert(b"not safetensors", shape).is_err());
+        assert!(build_bert(b"not safetensors", shape, WeightCoding::Offset).is_err());
     }
 }

@@ -1,16 +1,17 @@
 //! Agreement with sentence-transformers: per-sentence cosine and nearest-neighbour overlap.
 
 use crate::fixture::{reference, sentence_refs};
-use crate::{cosine, embedder};
-use mnemo_models::EmbedderBackend;
+use crate::{config, cosine, embedder};
+use mnemo_models::{load_embedder, EmbedderBackend, IntKernels, WeightCoding};
 
 /// Minimum cosine to the reference for every fixture sentence.
 const CANDLE_MIN_COSINE: f32 = 0.99999;
-/// The int8 graph (u8 weights around zero point 128, u8 activations) measured min 0.97373 ("ok")
-/// / mean 0.99163 over the fixture (sentence-transformers 6.2.0) on an AMD EPYC with AVX2 only
-/// (no AVX-512, no VNNI). ONNX Runtime's u8·u8 kernels sum exactly on every x86-64 CPU, so that
-/// is the worst case on AVX2, AVX-512 and VNNI machines alike, up to float rounding (the s8
-/// weights it replaced gave 0.9737 with VNNI but 0.9695 without, where u8·s8 pairs saturate).
+/// The int8 graph measured min 0.97373 ("ok") / mean 0.99163 over the fixture
+/// (sentence-transformers 6.2.0) on an AMD EPYC with AVX2 only (no AVX-512, no VNNI; u8 weights
+/// around zero point 128) and min 0.9737 on VNNI CPUs (s8 weights). Its weight coding is chosen
+/// so that the integer sums are exact on the CPU at hand (`WeightCoding`), so that is the worst
+/// case on AVX2, AVX-512 and VNNI machines alike, up to float rounding; the s8 weights on a CPU
+/// without VNNI, where u8·s8 pairs saturate, gave 0.9695 ("ok").
 /// The bar sits a little below the minimum. (The f32-compute export measured min 0.9963.)
 const ONNX_MIN_COSINE: f32 = 0.97;
 
@@ -83,6 +84,41 @@ fn candle_matches_reference_vectors() {
 #[test]
 fn onnx_matches_reference_vectors() {
     check_cosines(EmbedderBackend::Onnx, ONNX_MIN_COSINE);
+}
+
+/// The vectors this CPU makes are the ones every CPU makes: the coding chosen here (s8 weights
+/// where the CPU has VNNI) agrees with the u8 coding, exact on every CPU, up to float rounding.
+#[test]
+fn onnx_weight_coding_does_not_change_the_vectors() {
+    let chosen = WeightCoding::for_this_cpu();
+    eprintln!("this CPU: {:?} → {chosen:?}", IntKernels::detect());
+    let mut cfg = config(EmbedderBackend::Onnx);
+    cfg.threads = Some(1);
+    cfg.onnx_weights = Some(WeightCoding::Offset);
+    let offset = load_embedder(&cfg).unwrap();
+    cfg.onnx_weights = None;
+    let here = load_embedder(&cfg).unwrap();
+    let texts = sentence_refs();
+    let (a, b) = (offset.embed(&texts).unwrap(), here.embed(&texts).unwrap());
+    let min = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| cosine(x, y))
+        .fold(f32::INFINITY, f32::min);
+    eprintln!("{chosen:?} against the u8 coding: min cosine {min:.7}");
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let c = cosine(x, y);
+        assert!(
+            c >= 0.9999,
+            "{chosen:?}: sentence {i} {:?} has cosine {c} to the u8 coding",
+            texts[i]
+        );
+    }
+    // Without VNNI the u8·s8 kernels saturate, and the u8 coding is the one in use.
+    let k = IntKernels::detect();
+    if !(k.avx512_vnni || k.avx_vnni) {
+        assert_eq!(chosen, WeightCoding::Offset);
+    }
 }
 
 #[test]
