@@ -362,24 +362,19 @@ impl Embedder for OnnxEmbedder {
                     .map(|l| self.session(l))
                     .collect::<Result<_>>()?;
                 let shares = share_passes(&tokens, passes, sessions.len());
-                // Every share on a thread of its own, below normal priority
-                // (`yield_to_short_work`); the caller's thread only waits, so its own priority
-                // is never changed.
                 let results: Vec<Result<Placed>> = std::thread::scope(|sc| {
-                    let handles: Vec<_> = sessions
-                        .iter()
-                        .zip(shares)
+                    let mut work = sessions.iter().zip(shares);
+                    let first = work.next();
+                    let handles: Vec<_> = work
                         .map(|(session, share)| {
                             let tokens = &tokens;
-                            sc.spawn(move || {
-                                yield_to_short_work();
-                                #[cfg(all(test, target_os = "linux"))]
-                                tests::note_lane_priority();
-                                self.run_share(session, tokens, share)
-                            })
+                            sc.spawn(move || self.run_share(session, tokens, share))
                         })
                         .collect();
-                    let mut out = Vec::with_capacity(handles.len());
+                    let mut out = Vec::with_capacity(handles.len() + 1);
+                    if let Some((session, share)) = first {
+                        out.push(self.run_share(session, &tokens, share));
+                    }
                     for h in handles {
                         out.push(h.join().unwrap_or_else(|_| {
                             Err(Error::internal("an embedding thread panicked"))
@@ -404,20 +399,6 @@ impl Embedder for OnnxEmbedder {
         }
         Ok(out)
     }
-}
-
-/// How much lower than its caller a bulk call's embedding threads run (the nice increment).
-const BULK_NICE: i32 = 10;
-
-/// Lowers this thread's scheduling priority by [`BULK_NICE`]: a call of several passes (an
-/// import, a long conversation, another tenant's 200-turn add) then takes only the CPU that
-/// short work — a query's embedding, a search, a small add — leaves, and runs at full speed
-/// when nothing else wants the cores. On Linux the nice value belongs to the thread, so only
-/// this thread (made for the call and ended with it) changes. A refusal changes nothing: the
-/// priority is a scheduling hint, never a condition of the work.
-fn yield_to_short_work() {
-    #[cfg(target_os = "linux")]
-    let _ = rustix::process::nice(BULK_NICE);
 }
 
 /// Texts tokenised together at most (padded to the longest of them until planned into passes).
@@ -549,50 +530,6 @@ mod tests {
                 .unwrap();
             assert_eq!(n, 200);
         });
-    }
-
-    /// The lowest priority (highest nice value) a bulk call's thread has run at, after lowering it.
-    #[cfg(target_os = "linux")]
-    static LANE_NICE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(i32::MIN);
-
-    #[cfg(target_os = "linux")]
-    pub(super) fn note_lane_priority() {
-        if let Ok(n) = rustix::process::getpriority_process(None) {
-            LANE_NICE.fetch_max(n, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-
-    /// A call of several passes runs on threads below the caller's priority and leaves the
-    /// caller's own priority as it was (Linux: the nice value is per thread).
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn bulk_calls_run_below_the_callers_priority() {
-        let dir = std::env::var_os("MNEMO_MODELS_DIR")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models")
-            });
-        let mut cfg = EmbedderConfig::new(crate::EmbedderBackend::Onnx, dir);
-        cfg.threads = Some(2);
-        cfg.batch_size = 16;
-        let e = OnnxEmbedder::load(&cfg).expect("the ONNX model files are installed");
-        let texts: Vec<String> = (0..64)
-            .map(|i| format!("sentence {i} about bees, honey and the hive"))
-            .collect();
-        // On a thread of its own, so other tests' threads cannot blur what it reads.
-        std::thread::spawn(move || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let before = rustix::process::getpriority_process(None).unwrap();
-            assert_eq!(e.embed(&refs).unwrap().len(), 64);
-            assert_eq!(rustix::process::getpriority_process(None).unwrap(), before);
-            let lanes = LANE_NICE.load(std::sync::atomic::Ordering::SeqCst);
-            assert!(
-                lanes >= (before + BULK_NICE).min(19),
-                "lanes ran at nice {lanes}, the caller at {before}"
-            );
-        })
-        .join()
-        .unwrap();
     }
 
     /// A tokenised batch whose rows have the given lengths (ids = row number + 1).
