@@ -95,42 +95,28 @@ mod tests {
 
     #[test]
     fn the_signed_coding_only_where_vnni_sums_exactly() {
-        let k = |avx512_core, avx512_vnni, avx_vnni| IntKernels {
-            avx512_core,
-            avx512_vnni,
-            avx_vnni,
-        };
-        // AVX2 only (the AMD EPYC of issue 26), AVX-512 without VNNI (Skylake-SP), nothing.
-        assert_eq!(
-            WeightCoding::for_cpu(k(false, false, false)),
-            WeightCoding::Offset
-        );
-        assert_eq!(
-            WeightCoding::for_cpu(k(true, false, false)),
-            WeightCoding::Offset
-        );
-        // VNNI bits without AVX-512 core: ONNX Runtime keeps its AVX2 kernel.
-        assert_eq!(
-            WeightCoding::for_cpu(k(false, true, false)),
-            WeightCoding::Offset
-        );
-        // AVX-512 VNNI (Cascade Lake on, Zen 4 on), AVX-VNNI (Alder Lake on).
-        assert_eq!(
-            WeightCoding::for_cpu(k(true, true, false)),
-            WeightCoding::Signed
-        );
-        assert_eq!(
-            WeightCoding::for_cpu(k(false, false, true)),
-            WeightCoding::Signed
-        );
-        assert_eq!(
-            WeightCoding::for_cpu(k(true, true, true)),
-            WeightCoding::Signed
-        );
-        // AVX-VNNI beside AVX-512 core without its VNNI: the saturating AVX-512 kernel wins.
-        assert_eq!(
-            WeightCoding::for_cpu(k(true, false, true)),
-            WeightCoding::Offset
-        );
+        use WeightCoding::{Offset, Signed};
+        // (AVX-512 core, AVX-512 VNNI, AVX-VNNI) → coding.
+        let cases = [
+            // Nothing; AVX-512 without VNNI (Skylake-SP); AVX2 only is the first row too.
+            ((false, false, false), Offset),
+            ((true, false, false), Offset),
+            // VNNI bits without AVX-512 core: ONNX Runtime keeps its AVX2 kernel.
+            ((false, true, false), Offset),
+            // AVX-512 VNNI (Cascade Lake on, Zen 4 on), AVX-VNNI (Alder Lake on), both.
+            ((true, true, false), Signed),
+            ((false, false, true), Signed),
+            ((true, true, true), Signed),
+            // AVX-VNNI beside AVX-512 core without its VNNI: the saturating AVX-512 kernel wins.
+            ((true, false, true), Offset),
+        ];
+        for ((avx512_core, avx512_vnni, avx_vnni), want) in cases {
+            let cpu = IntKernels {
+                avx512_core,
+                avx512_vnni,
+                avx_vnni,
+            };
+            assert_eq!(WeightCoding::for_cpu(cpu), want, "{cpu:?}");
+        }
     }
 }

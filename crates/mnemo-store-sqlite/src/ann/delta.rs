@@ -56,18 +56,8 @@ impl Delta {
             // Every row of a key reads its latest state: a later change may already have
             // removed it. So one entry per key.
             let change = match (blob, kind) {
-                (Some(blob), Some(kind)) => {
-                    let state: String = row.get(8).map_err(sql_err)?;
-                    let info = InfoRow {
-                        user: row.get(4).map_err(sql_err)?,
-                        agent: row.get(5).map_err(sql_err)?,
-                        run: row.get(6).map_err(sql_err)?,
-                        kind: kind.parse().unwrap_or(MemoryKind::Raw),
-                        active: state == MemoryState::Active.as_str(),
-                        expires_at: row.get(9).map_err(sql_err)?,
-                        text: row.get(10).map_err(sql_err)?,
-                    };
-                    Some((blob_to_vector(&blob), info))
+                (Some(blob), Some(_)) => {
+                    Some((blob_to_vector(&blob), info_at(row, 4).map_err(sql_err)?))
                 }
                 _ => None,
             };
@@ -93,18 +83,21 @@ impl Delta {
 }
 
 pub(super) fn info_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(u64, InfoRow)> {
-    let kind: String = row.get(4)?;
-    let state: String = row.get(5)?;
-    Ok((
-        row.get::<_, i64>(0)? as u64,
-        InfoRow {
-            user: row.get(1)?,
-            agent: row.get(2)?,
-            run: row.get(3)?,
-            kind: kind.parse().unwrap_or(MemoryKind::Raw),
-            active: state == MemoryState::Active.as_str(),
-            expires_at: row.get(6)?,
-            text: row.get(7)?,
-        },
-    ))
+    Ok((row.get::<_, i64>(0)? as u64, info_at(row, 1)?))
+}
+
+/// The pre-filter's facts from the seven columns starting at `first`: user, agent and run ids,
+/// kind, state, expiry and index text, in the order both queries above select them.
+fn info_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<InfoRow> {
+    let kind: String = row.get(first + 3)?;
+    let state: String = row.get(first + 4)?;
+    Ok(InfoRow {
+        user: row.get(first)?,
+        agent: row.get(first + 1)?,
+        run: row.get(first + 2)?,
+        kind: kind.parse().unwrap_or(MemoryKind::Raw),
+        active: state == MemoryState::Active.as_str(),
+        expires_at: row.get(first + 5)?,
+        text: row.get(first + 6)?,
+    })
 }
