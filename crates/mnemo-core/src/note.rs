@@ -226,6 +226,18 @@ pub fn rule_context(
 
 /// The rule keywords of `text` against the texts of its nearest notes (see the module doc).
 pub fn rule_keywords(text: &str, neighbours: &[&str]) -> Vec<String> {
+    let words: Vec<HashSet<String>> = neighbours.iter().map(|t| word_set(t)).collect();
+    rule_keywords_against(text, &words.iter().collect::<Vec<_>>())
+}
+
+/// The distinct words of `text`, as [`rule_keywords_against`] takes its neighbours: a caller
+/// that judges many texts against the same neighbours splits each neighbour once.
+pub fn word_set(text: &str) -> HashSet<String> {
+    crate::text::words(text).collect()
+}
+
+/// [`rule_keywords`] with the neighbours' texts already split ([`word_set`]).
+pub fn rule_keywords_against(text: &str, neighbour_words: &[&HashSet<String>]) -> Vec<String> {
     const MAX_ENTITY_KEYWORDS: usize = 4;
     let mut out: Vec<String> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
@@ -243,11 +255,7 @@ pub fn rule_keywords(text: &str, neighbours: &[&str]) -> Vec<String> {
             out.push(e.name);
         }
     }
-    let neighbour_words: Vec<HashSet<String>> = neighbours
-        .iter()
-        .map(|t| crate::text::words(t).collect())
-        .collect();
-    let k = neighbours.len() as f32;
+    let k = neighbour_words.len() as f32;
     let mut scored: HashMap<String, (f32, usize)> = HashMap::new();
     for (pos, w) in crate::text::words(text).enumerate() {
         if w.chars().count() < 4

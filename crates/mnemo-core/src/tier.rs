@@ -237,12 +237,13 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     if a.len() != b.len() || a.is_empty() {
         return 0.0;
     }
-    let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
+    // Three sums of independent lanes ([`crate::embed::dot`]) instead of one scalar pass: a plan
+    // scores every moving page against every active segment of the scope.
+    let (dot, na, nb) = (
+        crate::embed::dot(a, b),
+        crate::embed::dot(a, a),
+        crate::embed::dot(b, b),
+    );
     if na == 0.0 || nb == 0.0 {
         0.0
     } else {

@@ -24,6 +24,20 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 /// At or below this many candidates, score exactly.
 pub(crate) const EXACT_MAX: usize = 2048;
 
+/// Below this many new vectors a catch-up inserts on its own thread: starting threads costs
+/// more than a few inserts save.
+const PARALLEL_INSERT_MIN: usize = 16;
+
+/// Threads a catch-up inserting `n` new vectors uses: one per core (at most 8), each with at
+/// least [`PARALLEL_INSERT_MIN`] / 2 inserts.
+fn insert_lanes(n: usize) -> usize {
+    if n < PARALLEL_INSERT_MIN {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    cores.min(8).min(n / (PARALLEL_INSERT_MIN / 2)).max(1)
+}
+
 /// What the in-memory pre-filter knows of each indexed memory. `fetch` re-checks in SQL.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct KeyInfo {
@@ -384,18 +398,37 @@ impl Ann {
     /// checks every candidate's scope again in any case. Room must have been reserved
     /// ([`Self::reserve_for`]) and one catch-up runs at a time.
     pub(crate) fn add_new(&self, delta: &Delta) -> Result<HashSet<u64>> {
-        let mut added = HashSet::new();
-        for (key, change) in &delta.changes {
-            let Some((vector, _)) = change else { continue };
-            if vector.len() != self.dim || self.index.contains(*key) {
-                continue;
+        let new: Vec<(u64, &[f32])> = delta
+            .changes
+            .iter()
+            .filter_map(|(key, change)| change.as_ref().map(|(v, _)| (*key, v.as_slice())))
+            .filter(|(key, v)| v.len() == self.dim && !self.index.contains(*key))
+            .collect();
+        let insert = |part: &[(u64, &[f32])]| -> Result<()> {
+            for (key, vector) in part {
+                self.slots
+                    .run(|| self.index.add(*key, vector))
+                    .map_err(ann_err)?;
             }
-            self.slots
-                .run(|| self.index.add(*key, vector))
-                .map_err(ann_err)?;
-            added.insert(*key);
+            Ok(())
+        };
+        let lanes = insert_lanes(new.len());
+        if lanes <= 1 {
+            insert(&new)?;
+        } else {
+            // The graph takes inserts from several threads at once (each holds a context of
+            // its own); a large write's catch-up, which its writer waits for, then uses the
+            // cores the writer's own thread leaves idle.
+            let per = new.len().div_ceil(lanes);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = new.chunks(per).map(|part| s.spawn(|| insert(part))).collect();
+                handles.into_iter().try_for_each(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(ann_err("a graph insert thread panicked")))
+                })
+            })?;
         }
-        Ok(added)
+        Ok(new.into_iter().map(|(key, _)| key).collect())
     }
 
     /// The rest of `delta`, exclusive and short: info and lexical entries of the keys

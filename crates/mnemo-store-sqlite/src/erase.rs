@@ -346,6 +346,7 @@ impl Erasure for SqliteStore {
             report
         };
         self.sync_ann(&conn)?;
+        let _turn = self.checkpointer_turn();
         truncate_wal(&conn)?;
         Ok(report)
     }
@@ -367,6 +368,7 @@ impl Erasure for SqliteStore {
             report
         };
         self.sync_ann(&conn)?;
+        let _turn = self.checkpointer_turn();
         truncate_wal(&conn)?;
         Ok(report)
     }

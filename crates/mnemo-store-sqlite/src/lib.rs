@@ -8,6 +8,7 @@
 
 mod admin;
 mod ann;
+mod checkpoint;
 mod codec;
 mod erase;
 mod graph;
@@ -131,6 +132,32 @@ pub mod testing {
         Ok(crate::ann::Ann::load(&conn, path, dim)?.is_some())
     }
 
+    /// Checkpoints the store's background thread has run (0 for in-memory stores).
+    pub fn background_checkpoints(store: &SqliteStore) -> u64 {
+        store.checkpointer.as_ref().map_or(0, |c| c.runs())
+    }
+
+    /// Stops the store's checkpoint thread for good, as if it could not keep up: from then on
+    /// only writers checkpoint, at the inline mark.
+    pub fn stop_background_checkpoints(store: &mut SqliteStore) {
+        if let Some(c) = store.checkpointer.as_mut() {
+            c.stop();
+        }
+    }
+
+    /// Checkpoints writers ran themselves, and the longest write-ahead log (in frames) a
+    /// commit reported.
+    pub fn inline_checkpoints(store: &SqliteStore) -> (u64, i32) {
+        store.checkpointer.as_ref().map_or((0, 0), |c| c.inline_runs())
+    }
+
+    /// Sets the log lengths (frames) at which the thread, and past it the writer, checkpoint.
+    pub fn set_checkpoint_marks(store: &SqliteStore, background_at: i32, inline_at: i32) {
+        if let Some(c) = store.checkpointer.as_ref() {
+            c.set_marks(background_at, inline_at);
+        }
+    }
+
     /// Sets the schema version of a closed store file.
     pub fn set_user_version(path: &Path, version: u32) -> Result<()> {
         let conn = Connection::open(path).map_err(sql_err)?;
@@ -165,6 +192,8 @@ pub struct SqliteStore {
     fail_at: Mutex<Option<WriteStep>>,
     /// The store's secret for list cursors (see `read::Cursors`).
     cursors: read::Cursors,
+    /// Checkpoints the write-ahead log off the write path (file-backed stores).
+    checkpointer: Option<checkpoint::Checkpointer>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -192,6 +221,7 @@ impl SqliteStore {
         schema::configure(&writer)?;
         schema::migrate(&mut writer)?;
         let cursors = read::load_cursors(&writer)?;
+        let checkpointer = Some(checkpoint::Checkpointer::start(path, &mut writer)?);
         let store = Self {
             path: Some(path.to_path_buf()),
             writer: Mutex::new(writer),
@@ -201,6 +231,7 @@ impl SqliteStore {
             graph_gate: Mutex::new(None),
             fail_at: Mutex::new(None),
             cursors,
+            checkpointer,
         };
         store.load_ann()?;
         Ok(store)
@@ -220,6 +251,7 @@ impl SqliteStore {
             graph_gate: Mutex::new(None),
             fail_at: Mutex::new(None),
             cursors,
+            checkpointer: None,
         })
     }
 
@@ -346,6 +378,12 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// This process's turn to checkpoint the file (see `checkpoint`), where a thread of the
+    /// store's own checkpoints too.
+    pub(crate) fn checkpointer_turn(&self) -> Option<parking_lot::MutexGuard<'_, ()>> {
+        self.checkpointer.as_ref().map(|c| c.turn())
+    }
+
     /// Saves the derived vector index beside the file so the next open need not rebuild it.
     pub fn flush_index(&self) -> Result<()> {
         if let (Some(path), Some(ann)) = (&self.path, self.ann.write().as_mut()) {
@@ -370,6 +408,9 @@ impl Drop for SqliteStore {
         // Readers close before the writer: SQLite removes the WAL and shared-memory files when
         // the last connection closes, which must be the writer's (it checkpoints first).
         self.readers.lock().clear();
+        if let Some(c) = self.checkpointer.as_mut() {
+            c.stop();
+        }
     }
 }
 

@@ -136,7 +136,7 @@ fn note_query(scope: &Scope, limit: usize) -> CandidateQuery<'_> {
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    crate::embed::dot(a, b)
 }
 
 /// Runs the note pipeline for one add. `chat` is `None` in rule mode.

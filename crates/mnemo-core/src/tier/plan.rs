@@ -41,6 +41,7 @@ use crate::memory::{Author, PageId, PageTier, SegmentId, Timestamp};
 use crate::pipeline::CallLog;
 use crate::scope::Scope;
 use crate::tier::*;
+use std::borrow::Cow;
 
 /// The most keywords a segment keeps.
 pub const MAX_SEGMENT_KEYWORDS: usize = 12;
@@ -137,13 +138,15 @@ pub fn plan(
     }
 
     // Joins.
-    let mut work: Vec<Work> = input
+    // Segments are borrowed from the snapshot and copied only when a page joins one: a scope
+    // may hold many, and a plan touches a few.
+    let mut work: Vec<Work<'_>> = input
         .segments
         .iter()
         .map(|s| Work {
-            seg: s.clone(),
+            seg: Cow::Borrowed(s),
             was: Some(s.version),
-            old_keywords: s.keywords.clone(),
+            old_keywords: &s.keywords,
             joined: Vec::new(),
         })
         .collect();
@@ -176,16 +179,19 @@ pub fn plan(
             Some(chat) => {
                 let texts: Vec<&str> = w.joined.iter().map(String::as_str).collect();
                 let (summary, keywords) =
-                    model::summarise(chat, log, &w.seg.summary, &w.old_keywords, &texts)?;
-                w.seg.summary = summary;
-                w.seg.keywords = keywords;
-                w.seg.summary_author = Author::Model;
+                    model::summarise(chat, log, &w.seg.summary, w.old_keywords, &texts)?;
+                let seg = w.seg.to_mut();
+                seg.summary = summary;
+                seg.keywords = keywords;
+                seg.summary_author = Author::Model;
             }
             None => {
                 let mut lines: Vec<&str> = w.seg.summary.lines().collect();
                 lines.extend(w.joined.iter().flat_map(|t| t.lines()));
-                w.seg.summary = extractive_summary(&lines, &w.seg.keywords);
-                w.seg.summary_author = Author::Rule;
+                let summary = extractive_summary(&lines, &w.seg.keywords);
+                let seg = w.seg.to_mut();
+                seg.summary = summary;
+                seg.summary_author = Author::Rule;
             }
         }
     }
@@ -195,7 +201,7 @@ pub fn plan(
         .into_iter()
         .filter(|w| !w.joined.is_empty())
         .map(|w| SegmentWrite {
-            segment: w.seg,
+            segment: w.seg.into_owned(),
             expected_version: w.was,
         })
         .collect();
@@ -218,21 +224,21 @@ struct Slot<'a> {
     tokens: u32,
 }
 
-/// A segment while the plan changes it.
-struct Work {
-    seg: Segment,
+/// A segment while the plan changes it (the snapshot's own until a page joins it).
+struct Work<'a> {
+    seg: Cow<'a, Segment>,
     /// Its stored version; `None` for a segment this plan opens.
     was: Option<u64>,
     /// Its keywords before this plan (what the model is shown; joins merge into `seg`).
-    old_keywords: Vec<String>,
+    old_keywords: &'a [String],
     /// The texts of the pages joining it in this plan.
     joined: Vec<String>,
 }
 
-impl Work {
+impl Work<'_> {
     fn open(scope: &Scope, now: Timestamp) -> Self {
         Work {
-            seg: Segment {
+            seg: Cow::Owned(Segment {
                 id: SegmentId::new(),
                 scope: scope.clone(),
                 summary: String::new(),
@@ -247,15 +253,15 @@ impl Work {
                 updated_at: now,
                 evicted_at: None,
                 version: 0,
-            },
+            }),
             was: None,
-            old_keywords: Vec::new(),
+            old_keywords: &[],
             joined: Vec::new(),
         }
     }
 
     fn join(&mut self, page: &Slot<'_>, now: Timestamp) {
-        let s = &mut self.seg;
+        let s = self.seg.to_mut();
         let n = s.page_count as f32;
         if s.vector.len() == page.vector.len() && n > 0.0 {
             s.vector
@@ -348,7 +354,7 @@ pub fn extractive_summary(lines: &[&str], keywords: &[String]) -> String {
 }
 
 /// The LFU evictions once the plan's joins are made (see the module doc).
-fn evictions(work: &[Work], cfg: &TierConfig, now: Timestamp) -> Vec<Eviction> {
+fn evictions(work: &[Work<'_>], cfg: &TierConfig, now: Timestamp) -> Vec<Eviction> {
     let Some(cap) = cfg.mid_term_capacity else {
         return Vec::new();
     };
@@ -356,7 +362,7 @@ fn evictions(work: &[Work], cfg: &TierConfig, now: Timestamp) -> Vec<Eviction> {
     if active <= cap {
         return Vec::new();
     }
-    let mut cold: Vec<(&Work, f64)> = work
+    let mut cold: Vec<(&Work<'_>, f64)> = work
         .iter()
         .filter(|w| w.joined.is_empty())
         .map(|w| (w, heat(&w.seg, &cfg.heat, now)))

@@ -332,3 +332,71 @@ fn searches_answer_while_a_large_write_catches_the_index_up() {
     assert!(report.is_consistent(), "{report:?}");
     assert_eq!(report.ann_entries, 201);
 }
+
+/// Opens a store at `path` with the test embedder bound, as the concrete type (the checkpoint
+/// hooks take it).
+fn open_concrete(path: &std::path::Path) -> mnemo_store_sqlite::SqliteStore {
+    let store = mnemo_store_sqlite::SqliteStore::open(path).unwrap();
+    store
+        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .unwrap();
+    store
+}
+
+/// Writes `n` memories of a few hundred bytes each, one transaction each.
+fn write_many(store: &dyn Store, s: &Scope, n: usize) {
+    for i in 0..n {
+        let text = format!("entry {i} {}", "about the harbour and its boats ".repeat(12));
+        put(store, s, &text, json!({}));
+    }
+}
+
+/// The write-ahead log is checkpointed by the store's own thread: commits past the mark hand
+/// it over, and while the thread keeps up no writer checkpoints inside its commit.
+#[test]
+fn the_log_is_checkpointed_off_the_write_path() {
+    use mnemo_store_sqlite::testing;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_concrete(&dir.path().join("mnemo.db"));
+    testing::set_checkpoint_marks(&store, 40, 1_000_000);
+    let s = scope("harbour");
+    write_many(&store, &s, 150);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while testing::background_checkpoints(&store) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        testing::background_checkpoints(&store) > 0,
+        "the thread never checkpointed"
+    );
+    let (inline, longest) = testing::inline_checkpoints(&store);
+    assert_eq!(inline, 0, "a writer checkpointed inside its commit");
+    assert!(longest >= 40, "the log never reached the mark ({longest} frames)");
+    let memories = testing::row_counts(&store)
+        .into_iter()
+        .find(|(t, _)| t == "memories")
+        .map(|(_, n)| n);
+    assert_eq!(memories, Some(150));
+}
+
+/// With the thread gone (as if it could not keep up), writers checkpoint at the inline mark,
+/// so the log stays bounded; the store stays whole.
+#[test]
+fn writers_bound_the_log_when_the_checkpoint_thread_falls_behind() {
+    use mnemo_store_sqlite::testing;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open_concrete(&dir.path().join("mnemo.db"));
+    testing::stop_background_checkpoints(&mut store);
+    let inline_at = 60;
+    testing::set_checkpoint_marks(&store, 20, inline_at);
+    let s = scope("harbour");
+    write_many(&store, &s, 200);
+    let (inline, longest) = testing::inline_checkpoints(&store);
+    assert!(inline >= 2, "writers checkpointed {inline} times");
+    assert!(
+        longest < 2 * inline_at,
+        "the log reached {longest} frames past an inline mark of {inline_at}"
+    );
+    assert_eq!(testing::background_checkpoints(&store), 0);
+    assert!(store.integrity().unwrap().is_consistent());
+}

@@ -18,7 +18,7 @@ use mnemo_core::pack::TokenCounter;
 use mnemo_core::pipeline::CallLog;
 use mnemo_core::tier::plan::{PlanInput, Window};
 use mnemo_core::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 /// Tries of one write when stale snapshots make the store refuse it. Several servers on one
@@ -113,6 +113,9 @@ pub(crate) struct TierPlanner {
 struct Snapshot {
     windows: HashMap<(String, Option<String>), Window>,
     segments: HashMap<String, Vec<Segment>>,
+    /// The words of window pages, split once per write (every add of a batch judges its
+    /// keywords against the same newest pages).
+    words: HashMap<PageId, HashSet<String>>,
 }
 
 impl TierPlanner {
@@ -195,13 +198,14 @@ impl TierPlanner {
             snap.segments.insert(key.0.clone(), segments);
         }
         let segments = snap.segments.entry(key.0.clone()).or_default();
-        let neighbours: Vec<&str> = window
-            .pages
-            .iter()
-            .rev()
-            .take(KEYWORD_NEIGHBOURS)
-            .map(|p| p.text.as_str())
-            .collect();
+        let newest = window.pages.iter().rev().take(KEYWORD_NEIGHBOURS);
+        for p in newest.clone() {
+            snap.words
+                .entry(p.id)
+                .or_insert_with(|| mnemo_core::note::word_set(&p.text));
+        }
+        let neighbours: Vec<&HashSet<String>> =
+            newest.filter_map(|p| snap.words.get(&p.id)).collect();
         let pages: Vec<NewPage> = drafts
             .iter()
             .map(|d| {

@@ -67,13 +67,14 @@ pub fn estimate_tokens(text: &str) -> u32 {
 }
 
 /// The page of one exchange (`messages` non-empty, in order): its text, tokens, time, session
-/// and rule keywords. `neighbours` are the texts the keywords are judged against (the session's
-/// window: a word every recent page uses says little about this one).
+/// and rule keywords. `neighbours` are the words of the texts the keywords are judged against
+/// (the session's window: a word every recent page uses says little about this one), each
+/// split once by [`crate::note::word_set`].
 pub fn new_page(
     scope: &Scope,
     messages: &[Message],
     vector: Vec<f32>,
-    neighbours: &[&str],
+    neighbours: &[&std::collections::HashSet<String>],
     tokens: &dyn Fn(&str) -> u32,
 ) -> NewPage {
     let text = page_text(messages);
@@ -86,7 +87,7 @@ pub fn new_page(
         tokens: tokens(&text),
         at: first.map_or_else(chrono::Utc::now, |m| m.created_at),
         vector,
-        keywords: crate::note::rule_keywords(&text, neighbours),
+        keywords: crate::note::rule_keywords_against(&text, neighbours),
         text,
     }
 }

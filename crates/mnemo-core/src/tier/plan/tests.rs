@@ -168,7 +168,7 @@ fn the_page_before_the_window_is_continued_across_adds() {
 #[test]
 fn above_mid_term_capacity_the_coldest_untouched_segment_is_evicted() {
     let now = chrono::Utc::now();
-    let mut hot = Work::open(&scope(), now).seg;
+    let mut hot = Work::open(&scope(), now).seg.into_owned();
     hot.vector = CHESS.to_vec();
     hot.visits = 9;
     hot.version = 7;

@@ -1,0 +1,181 @@
+//! WAL checkpoints off the write path.
+//!
+//! SQLite's own rule checkpoints inside the commit that takes the write-ahead log past 1,000
+//! frames: that writer copies the log into the main file (and syncs it) while it holds the
+//! store's one write connection, so every other writer — of any scope — waits behind it, and
+//! an add pays for pages other adds wrote (measured: about a fifth of an add's write time).
+//! Here the writer's commit only tells a thread of the store's own how long the log is; that
+//! thread runs the same passive checkpoint on a connection of its own, beside writers and
+//! readers. Should it fall behind (the machine saturated, a long read pinning old frames), the
+//! committing writer checkpoints itself once the log reaches [`INLINE_AT`] frames, so the log
+//! stays bounded either way.
+//!
+//! An erase's `wal_checkpoint(TRUNCATE)` and this thread take turns ([`Checkpointer::turn`]):
+//! SQLite answers a checkpoint that meets another one with "busy" at once, which an erase
+//! would report as unfinished.
+
+use crate::codec::sql_err;
+use mnemo_core::Result;
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use rusqlite::wal::CheckpointMode;
+use rusqlite::{Connection, OpenFlags};
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Log frames at which the thread checkpoints (SQLite's own interval).
+pub(crate) const BACKGROUND_AT: i32 = 1000;
+/// Log frames at which the committing writer checkpoints itself.
+pub(crate) const INLINE_AT: i32 = 8 * BACKGROUND_AT;
+
+#[derive(Default)]
+struct State {
+    /// The log's length at the last commit that reached [`BACKGROUND_AT`], until the thread
+    /// takes it.
+    pending: Option<i32>,
+    stop: bool,
+    /// Checkpoints the thread ran (tests).
+    runs: u64,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    /// Held by whoever checkpoints this file in this process.
+    turn: Mutex<()>,
+    /// [`BACKGROUND_AT`] and [`INLINE_AT`] (tests lower them).
+    marks: [AtomicI32; 2],
+    /// Checkpoints writers ran themselves, and the longest log a commit reported (tests).
+    inline_runs: AtomicU64,
+    longest: AtomicI32,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            turn: Mutex::new(()),
+            marks: [AtomicI32::new(BACKGROUND_AT), AtomicI32::new(INLINE_AT)],
+            inline_runs: AtomicU64::new(0),
+            longest: AtomicI32::new(0),
+        }
+    }
+}
+
+/// The store's checkpoint thread (file-backed stores only).
+pub(crate) struct Checkpointer {
+    shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    /// Starts the thread on a connection of its own to `path` and points `writer`'s commits at
+    /// it (this replaces SQLite's automatic checkpoint on that connection).
+    pub(crate) fn start(path: &Path, writer: &mut Connection) -> Result<Self> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(sql_err)?;
+        let shared = Arc::new(Shared::default());
+        let thread = std::thread::Builder::new()
+            .name("mnemo-checkpoint".into())
+            .spawn({
+                let shared = shared.clone();
+                move || run(&conn, &shared)
+            })
+            .map_err(|e| mnemo_core::Error::internal(format!("checkpoint thread: {e}")))?;
+        let hook = shared.clone();
+        writer
+            .wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, frames| {
+                hook.longest.fetch_max(frames, Ordering::Relaxed);
+                let [background_at, inline_at] = hook.marks.each_ref().map(|m| m.load(Ordering::Relaxed));
+                if frames >= inline_at {
+                    // Behind: this commit checkpoints as SQLite would. When the thread is at
+                    // it right now, the next commit looks again.
+                    if let Some(_turn) = hook.turn.try_lock() {
+                        if wal.checkpoint_v2(CheckpointMode::PASSIVE).is_ok() {
+                            hook.inline_runs.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                } else if frames >= background_at {
+                    hook.state.lock().pending = Some(frames);
+                    hook.wake.notify_one();
+                }
+                Ok(())
+            }))
+            .map_err(sql_err)?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// The turn to checkpoint this file: held, the thread does not start one.
+    pub(crate) fn turn(&self) -> MutexGuard<'_, ()> {
+        self.shared.turn.lock()
+    }
+
+    /// Checkpoints the thread has run.
+    pub(crate) fn runs(&self) -> u64 {
+        self.shared.state.lock().runs
+    }
+
+    /// Checkpoints writers ran themselves, and the longest log a commit reported.
+    pub(crate) fn inline_runs(&self) -> (u64, i32) {
+        (
+            self.shared.inline_runs.load(Ordering::Relaxed),
+            self.shared.longest.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Lowers (or raises) the two marks.
+    pub(crate) fn set_marks(&self, background_at: i32, inline_at: i32) {
+        self.shared.marks[0].store(background_at, Ordering::Relaxed);
+        self.shared.marks[1].store(inline_at, Ordering::Relaxed);
+    }
+
+    /// Stops the thread and closes its connection (before the writer closes: the last
+    /// connection to close checkpoints and removes the log, and that must be the writer).
+    pub(crate) fn stop(&mut self) {
+        self.shared.state.lock().stop = true;
+        self.shared.wake.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn run(conn: &Connection, shared: &Shared) {
+    loop {
+        {
+            let mut st = shared.state.lock();
+            while st.pending.is_none() && !st.stop {
+                shared.wake.wait(&mut st);
+            }
+            if st.stop {
+                return;
+            }
+            st.pending = None;
+        }
+        let done = {
+            let _turn = shared.turn.lock();
+            conn.wal_checkpoint_v2(None::<&str>, CheckpointMode::PASSIVE)
+        };
+        match done {
+            Ok(_) => shared.state.lock().runs += 1,
+            // Busy (another process checkpoints) or a transient error: the next commit past
+            // the mark asks again, and the writer's own checkpoint bounds the log meanwhile.
+            Err(e) => tracing::debug!(error = %e, "background checkpoint did not run"),
+        }
+    }
+}
