@@ -18,7 +18,7 @@
 //! the enqueue's own transaction, so the conversation log shows what the caller was told was
 //! accepted from the moment the job exists, whatever becomes of the job.
 //!
-//! Backends expose their job table through [`crate::Admin::jobs`].
+//! Backends expose their job table through [`crate::SideTables::jobs`].
 
 use crate::memory::{Message, Timestamp};
 use crate::{Error, Result, Scope};
@@ -129,6 +129,83 @@ pub enum JobOutcome {
     },
 }
 
+/// A worker's lease of a job, asked for at `now` ([`JobStore::claim`], [`JobStore::renew_lease`]):
+/// `worker` holds the job for `length`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease<'a> {
+    pub worker: &'a str,
+    pub now: Timestamp,
+    pub length: chrono::Duration,
+}
+
+impl Lease<'_> {
+    /// When the lease is asked for, in milliseconds since the epoch (as stores keep times).
+    pub fn now_ms(&self) -> i64 {
+        self.now.timestamp_millis()
+    }
+
+    /// When the lease ends (`now + length`), in milliseconds since the epoch.
+    pub fn until(&self) -> i64 {
+        (self.now + self.length).timestamp_millis()
+    }
+}
+
+/// What ending a claim writes into the job's row ([`JobOutcome::end`]); `None` leaves a
+/// column as it is. The lease always ends (`locked_until` cleared), and `updated_at` is the
+/// time of the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobEnd<'a> {
+    pub status: JobStatus,
+    /// A done job's result, as JSON text.
+    pub result: Option<String>,
+    pub last_error: Option<&'a str>,
+    pub error_kind: Option<&'a str>,
+    /// A retried job's next run, in milliseconds since the epoch.
+    pub run_after: Option<i64>,
+    /// Whether the job forgets its worker (`locked_by` cleared): a retried job is anyone's to
+    /// claim; a done or failed one keeps the name of the worker that ended it.
+    pub releases_worker: bool,
+}
+
+impl JobOutcome {
+    /// The columns this outcome writes: a done job its result; a retried one its error and
+    /// next run, as pending and released from its worker; a failed one its error.
+    pub fn end(&self) -> JobEnd<'_> {
+        let none = JobEnd {
+            status: JobStatus::Done,
+            result: None,
+            last_error: None,
+            error_kind: None,
+            run_after: None,
+            releases_worker: false,
+        };
+        match self {
+            JobOutcome::Done { result } => JobEnd {
+                result: Some(result.to_string()),
+                ..none
+            },
+            JobOutcome::Retry {
+                error,
+                kind,
+                run_after,
+            } => JobEnd {
+                status: JobStatus::Pending,
+                last_error: Some(error),
+                error_kind: Some(kind),
+                run_after: Some(run_after.timestamp_millis()),
+                releases_worker: true,
+                ..none
+            },
+            JobOutcome::Failed { error, kind } => JobEnd {
+                status: JobStatus::Failed,
+                last_error: Some(error),
+                error_kind: Some(kind),
+                ..none
+            },
+        }
+    }
+}
+
 /// Which jobs [`JobStore::list_jobs`] returns: of scopes `scope` covers (all with `None`), of
 /// one status when given, newest first, at most `limit`, only those created before the job
 /// `before` when given (the cursor: the last id of the previous page).
@@ -195,36 +272,25 @@ pub trait JobStore: Send + Sync {
     /// `conflict` and changes nothing (no message is logged).
     fn enqueue(&self, job: &NewJob) -> Result<JobRecord>;
     /// Leases the runnable job created first (pending with `run_after <= now`, or running with
-    /// a lease that ended before `now`) to `worker` until `now + lease`; its attempts grow by
+    /// a lease that ended before `now`) to `lease.worker` until [`Lease::until`]; its attempts grow by
     /// one. A running job whose lease ended with no attempt left becomes `failed` instead of
     /// being claimed. `None` when nothing is runnable. Concurrent claims never return the same
     /// job while its lease holds.
-    fn claim(
-        &self,
-        worker: &str,
-        now: Timestamp,
-        lease: chrono::Duration,
-    ) -> Result<Option<JobRecord>>;
-    /// Ends `worker`'s claim of job `id` with `outcome`. `Ok(false)` (and nothing written) when
-    /// the job is no longer running under this worker's lease (another worker took it over);
-    /// `not_found` when there is no such job.
+    fn claim(&self, lease: &Lease<'_>) -> Result<Option<JobRecord>>;
+    /// Ends `worker`'s claim of job `id` with `outcome` (the columns [`JobOutcome::end`]
+    /// says). `Ok(false)` (and nothing written) when the job is no longer running under this
+    /// worker's lease (another worker took it over); `not_found` when there is no such job.
     fn finish(&self, id: &str, worker: &str, outcome: &JobOutcome, now: Timestamp) -> Result<bool>;
     /// The job with this id; `None` when there is none.
     fn job(&self, id: &str) -> Result<Option<JobRecord>>;
     /// Jobs as `query` picks them, newest first.
     fn list_jobs(&self, query: &JobQuery) -> Result<Vec<JobRecord>>;
-    /// Extends `worker`'s lease of the running job `id` to `now + lease`: a worker still at
-    /// work renews before its lease runs out, so no claim takes over a job that is only slow.
-    /// `Ok(false)`, and nothing written, when the job is not running under this worker (it
-    /// finished, or another claim took it after the lease ran out); `not_found` when there is
-    /// no such job.
-    fn renew_lease(
-        &self,
-        id: &str,
-        worker: &str,
-        now: Timestamp,
-        lease: chrono::Duration,
-    ) -> Result<bool>;
+    /// Extends `lease.worker`'s lease of the running job `id` to [`Lease::until`]: a worker
+    /// still at work renews before its lease runs out, so no claim takes over a job that is
+    /// only slow. `Ok(false)`, and nothing written, when the job is not running under this
+    /// worker (it finished, or another claim took it after the lease ran out); `not_found` when
+    /// there is no such job.
+    fn renew_lease(&self, id: &str, lease: &Lease<'_>) -> Result<bool>;
     /// Puts a failed job back in the queue (pending, runnable at `now`, attempts back to 0).
     /// `not_found` when there is no such job, `conflict` when [`check_retryable`] refuses it
     /// (not failed, or emptied by an erase).
@@ -307,6 +373,57 @@ pub fn mentions_any(value: &serde_json::Value, texts: &[String]) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_ends_its_length_after_it_is_asked_for() {
+        let now = chrono::Utc::now();
+        let lease = Lease {
+            worker: "w1",
+            now,
+            length: chrono::Duration::seconds(30),
+        };
+        assert_eq!(lease.now_ms(), now.timestamp_millis());
+        assert_eq!(lease.until() - lease.now_ms(), 30_000);
+    }
+
+    #[test]
+    fn each_outcome_writes_its_own_columns_and_only_a_retry_releases_the_worker() {
+        let done = JobOutcome::Done {
+            result: serde_json::json!({"ok": 1}),
+        };
+        let end = done.end();
+        assert_eq!(end.status, JobStatus::Done);
+        assert_eq!(end.result.as_deref(), Some(r#"{"ok":1}"#));
+        assert_eq!((end.last_error, end.run_after), (None, None));
+        assert!(!end.releases_worker);
+        let at = chrono::Utc::now();
+        let retry = JobOutcome::Retry {
+            error: "unavailable: busy".into(),
+            kind: "unavailable".into(),
+            run_after: at,
+        };
+        let end = retry.end();
+        assert_eq!(end.status, JobStatus::Pending);
+        assert_eq!(end.result, None);
+        assert_eq!(end.last_error, Some("unavailable: busy"));
+        assert_eq!(end.error_kind, Some("unavailable"));
+        assert_eq!(end.run_after, Some(at.timestamp_millis()));
+        assert!(end.releases_worker);
+        let failed = JobOutcome::Failed {
+            error: "internal: x".into(),
+            kind: "internal".into(),
+        };
+        let end = failed.end();
+        assert_eq!(end.status, JobStatus::Failed);
+        assert_eq!((end.result, end.run_after), (None, None));
+        assert_eq!(end.error_kind, Some("internal"));
+        assert!(!end.releases_worker);
+    }
 }
 
 #[cfg(test)]

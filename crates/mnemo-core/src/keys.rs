@@ -4,7 +4,7 @@
 //! The store keeps records only: a key's secret never reaches it. Whoever issues keys (the
 //! server) hashes the secret and stores the hash; a request is authenticated by looking its
 //! hash up, per request, so a revocation written through one server is refused by every other
-//! on its next request. Backends expose their key table through [`crate::Admin::api_keys`].
+//! on its next request. Backends expose their key table through [`crate::SideTables::api_keys`].
 
 use crate::memory::Timestamp;
 use crate::Result;

@@ -34,7 +34,9 @@ pub use embed::{CachedEmbedder, Embedder};
 pub use entity::{entities_match, extract_entities, normalize_entity, EntityMention};
 pub use error::{Error, ErrorKind, Result};
 pub use filter::Filter;
-pub use jobs::{JobOutcome, JobQuery, JobRecord, JobStatus, JobStore, NewJob, QueueStats};
+pub use jobs::{
+    JobEnd, JobOutcome, JobQuery, JobRecord, JobStatus, JobStore, Lease, NewJob, QueueStats,
+};
 pub use jsonfix::{parse_model_json, JsonRepairError};
 pub use keys::{ApiKeyRecord, ApiKeyStore};
 pub use memory::*;

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::memory::{Memory, MemoryKind};
 use crate::scope::Scope;
-use crate::store::{Candidate, CandidateQuery, ReadOptions, Store};
+use crate::store::{Candidate, CandidateQuery, EntityQuery, ReadOptions, ScoreQuery, Store};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -295,7 +295,11 @@ pub fn hybrid_search_embedding(
             .filter(|(_, s)| base(s) >= line)
             .map(|(k, _)| *k)
             .collect();
-        store.entity_candidates(&cq, &entity_names, &keys)?
+        store.entity_candidates(&EntityQuery {
+            query: cq,
+            names: &entity_names,
+            pooled: &keys,
+        })?
     };
     let mut entity_only = Vec::new();
     for c in &by_entity {
@@ -362,7 +366,12 @@ fn fill_dense(
     if keys.is_empty() || mode != SearchMode::Hybrid {
         return Ok(());
     }
-    for c in store.vector_scores(cq, keys, vector)? {
+    let scoring = ScoreQuery {
+        query: *cq,
+        keys,
+        vector,
+    };
+    for c in store.vector_scores(&scoring)? {
         if let Some(s) = pooled.get_mut(&c.key) {
             s.dense = c.score;
         }

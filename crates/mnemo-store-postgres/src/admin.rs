@@ -11,19 +11,11 @@ use mnemo_core::*;
 use std::sync::atomic::Ordering;
 
 impl Admin for PgStore {
-    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
-        Some(self)
-    }
-
-    fn jobs(&self) -> Option<&dyn JobStore> {
-        Some(self)
-    }
-
-    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        check_dimension(dimension)?;
+    fn bind_embedder(&self, binding: &Binding) -> Result<()> {
+        let (model_id, dimension) = (binding.model_id(), binding.dimension());
         let check = |current: Option<(String, usize)>| {
             let current = current.as_ref().map(|(m, d)| (m.as_str(), *d));
-            check_binding(current, model_id, dimension, "")
+            binding.check(current, "")
         };
         // The common case (every connect after the first): one read, no lock, no DDL.
         if self.with(|c| check(bound(c)?))? {
@@ -41,14 +33,9 @@ impl Admin for PgStore {
         Ok(())
     }
 
-    fn rebind_embedder(
-        &self,
-        model_id: &str,
-        dimension: usize,
-        batch: usize,
-        embed: &mut EmbedBatch<'_>,
-    ) -> Result<u64> {
-        check_dimension(dimension)?;
+    fn rebind_embedder(&self, rebind: &Rebind, embed: &mut EmbedBatch<'_>) -> Result<u64> {
+        let (model_id, dimension, batch) =
+            (rebind.to.model_id(), rebind.to.dimension(), rebind.batch);
         self.tx(|tx| {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&BIND_LOCK])
                 .map_err(pg_err)?;

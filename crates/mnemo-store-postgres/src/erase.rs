@@ -34,10 +34,10 @@ fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str, session: bool) 
 
 fn erase_log_in(
     tx: &mut Transaction<'_>,
-    scope: &Scope,
-    target: EraseTarget<'_>,
+    log: &EraseLog<'_>,
     ctx: &WriteContext,
 ) -> Result<EraseLogReport> {
+    let (scope, target) = (log.scope(), log.target());
     let g = log_pred(scope, target, "g", true);
     let in_log: i64 = tx
         .query_one(
@@ -123,8 +123,9 @@ fn erase_log_in(
         .iter()
         .map(|r| r.get(0))
         .collect();
+    let mut report = EraseLogReport::new(ids.len(), messages_erased as u64);
     for id in &ids {
-        erase_in(tx, scope, MemoryId(*id), true, ctx)?;
+        erase_in(tx, &log.memory(MemoryId(*id)), ctx)?;
     }
     crate::jobs::scrub_erased(tx, scope, &turns, chrono::Utc::now())?;
     tx.execute(
@@ -137,7 +138,7 @@ fn erase_log_in(
     )
     .map_err(pg_err)?;
     let p = log_pred(scope, target, "p", true);
-    let pages_scrubbed = tx
+    report.pages_scrubbed = tx
         .execute(
             &format!(
                 "UPDATE pages p SET text = '', keywords = '[]'::jsonb WHERE {} \
@@ -147,7 +148,7 @@ fn erase_log_in(
             &p.params(),
         )
         .map_err(pg_err)?;
-    let segments_scrubbed = match target {
+    report.segments_scrubbed = match target {
         EraseTarget::Session(_) => tx.execute(
             &format!(
                 "UPDATE segments x SET summary = '', keywords = '[]'::jsonb \
@@ -171,26 +172,20 @@ fn erase_log_in(
         }
     }
     .map_err(pg_err)?;
-    Ok(EraseLogReport {
-        memories_erased: ids.len() as u64,
-        messages_erased: messages_erased as u64,
-        pages_scrubbed,
-        segments_scrubbed,
-    })
+    Ok(report)
 }
 
 fn erase_in(
     tx: &mut Transaction<'_>,
-    scope: &Scope,
-    id: MemoryId,
-    sources: bool,
+    req: &EraseMemory<'_>,
     ctx: &WriteContext,
 ) -> Result<EraseReport> {
+    let id = req.id;
     // Any state: a soft-deleted or superseded memory still holds its text.
     let mut p = Pred::default();
     let a = p.arg(id.0);
     p.and(&format!("m.id = {a}"));
-    predicate::scope(&mut p, "m", scope);
+    predicate::scope(&mut p, "m", req.scope);
     let sql = format!(
         "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {}",
         p.where_sql()
@@ -241,7 +236,7 @@ fn erase_in(
         )
         .map_err(pg_err)?;
     let history = history.iter().flat_map(|r| [r.get(0), r.get(1)]);
-    let plan = ScrubPlan::new(&m, history, sources);
+    let plan = ScrubPlan::new(&m, history, req.sources);
     let mut report = plan.report(id, source_count as u64);
     let texts = &plan.texts;
 
@@ -317,21 +312,18 @@ fn erase_in(
 fn scrub_replays(tx: &mut Transaction<'_>, id: MemoryId) -> Result<u64> {
     let rows = tx
         .query(
-            "SELECT scope_key, key, outcome FROM idempotency WHERE strpos(outcome::text, $1) > 0",
+            "SELECT scope_key, key, outcome::text FROM idempotency \
+             WHERE strpos(outcome::text, $1) > 0",
             &[&id.to_string()],
         )
         .map_err(pg_err)?;
     let mut n = 0;
     for r in rows {
-        let (scope_key, key): (String, String) = (r.get(0), r.get(1));
-        let mut outcome: AddOutcome = serde_json::from_value(r.get(2))
-            .map_err(|e| Error::internal(format!("stored idempotency result: {e}")))?;
-        outcome.without_text_of(id);
-        let stored = serde_json::to_value(&outcome)
-            .map_err(|e| Error::internal(format!("idempotency result: {e}")))?;
+        let (scope_key, key, raw): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+        let stored = scrubbed_replay(&raw, id)?;
         n += tx
             .execute(
-                "UPDATE idempotency SET outcome = $1 WHERE scope_key = $2 AND key = $3",
+                "UPDATE idempotency SET outcome = $1::text::jsonb WHERE scope_key = $2 AND key = $3",
                 &[&stored, &scope_key, &key],
             )
             .map_err(pg_err)?;
@@ -340,24 +332,12 @@ fn scrub_replays(tx: &mut Transaction<'_>, id: MemoryId) -> Result<u64> {
 }
 
 impl Erasure for PgStore {
-    fn erase(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        sources: bool,
-        ctx: &WriteContext,
-    ) -> Result<EraseReport> {
-        self.tx(|tx| erase_in(tx, scope, id, sources, ctx))
+    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WriteContext) -> Result<EraseReport> {
+        self.tx(|tx| erase_in(tx, memory, ctx))
     }
 
-    fn erase_log(
-        &self,
-        scope: &Scope,
-        target: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        target.validate()?;
-        self.tx(|tx| erase_log_in(tx, scope, target, ctx))
+    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport> {
+        self.tx(|tx| erase_log_in(tx, log, ctx))
     }
 }
 

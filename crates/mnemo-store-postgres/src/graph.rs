@@ -44,13 +44,8 @@ impl Graph for PgStore {
         })
     }
 
-    fn remove_link(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool> {
+    fn remove_link(&self, scope: &Scope, key: &LinkKey) -> Result<bool> {
+        let LinkKey { from, to, kind } = *key;
         self.write_tx(|tx| {
             let owner = crate::read::owned_key(tx, scope, from)?
                 .ok_or_else(|| Error::not_found("memory", from))?;
@@ -65,17 +60,12 @@ impl Graph for PgStore {
         })
     }
 
-    fn linked(
-        &self,
-        q: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        kinds: &[LinkKind],
-    ) -> Result<Vec<LinkedMemory>> {
-        if !LinkWalk::wanted(q, ids, kinds)? {
+    fn linked(&self, req: &LinkedQuery<'_>) -> Result<Vec<LinkedMemory>> {
+        if req.finds_nothing() {
             return Ok(Vec::new());
         }
-        let id_list: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
-        let kind_list: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
+        let id_list: Vec<uuid::Uuid> = req.ids.iter().map(|i| i.0).collect();
+        let kind_list: Vec<String> = req.kinds.iter().map(|k| k.as_str().to_string()).collect();
         // The owners of the given memories narrow the links to their rows (the links' keys
         // start with the owner).
         let sql = format!(
@@ -92,17 +82,17 @@ impl Graph for PgStore {
                 .iter()
                 .map(link_from_row)
                 .collect::<Result<Vec<_>>>()?;
-            let walk = LinkWalk::new(ids, links);
+            let walk = LinkWalk::new(req.ids, links);
             let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
             for chunk in walk.others().chunks(1000) {
-                let mut p = predicate::candidate(q)?;
+                let mut p = predicate::candidate(&req.query)?;
                 let a = p.arg(chunk.iter().map(|i| i.0).collect::<Vec<uuid::Uuid>>());
                 p.and(&format!("m.id = ANY({a}::uuid[])"));
                 for (key, m) in query_memories(c, &p, "")? {
                     loaded.insert(m.id, (key, m));
                 }
             }
-            Ok(walk.finish(&loaded, q.limit))
+            Ok(walk.finish(&loaded, req.query.limit))
         })
     }
 

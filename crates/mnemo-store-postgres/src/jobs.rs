@@ -10,8 +10,8 @@
 use crate::{pg_err, PgStore};
 use chrono::{DateTime, TimeZone, Utc};
 use mnemo_core::{
-    Error, JobOutcome, JobQuery, JobRecord, JobStatus, JobStore, NewJob, QueueStats, Result, Scope,
-    Timestamp,
+    Error, JobOutcome, JobQuery, JobRecord, JobStatus, JobStore, Lease, NewJob, QueueStats, Result,
+    Scope, Timestamp,
 };
 
 const COLS: &str = "id, user_id, agent_id, run_id, kind, payload, status, attempts, \
@@ -112,14 +112,8 @@ impl JobStore for PgStore {
         })
     }
 
-    fn claim(
-        &self,
-        worker: &str,
-        now: Timestamp,
-        lease: chrono::Duration,
-    ) -> Result<Option<JobRecord>> {
-        let now_ms = now.timestamp_millis();
-        let until = (now + lease).timestamp_millis();
+    fn claim(&self, lease: &Lease<'_>) -> Result<Option<JobRecord>> {
+        let (now_ms, until) = (lease.now_ms(), lease.until());
         let rows = self.tx(|tx| {
             tx.execute(
                 "UPDATE jobs SET status = 'failed', locked_until = NULL, locked_by = NULL, \
@@ -139,7 +133,7 @@ impl JobStore for PgStore {
                                   ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED) \
                      RETURNING {COLS}"
                 ),
-                &[&now_ms, &until, &worker],
+                &[&now_ms, &until, &lease.worker],
             )
             .map_err(pg_err)
         })?;
@@ -148,63 +142,39 @@ impl JobStore for PgStore {
 
     fn finish(&self, id: &str, worker: &str, outcome: &JobOutcome, now: Timestamp) -> Result<bool> {
         let now_ms = now.timestamp_millis();
-        let held = "WHERE id = $1 AND status = 'running' AND locked_by = $2";
+        let end = outcome.end();
         let n = self.tx(|tx| {
             require_job(tx, id)?;
-            let changed = match outcome {
-                JobOutcome::Done { result } => tx.execute(
-                    &format!(
-                        "UPDATE jobs SET status = 'done', result = $3, locked_until = NULL, \
-                         updated_at = $4 {held}"
-                    ),
-                    &[&id, &worker, &result.to_string(), &now_ms],
-                ),
-                JobOutcome::Retry {
-                    error,
-                    kind,
-                    run_after,
-                } => tx.execute(
-                    &format!(
-                        "UPDATE jobs SET status = 'pending', last_error = $3, error_kind = $4, \
-                         run_after = $5, locked_until = NULL, locked_by = NULL, updated_at = $6 \
-                         {held}"
-                    ),
-                    &[
-                        &id,
-                        &worker,
-                        error,
-                        kind,
-                        &run_after.timestamp_millis(),
-                        &now_ms,
-                    ],
-                ),
-                JobOutcome::Failed { error, kind } => tx.execute(
-                    &format!(
-                        "UPDATE jobs SET status = 'failed', last_error = $3, error_kind = $4, \
-                         locked_until = NULL, updated_at = $5 {held}"
-                    ),
-                    &[&id, &worker, error, kind, &now_ms],
-                ),
-            };
-            changed.map_err(pg_err)
+            tx.execute(
+                "UPDATE jobs SET status = $3, result = COALESCE($4, result), \
+                 last_error = COALESCE($5, last_error), error_kind = COALESCE($6, error_kind), \
+                 run_after = COALESCE($7, run_after), locked_until = NULL, \
+                 locked_by = CASE WHEN $8 THEN NULL ELSE locked_by END, updated_at = $9 \
+                 WHERE id = $1 AND status = 'running' AND locked_by = $2",
+                &[
+                    &id,
+                    &worker,
+                    &end.status.as_str(),
+                    &end.result,
+                    &end.last_error,
+                    &end.error_kind,
+                    &end.run_after,
+                    &end.releases_worker,
+                    &now_ms,
+                ],
+            )
+            .map_err(pg_err)
         })?;
         Ok(n == 1)
     }
 
-    fn renew_lease(
-        &self,
-        id: &str,
-        worker: &str,
-        now: mnemo_core::Timestamp,
-        lease: chrono::Duration,
-    ) -> Result<bool> {
-        let until = (now + lease).timestamp_millis();
+    fn renew_lease(&self, id: &str, lease: &Lease<'_>) -> Result<bool> {
         let n = self.tx(|tx| {
             require_job(tx, id)?;
             tx.execute(
                 "UPDATE jobs SET locked_until = $3 \
                  WHERE id = $1 AND status = 'running' AND locked_by = $2",
-                &[&id, &worker, &until],
+                &[&id, &lease.worker, &lease.until()],
             )
             .map_err(pg_err)
         })?;

@@ -106,18 +106,13 @@ impl Messages for PgStore {
         })
     }
 
-    fn session_messages(
-        &self,
-        scope: &Scope,
-        session: &str,
-        after: Option<MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Message>> {
+    fn session_messages(&self, q: &SessionLogQuery<'_>) -> Result<Vec<Message>> {
+        let (scope, session) = (q.scope, q.session);
         self.with(|c| {
             check_known(c, scope, session)?;
             let mut p = Pred::default();
             let mut g = session_sql(&mut p, scope, session);
-            if let Some(a) = after {
+            if let Some(a) = q.after {
                 let mut at = Pred::default();
                 let cond = session_sql(&mut at, scope, session);
                 let id = at.arg(a.0);
@@ -128,16 +123,10 @@ impl Messages for PgStore {
                     )
                     .map_err(pg_err)?
                     .map(|r| r.get(0));
-                let Some(seq) = seq else {
-                    return Err(Error::invalid(
-                        "cursor",
-                        "does not name a message of this session",
-                    ));
-                };
-                let s = p.arg(seq);
+                let s = p.arg(seq.ok_or_else(SessionLogQuery::after_unknown)?);
                 g = format!("{g} AND g.seq > {s}");
             }
-            let n = p.arg(i64::try_from(limit).unwrap_or(i64::MAX));
+            let n = p.arg(i64::try_from(q.limit).unwrap_or(i64::MAX));
             let sql = format!(
                 "SELECT {MESSAGE_COLUMNS} FROM messages g WHERE {g} ORDER BY g.seq LIMIT {n}"
             );

@@ -106,43 +106,32 @@ impl Records for PgStore {
         })
     }
 
-    fn update_many(
-        &self,
-        items: Vec<(Scope, MemoryId, MemoryPatch)>,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Memory>> {
-        validate_updates(&items)?;
+    fn update_many(&self, updates: &Updates, ctx: &WriteContext) -> Result<Vec<Memory>> {
         self.write_tx(|tx| {
-            lock_memories(tx, items.iter().map(|(_, id, _)| *id))?;
-            items
+            lock_memories(tx, updates.ids())?;
+            updates
+                .items()
                 .iter()
                 .map(|(scope, id, patch)| update_in(tx, scope, *id, patch, ctx))
                 .collect()
         })
     }
 
-    fn delete_many(
-        &self,
-        items: &[(Scope, MemoryId)],
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
+    fn delete_many(&self, deletes: &Deletes, ctx: &WriteContext) -> Result<u64> {
         self.write_tx(|tx| {
-            lock_memories(tx, items.iter().map(|(_, id)| *id))?;
+            lock_memories(tx, deletes.ids())?;
             let now = chrono::Utc::now().timestamp_millis();
-            for (scope, id) in items {
+            for (scope, id) in &deletes.items {
                 let memory = locate(tx, scope, *id)?;
-                delete_one(tx, &memory, mode, ctx, now)?;
+                delete_one(tx, &memory, deletes.mode, ctx, now)?;
             }
-            Ok(items.len() as u64)
+            Ok(deletes.items.len() as u64)
         })
     }
 
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
         self.write_tx(|tx| {
-            let mut p = Pred::default();
-            predicate::scope(&mut p, "m", scope);
-            predicate::visibility(&mut p, "m", &ReadOptions::active_any_expiry());
+            let p = predicate::candidate(&delete_all_query(scope))?;
             let sql = format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {} ORDER BY m.id FOR UPDATE",
                 p.where_sql()
@@ -156,16 +145,12 @@ impl Records for PgStore {
         })
     }
 
-    fn history(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        read: &ReadOptions,
-    ) -> Result<Vec<HistoryEvent>> {
+    fn history(&self, q: &HistoryQuery<'_>) -> Result<Vec<HistoryEvent>> {
+        let (scope, id) = (q.scope, q.id);
         self.with(|c| {
-            // A memory that still exists must be visible to the scope (expiry and as-of included;
-            // state not: a deleted memory's history stays readable). A hard-deleted memory's
-            // history is checked against the owner recorded on its history rows.
+            // A memory that still exists must be visible to the scope (`memory_read`); a
+            // hard-deleted memory's history is checked against the owner recorded on its
+            // history rows.
             let owner: Option<String> = c
                 .query_opt(
                     "SELECT scope_key FROM memories WHERE id = $1 LIMIT 1",
@@ -182,14 +167,7 @@ impl Records for PgStore {
                 let a = seen.arg(id.0);
                 seen.and(&format!("m.id = {a}"));
                 predicate::scope(&mut seen, "m", scope);
-                predicate::visibility(
-                    &mut seen,
-                    "m",
-                    &ReadOptions {
-                        include_inactive: true,
-                        ..*read
-                    },
-                );
+                predicate::visibility(&mut seen, "m", &q.memory_read());
                 let sql = format!(
                     "SELECT 1 FROM memories m WHERE {} LIMIT 1",
                     seen.where_sql()
@@ -211,7 +189,7 @@ impl Records for PgStore {
                 .iter()
                 .map(crate::codec::history_from_row)
                 .collect::<Result<Vec<_>>>()?;
-            found_history(id, events)
+            q.found(events)
         })
     }
 

@@ -98,12 +98,8 @@ impl Retrieval for PgStore {
         })
     }
 
-    fn vector_scores(
-        &self,
-        q: &CandidateQuery<'_>,
-        keys: &[i64],
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
+    fn vector_scores(&self, scoring: &ScoreQuery<'_>) -> Result<Vec<Candidate>> {
+        let (keys, vector) = (scoring.keys, scoring.vector);
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -113,7 +109,7 @@ impl Retrieval for PgStore {
             };
             check_vector("vector", vector, dim)?;
             let mut p = Pred::default();
-            predicate::scope(&mut p, "m", q.scope);
+            predicate::scope(&mut p, "m", scoring.query.scope);
             let v = p.arg(Vector::from(vector.to_vec()));
             let k = p.arg(keys.to_vec());
             p.and(&format!(
@@ -158,15 +154,11 @@ impl Retrieval for PgStore {
         })
     }
 
-    fn entity_candidates(
-        &self,
-        q: &CandidateQuery<'_>,
-        names: &[String],
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        if names.is_empty() || q.limit == 0 {
+    fn entity_candidates(&self, entities: &EntityQuery<'_>) -> Result<Vec<Candidate>> {
+        if entities.finds_nothing() {
             return Ok(Vec::new());
         }
+        let (q, names, pooled) = (&entities.query, entities.names, entities.pooled);
         self.with_conn(|c| {
             // entity id → (memories it is linked to, which query names it matched)
             let matched = matching(c, q.scope, names)?;

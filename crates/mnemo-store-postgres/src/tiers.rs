@@ -171,25 +171,16 @@ impl Tiers for PgStore {
         })
     }
 
-    fn record_visits(
-        &self,
-        scope: &Scope,
-        visits: &[(SegmentId, u32)],
-        at: Timestamp,
-    ) -> Result<u64> {
-        if visits.is_empty() {
-            return Ok(0);
-        }
-        let at = at.timestamp_millis();
+    fn record_visits(&self, visits: &Visits) -> Result<u64> {
         self.tx(|tx| {
             let mut n = 0u64;
-            for (id, count) in visits {
+            for (id, count) in visits.counts() {
                 let mut c = Pred::default();
                 let count = c.arg(i64::from(*count));
-                let at = c.arg(at);
+                let at = c.arg(visits.at_ms());
                 let id = c.arg(id.0);
                 c.and(&format!("s.id = {id} AND s.evicted_at IS NULL"));
-                predicate::scope(&mut c, "s", scope);
+                predicate::scope(&mut c, "s", visits.scope());
                 let sql = format!(
                     "UPDATE segments AS s SET visits = s.visits + {count}, \
                      last_visit_at = GREATEST(s.last_visit_at, {at}), version = s.version + 1 \

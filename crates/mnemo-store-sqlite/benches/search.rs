@@ -26,7 +26,7 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(dir.path().join("mnemo.db")).expect("open");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).expect("binding"))
         .expect("bind");
     let scope = Scope::user("bench").expect("scope");
     for chunk in (0..20_000).collect::<Vec<_>>().chunks(500) {
@@ -67,7 +67,12 @@ fn bench(c: &mut Criterion) {
         b.iter(|| store.fetch(&cq, &keys).expect("fetch"))
     });
     c.bench_function("vector_scores_30_20k", |b| {
-        b.iter(|| store.vector_scores(&cq, &keys, &vector).expect("scores"))
+        let scoring = ScoreQuery {
+            query: cq,
+            keys: &keys,
+            vector: &vector,
+        };
+        b.iter(|| store.vector_scores(&scoring).expect("scores"))
     });
     c.bench_function("lexical_candidates_20k", |b| {
         b.iter(|| store.lexical_candidates(&cq, &terms).expect("lexical"))

@@ -10,16 +10,8 @@ use rusqlite::params;
 use rusqlite::OptionalExtension;
 
 impl Admin for SqliteStore {
-    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
-        Some(self)
-    }
-
-    fn jobs(&self) -> Option<&dyn JobStore> {
-        Some(self)
-    }
-
-    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        check_dimension(dimension)?;
+    fn bind_embedder(&self, binding: &Binding) -> Result<()> {
+        let (model_id, dimension) = (binding.model_id(), binding.dimension());
         self.write_tx(|tx| {
             let current: Option<String> = tx
                 .query_row_cached("SELECT value FROM meta WHERE key = 'embedding_model'", [], |r| r.get(0))
@@ -27,7 +19,7 @@ impl Admin for SqliteStore {
                 .map_err(sql_err)?;
             let current = current.zip(read_dimension(tx)?);
             let current = current.as_ref().map(|(m, d)| (m.as_str(), *d));
-            if !check_binding(current, model_id, dimension, " (the old file is kept as a backup)")? {
+            if !binding.check(current, " (the old file is kept as a backup)")? {
                 tx.execute_cached(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?1), ('dimension', ?2)",
                     params![model_id, dimension.to_string()],
@@ -40,14 +32,9 @@ impl Admin for SqliteStore {
         Ok(())
     }
 
-    fn rebind_embedder(
-        &self,
-        model_id: &str,
-        dimension: usize,
-        batch: usize,
-        embed: &mut EmbedBatch<'_>,
-    ) -> Result<u64> {
-        check_dimension(dimension)?;
+    fn rebind_embedder(&self, rebind: &Rebind, embed: &mut EmbedBatch<'_>) -> Result<u64> {
+        let (model_id, dimension, batch) =
+            (rebind.to.model_id(), rebind.to.dimension(), rebind.batch);
         let n = self.write_tx(|tx| {
             let rows: Vec<(i64, String)> = {
                 let mut stmt = tx

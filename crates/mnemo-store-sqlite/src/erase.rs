@@ -50,10 +50,10 @@ fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str) -> Pred {
 
 fn erase_log_in(
     tx: &Transaction<'_>,
-    scope: &Scope,
-    target: EraseTarget<'_>,
+    log: &EraseLog<'_>,
     ctx: &WriteContext,
 ) -> Result<EraseLogReport> {
+    let (scope, target) = (log.scope(), log.target());
     let g = log_pred(scope, target, "g");
     let count = |sql: &str, p: &Pred| -> Result<i64> {
         tx.query_row(sql, params_from_iter(p.params.iter()), |r| r.get(0))
@@ -115,8 +115,9 @@ fn erase_log_in(
             .map_err(sql_err)?;
         rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
+    let mut report = EraseLogReport::new(ids.len(), messages_erased as u64);
     for id in &ids {
-        erase_in(tx, scope, MemoryId::parse(id)?, true, ctx)?;
+        erase_in(tx, &log.memory(MemoryId::parse(id)?), ctx)?;
     }
     crate::jobs::scrub_erased(tx, scope, &turns, chrono::Utc::now())?;
     tx.execute(
@@ -129,7 +130,7 @@ fn erase_log_in(
     )
     .map_err(sql_err)?;
     let p = log_pred(scope, target, "p");
-    let pages_scrubbed = tx
+    report.pages_scrubbed = tx
         .execute(
             &format!(
                 "UPDATE pages SET text = '', keywords = '[]' WHERE id IN \
@@ -139,7 +140,7 @@ fn erase_log_in(
             params_from_iter(p.params.iter()),
         )
         .map_err(sql_err)? as u64;
-    let segments_scrubbed = match target {
+    report.segments_scrubbed = match target {
         EraseTarget::Session(_) => tx.execute(
             &format!(
                 "UPDATE segments SET summary = '', keywords = '[]' WHERE id IN \
@@ -163,25 +164,19 @@ fn erase_log_in(
         }
     }
     .map_err(sql_err)? as u64;
-    Ok(EraseLogReport {
-        memories_erased: ids.len() as u64,
-        messages_erased: messages_erased as u64,
-        pages_scrubbed,
-        segments_scrubbed,
-    })
+    Ok(report)
 }
 
 fn erase_in(
     tx: &Transaction<'_>,
-    scope: &Scope,
-    id: MemoryId,
-    sources: bool,
+    req: &EraseMemory<'_>,
     ctx: &WriteContext,
 ) -> Result<EraseReport> {
+    let id = req.id;
     // Any state: a soft-deleted or superseded memory still holds its text.
     let mut p = Pred::default();
     p.push("m.id = ?", [rusqlite::types::Value::Text(id.to_string())]);
-    predicate::scope(&mut p, "m", scope);
+    predicate::scope(&mut p, "m", req.scope);
     let sql = format!(
         "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
         p.where_sql()
@@ -225,7 +220,7 @@ fn erase_in(
             past.extend([a, b]);
         }
     }
-    let plan = ScrubPlan::new(&m, past, sources);
+    let plan = ScrubPlan::new(&m, past, req.sources);
     let mut report = plan.report(id, source_count as u64);
     let texts = &plan.texts;
 
@@ -312,11 +307,7 @@ fn scrub_replays(tx: &Transaction<'_>, id: MemoryId, ids: &str) -> Result<u64> {
     };
     let mut n = 0;
     for (scope_key, key, raw) in rows {
-        let mut outcome: AddOutcome = serde_json::from_str(&raw)
-            .map_err(|e| Error::internal(format!("stored idempotency result: {e}")))?;
-        outcome.without_text_of(id);
-        let text = serde_json::to_string(&outcome)
-            .map_err(|e| Error::internal(format!("idempotency result: {e}")))?;
+        let text = scrubbed_replay(&raw, id)?;
         n += tx
             .execute(
                 "UPDATE idempotency SET outcome = ?1 WHERE scope_key = ?2 AND key = ?3",
@@ -328,20 +319,14 @@ fn scrub_replays(tx: &Transaction<'_>, id: MemoryId, ids: &str) -> Result<u64> {
 }
 
 impl Erasure for SqliteStore {
-    fn erase(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        sources: bool,
-        ctx: &WriteContext,
-    ) -> Result<EraseReport> {
+    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WriteContext) -> Result<EraseReport> {
         let mut conn = self.writer.lock();
         // Every connection runs with `secure_delete` on (see `schema::configure`).
         let report = {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_err)?;
-            let report = erase_in(&tx, scope, id, sources, ctx)?;
+            let report = erase_in(&tx, memory, ctx)?;
             tx.commit().map_err(sql_err)?;
             report
         };
@@ -351,19 +336,13 @@ impl Erasure for SqliteStore {
         Ok(report)
     }
 
-    fn erase_log(
-        &self,
-        scope: &Scope,
-        target: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        target.validate()?;
+    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport> {
         let mut conn = self.writer.lock();
         let report = {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql_err)?;
-            let report = erase_log_in(&tx, scope, target, ctx)?;
+            let report = erase_log_in(&tx, log, ctx)?;
             tx.commit().map_err(sql_err)?;
             report
         };

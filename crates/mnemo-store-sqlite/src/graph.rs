@@ -301,13 +301,8 @@ impl Graph for SqliteStore {
         })
     }
 
-    fn remove_link(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool> {
+    fn remove_link(&self, scope: &Scope, key: &LinkKey) -> Result<bool> {
+        let LinkKey { from, to, kind } = *key;
         self.write_tx(|tx| {
             if !owned(tx, scope, from)? {
                 return Err(Error::not_found("memory", from));
@@ -322,28 +317,23 @@ impl Graph for SqliteStore {
         })
     }
 
-    fn linked(
-        &self,
-        q: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        kinds: &[LinkKind],
-    ) -> Result<Vec<LinkedMemory>> {
-        if !LinkWalk::wanted(q, ids, kinds)? {
+    fn linked(&self, req: &LinkedQuery<'_>) -> Result<Vec<LinkedMemory>> {
+        if req.finds_nothing() {
             return Ok(Vec::new());
         }
         self.read(|conn| {
-            let id_marks = marks(ids.len());
-            let kind_marks = marks(kinds.len());
+            let id_marks = marks(req.ids.len());
+            let kind_marks = marks(req.kinds.len());
             let sql = format!(
                 "SELECT from_id, to_id, kind, strength, author, created_at, reason FROM links \
                  WHERE (from_id IN ({id_marks}) OR to_id IN ({id_marks})) AND kind IN ({kind_marks}) \
                  ORDER BY strength DESC, created_at, from_id, to_id"
             );
-            let params: Vec<Sql> = ids
+            let params: Vec<Sql> = req.ids
                 .iter()
-                .chain(ids)
+                .chain(req.ids)
                 .map(|i| Sql::Text(i.to_string()))
-                .chain(kinds.iter().map(|k| Sql::Text(k.as_str().to_string())))
+                .chain(req.kinds.iter().map(|k| Sql::Text(k.as_str().to_string())))
                 .collect();
             let links: Vec<Link> = {
                 let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
@@ -356,10 +346,10 @@ impl Graph for SqliteStore {
                 }
                 out
             };
-            let walk = LinkWalk::new(ids, links);
+            let walk = LinkWalk::new(req.ids, links);
             let mut loaded: HashMap<MemoryId, (i64, Memory)> = HashMap::new();
             for chunk in walk.others().chunks(500) {
-                let mut p = candidate_pred_with(q, true)?;
+                let mut p = candidate_pred_with(&req.query, true)?;
                 p.push(
                     &format!("m.id IN ({})", predicate::marks(chunk.len())),
                     chunk.iter().map(|i| Sql::Text(i.to_string())),
@@ -369,7 +359,7 @@ impl Graph for SqliteStore {
                     loaded.insert(m.id, (key, m));
                 }
             }
-            Ok(walk.finish(&loaded, q.limit))
+            Ok(walk.finish(&loaded, req.query.limit))
         })
     }
 

@@ -9,8 +9,8 @@
 use crate::codec::{from_ms, sql_err};
 use crate::SqliteStore;
 use mnemo_core::{
-    Error, JobOutcome, JobQuery, JobRecord, JobStatus, JobStore, NewJob, QueueStats, Result, Scope,
-    Timestamp,
+    Error, JobOutcome, JobQuery, JobRecord, JobStatus, JobStore, Lease, NewJob, QueueStats, Result,
+    Scope, Timestamp,
 };
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 
@@ -145,14 +145,8 @@ impl JobStore for SqliteStore {
         })
     }
 
-    fn claim(
-        &self,
-        worker: &str,
-        now: Timestamp,
-        lease: chrono::Duration,
-    ) -> Result<Option<JobRecord>> {
-        let now_ms = now.timestamp_millis();
-        let until = (now + lease).timestamp_millis();
+    fn claim(&self, lease: &Lease<'_>) -> Result<Option<JobRecord>> {
+        let now_ms = lease.now_ms();
         // Idle workers poll: look on a reader first, so an empty queue never takes the writer
         // (the transaction below checks again; a job enqueued in between waits one poll).
         let claimable: bool = self.read(|c| {
@@ -195,7 +189,7 @@ impl JobStore for SqliteStore {
             tx.execute(
                 "UPDATE jobs SET status = 'running', attempts = attempts + 1, \
                  locked_until = ?2, locked_by = ?3, updated_at = ?4 WHERE id = ?1",
-                params![id, until, worker, now_ms],
+                params![id, lease.until(), lease.worker, now_ms],
             )
             .map_err(sql_err)?;
             by_id(tx, &id)
@@ -208,43 +202,27 @@ impl JobStore for SqliteStore {
             if by_id(tx, id)?.is_none() {
                 return Err(Error::not_found("job", id));
             }
-            let held = "WHERE id = ?1 AND status = 'running' AND locked_by = ?2";
-            let n = match outcome {
-                JobOutcome::Done { result } => tx.execute(
-                    &format!(
-                        "UPDATE jobs SET status = 'done', result = ?3, locked_until = NULL, \
-                         updated_at = ?4 {held}"
-                    ),
-                    params![id, worker, result.to_string(), now_ms],
-                ),
-                JobOutcome::Retry {
-                    error,
-                    kind,
-                    run_after,
-                } => tx.execute(
-                    &format!(
-                        "UPDATE jobs SET status = 'pending', last_error = ?3, error_kind = ?4, \
-                         run_after = ?5, locked_until = NULL, locked_by = NULL, updated_at = ?6 \
-                         {held}"
-                    ),
+            let end = outcome.end();
+            let n = tx
+                .execute(
+                    "UPDATE jobs SET status = ?3, result = COALESCE(?4, result), \
+                     last_error = COALESCE(?5, last_error), error_kind = COALESCE(?6, error_kind), \
+                     run_after = COALESCE(?7, run_after), locked_until = NULL, \
+                     locked_by = CASE WHEN ?8 THEN NULL ELSE locked_by END, updated_at = ?9 \
+                     WHERE id = ?1 AND status = 'running' AND locked_by = ?2",
                     params![
                         id,
                         worker,
-                        error,
-                        kind,
-                        run_after.timestamp_millis(),
+                        end.status.as_str(),
+                        end.result,
+                        end.last_error,
+                        end.error_kind,
+                        end.run_after,
+                        end.releases_worker,
                         now_ms
                     ],
-                ),
-                JobOutcome::Failed { error, kind } => tx.execute(
-                    &format!(
-                        "UPDATE jobs SET status = 'failed', last_error = ?3, error_kind = ?4, \
-                         locked_until = NULL, updated_at = ?5 {held}"
-                    ),
-                    params![id, worker, error, kind, now_ms],
-                ),
-            }
-            .map_err(sql_err)?;
+                )
+                .map_err(sql_err)?;
             Ok(n == 1)
         })
     }
@@ -253,14 +231,7 @@ impl JobStore for SqliteStore {
         self.read(|c| by_id(c, id))
     }
 
-    fn renew_lease(
-        &self,
-        id: &str,
-        worker: &str,
-        now: Timestamp,
-        lease: chrono::Duration,
-    ) -> Result<bool> {
-        let until = (now + lease).timestamp_millis();
+    fn renew_lease(&self, id: &str, lease: &Lease<'_>) -> Result<bool> {
         self.job_tx(|tx| {
             if by_id(tx, id)?.is_none() {
                 return Err(Error::not_found("job", id));
@@ -269,7 +240,7 @@ impl JobStore for SqliteStore {
                 .execute(
                     "UPDATE jobs SET locked_until = ?3 \
                      WHERE id = ?1 AND status = 'running' AND locked_by = ?2",
-                    params![id, worker, until],
+                    params![id, lease.worker, lease.until()],
                 )
                 .map_err(sql_err)?;
             Ok(n == 1)

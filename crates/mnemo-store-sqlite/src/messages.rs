@@ -124,17 +124,12 @@ impl Messages for SqliteStore {
         })
     }
 
-    fn session_messages(
-        &self,
-        scope: &Scope,
-        session: &str,
-        after: Option<MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Message>> {
+    fn session_messages(&self, q: &SessionLogQuery<'_>) -> Result<Vec<Message>> {
+        let (scope, session) = (q.scope, q.session);
         self.read(|conn| {
             check_known(conn, scope, session)?;
             let mut p = session_pred(scope, session);
-            if let Some(a) = after {
+            if let Some(a) = q.after {
                 let mut at = session_pred(scope, session);
                 at.push("g.id = ?", [Sql::Text(a.to_string())]);
                 let seq: Option<i64> = conn
@@ -145,15 +140,10 @@ impl Messages for SqliteStore {
                     )
                     .optional()
                     .map_err(sql_err)?;
-                let Some(seq) = seq else {
-                    return Err(Error::invalid(
-                        "cursor",
-                        "does not name a message of this session",
-                    ));
-                };
+                let seq = seq.ok_or_else(SessionLogQuery::after_unknown)?;
                 p.push("g.seq > ?", [Sql::Integer(seq)]);
             }
-            let n = i64::try_from(limit).unwrap_or(i64::MAX);
+            let n = i64::try_from(q.limit).unwrap_or(i64::MAX);
             let sql = format!(
                 "SELECT g.seq, {MESSAGE_COLS} FROM messages g WHERE {} ORDER BY g.seq LIMIT {n}",
                 p.where_sql()

@@ -197,21 +197,6 @@ impl SqliteStore {
             .map_err(sql_err)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
     }
-
-    /// Exact scores of the `keys` that memories of `scope` hold, read from the in-memory
-    /// vector index, which knows each key's owner (the same check as the graph's pre-filter).
-    pub(crate) fn scores(
-        &self,
-        scope: &Scope,
-        keys: &[i64],
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        let guard = self.ann.read();
-        match guard.as_ref() {
-            Some(ann) => ann.score_in_scope(vector, keys, scope),
-            None => Ok(Vec::new()),
-        }
-    }
 }
 
 pub(crate) fn message_from_row_offset(r: &rusqlite::Row<'_>) -> rusqlite::Result<Message> {

@@ -88,41 +88,30 @@ impl Records for SqliteStore {
         })
     }
 
-    fn update_many(
-        &self,
-        items: Vec<(Scope, MemoryId, MemoryPatch)>,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Memory>> {
-        validate_updates(&items)?;
+    fn update_many(&self, updates: &Updates, ctx: &WriteContext) -> Result<Vec<Memory>> {
         self.write_tx(|tx| {
-            items
+            updates
+                .items()
                 .iter()
                 .map(|(scope, id, patch)| Self::update_in(tx, scope, *id, patch, ctx))
                 .collect()
         })
     }
 
-    fn delete_many(
-        &self,
-        items: &[(Scope, MemoryId)],
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64> {
+    fn delete_many(&self, deletes: &Deletes, ctx: &WriteContext) -> Result<u64> {
         self.write_tx(|tx| {
             let now = chrono::Utc::now().timestamp_millis();
-            for (scope, id) in items {
+            for (scope, id) in &deletes.items {
                 let (seq, m) = Self::locate_in(tx, scope, *id)?;
-                Self::delete_one(tx, seq, &m, mode, ctx, now)?;
+                Self::delete_one(tx, seq, &m, deletes.mode, ctx, now)?;
             }
-            Ok(items.len() as u64)
+            Ok(deletes.items.len() as u64)
         })
     }
 
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
         self.write_tx(|tx| {
-            let mut p = Pred::default();
-            predicate::scope(&mut p, "m", scope);
-            predicate::visibility(&mut p, "m", &ReadOptions::active_any_expiry());
+            let p = candidate_pred(&delete_all_query(scope))?;
             let sql = format!(
                 "SELECT {MEMORY_COLS} FROM memories m WHERE {}",
                 p.where_sql()
@@ -142,16 +131,12 @@ impl Records for SqliteStore {
         })
     }
 
-    fn history(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        read: &ReadOptions,
-    ) -> Result<Vec<HistoryEvent>> {
+    fn history(&self, q: &HistoryQuery<'_>) -> Result<Vec<HistoryEvent>> {
+        let (scope, id) = (q.scope, q.id);
         self.read(|conn| {
-            // A memory that still exists must be visible to the scope (expiry included; state not:
-            // the history of a deleted memory stays readable). A hard-deleted memory's history is
-            // checked against the scope recorded on its history rows.
+            // A memory that still exists must be visible to the scope (`memory_read`); a
+            // hard-deleted memory's history is checked against the scope recorded on its history
+            // rows.
             let exists: bool = conn
                 .query_row(
                     "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)",
@@ -163,14 +148,7 @@ impl Records for SqliteStore {
                 let mut p = Pred::default();
                 p.push("m.id = ?", [Sql::Text(id.to_string())]);
                 predicate::scope(&mut p, "m", scope);
-                predicate::visibility(
-                    &mut p,
-                    "m",
-                    &ReadOptions {
-                        include_inactive: true,
-                        ..*read
-                    },
-                );
+                predicate::visibility(&mut p, "m", &q.memory_read());
                 if query_memories(conn, &p.where_sql(), "", &p.params)?.is_empty() {
                     return Err(Error::not_found("memory", id));
                 }
@@ -188,7 +166,7 @@ impl Records for SqliteStore {
                 .map_err(sql_err)?
                 .collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(sql_err)?;
-            found_history(id, events)
+            q.found(events)
         })
     }
 

@@ -16,7 +16,7 @@
 //! load beside the new file.
 
 use crate::SqliteStore;
-use mnemo_core::{Admin, EmbedBatch, Error, IntegrityReport, Result, StoreStats};
+use mnemo_core::{Admin, EmbedBatch, Error, IntegrityReport, Rebind, Result, StoreStats};
 use std::path::{Path, PathBuf};
 
 /// SQLite's companions of a database file in WAL mode.
@@ -90,14 +90,12 @@ fn io_err(what: &str, e: std::io::Error) -> Error {
     Error::internal(format!("{what}: {e}"))
 }
 
-/// Moves the store file `db` to the embedding model `model_id` (`dimension` numbers) by copy
-/// and swap (see the module docs). `start` is told how many vectors will be embedded, before
-/// the first batch goes to `embed`. Blocking.
+/// Moves the store file `db` to the embedding model of `rebind` by copy and swap (see the
+/// module docs). `start` is told how many vectors will be embedded, before the first batch goes
+/// to `embed`. Blocking.
 pub fn reembed_file(
     db: &Path,
-    model_id: &str,
-    dimension: usize,
-    batch_size: usize,
+    rebind: &Rebind,
     start: &mut dyn FnMut(u64),
     embed: &mut EmbedBatch<'_>,
 ) -> Result<FileReembed> {
@@ -117,7 +115,7 @@ pub fn reembed_file(
     start(before.vectors);
     let (written, after) = {
         let store = SqliteStore::open(&staging.path)?;
-        let n = store.rebind_embedder(model_id, dimension, batch_size.max(1), embed)?;
+        let n = store.rebind_embedder(rebind, embed)?;
         (n, store.integrity()?)
     };
     // 3. The copy must hold what the original held, with agreeing indexes.

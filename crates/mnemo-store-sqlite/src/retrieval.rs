@@ -15,15 +15,15 @@ use rusqlite::types::Value as Sql;
 use std::collections::HashMap;
 
 impl Retrieval for SqliteStore {
-    fn vector_scores(
-        &self,
-        query: &CandidateQuery<'_>,
-        keys: &[i64],
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        // Only the keys the query's scope owns are scored, as the trait promises (a key of
-        // another owner scores nothing).
-        self.scores(query.scope, keys, vector)
+    fn vector_scores(&self, scoring: &ScoreQuery<'_>) -> Result<Vec<Candidate>> {
+        // Read from the in-memory vector index, which knows each key's owner (the same check as
+        // the graph's pre-filter): only the keys the query's scope owns are scored, as the trait
+        // promises (a key of another owner scores nothing).
+        let guard = self.ann.read();
+        match guard.as_ref() {
+            Some(ann) => ann.score_in_scope(scoring.vector, scoring.keys, scoring.query.scope),
+            None => Ok(Vec::new()),
+        }
     }
 
     fn dense_candidates(&self, q: &CandidateQuery<'_>, vector: &[f32]) -> Result<Vec<Candidate>> {
@@ -119,15 +119,11 @@ impl Retrieval for SqliteStore {
         })
     }
 
-    fn entity_candidates(
-        &self,
-        q: &CandidateQuery<'_>,
-        names: &[String],
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        if names.is_empty() {
+    fn entity_candidates(&self, entities: &EntityQuery<'_>) -> Result<Vec<Candidate>> {
+        if entities.finds_nothing() {
             return Ok(Vec::new());
         }
+        let (q, names, pooled) = (&entities.query, entities.names, entities.pooled);
         self.read(|conn| {
             let lookup = EntityLookup::covered(q.scope);
             let mut matched = EntityMatches::new(names.len());

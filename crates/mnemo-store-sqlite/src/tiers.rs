@@ -507,29 +507,20 @@ impl Tiers for SqliteStore {
         })
     }
 
-    fn record_visits(
-        &self,
-        scope: &Scope,
-        visits: &[(SegmentId, u32)],
-        at: Timestamp,
-    ) -> Result<u64> {
-        if visits.is_empty() {
-            return Ok(0);
-        }
-        let at = at.timestamp_millis();
+    fn record_visits(&self, visits: &Visits) -> Result<u64> {
         self.write_tx(|tx| {
             let mut n = 0u64;
-            for (id, count) in visits {
+            for (id, count) in visits.counts() {
                 let mut p = Pred::default();
                 p.push("s.id = ?", [Sql::Text(id.to_string())]);
                 p.and("s.evicted_at IS NULL");
-                predicate::scope_unindexed(&mut p, "s", scope);
+                predicate::scope_unindexed(&mut p, "s", visits.scope());
                 let sql = format!(
                     "UPDATE segments AS s SET visits = visits + ?, last_visit_at = MAX(last_visit_at, ?), \
                      version = version + 1 WHERE {}",
                     p.where_sql()
                 );
-                let params: Vec<Sql> = [Sql::Integer(*count as i64), Sql::Integer(at)]
+                let params: Vec<Sql> = [Sql::Integer(*count as i64), Sql::Integer(visits.at_ms())]
                     .into_iter()
                     .chain(p.params)
                     .collect();

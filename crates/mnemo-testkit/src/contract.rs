@@ -91,7 +91,9 @@ pub fn round_trip(h: &dyn Harness) {
         mnemo_core::ErrorKind::NotFound
     );
     assert_eq!(store.owners().unwrap(), vec![(s.clone(), 1)]);
-    let hist = store.history(&s, id, &all(false)).unwrap();
+    let hist = store
+        .history(&HistoryQuery::new(&s, id, all(false)))
+        .unwrap();
     assert_eq!(hist.len(), 1);
     assert_eq!(hist[0].event, HistoryKind::Add);
     assert_eq!(
@@ -142,7 +144,10 @@ pub fn scope_isolation_on_every_read_path(h: &dyn Harness) {
         store.fetch(&q, &a_keys).unwrap().is_empty(),
         "fetch leaked by key"
     );
-    assert_not_found(store.history(&b, id, &all(true)), "history");
+    assert_not_found(
+        store.history(&HistoryQuery::new(&b, id, all(true))),
+        "history",
+    );
     assert_not_found(
         store.update(
             &b,
@@ -317,7 +322,7 @@ pub fn expiry_on_every_path(h: &dyn Harness) {
         .dense_candidates(&q, &HashEmbedder::vector("expired coupon code zebra"))
         .unwrap();
     assert!(!dense.iter().any(|c| c.key == keys[0]), "dense");
-    assert_not_found(store.history(&s, id, &hidden), "history");
+    assert_not_found(store.history(&HistoryQuery::new(&s, id, hidden)), "history");
     assert_not_found(
         store.update(
             &s,

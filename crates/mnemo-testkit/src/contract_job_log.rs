@@ -25,7 +25,12 @@ pub fn a_jobs_messages_are_logged_with_it(h: &dyn Harness) {
     assert_eq!(s1_log(store.as_ref(), "ana"), vec![a.clone(), b.clone()]);
     assert_eq!(
         store
-            .session_messages(&ana, "s1", None, 10)
+            .session_messages(&SessionLogQuery {
+                scope: &ana,
+                session: "s1",
+                after: None,
+                limit: 10
+            })
             .expect("session messages"),
         vec![a.clone(), b.clone()]
     );
@@ -127,7 +132,10 @@ pub fn a_refused_enqueue_logs_nothing(h: &dyn Harness) {
     assert_eq!(s1_log(store.as_ref(), "ana"), vec![a.clone()]);
 
     store
-        .erase_log(&ana, EraseTarget::Session("s1"), &WriteContext::default())
+        .erase_log(
+            &EraseLog::new(&ana, EraseTarget::Session("s1")).unwrap(),
+            &WriteContext::default(),
+        )
         .expect("erased");
     let again = q
         .enqueue(&with_turns("j3", "ana", &[&b, &a]))
@@ -160,7 +168,10 @@ pub fn an_erased_turn_is_not_written_back(h: &dyn Harness) {
         )])
         .expect("logged alone, as a failed add logs it");
     store
-        .erase_log(&ana, EraseTarget::Session("s1"), &WriteContext::default())
+        .erase_log(
+            &EraseLog::new(&ana, EraseTarget::Session("s1")).unwrap(),
+            &WriteContext::default(),
+        )
         .expect("erased");
     let b = turn("ana", 1, "noted");
     let raw = NewMemory::raw(
@@ -247,7 +258,15 @@ pub fn an_erase_empties_the_jobs_that_carry_its_text(h: &dyn Harness) {
     // Claimed in creation order: "queued", "other", then "done"; only "done" is finished.
     let mut claimed = Vec::new();
     for _ in 0..3 {
-        claimed.push(q.claim("w", t(10), lease()).expect("claim").expect("a job"));
+        claimed.push(
+            q.claim(&Lease {
+                worker: "w",
+                now: t(10),
+                length: lease(),
+            })
+            .expect("claim")
+            .expect("a job"),
+        );
     }
     let done = claimed.iter().find(|j| j.id == "done").expect("claimed");
     for j in &claimed {
@@ -274,7 +293,10 @@ pub fn an_erase_empties_the_jobs_that_carry_its_text(h: &dyn Harness) {
 
     // Erasing session s1 empties and fails the queued job that carried its turn.
     store
-        .erase_log(&ana, EraseTarget::Session("s1"), &WriteContext::default())
+        .erase_log(
+            &EraseLog::new(&ana, EraseTarget::Session("s1")).unwrap(),
+            &WriteContext::default(),
+        )
         .expect("erased");
     let after = q.job("queued").expect("read").expect("kept, emptied");
     assert_eq!(after.status, JobStatus::Failed, "{after:?}");
@@ -294,7 +316,10 @@ pub fn an_erase_empties_the_jobs_that_carry_its_text(h: &dyn Harness) {
     );
     // Erasing the memory empties the done job's copies; it stays done.
     store
-        .erase(&ana, memory_id, true, &WriteContext::default())
+        .erase(
+            &EraseMemory::new(&ana, memory_id, true),
+            &WriteContext::default(),
+        )
         .expect("erased");
     let after = q.job("done").expect("read").expect("kept, emptied");
     assert_eq!(after.status, JobStatus::Done, "{after:?}");

@@ -144,7 +144,11 @@ pub fn claims_lease_each_job_to_one_worker_and_take_back_dead_ones(h: &dyn Harne
     q.enqueue(&job("first", "ana", 0)).expect("enqueued");
     q.enqueue(&job("second", "bob", 1)).expect("enqueued");
     let a = q
-        .claim("w-a", t(100), lease())
+        .claim(&Lease {
+            worker: "w-a",
+            now: t(100),
+            length: lease(),
+        })
         .expect("claim")
         .expect("a job");
     assert_eq!(a.id, "first");
@@ -153,16 +157,32 @@ pub fn claims_lease_each_job_to_one_worker_and_take_back_dead_ones(h: &dyn Harne
     assert_eq!(a.locked_by.as_deref(), Some("w-a"));
     assert_eq!(a.locked_until, Some(t(100) + lease()));
     let b = q
-        .claim("w-b", t(200), lease())
+        .claim(&Lease {
+            worker: "w-b",
+            now: t(200),
+            length: lease(),
+        })
         .expect("claim")
         .expect("a job");
     assert_eq!(b.id, "second");
-    assert_eq!(q.claim("w-c", t(300), lease()).expect("claim"), None);
+    assert_eq!(
+        q.claim(&Lease {
+            worker: "w-c",
+            now: t(300),
+            length: lease()
+        })
+        .expect("claim"),
+        None
+    );
 
     // w-a dies: after its lease w-c takes the job over, and w-a's late finish is refused.
     let later = t(100) + lease() + chrono::Duration::milliseconds(1);
     let again = q
-        .claim("w-c", later, lease())
+        .claim(&Lease {
+            worker: "w-c",
+            now: later,
+            length: lease(),
+        })
         .expect("claim")
         .expect("taken back");
     assert_eq!((again.id.as_str(), again.attempts), ("first", 2));
@@ -183,13 +203,25 @@ pub fn claims_lease_each_job_to_one_worker_and_take_back_dead_ones(h: &dyn Harne
     for attempt in 2..=3 {
         now = now + lease() + chrono::Duration::milliseconds(1);
         let j = q
-            .claim("w-x", now, lease())
+            .claim(&Lease {
+                worker: "w-x",
+                now,
+                length: lease(),
+            })
             .expect("claim")
             .expect("taken back");
         assert_eq!((j.id.as_str(), j.attempts), ("second", attempt));
     }
     now = now + lease() + chrono::Duration::milliseconds(1);
-    assert_eq!(q.claim("w-y", now, lease()).expect("claim"), None);
+    assert_eq!(
+        q.claim(&Lease {
+            worker: "w-y",
+            now,
+            length: lease()
+        })
+        .expect("claim"),
+        None
+    );
     let second = q.job("second").expect("read").expect("kept");
     assert_eq!(second.status, JobStatus::Failed);
     assert!(second
@@ -206,33 +238,70 @@ pub fn a_renewed_lease_keeps_the_job_with_its_worker(h: &dyn Harness) {
     let q = queue(store.as_ref());
     let ms = chrono::Duration::milliseconds;
     q.enqueue(&job("slow", "ana", 0)).expect("enqueued");
-    q.claim("w-a", t(100), lease())
-        .expect("claim")
-        .expect("a job");
+    q.claim(&Lease {
+        worker: "w-a",
+        now: t(100),
+        length: lease(),
+    })
+    .expect("claim")
+    .expect("a job");
     // Just before its lease ends, w-a renews it: past the first lease nobody takes the job.
     let near_end = t(100) + lease() - ms(1);
     assert!(q
-        .renew_lease("slow", "w-a", near_end, lease())
+        .renew_lease(
+            "slow",
+            &Lease {
+                worker: "w-a",
+                now: near_end,
+                length: lease()
+            }
+        )
         .expect("renewed"));
     let held = q.job("slow").expect("read").expect("kept");
     assert_eq!(held.locked_until, Some(near_end + lease()));
     assert_eq!(held.locked_by.as_deref(), Some("w-a"));
     let past_first = t(100) + lease() + ms(1);
-    assert_eq!(q.claim("w-b", past_first, lease()).expect("claim"), None);
+    assert_eq!(
+        q.claim(&Lease {
+            worker: "w-b",
+            now: past_first,
+            length: lease()
+        })
+        .expect("claim"),
+        None
+    );
     // Another worker's renewal changes nothing.
     assert!(!q
-        .renew_lease("slow", "w-b", past_first, lease())
+        .renew_lease(
+            "slow",
+            &Lease {
+                worker: "w-b",
+                now: past_first,
+                length: lease()
+            }
+        )
         .expect("not w-b's"));
     assert_eq!(q.job("slow").expect("read").expect("kept"), held);
     // When the renewed lease runs out, a claim takes the job over and w-a can no longer renew.
     let past_renewed = near_end + lease() + ms(1);
     let taken = q
-        .claim("w-b", past_renewed, lease())
+        .claim(&Lease {
+            worker: "w-b",
+            now: past_renewed,
+            length: lease(),
+        })
         .expect("claim")
         .expect("taken over");
     assert_eq!((taken.id.as_str(), taken.attempts), ("slow", 2));
     assert!(!q
-        .renew_lease("slow", "w-a", past_renewed, lease())
+        .renew_lease(
+            "slow",
+            &Lease {
+                worker: "w-a",
+                now: past_renewed,
+                length: lease()
+            }
+        )
         .expect("taken over"));
     // A finished job has no lease to renew.
     let done = JobOutcome::Done {
@@ -242,7 +311,14 @@ pub fn a_renewed_lease_keeps_the_job_with_its_worker(h: &dyn Harness) {
         .finish("slow", "w-b", &done, past_renewed)
         .expect("finish"));
     assert!(!q
-        .renew_lease("slow", "w-b", past_renewed, lease())
+        .renew_lease(
+            "slow",
+            &Lease {
+                worker: "w-b",
+                now: past_renewed,
+                length: lease()
+            }
+        )
         .expect("finished"));
     let finished = q.job("slow").expect("read").expect("kept");
     assert_eq!(
@@ -250,7 +326,14 @@ pub fn a_renewed_lease_keeps_the_job_with_its_worker(h: &dyn Harness) {
         (JobStatus::Done, None)
     );
     let missing = q
-        .renew_lease("ghost", "w-a", t(0), lease())
+        .renew_lease(
+            "ghost",
+            &Lease {
+                worker: "w-a",
+                now: t(0),
+                length: lease(),
+            },
+        )
         .expect_err("unknown");
     assert_eq!(missing.kind(), ErrorKind::NotFound);
 }
@@ -261,7 +344,13 @@ pub fn retries_wait_for_their_time_and_failures_keep_their_error(h: &dyn Harness
     let store = h.fresh();
     let q = queue(store.as_ref());
     q.enqueue(&job("j", "ana", 0)).expect("enqueued");
-    q.claim("w", t(10), lease()).expect("claim").expect("a job");
+    q.claim(&Lease {
+        worker: "w",
+        now: t(10),
+        length: lease(),
+    })
+    .expect("claim")
+    .expect("a job");
     let retry = JobOutcome::Retry {
         error: "unavailable: model down".into(),
         kind: "unavailable".into(),
@@ -272,9 +361,21 @@ pub fn retries_wait_for_their_time_and_failures_keep_their_error(h: &dyn Harness
     assert_eq!(waiting.status, JobStatus::Pending);
     assert_eq!(waiting.error_kind.as_deref(), Some("unavailable"));
     assert_eq!(waiting.locked_by, None);
-    assert_eq!(q.claim("w", t(4_999), lease()).expect("claim"), None);
+    assert_eq!(
+        q.claim(&Lease {
+            worker: "w",
+            now: t(4_999),
+            length: lease()
+        })
+        .expect("claim"),
+        None
+    );
     let j = q
-        .claim("w", t(5_000), lease())
+        .claim(&Lease {
+            worker: "w",
+            now: t(5_000),
+            length: lease(),
+        })
         .expect("claim")
         .expect("due");
     assert_eq!(j.attempts, 2);
@@ -288,13 +389,25 @@ pub fn retries_wait_for_their_time_and_failures_keep_their_error(h: &dyn Harness
     let failed = q.job("j").expect("read").expect("kept");
     assert_eq!(failed.status, JobStatus::Failed);
     assert_eq!(failed.last_error.as_deref(), Some("invalid_input: bad"));
-    assert_eq!(q.claim("w", t(9_000), lease()).expect("claim"), None);
+    assert_eq!(
+        q.claim(&Lease {
+            worker: "w",
+            now: t(9_000),
+            length: lease()
+        })
+        .expect("claim"),
+        None
+    );
     let back = q.retry_job("j", t(9_000)).expect("retried");
     assert_eq!((back.status, back.attempts), (JobStatus::Pending, 0));
     assert_eq!(
-        q.claim("w", t(9_001), lease())
-            .expect("claim")
-            .map(|j| j.id),
+        q.claim(&Lease {
+            worker: "w",
+            now: t(9_001),
+            length: lease()
+        })
+        .expect("claim")
+        .map(|j| j.id),
         Some("j".to_string())
     );
     let unknown = q.retry_job("ghost", t(9_002)).expect_err("unknown");
@@ -319,7 +432,14 @@ pub fn concurrent_claims_never_share_a_job(h: &dyn Harness) {
                     let mut mine = Vec::new();
                     // Bounded: there are JOBS jobs in all.
                     for _ in 0..=JOBS {
-                        match q.claim(&format!("w{w}"), t(1_000), lease()).expect("claim") {
+                        match q
+                            .claim(&Lease {
+                                worker: &format!("w{w}"),
+                                now: t(1_000),
+                                length: lease(),
+                            })
+                            .expect("claim")
+                        {
                             Some(j) => mine.push(j.id),
                             None => break,
                         }
@@ -351,12 +471,24 @@ pub fn queue_stats_count_and_jobs_survive_reopen(h: &dyn Harness) {
     for (i, id) in ["a", "b", "c"].into_iter().enumerate() {
         q.enqueue(&job(id, "ana", i as i64 * 10)).expect("enqueued");
     }
-    q.claim("w", t(100), lease()).expect("claim").expect("a");
+    q.claim(&Lease {
+        worker: "w",
+        now: t(100),
+        length: lease(),
+    })
+    .expect("claim")
+    .expect("a");
     let done = JobOutcome::Done {
         result: serde_json::json!(null),
     };
     assert!(q.finish("a", "w", &done, t(110)).expect("finish"));
-    q.claim("w", t(120), lease()).expect("claim").expect("b");
+    q.claim(&Lease {
+        worker: "w",
+        now: t(120),
+        length: lease(),
+    })
+    .expect("claim")
+    .expect("b");
     let stats = q.queue_stats().expect("stats");
     assert_eq!(
         (stats.pending, stats.running, stats.done, stats.failed),
@@ -386,5 +518,12 @@ pub fn reset_clears_the_queue(h: &dyn Harness) {
         q.job("a").expect("read").is_none(),
         "a job survived the reset"
     );
-    assert!(q.claim("w", t(100), lease()).expect("claim").is_none());
+    assert!(q
+        .claim(&Lease {
+            worker: "w",
+            now: t(100),
+            length: lease()
+        })
+        .expect("claim")
+        .is_none());
 }

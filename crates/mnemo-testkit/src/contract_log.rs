@@ -88,7 +88,9 @@ fn conversation(store: &dyn Store) -> Conversation {
     store
         .delete(&s, ids[2], DeleteMode::Soft, &ctx)
         .expect("delete");
-    let raw = store.erase(&s, ids[3], false, &ctx).expect("erase raw");
+    let raw = store
+        .erase(&EraseMemory::new(&s, ids[3], false), &ctx)
+        .expect("erase raw");
     assert_eq!(
         (raw.messages_erased, raw.messages_kept),
         (1, 0),
@@ -97,7 +99,9 @@ fn conversation(store: &dyn Store) -> Conversation {
     store
         .delete(&s, ids[5], DeleteMode::Soft, &ctx)
         .expect("delete fact");
-    let fact = store.erase(&s, ids[6], false, &ctx).expect("erase fact");
+    let fact = store
+        .erase(&EraseMemory::new(&s, ids[6], false), &ctx)
+        .expect("erase fact");
     assert_eq!(
         (fact.messages_erased, fact.messages_kept),
         (0, 1),
@@ -206,9 +210,12 @@ pub fn the_log_is_shown_as_its_memories_are(h: &dyn Harness) {
     assert!(!raws.iter().any(|m| c.facts.contains(&m.id)));
     // An erase of an erased memory is refused, naming the field, and writes nothing.
     let before = store
-        .history(&c.scope, c.raws[3], &everything)
+        .history(&HistoryQuery::new(&c.scope, c.raws[3], everything))
         .expect("history");
-    let again = store.erase(&c.scope, c.raws[3], true, &WriteContext::default());
+    let again = store.erase(
+        &EraseMemory::new(&c.scope, c.raws[3], true),
+        &WriteContext::default(),
+    );
     match again {
         Err(e) => {
             assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
@@ -218,7 +225,7 @@ pub fn the_log_is_shown_as_its_memories_are(h: &dyn Harness) {
     }
     assert_eq!(
         store
-            .history(&c.scope, c.raws[3], &everything)
+            .history(&HistoryQuery::new(&c.scope, c.raws[3], everything))
             .expect("history")
             .len(),
         before.len()
@@ -288,7 +295,12 @@ fn history_len(store: &dyn Store, s: &Scope, ids: &[MemoryId]) -> usize {
         ..ReadOptions::default()
     };
     ids.iter()
-        .map(|id| store.history(s, *id, &all).expect("history").len())
+        .map(|id| {
+            store
+                .history(&HistoryQuery::new(s, *id, all))
+                .expect("history")
+                .len()
+        })
         .sum()
 }
 
@@ -324,7 +336,10 @@ pub fn a_session_or_a_scope_is_erased_in_one_call(h: &dyn Harness) {
     let before = history_len(store.as_ref(), s, &every);
     let ctx = WriteContext::default();
     for (who, session) in [(s.clone(), "nope"), (scope("omar"), "s2"), (s.clone(), " ")] {
-        match store.erase_log(&who, EraseTarget::Session(session), &ctx) {
+        // A blank session is refused when the erase is asked for, before the store reads it.
+        let erased = EraseLog::new(&who, EraseTarget::Session(session))
+            .and_then(|log| store.erase_log(&log, &ctx));
+        match erased {
             Err(e) => {
                 assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
                 assert!(e.to_string().contains("session_id"), "{e}");
@@ -339,7 +354,7 @@ pub fn a_session_or_a_scope_is_erased_in_one_call(h: &dyn Harness) {
     );
 
     let r = store
-        .erase_log(s, EraseTarget::Session("s1"), &ctx)
+        .erase_log(&EraseLog::new(s, EraseTarget::Session("s1")).unwrap(), &ctx)
         .expect("session erase");
     // Raw turns 0, 1, 2, 4 and the fact of turn 5; turn 3 and the fact of turn 6 were erased.
     assert_eq!(r.memories_erased, 5, "{r:?}");
@@ -355,7 +370,9 @@ pub fn a_session_or_a_scope_is_erased_in_one_call(h: &dyn Harness) {
     for id in c.raws.iter().chain(&c.facts) {
         let m = store.get(s, *id, &all).expect("the tombstone");
         assert_eq!((m.text.as_str(), m.state), ("", MemoryState::Deleted));
-        let h = store.history(s, *id, &all).expect("history");
+        let h = store
+            .history(&HistoryQuery::new(s, *id, all))
+            .expect("history");
         assert_eq!(
             h.iter().filter(|e| e.event == HistoryKind::Erase).count(),
             1,
@@ -383,11 +400,13 @@ pub fn a_session_or_a_scope_is_erased_in_one_call(h: &dyn Harness) {
 
     // A second erase of the same session finds nothing left to erase.
     let again = store
-        .erase_log(s, EraseTarget::Session("s1"), &ctx)
+        .erase_log(&EraseLog::new(s, EraseTarget::Session("s1")).unwrap(), &ctx)
         .expect("again");
     assert_eq!(again, EraseLogReport::default());
 
-    let r = store.erase_log(s, EraseTarget::Scope, &ctx).expect("scope");
+    let r = store
+        .erase_log(&EraseLog::new(s, EraseTarget::Scope).unwrap(), &ctx)
+        .expect("scope");
     assert_eq!((r.memories_erased, r.messages_erased), (1, 1), "{r:?}");
     assert!(store
         .messages(s, None, 100)

@@ -62,7 +62,11 @@ fn linked_ids(
         ..candidates(scope, read)
     };
     store
-        .linked(&q, ids, &[LinkKind::Related])
+        .linked(&LinkedQuery {
+            query: q,
+            ids,
+            kinds: &[LinkKind::Related],
+        })
         .expect("linked succeeds")
         .into_iter()
         .map(|l| l.memory.id)
@@ -107,11 +111,16 @@ pub fn links_are_created_listed_both_ways_and_removed(h: &dyn Harness) {
         "reached from its target too"
     );
 
-    assert!(store.remove_link(&s, a, b, LinkKind::Related).unwrap());
+    let ab = LinkKey {
+        from: a,
+        to: b,
+        kind: LinkKind::Related,
+    };
+    assert!(store.remove_link(&s, &ab).unwrap());
     assert!(store.links(&s, a).unwrap().is_empty());
     assert!(store.links(&s, b).unwrap().is_empty());
     assert!(
-        !store.remove_link(&s, a, b, LinkKind::Related).unwrap(),
+        !store.remove_link(&s, &ab).unwrap(),
         "nothing left to remove"
     );
     assert!(store.integrity().unwrap().is_consistent());
@@ -150,7 +159,14 @@ pub fn links_are_isolated_by_scope(h: &dyn Harness) {
     );
     assert_eq!(
         store
-            .remove_link(&other, a, b, LinkKind::Related)
+            .remove_link(
+                &other,
+                &LinkKey {
+                    from: a,
+                    to: b,
+                    kind: LinkKind::Related
+                }
+            )
             .unwrap_err()
             .kind(),
         ErrorKind::NotFound
@@ -344,7 +360,7 @@ pub fn evolution_rewrites_fields_index_and_history_together(h: &dyn Harness) {
         "the text never evolves"
     );
     assert_eq!(m.note, Some(new.clone()));
-    let hist = store.history(&s, a, &read()).unwrap();
+    let hist = store.history(&HistoryQuery::new(&s, a, read())).unwrap();
     let ev = hist
         .iter()
         .find(|e| e.event == HistoryKind::Evolve)
@@ -406,7 +422,7 @@ pub fn evolution_rewrites_fields_index_and_history_together(h: &dyn Harness) {
     assert!(store.write(vec![add]).is_err());
     assert_not_found_memory(store.as_ref(), &s, id);
     assert!(store
-        .history(&s, fact, &read())
+        .history(&HistoryQuery::new(&s, fact, read()))
         .unwrap()
         .iter()
         .all(|e| e.event != HistoryKind::Evolve));
@@ -515,7 +531,13 @@ pub fn touch_counts_reads_in_the_scope(h: &dyn Harness) {
         after.updated_at, before.updated_at,
         "reading is not editing"
     );
-    assert_eq!(store.history(&s, a, &read()).unwrap().len(), 1);
+    assert_eq!(
+        store
+            .history(&HistoryQuery::new(&s, a, read()))
+            .unwrap()
+            .len(),
+        1
+    );
     // An earlier access time never moves the last access back.
     store
         .touch(&s, &[a], at - chrono::Duration::days(1))
@@ -549,9 +571,14 @@ pub fn erased_memories_take_no_new_links(h: &dyn Harness) {
         "Mallory's note",
         fields(&[], &[], ""),
     );
-    store.erase(&s, b, false, &WriteContext::default()).unwrap();
     store
-        .erase(&other, m, false, &WriteContext::default())
+        .erase(&EraseMemory::new(&s, b, false), &WriteContext::default())
+        .unwrap();
+    store
+        .erase(
+            &EraseMemory::new(&other, m, false),
+            &WriteContext::default(),
+        )
         .unwrap();
     let mut reasoned = link(a, b, 0.6);
     reasoned.reason = Some("the door code again".into());

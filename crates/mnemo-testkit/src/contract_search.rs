@@ -175,7 +175,11 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
 
     let q = candidates(&s, all(false));
     let found = store
-        .entity_candidates(&q, &["caroline".into(), "lisbon".into()], &[])
+        .entity_candidates(&EntityQuery {
+            query: q,
+            names: &["caroline".into(), "lisbon".into()],
+            pooled: &[],
+        })
         .unwrap();
     assert_eq!(found.len(), 2);
     // The memory matching both names comes first. With N = 4 memories, "caroline" (on 2) has
@@ -185,10 +189,18 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
     assert!((found[1].score - expected).abs() < 1e-4, "{found:?}");
     // A rare name carries more than a common one.
     let rare = store
-        .entity_candidates(&q, &["lisbon".into()], &[])
+        .entity_candidates(&EntityQuery {
+            query: q,
+            names: &["lisbon".into()],
+            pooled: &[],
+        })
         .unwrap();
     let common = store
-        .entity_candidates(&q, &["caroline".into()], &[])
+        .entity_candidates(&EntityQuery {
+            query: q,
+            names: &["caroline".into()],
+            pooled: &[],
+        })
         .unwrap();
     assert!(rare[0].score > common[0].score, "{rare:?} {common:?}");
     let got = store.fetch(&q, &[found[0].key]).unwrap();
@@ -196,7 +208,11 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
     // Scoped: another user sees nothing.
     let other = scope("sam");
     assert!(store
-        .entity_candidates(&candidates(&other, all(false)), &["caroline".into()], &[])
+        .entity_candidates(&EntityQuery {
+            query: candidates(&other, all(false)),
+            names: &["caroline".into()],
+            pooled: &[]
+        })
         .unwrap()
         .is_empty());
 }
@@ -217,11 +233,11 @@ pub fn exact_scores_stay_in_the_query_scope(h: &dyn Harness) {
     let (my_key, their_key) = (key_of(&mine), key_of(&theirs));
     assert_ne!(my_key, their_key);
     let scored = store
-        .vector_scores(
-            &candidates(&mine, all(false)),
-            &[my_key, their_key],
-            &vector,
-        )
+        .vector_scores(&ScoreQuery {
+            query: candidates(&mine, all(false)),
+            keys: &[my_key, their_key],
+            vector: &vector,
+        })
         .unwrap();
     assert_eq!(scored.len(), 1, "{scored:?}");
     assert_eq!(scored[0].key, my_key);
@@ -250,7 +266,13 @@ pub fn common_entities_score_the_pooled_keys(h: &dyn Harness) {
     let weight = |n: f32, df: f32| (1.0 + (n - df + 0.5) / (df + 0.5)).ln() / (1.0 + n).ln();
     let names = ["caroline".to_string(), "lisbon".to_string()];
     let check = |q: &CandidateQuery<'_>, expected: f32| {
-        let found = store.entity_candidates(q, &names, &pooled).unwrap();
+        let found = store
+            .entity_candidates(&EntityQuery {
+                query: *q,
+                names: &names,
+                pooled: &pooled,
+            })
+            .unwrap();
         assert!(found.len() <= q.limit);
         for k in &pooled {
             let c = found

@@ -87,7 +87,14 @@ pub fn session_messages_page_in_log_order(h: &dyn Harness) {
     turns(store.as_ref(), &ana, "s2", 1);
     turns(store.as_ref(), &scope("bob"), "s-bob", 1);
 
-    let all = store.session_messages(&ana, "s1", None, 100).unwrap();
+    let all = store
+        .session_messages(&SessionLogQuery {
+            scope: &ana,
+            session: "s1",
+            after: None,
+            limit: 100,
+        })
+        .unwrap();
     let texts: Vec<&str> = all.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(
         texts,
@@ -95,26 +102,62 @@ pub fn session_messages_page_in_log_order(h: &dyn Harness) {
             .map(|i| format!("s1 turn number {i}"))
             .collect::<Vec<_>>()
     );
-    let page = store.session_messages(&ana, "s1", None, 2).unwrap();
+    let page = store
+        .session_messages(&SessionLogQuery {
+            scope: &ana,
+            session: "s1",
+            after: None,
+            limit: 2,
+        })
+        .unwrap();
     assert_eq!(page.len(), 2);
     let next = store
-        .session_messages(&ana, "s1", Some(page[1].id), 2)
+        .session_messages(&SessionLogQuery {
+            scope: &ana,
+            session: "s1",
+            after: Some(page[1].id),
+            limit: 2,
+        })
         .unwrap();
     assert_eq!(next[0].id, all[2].id);
     assert_eq!(next[1].id, all[3].id);
     let last = store
-        .session_messages(&ana, "s1", Some(all[4].id), 2)
+        .session_messages(&SessionLogQuery {
+            scope: &ana,
+            session: "s1",
+            after: Some(all[4].id),
+            limit: 2,
+        })
         .unwrap();
     assert!(last.is_empty());
 
     for (who, session) in [(&ana, "s-none"), (&ana, "s-bob"), (&scope("bob"), "s1")] {
-        let e = store.session_messages(who, session, None, 10).unwrap_err();
+        let e = store
+            .session_messages(&SessionLogQuery {
+                scope: who,
+                session,
+                after: None,
+                limit: 10,
+            })
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
         assert!(e.to_string().contains("session_id"), "{e}");
     }
-    let s2 = store.session_messages(&ana, "s2", None, 1).unwrap();
+    let s2 = store
+        .session_messages(&SessionLogQuery {
+            scope: &ana,
+            session: "s2",
+            after: None,
+            limit: 1,
+        })
+        .unwrap();
     let e = store
-        .session_messages(&ana, "s1", Some(s2[0].id), 10)
+        .session_messages(&SessionLogQuery {
+            scope: &ana,
+            session: "s1",
+            after: Some(s2[0].id),
+            limit: 10,
+        })
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
     assert!(e.to_string().contains("cursor"), "{e}");
@@ -165,7 +208,7 @@ pub fn add_events_name_the_requester_or_the_speaker(h: &dyn Harness) {
     });
     let add = |id| {
         store
-            .history(&ana, id, &ReadOptions::default())
+            .history(&HistoryQuery::new(&ana, id, ReadOptions::default()))
             .unwrap()
             .into_iter()
             .find(|e| e.event == HistoryKind::Add)

@@ -300,20 +300,27 @@ pub fn visits_warm_segments_of_the_scope_only(h: &dyn Harness) {
     let later = seg.last_visit_at + chrono::Duration::hours(1);
     assert_eq!(
         store
-            .record_visits(&s, &[(seg.id, 2)], later)
+            .record_visits(&Visits::new(s.clone(), vec![(seg.id, 2)], later).unwrap())
             .expect("visits"),
         1
     );
     // Another scope cannot warm it; an unknown segment is skipped.
     assert_eq!(
         store
-            .record_visits(&other, &[(seg.id, 5), (SegmentId::new(), 1)], later)
+            .record_visits(
+                &Visits::new(
+                    other.clone(),
+                    vec![(seg.id, 5), (SegmentId::new(), 1)],
+                    later
+                )
+                .unwrap()
+            )
             .expect("visits"),
         0
     );
     // An earlier visit does not move the last visit back.
     store
-        .record_visits(&s, &[(seg.id, 1)], seg.last_visit_at)
+        .record_visits(&Visits::new(s.clone(), vec![(seg.id, 1)], seg.last_visit_at).unwrap())
         .expect("visits");
     let now = &store.segments(&s, true, false).expect("segments")[0];
     assert_eq!(now.visits, 3);
@@ -357,7 +364,11 @@ pub fn eviction_keeps_messages_and_lineage(h: &dyn Harness) {
     assert!(all[0].evicted_at.is_some());
     assert_eq!(page(store.as_ref(), a).tier, PageTier::Evicted);
     let events = store
-        .history(&s, MemoryId(seg.id.0), &ReadOptions::default())
+        .history(&HistoryQuery::new(
+            &s,
+            MemoryId(seg.id.0),
+            ReadOptions::default(),
+        ))
         .expect("segment history");
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].event, HistoryKind::Evict);
@@ -374,7 +385,7 @@ pub fn eviction_keeps_messages_and_lineage(h: &dyn Harness) {
     assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
     assert_eq!(
         store
-            .record_visits(&s, &[(seg.id, 1)], chrono::Utc::now())
+            .record_visits(&Visits::new(s.clone(), vec![(seg.id, 1)], chrono::Utc::now()).unwrap())
             .expect("visits"),
         0
     );
@@ -459,7 +470,7 @@ pub fn tiers_survive_reopen_and_reset(h: &dyn Harness) {
     assert_eq!(segs[0].keywords, seg.keywords);
     store.reset().expect("reset");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     assert!(store
         .pages(&PageQuery::default())
@@ -538,7 +549,7 @@ pub fn erase_scrubs_pages_and_summaries(h: &dyn Harness) {
         )])
         .expect("segment");
     let report = store
-        .erase(&s, id, true, &WriteContext::default())
+        .erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
         .expect("erase");
     assert_eq!(report.pages_scrubbed, 2, "{report:?}");
     let p = page(store.as_ref(), a);
@@ -566,7 +577,13 @@ pub fn rebind_reembeds_pages_and_segments(h: &dyn Harness) {
             .collect())
     };
     store
-        .rebind_embedder("hash-wide", dim, 4, &mut embed)
+        .rebind_embedder(
+            &Rebind {
+                to: Binding::new("hash-wide", dim).unwrap(),
+                batch: 4,
+            },
+            &mut embed,
+        )
         .expect("rebind");
     let p = page(store.as_ref(), a);
     assert_eq!(p.vector, HashEmbedder::vector_in(&p.text, dim));

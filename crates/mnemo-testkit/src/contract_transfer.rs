@@ -216,7 +216,7 @@ fn fill_hierarchy(src: &dyn Store, s: &Scope, first_page: PageId) {
         },
     )])
     .expect("evict");
-    src.record_visits(s, &[(kept.id, 3)], chrono::Utc::now())
+    src.record_visits(&Visits::new(s.clone(), vec![(kept.id, 3)], chrono::Utc::now()).unwrap())
         .expect("visits");
 }
 
@@ -236,7 +236,7 @@ fn imported_store_answers(dst: &dyn Store, s: &Scope, turn: MemoryId, old: Memor
         .expect("the stored result replays");
     assert_eq!(replay.results[0].id, turn);
     let hist = dst
-        .history(s, old, &ReadOptions::default())
+        .history(&HistoryQuery::new(s, old, ReadOptions::default()))
         .expect("history");
     assert!(hist
         .iter()

@@ -210,10 +210,10 @@ pub fn erase_removes_every_copy_of_the_text(h: &dyn Harness) {
         ..WriteContext::default()
     };
     assert_not_found(
-        store.erase(&scope("zed"), id, true, &ctx),
+        store.erase(&EraseMemory::new(&scope("zed"), id, true), &ctx),
         "another scope's erase",
     );
-    let report = store.erase(&s, id, true, &ctx).unwrap();
+    let report = store.erase(&EraseMemory::new(&s, id, true), &ctx).unwrap();
     assert_eq!(report.id, id);
     assert_eq!(report.messages_erased, 1);
     assert_eq!(report.neighbours_reindexed, 1);
@@ -235,7 +235,7 @@ pub fn erase_removes_every_copy_of_the_text(h: &dyn Harness) {
         store.get(&s, id, &all(false)),
         "an erased memory by default",
     );
-    let events = store.history(&s, id, &inactive).unwrap();
+    let events = store.history(&HistoryQuery::new(&s, id, inactive)).unwrap();
     let last = events.last().unwrap();
     assert_eq!(last.event, HistoryKind::Erase);
     assert_eq!(last.actor.as_deref(), Some("dpo@example.com"));

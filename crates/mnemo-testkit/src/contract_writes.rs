@@ -54,7 +54,9 @@ pub fn update_delete_and_history(h: &dyn Harness) {
         )
         .unwrap();
     assert_eq!(gone.state, MemoryState::Deleted);
-    let hist = store.history(&s, id, &all(false)).unwrap();
+    let hist = store
+        .history(&HistoryQuery::new(&s, id, all(false)))
+        .unwrap();
     let events: Vec<HistoryKind> = hist.iter().map(|e| e.event).collect();
     assert_eq!(
         events,
@@ -78,9 +80,15 @@ pub fn update_delete_and_history(h: &dyn Harness) {
         ),
         "hard-deleted get",
     );
-    assert_eq!(store.history(&s, id2, &all(false)).unwrap().len(), 2);
+    assert_eq!(
+        store
+            .history(&HistoryQuery::new(&s, id2, all(false)))
+            .unwrap()
+            .len(),
+        2
+    );
     assert_not_found(
-        store.history(&scope("other"), id2, &all(false)),
+        store.history(&HistoryQuery::new(&scope("other"), id2, all(false))),
         "hard-deleted history, other scope",
     );
     assert_not_found(
@@ -118,7 +126,7 @@ pub fn delete_all_and_reset(h: &dyn Harness) {
 pub fn dimension_mismatch_is_refused(h: &dyn Harness) {
     let store = h.fresh();
     let err = store
-        .bind_embedder("other-model/x", HashEmbedder::DIM + 1)
+        .bind_embedder(&Binding::new("other-model/x", HashEmbedder::DIM + 1).unwrap())
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Conflict);
     assert!(err.to_string().contains("re-embed"), "{err}");
@@ -172,7 +180,9 @@ pub fn supersession_retires_and_links(h: &dyn Harness) {
         o.valid_until.map(|t| t.timestamp_millis()),
         Some(until.timestamp_millis())
     );
-    let h = store.history(&s, old, &all(false)).unwrap();
+    let h = store
+        .history(&HistoryQuery::new(&s, old, all(false)))
+        .unwrap();
     let last = h.last().unwrap();
     assert_eq!(
         (last.event, last.reason.as_deref()),
@@ -228,16 +238,24 @@ pub fn rebind_replaces_every_vector_and_keeps_the_rest(h: &dyn Harness) {
     store
         .delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
         .unwrap();
-    let history_before = store.history(&s, keep, &all(false)).unwrap();
+    let history_before = store
+        .history(&HistoryQuery::new(&s, keep, all(false)))
+        .unwrap();
     let mut seen = Vec::new();
     let n = store
-        .rebind_embedder("hash-bow/v2-32", 32, 1, &mut |texts| {
-            seen.extend(texts.iter().map(|t| t.to_string()));
-            Ok(texts
-                .iter()
-                .map(|t| HashEmbedder::vector_in(t, 32))
-                .collect())
-        })
+        .rebind_embedder(
+            &Rebind {
+                to: Binding::new("hash-bow/v2-32", 32).unwrap(),
+                batch: 1,
+            },
+            &mut |texts| {
+                seen.extend(texts.iter().map(|t| t.to_string()));
+                Ok(texts
+                    .iter()
+                    .map(|t| HashEmbedder::vector_in(t, 32))
+                    .collect())
+            },
+        )
         .unwrap();
     assert_eq!(n, 1, "only indexed memories are embedded again");
     assert_eq!(seen, vec!["Vera grows tomatoes".to_string()]);
@@ -252,18 +270,26 @@ pub fn rebind_replaces_every_vector_and_keeps_the_rest(h: &dyn Harness) {
         .unwrap();
     assert!((hits[0].score - 1.0).abs() < 1e-5, "{hits:?}");
     assert_eq!(
-        store.history(&s, keep, &all(false)).unwrap(),
+        store
+            .history(&HistoryQuery::new(&s, keep, all(false)))
+            .unwrap(),
         history_before
     );
     assert!(store.integrity().unwrap().is_consistent());
     // A failing embedder changes nothing.
     let err = store
-        .rebind_embedder("broken/x", 16, 8, &mut |_| {
-            Err(Error::Unavailable {
-                component: "embedder".into(),
-                reason: "down".into(),
-            })
-        })
+        .rebind_embedder(
+            &Rebind {
+                to: Binding::new("broken/x", 16).unwrap(),
+                batch: 8,
+            },
+            &mut |_| {
+                Err(Error::Unavailable {
+                    component: "embedder".into(),
+                    reason: "down".into(),
+                })
+            },
+        )
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable);
     assert_eq!(store.stats().unwrap().dimension, Some(32));
@@ -285,32 +311,35 @@ pub fn batch_updates_and_deletes_are_all_or_nothing(h: &dyn Harness) {
     };
     let ctx = WriteContext::default();
     let before = (
-        store.history(&s, a, &all(false)).unwrap(),
+        store
+            .history(&HistoryQuery::new(&s, a, all(false)))
+            .unwrap(),
         store.get(&s, b, &all(false)).unwrap().text,
     );
-    let err = store
-        .update_many(
-            vec![
-                (s.clone(), a, patch("Vic likes coffee")),
-                (s.clone(), b, patch("Vic lives in Braga")),
-                (s.clone(), foreign, patch("planted")),
-            ],
-            &ctx,
-        )
-        .unwrap_err();
+    let updates = Updates::new(vec![
+        (s.clone(), a, patch("Vic likes coffee")),
+        (s.clone(), b, patch("Vic lives in Braga")),
+        (s.clone(), foreign, patch("planted")),
+    ])
+    .unwrap();
+    let err = store.update_many(&updates, &ctx).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     assert_eq!(store.get(&s, a, &all(false)).unwrap().text, "Vic likes tea");
     assert_eq!(
         (
-            store.history(&s, a, &all(false)).unwrap(),
+            store
+                .history(&HistoryQuery::new(&s, a, all(false)))
+                .unwrap(),
             store.get(&s, b, &all(false)).unwrap().text
         ),
         before
     );
     let err = store
         .delete_many(
-            &[(s.clone(), a), (s.clone(), foreign)],
-            DeleteMode::Soft,
+            &Deletes {
+                items: vec![(s.clone(), a), (s.clone(), foreign)],
+                mode: DeleteMode::Soft,
+            },
             &ctx,
         )
         .unwrap_err();
@@ -320,22 +349,25 @@ pub fn batch_updates_and_deletes_are_all_or_nothing(h: &dyn Harness) {
         "the first delete was undone"
     );
 
-    let out = store
-        .update_many(
-            vec![
-                (s.clone(), a, patch("Vic likes coffee")),
-                (s.clone(), b, patch("Vic lives in Braga")),
-            ],
-            &ctx,
-        )
-        .unwrap();
+    let updates = Updates::new(vec![
+        (s.clone(), a, patch("Vic likes coffee")),
+        (s.clone(), b, patch("Vic lives in Braga")),
+    ])
+    .unwrap();
+    let out = store.update_many(&updates, &ctx).unwrap();
     assert_eq!(
         out.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
         ["Vic likes coffee", "Vic lives in Braga"]
     );
     assert_eq!(
         store
-            .delete_many(&[(s.clone(), a), (s.clone(), b)], DeleteMode::Soft, &ctx)
+            .delete_many(
+                &Deletes {
+                    items: vec![(s.clone(), a), (s.clone(), b)],
+                    mode: DeleteMode::Soft
+                },
+                &ctx
+            )
             .unwrap(),
         2
     );

@@ -20,7 +20,7 @@ impl Memory {
         }
         self.with_store(move |s| {
             let _turns = crate::scope_lock::take_erase_turn(&scope);
-            s.erase(&scope, id, sources, &ctx)
+            s.erase(&EraseMemory::new(&scope, id, sources), &ctx)
         })
         .await
     }
@@ -42,7 +42,10 @@ impl Memory {
         }
         self.with_store(move |s| {
             let _turns = crate::scope_lock::take_erase_turn(&scope);
-            s.erase_log(&scope, EraseTarget::Session(&session_id), &ctx)
+            s.erase_log(
+                &EraseLog::new(&scope, EraseTarget::Session(&session_id))?,
+                &ctx,
+            )
         })
         .await
     }
@@ -67,7 +70,7 @@ impl Memory {
         }
         self.with_store(move |s| {
             let _turns = crate::scope_lock::take_erase_turn(&scope);
-            s.erase_log(&scope, EraseTarget::Scope, &ctx)
+            s.erase_log(&EraseLog::new(&scope, EraseTarget::Scope)?, &ctx)
         })
         .await
     }

@@ -30,8 +30,8 @@
 use crate::add::prepare;
 use crate::{AddInput, AddRequest, Memory};
 use mnemo_core::{
-    Error, JobOutcome, JobQuery, JobRecord, JobStore, MemoryKind, MessageId, NewJob, NoteInput,
-    QueueStats, Result, Scope, Timestamp,
+    Error, JobOutcome, JobQuery, JobRecord, JobStore, Lease, MemoryKind, MessageId, NewJob,
+    NoteInput, QueueStats, Result, Scope, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -307,9 +307,14 @@ impl Memory {
     pub async fn run_next_job(&self, worker: &str) -> Result<Option<JobRecord>> {
         let this = self.clone();
         let (name, lease) = (worker.to_string(), to_chrono(self.inner.jobs.lease));
-        let claimed =
-            crate::run_blocking(move || this.job_store()?.claim(&name, chrono::Utc::now(), lease))
-                .await?;
+        let claimed = crate::run_blocking(move || {
+            this.job_store()?.claim(&Lease {
+                worker: &name,
+                now: chrono::Utc::now(),
+                length: lease,
+            })
+        })
+        .await?;
         let Some(job) = claimed else {
             return Ok(None);
         };
@@ -360,8 +365,12 @@ impl Memory {
                 () = tokio::time::sleep(lease / 3) => {
                     let (this, id, name) = (self.clone(), job.id.clone(), worker.to_string());
                     let renewed = crate::run_blocking(move || {
-                        this.job_store()?
-                            .renew_lease(&id, &name, chrono::Utc::now(), to_chrono(lease))
+                        let lease = Lease {
+                            worker: &name,
+                            now: chrono::Utc::now(),
+                            length: to_chrono(lease),
+                        };
+                        this.job_store()?.renew_lease(&id, &lease)
                     })
                     .await;
                     match renewed {

@@ -50,7 +50,7 @@ pub use store::{
     DEFAULT_STORE_POOL_SIZE,
 };
 
-use mnemo_core::{CachedEmbedder, ChatModel, Embedder, RankParams, Store};
+use mnemo_core::{Binding, CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};
 
 #[derive(Clone)]
@@ -131,7 +131,8 @@ impl Memory {
         // Built inside an async runtime (an application's `main`), the blocking bind runs on a
         // thread of its own: a store whose driver blocks on a runtime of its own (PostgreSQL)
         // must not do that on a thread that drives async tasks.
-        let bind = || store.bind_embedder(embedder.model_id(), embedder.dimension());
+        let binding = Binding::new(embedder.model_id(), embedder.dimension())?;
+        let bind = || store.bind_embedder(&binding);
         if tokio::runtime::Handle::try_current().is_ok() {
             std::thread::scope(|s| {
                 s.spawn(bind)
@@ -244,7 +245,7 @@ impl Memory {
             ));
             this.inner
                 .store
-                .bind_embedder(e.model_id(), e.dimension())?;
+                .bind_embedder(&Binding::new(e.model_id(), e.dimension())?)?;
             Ok(this.inner.embedder.get_or_init(|| e).clone())
         })
         .await

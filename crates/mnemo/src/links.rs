@@ -17,7 +17,7 @@ impl Memory {
         to: MemoryId,
         kind: LinkKind,
     ) -> Result<bool> {
-        self.with_store(move |s| s.remove_link(&scope, from, to, kind))
+        self.with_store(move |s| s.remove_link(&scope, &LinkKey { from, to, kind }))
             .await
     }
 

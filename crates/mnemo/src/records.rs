@@ -97,8 +97,9 @@ impl Memory {
         items: Vec<(Scope, MemoryId, UpdateRequest)>,
         ctx: WriteContext,
     ) -> Result<Vec<MemoryRecord>> {
-        let patches = self.patches(items).await?;
-        self.with_store(move |s| s.update_many(patches, &ctx)).await
+        let updates = Updates::new(self.patches(items).await?)?;
+        self.with_store(move |s| s.update_many(&updates, &ctx))
+            .await
     }
 
     /// Checked patches for updates, the new texts embedded in one batch.
@@ -187,7 +188,7 @@ impl Memory {
         mode: DeleteMode,
         ctx: WriteContext,
     ) -> Result<u64> {
-        self.with_store(move |s| s.delete_many(&items, mode, &ctx))
+        self.with_store(move |s| s.delete_many(&Deletes { items, mode }, &ctx))
             .await
     }
 
@@ -216,7 +217,7 @@ impl Memory {
     /// oldest event first. Each event names the memory it belongs to.
     pub async fn history(&self, scope: Scope, id: MemoryId) -> Result<Vec<HistoryEvent>> {
         self.with_store(move |s| {
-            let mut events = s.history(&scope, id, &ReadOptions::default())?;
+            let mut events = s.history(&HistoryQuery::new(&scope, id, ReadOptions::default()))?;
             // The memory itself follows the default read; the ones it superseded are part of its
             // story in any state, expired included (they are only reached through it).
             let read = ReadOptions {
@@ -238,7 +239,7 @@ impl Memory {
                     {
                         seen.push(l.to);
                         frontier.push(l.to);
-                        events.extend(s.history(&scope, l.to, &read)?);
+                        events.extend(s.history(&HistoryQuery::new(&scope, l.to, read))?);
                     }
                 }
             }

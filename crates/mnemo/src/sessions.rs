@@ -173,7 +173,12 @@ impl Memory {
             let mut shown: Vec<Message> = Vec::new();
             let mut scanned = 0usize;
             let next_cursor = loop {
-                let mut batch = s.session_messages(&scope, &session, after, limit + 1)?;
+                let mut batch = s.session_messages(&SessionLogQuery {
+                    scope: &scope,
+                    session: &session,
+                    after,
+                    limit: limit + 1,
+                })?;
                 let more = batch.len() > limit;
                 batch.truncate(limit);
                 let Some(last) = batch.last().map(|m| m.id) else {
@@ -266,7 +271,13 @@ impl Memory {
             }
             let items: Vec<(Scope, MemoryId)> =
                 ids.into_iter().map(|id| (scope.clone(), id)).collect();
-            s.delete_many(&items, DeleteMode::Soft, &ctx)
+            s.delete_many(
+                &Deletes {
+                    items,
+                    mode: DeleteMode::Soft,
+                },
+                &ctx,
+            )
         })
         .await
     }

@@ -141,8 +141,8 @@ pub struct Reembedded {
     pub backup: Option<PathBuf>,
 }
 
-/// Moves the configured store to another embedding model (`model_id`, `dimension`), embedding
-/// every memory again through `embed` in batches of at most `batch_size` texts; `start` is told
+/// Moves the configured store to another embedding model (`rebind.to`), embedding every memory
+/// again through `embed` in batches of at most `rebind.batch` texts; `start` is told
 /// how many before the first batch. Dispatched like [`open_store`]: the embedded file is copied,
 /// re-embedded and swapped in (the original untouched until one rename, kept as a backup; see
 /// `mnemo_store_sqlite::reembed_file`); a PostgreSQL database is re-embedded in place, in the one
@@ -150,17 +150,13 @@ pub struct Reembedded {
 /// commits; a failure changes nothing). Nothing else may write meanwhile. Blocking.
 pub fn reembed_store(
     config: &StoreConfig,
-    model_id: &str,
-    dimension: usize,
-    batch_size: usize,
+    rebind: &mnemo_core::Rebind,
     start: &mut dyn FnMut(u64),
     embed: &mut mnemo_core::EmbedBatch<'_>,
 ) -> Result<Reembedded> {
     match config {
         StoreConfig::Embedded { path } => {
-            let r = mnemo_store_sqlite::reembed_file(
-                path, model_id, dimension, batch_size, start, embed,
-            )?;
+            let r = mnemo_store_sqlite::reembed_file(path, rebind, start, embed)?;
             Ok(Reembedded {
                 before: r.before,
                 after: r.after,
@@ -177,7 +173,7 @@ pub fn reembed_store(
             let store = open_store(config)?;
             let (old_stats, before) = (store.stats()?, store.integrity()?);
             start(before.vectors);
-            let written = store.rebind_embedder(model_id, dimension, batch_size.max(1), embed)?;
+            let written = store.rebind_embedder(rebind, embed)?;
             let after = store.integrity()?;
             if !after.is_consistent() || after.memories != before.memories {
                 return Err(Error::internal(format!(

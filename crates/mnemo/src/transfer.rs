@@ -16,7 +16,7 @@ impl Memory {
         // The reset store forgets its embedding model; a running engine keeps writing with the
         // one it has, so bind it again.
         if let Some(e) = self.inner.embedder.get().cloned() {
-            self.with_store(move |s| s.bind_embedder(e.model_id(), e.dimension()))
+            self.with_store(move |s| s.bind_embedder(&Binding::new(e.model_id(), e.dimension())?))
                 .await?;
         }
         Ok(())

@@ -14,7 +14,7 @@
 //! `MemoryConfig::usage_tracking = false` records nothing (for measuring what counting costs).
 
 use crate::{run_blocking, Memory, MemoryRecord};
-use mnemo_core::{MemoryId, MessageId, Result, Scope, SegmentId, Timestamp};
+use mnemo_core::{MemoryId, MessageId, Result, Scope, SegmentId, Timestamp, Visits};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -153,14 +153,15 @@ impl Memory {
                         None => counts.push((id, 1)),
                     }
                 }
-                n += store.record_visits(&scope, &counts, at)?;
+                if let Some(visits) = Visits::new(scope, counts, at) {
+                    n += store.record_visits(&visits)?;
+                }
             }
             for (scope, searches) in by_search_scope(taken.searched) {
                 let counts = search_visits(store.as_ref(), &scope, &searches)?;
-                if let Some(at) = searches.iter().map(|(_, t)| *t).max() {
-                    if !counts.is_empty() {
-                        n += store.record_visits(&scope, &counts, at)?;
-                    }
+                let at = searches.iter().map(|(_, t)| *t).max();
+                if let Some(visits) = at.and_then(|at| Visits::new(scope, counts, at)) {
+                    n += store.record_visits(&visits)?;
                 }
             }
             Ok(n)

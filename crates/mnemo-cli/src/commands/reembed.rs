@@ -5,7 +5,7 @@
 use crate::io::outln;
 use crate::io::print_json;
 use mnemo::{MemoryConfig, StoreConfig};
-use mnemo_core::{CachedEmbedder, Embedder, Error};
+use mnemo_core::{Binding, CachedEmbedder, Embedder, Error, Rebind};
 use std::sync::Arc;
 
 async fn blocking<T: Send + 'static>(
@@ -42,13 +42,15 @@ pub(super) async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> any
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let (loc, model, progress) = (location.clone(), new_model.clone(), bar.clone());
+    let rebind = Rebind {
+        to: Binding::new(new_model.clone(), new_dim)?,
+        batch: batch_size.max(1),
+    };
+    let (loc, progress) = (location.clone(), bar.clone());
     let done = blocking(move || {
         mnemo::reembed_store(
             &loc,
-            &model,
-            new_dim,
-            batch_size.max(1),
+            &rebind,
             &mut |total| {
                 progress.set_length(total);
                 progress.set_draw_target(indicatif::ProgressDrawTarget::stderr());

@@ -4,7 +4,7 @@
 use crate::*;
 use mnemo_core::Admin;
 use mnemo_core::Records;
-use mnemo_core::{ReadOptions, Scope};
+use mnemo_core::{HistoryQuery, ReadOptions, Scope};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
@@ -70,7 +70,7 @@ fn sigkill_during_import_loses_no_acknowledged_write_and_leaves_no_partial_recor
         assert_eq!(m.sources.len(), 1);
         assert_eq!(
             store
-                .history(&scope, id, &ReadOptions::default())
+                .history(&HistoryQuery::new(&scope, id, ReadOptions::default()))
                 .unwrap()
                 .len(),
             1

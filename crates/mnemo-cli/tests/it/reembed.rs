@@ -4,7 +4,7 @@
 
 use crate::{run_err, run_ok};
 use mnemo_core::Records;
-use mnemo_core::{ReadOptions, Scope};
+use mnemo_core::{HistoryQuery, ReadOptions, Scope};
 use mnemo_testkit::stub_http::{embeddings, StubEndpoint};
 use serde_json::Value;
 use std::path::Path;
@@ -191,7 +191,11 @@ fn reembed_moves_a_store_to_another_model_and_keeps_a_backup() {
     let backup_store = mnemo_store_sqlite::SqliteStore::open(&backup).unwrap();
     let id = mnemo_core::MemoryId::parse(&city).unwrap();
     let kept = backup_store
-        .history(&Scope::user("ann").unwrap(), id, &ReadOptions::default())
+        .history(&HistoryQuery::new(
+            &Scope::user("ann").unwrap(),
+            id,
+            ReadOptions::default(),
+        ))
         .unwrap();
     assert_eq!(kept.len(), 2);
     drop(backup_store);

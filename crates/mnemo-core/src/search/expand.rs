@@ -26,7 +26,7 @@
 use super::{Hit, RankParams, Scores, SearchMode, SearchRequest, Via};
 use crate::error::Result;
 use crate::memory::{LinkKind, MemoryId};
-use crate::store::{CandidateQuery, LinkedMemory, Store};
+use crate::store::{CandidateQuery, LinkedMemory, LinkedQuery, ScoreQuery, Store};
 use std::collections::{HashMap, HashSet};
 
 /// What the direct ranking knows about a candidate: its fused score and per-signal scores.
@@ -81,7 +81,11 @@ pub(super) fn expand_links(
         // Every link of every hit: which ones count is decided by the query, not the strength.
         limit: hits.len().saturating_mul(req.expand_links + 32),
     };
-    let linked = store.linked(&cq, &ids, &[LinkKind::Related])?;
+    let linked = store.linked(&LinkedQuery {
+        query: cq,
+        ids: &ids,
+        kinds: &[LinkKind::Related],
+    })?;
     let rank_of: HashMap<MemoryId, usize> =
         ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     let focus = Focus::of(&req.query, hits, &linked);
@@ -122,7 +126,12 @@ pub(super) fn expand_links(
         .collect();
     let mut cosines: HashMap<i64, f32> = HashMap::new();
     if !unscored.is_empty() && req.mode != SearchMode::Lexical {
-        for c in store.vector_scores(&cq, &unscored, vector)? {
+        let scoring = ScoreQuery {
+            query: cq,
+            keys: &unscored,
+            vector,
+        };
+        for c in store.vector_scores(&scoring)? {
             cosines.insert(c.key, c.score);
         }
     }

@@ -51,46 +51,88 @@ pub struct StoreStats {
 /// Embeds a batch of texts for [`Admin::rebind_embedder`].
 pub type EmbedBatch<'a> = dyn FnMut(&[&str]) -> Result<Vec<Vec<f32>>> + 'a;
 
-/// Whole-store work: the embedding model binding, checks, counts, reset and API keys.
-pub trait Admin: Send + Sync {
+/// Whole-store work: the embedding model binding, checks, counts, reset, and (through
+/// [`SideTables`]) API keys and jobs.
+pub trait Admin: SideTables + Send + Sync {
     /// Binds the store to an embedding model; fails when it already holds vectors of another
-    /// model or dimension. Required: only the backend knows what it holds.
-    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()>;
+    /// model or dimension ([`Binding::check`]). Required: only the backend knows what it holds.
+    fn bind_embedder(&self, binding: &Binding) -> Result<()>;
     /// Moves the store to another embedding model in one transaction: every indexed memory is
-    /// embedded again through `embed` (called with batches of at most `batch` texts: the text
-    /// the memory was embedded from, its context included where the store kept it), the old
-    /// vectors are replaced and the store is bound to `model_id`/`dimension`. Records, history,
-    /// links and entities are untouched. Nothing else may write meanwhile.
-    fn rebind_embedder(
-        &self,
-        model_id: &str,
-        dimension: usize,
-        batch: usize,
-        embed: &mut EmbedBatch<'_>,
-    ) -> Result<u64>;
+    /// embedded again through `embed` (called with batches of at most `rebind.batch` texts: the
+    /// text the memory was embedded from, its context included where the store kept it), the
+    /// old vectors are replaced and the store is bound to `rebind.to`. Records, history, links
+    /// and entities are untouched. Nothing else may write meanwhile.
+    fn rebind_embedder(&self, rebind: &Rebind, embed: &mut EmbedBatch<'_>) -> Result<u64>;
     fn integrity(&self) -> Result<IntegrityReport>;
     fn stats(&self) -> Result<StoreStats>;
     /// Removes everything. The caller must have obtained explicit confirmation.
     fn reset(&self) -> Result<()>;
-    /// The store's API key table, when it keeps one (see [`crate::keys`]). Defaults to none so
-    /// a store built for one process (tests, tools) need not carry keys; servers refuse to
-    /// authenticate against a store without them.
+}
+
+/// The tables a store may keep beside its records: API keys ([`crate::keys`]) and jobs
+/// ([`crate::jobs`]). Every store that implements both has both, by the one implementation
+/// here; a store without them (a wrapper built for one process, a test's) says so by
+/// implementing this itself, and then servers refuse to authenticate against it and async adds
+/// and background workers are refused on it.
+pub trait SideTables {
+    /// The store's API key table, when it keeps one.
+    fn api_keys(&self) -> Option<&dyn crate::keys::ApiKeyStore>;
+    /// The store's job queue, when it keeps one.
+    fn jobs(&self) -> Option<&dyn crate::jobs::JobStore>;
+}
+
+impl<T: crate::keys::ApiKeyStore + crate::jobs::JobStore> SideTables for T {
     fn api_keys(&self) -> Option<&dyn crate::keys::ApiKeyStore> {
-        None
+        Some(self)
     }
-    /// The store's job queue, when it keeps one (see [`crate::jobs`]). Defaults to none; async
-    /// adds and background workers are refused on a store without it.
+
     fn jobs(&self) -> Option<&dyn crate::jobs::JobStore> {
-        None
+        Some(self)
     }
 }
 
-/// What a request to bind (or rebind) an embedding model must carry: a positive dimension.
-pub fn check_dimension(dimension: usize) -> Result<()> {
-    if dimension == 0 {
-        return Err(crate::Error::invalid("dimension", "must be positive"));
+/// An embedding model a store binds to: the model's id and its vectors' dimension, positive
+/// (checked when made).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    model_id: String,
+    dimension: usize,
+}
+
+impl Binding {
+    /// The binding to `model_id` with `dimension`-dimensional vectors; invalid input naming
+    /// `dimension` when it is 0.
+    pub fn new(model_id: impl Into<String>, dimension: usize) -> Result<Self> {
+        if dimension == 0 {
+            return Err(crate::Error::invalid("dimension", "must be positive"));
+        }
+        Ok(Self {
+            model_id: model_id.into(),
+            dimension,
+        })
     }
-    Ok(())
+
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    /// Whether a store bound to `current` (model, dimension) may embed with this binding (see
+    /// [`check_binding`]).
+    pub fn check(&self, current: Option<(&str, usize)>, backup: &str) -> Result<bool> {
+        check_binding(current, &self.model_id, self.dimension, backup)
+    }
+}
+
+/// A move to another embedding model ([`Admin::rebind_embedder`]): the new binding, and how many
+/// texts go to the embedder at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rebind {
+    pub to: Binding,
+    pub batch: usize,
 }
 
 /// A model's family: the part before the first `/` ("hash-embedder/v1" → "hash-embedder"). A
@@ -173,7 +215,12 @@ mod tests {
 
     #[test]
     fn a_binding_takes_a_revision_of_its_model_and_refuses_another() {
-        assert!(check_dimension(0).is_err());
+        let e = Binding::new("m/v1", 0).unwrap_err();
+        assert!(e.to_string().contains("must be positive"), "{e}");
+        let b = Binding::new("m/v1", 4).unwrap();
+        assert_eq!((b.model_id(), b.dimension()), ("m/v1", 4));
+        assert!(b.check(Some(("m/v2", 4)), "").unwrap());
+        assert!(b.check(Some(("m/v1", 8)), "").is_err());
         assert!(!check_binding(None, "m/v1", 4, "").unwrap());
         assert!(check_binding(Some(("m/v1", 4)), "m/v2", 4, "").unwrap());
         let e = check_binding(Some(("m/v1", 4)), "other", 4, " (kept)").unwrap_err();

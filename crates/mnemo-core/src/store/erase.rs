@@ -68,36 +68,75 @@ pub trait Erasure: Send + Sync {
     /// keep dead row versions until its vacuum reuses them; see ARCHITECTURE.md). A memory
     /// already erased is `invalid_input` naming `id`, and nothing is written. Required: only
     /// the backend knows where its copies live.
-    fn erase(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        sources: bool,
-        ctx: &WriteContext,
-    ) -> Result<EraseReport>;
+    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WriteContext) -> Result<EraseReport>;
     /// Erases a session of the scope or the whole scope in one transaction: every memory it
     /// covers as [`Erasure::erase`] does (with `sources`), then the content of every message of
     /// it, the text of its pages and the summaries of the segments those pages joined. Ids,
     /// counts, times and `ERASE` events remain. A session the scope has no message in is
     /// `invalid_input` naming `session_id`, and nothing is written. Required: only the backend
     /// knows where its copies live.
-    fn erase_log(
-        &self,
-        scope: &Scope,
-        target: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport>;
+    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport>;
 }
 
-impl EraseTarget<'_> {
-    /// What every backend checks before an erase of the log reads anything: a session is named
-    /// by a non-blank id.
-    pub fn validate(&self) -> Result<()> {
-        match self {
-            EraseTarget::Session(s) if s.trim().is_empty() => {
-                Err(crate::Error::invalid("session_id", "must not be empty"))
+/// What one [`Erasure::erase`] erases: memory `id` of (or under) `scope`, and the content of its
+/// source messages too when `sources` (a raw memory's always).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EraseMemory<'a> {
+    pub scope: &'a Scope,
+    pub id: MemoryId,
+    pub sources: bool,
+}
+
+impl<'a> EraseMemory<'a> {
+    /// The erase of memory `id` of `scope`, its source messages' content too when `sources`.
+    pub fn new(scope: &'a Scope, id: MemoryId, sources: bool) -> Self {
+        Self { scope, id, sources }
+    }
+}
+
+/// What one [`Erasure::erase_log`] erases: `target` of `scope`, checked when made (a session is
+/// named by a non-blank id), so a backend reads nothing for an erase that cannot apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EraseLog<'a> {
+    scope: &'a Scope,
+    target: EraseTarget<'a>,
+}
+
+impl<'a> EraseLog<'a> {
+    /// The erase of `target` of `scope`; invalid input naming `session_id` for a blank session.
+    pub fn new(scope: &'a Scope, target: EraseTarget<'a>) -> Result<Self> {
+        if let EraseTarget::Session(s) = target {
+            if s.trim().is_empty() {
+                return Err(crate::Error::invalid("session_id", "must not be empty"));
             }
-            _ => Ok(()),
+        }
+        Ok(Self { scope, target })
+    }
+
+    pub fn scope(&self) -> &'a Scope {
+        self.scope
+    }
+
+    pub fn target(&self) -> EraseTarget<'a> {
+        self.target
+    }
+
+    /// The erase of one memory it covers (with its sources: the log they are in goes too).
+    pub fn memory(&self, id: MemoryId) -> EraseMemory<'a> {
+        EraseMemory::new(self.scope, id, true)
+    }
+}
+
+impl EraseLogReport {
+    /// The report of an erase of the log that covers `memories` memories (not erased before)
+    /// and `messages` messages that still hold content or a speaker name, counted before any
+    /// row changes; the hierarchy's counts grow as the backend scrubs.
+    pub fn new(memories: usize, messages: u64) -> Self {
+        Self {
+            memories_erased: memories as u64,
+            messages_erased: messages,
+            pages_scrubbed: 0,
+            segments_scrubbed: 0,
         }
     }
 }
@@ -201,6 +240,16 @@ impl AddOutcome {
             }
         }
     }
+}
+
+/// A stored add result (the JSON an idempotency row keeps) after erasing memory `id` (see
+/// [`AddOutcome::without_text_of`]), as JSON again.
+pub fn scrubbed_replay(stored: &str, id: MemoryId) -> Result<String> {
+    let mut outcome: AddOutcome = serde_json::from_str(stored)
+        .map_err(|e| crate::Error::internal(format!("stored idempotency result: {e}")))?;
+    outcome.without_text_of(id);
+    serde_json::to_string(&outcome)
+        .map_err(|e| crate::Error::internal(format!("idempotency result: {e}")))
 }
 
 /// How an erase scrubs the hierarchy's copies of erased texts: each occurrence in a page's
@@ -318,7 +367,12 @@ mod tests {
             warnings: Vec::new(),
             usage: Vec::new(),
         };
+        let stored = serde_json::to_string(&o).unwrap();
+        let scrubbed: AddOutcome =
+            serde_json::from_str(&scrubbed_replay(&stored, gone).unwrap()).unwrap();
         o.without_text_of(gone);
+        assert_eq!(scrubbed, o);
+        assert!(scrubbed_replay("not json", gone).is_err());
         assert_eq!(
             (o.results[0].memory.as_str(), &o.results[0].reason),
             ("", &None)
@@ -347,11 +401,17 @@ mod tests {
 
     #[test]
     fn a_session_erase_names_its_session() {
-        assert!(EraseTarget::Session(" ").validate().is_err());
-        assert!(EraseTarget::Session("s1").validate().is_ok());
-        assert!(EraseTarget::Scope.validate().is_ok());
+        let s = Scope::user("ann").unwrap();
+        assert!(EraseLog::new(&s, EraseTarget::Session(" ")).is_err());
+        let log = EraseLog::new(&s, EraseTarget::Session("s1")).unwrap();
+        assert_eq!(log.target(), EraseTarget::Session("s1"));
+        assert!(log.memory(MemoryId::new()).sources);
+        assert!(EraseLog::new(&s, EraseTarget::Scope).is_ok());
         assert!(no_session("s9").to_string().contains("\"s9\""));
         let id = MemoryId::new();
         assert!(already_erased(id).to_string().contains("is already erased"));
+        let report = EraseLogReport::new(3, 5);
+        assert_eq!((report.memories_erased, report.messages_erased), (3, 5));
+        assert_eq!((report.pages_scrubbed, report.segments_scrubbed), (0, 0));
     }
 }

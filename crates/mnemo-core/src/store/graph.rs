@@ -23,27 +23,42 @@ pub trait Graph: Send + Sync {
     /// that `scope` covers; otherwise invalid input naming the field, and nothing is written.
     /// Required: only the backend can check both ends inside the transaction.
     fn add_links(&self, scope: &Scope, links: &[Link]) -> Result<()>;
-    /// Removes the link `from → to` of `kind`; `Ok(false)` when there was none. `from` must be
-    /// a memory of the scope (else not found). Required for the same reason as `add_links`.
-    fn remove_link(
-        &self,
-        scope: &Scope,
-        from: MemoryId,
-        to: MemoryId,
-        kind: LinkKind,
-    ) -> Result<bool>;
-    /// The memories linked (`kinds`, either direction) to any of `ids`, as seen by `query`:
-    /// its scope, kinds, filter and visibility apply to the linked memories exactly as to
-    /// candidates. Strongest link first per `from`; `query.limit` caps the answer. Required:
-    /// the filter is the backend's own translation.
-    fn linked(
-        &self,
-        query: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        kinds: &[LinkKind],
-    ) -> Result<Vec<LinkedMemory>>;
+    /// Removes the link `key.from → key.to` of `key.kind`; `Ok(false)` when there was none.
+    /// `key.from` must be a memory of the scope (else not found). Required for the same reason
+    /// as `add_links`.
+    fn remove_link(&self, scope: &Scope, key: &LinkKey) -> Result<bool>;
+    /// The memories linked (`walk.kinds`, either direction) to any of `walk.ids`, as seen by
+    /// `walk.query`: its scope, kinds, filter and visibility apply to the linked memories
+    /// exactly as to candidates. Strongest link first per `from`; `walk.query.limit` caps the
+    /// answer; a walk that can find nothing ([`LinkedQuery::finds_nothing`]) finds nothing
+    /// without a read. Required: the filter is the backend's own translation.
+    fn linked(&self, walk: &LinkedQuery<'_>) -> Result<Vec<LinkedMemory>>;
     /// Entities linked to a memory of the scope.
     fn entities_of(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Entity>>;
+}
+
+/// One link as [`Graph::remove_link`] names it: its ends and kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkKey {
+    pub from: MemoryId,
+    pub to: MemoryId,
+    pub kind: LinkKind,
+}
+
+/// What [`Graph::linked`] walks: the links of `kinds` touching any of `ids`, to the memories
+/// `query` sees.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkedQuery<'a> {
+    pub query: CandidateQuery<'a>,
+    pub ids: &'a [MemoryId],
+    pub kinds: &'a [LinkKind],
+}
+
+impl LinkedQuery<'_> {
+    /// Whether the walk can find nothing at all: no start, no kind, or a limit of 0.
+    pub fn finds_nothing(&self) -> bool {
+        self.ids.is_empty() || self.kinds.is_empty() || self.query.limit == 0
+    }
 }
 
 /// The refusal of a link whose two ends belong to different exact scopes.
@@ -133,16 +148,6 @@ pub struct LinkWalk {
 }
 
 impl LinkWalk {
-    /// Whether a walk from `ids` over `kinds` can find anything at all for `query`; invalid
-    /// input when the query's scope is not valid.
-    pub fn wanted(
-        query: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        kinds: &[LinkKind],
-    ) -> Result<bool> {
-        Ok(!(ids.is_empty() || kinds.is_empty() || query.limit == 0))
-    }
-
     /// The walk over `links` (those touching any of `ids`, strongest first).
     pub fn new(ids: &[MemoryId], links: Vec<Link>) -> Self {
         let wanted: std::collections::HashSet<MemoryId> = ids.iter().copied().collect();
@@ -282,6 +287,19 @@ mod tests {
             read: ReadOptions::default(),
             limit: 0,
         };
-        assert!(!LinkWalk::wanted(&q, &[a], &[LinkKind::Related]).unwrap());
+        let related = [LinkKind::Related];
+        let none = LinkedQuery {
+            query: q,
+            ids: &[a],
+            kinds: &related,
+        };
+        assert!(none.finds_nothing());
+        let some = LinkedQuery {
+            query: CandidateQuery { limit: 5, ..q },
+            ..none
+        };
+        assert!(!some.finds_nothing());
+        assert!(LinkedQuery { ids: &[], ..some }.finds_nothing());
+        assert!(LinkedQuery { kinds: &[], ..some }.finds_nothing());
     }
 }

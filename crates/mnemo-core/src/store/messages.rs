@@ -76,22 +76,32 @@ pub trait Messages: Send + Sync {
         scope: &Scope,
         query: &crate::SessionQuery<'_>,
     ) -> Result<Vec<crate::SessionInfo>>;
-    /// The messages of a session of (or under) the scope in log order (oldest first), only
-    /// those after message `after`, at most `limit`; as stored (readers apply
+    /// The messages `query` picks, in log order (oldest first); as stored (readers apply
     /// [`visible_messages`]). A session the scope has no message in is `invalid_input` naming
-    /// `session_id`; an `after` that is not a message of it, `invalid_input` naming `cursor`.
-    /// Required: a positioned read of the backend's log.
-    fn session_messages(
-        &self,
-        scope: &Scope,
-        session: &str,
-        after: Option<MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Message>>;
+    /// `session_id`; an `after` that is not a message of it, `invalid_input` naming `cursor`
+    /// ([`SessionLogQuery::after_unknown`]). Required: a positioned read of the backend's log.
+    fn session_messages(&self, query: &SessionLogQuery<'_>) -> Result<Vec<Message>>;
     /// The active memories of (or under) the scope with a source message in the session (raw
     /// turns and what was derived from them), oldest first. A session the scope has no message
     /// in is `invalid_input` naming `session_id`. Required: the backend's provenance index.
     fn session_memories(&self, scope: &Scope, session: &str) -> Result<Vec<MemoryId>>;
+}
+
+/// Which messages [`Messages::session_messages`] reads: those of `session` of (or under)
+/// `scope`, only those after message `after` when given, at most `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLogQuery<'a> {
+    pub scope: &'a Scope,
+    pub session: &'a str,
+    pub after: Option<MessageId>,
+    pub limit: usize,
+}
+
+impl SessionLogQuery<'_> {
+    /// The refusal of an `after` that is not a message of the session.
+    pub fn after_unknown() -> crate::Error {
+        crate::Error::invalid("cursor", "does not name a message of this session")
+    }
 }
 
 /// The refusal of a write that would log message `id` again after an erase emptied it (an

@@ -372,7 +372,8 @@ pub trait Records: Send + Sync {
         patch: MemoryPatch,
         ctx: &WriteContext,
     ) -> Result<Memory> {
-        self.update_many(vec![(scope.clone(), id, patch)], ctx)?
+        let updates = Updates::new(vec![(scope.clone(), id, patch)])?;
+        self.update_many(&updates, ctx)?
             .pop()
             .ok_or_else(|| crate::Error::internal("one update, one memory"))
     }
@@ -384,29 +385,25 @@ pub trait Records: Send + Sync {
         mode: DeleteMode,
         ctx: &WriteContext,
     ) -> Result<()> {
-        self.delete_many(&[(scope.clone(), id)], mode, ctx)
-            .map(drop)
+        let deletes = Deletes {
+            items: vec![(scope.clone(), id)],
+            mode,
+        };
+        self.delete_many(&deletes, ctx).map(drop)
     }
     /// Several updates in one transaction, in order: all are applied or, on the first failure
-    /// (unknown or inactive id, a scope that does not own it, a bad patch), none. Required: a
-    /// default built on `update` could not undo the updates before a failure.
-    fn update_many(
-        &self,
-        items: Vec<(Scope, MemoryId, MemoryPatch)>,
-        ctx: &WriteContext,
-    ) -> Result<Vec<Memory>>;
+    /// (unknown or inactive id, a scope that does not own it), none. The patches were checked
+    /// when `updates` was made. Required: a default built on `update` could not undo the
+    /// updates before a failure.
+    fn update_many(&self, updates: &Updates, ctx: &WriteContext) -> Result<Vec<Memory>>;
     /// Several deletes in one transaction, all or none; returns how many. Required for the same
     /// reason as `update_many`.
-    fn delete_many(
-        &self,
-        items: &[(Scope, MemoryId)],
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<u64>;
+    fn delete_many(&self, deletes: &Deletes, ctx: &WriteContext) -> Result<u64>;
     /// Deletes every active memory in the scope; returns how many.
     fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64>;
-    fn history(&self, scope: &Scope, id: MemoryId, read: &ReadOptions)
-        -> Result<Vec<HistoryEvent>>;
+    /// The history of one memory, as `query` says. A memory no event of which the scope may
+    /// see is not found ([`HistoryQuery::found`]).
+    fn history(&self, query: &HistoryQuery<'_>) -> Result<Vec<HistoryEvent>>;
     /// Active memories of exactly this scope whose content hash is one of `hashes` (whole-scope
     /// duplicate suppression), as `(hash, id)`.
     fn find_by_hash(&self, scope: &Scope, hashes: &[String]) -> Result<Vec<(String, MemoryId)>>;
@@ -484,32 +481,99 @@ impl ListPosition {
     }
 }
 
-impl ReadOptions {
-    /// What [`Records::delete_all`] deletes: every active memory, expired or not.
-    pub fn active_any_expiry() -> Self {
-        Self {
+/// What [`Records::delete_all`] deletes in `scope`, as the records of a candidate query: every
+/// active memory of (or under) the scope, expired or not, of any kind (it has no filter, and no
+/// limit).
+pub fn delete_all_query(scope: &Scope) -> CandidateQuery<'_> {
+    CandidateQuery {
+        scope,
+        kinds: None,
+        filter: None,
+        read: ReadOptions {
             include_expired: true,
-            ..Self::default()
+            ..ReadOptions::default()
+        },
+        limit: usize::MAX,
+    }
+}
+
+/// The updates of one [`Records::update_many`], in order, each patch checked when they are
+/// made ([`MemoryPatch::validate`]): a backend never reads anything for a batch that cannot
+/// apply.
+#[derive(Debug, Clone)]
+pub struct Updates {
+    items: Vec<(Scope, MemoryId, MemoryPatch)>,
+}
+
+impl Updates {
+    /// The updates `items` (the memory of each scope and id, and its patch), or the error of
+    /// the first bad patch.
+    pub fn new(items: Vec<(Scope, MemoryId, MemoryPatch)>) -> Result<Self> {
+        for (_, _, patch) in &items {
+            patch.validate()?;
+        }
+        Ok(Self { items })
+    }
+
+    pub fn items(&self) -> &[(Scope, MemoryId, MemoryPatch)] {
+        &self.items
+    }
+
+    /// The ids the updates change, in order.
+    pub fn ids(&self) -> impl Iterator<Item = MemoryId> + '_ {
+        self.items.iter().map(|(_, id, _)| *id)
+    }
+}
+
+/// The deletes of one [`Records::delete_many`]: the memory of each scope and id, all deleted
+/// the same way.
+#[derive(Debug, Clone)]
+pub struct Deletes {
+    pub items: Vec<(Scope, MemoryId)>,
+    pub mode: DeleteMode,
+}
+
+impl Deletes {
+    /// The ids the deletes remove, in order.
+    pub fn ids(&self) -> impl Iterator<Item = MemoryId> + '_ {
+        self.items.iter().map(|(_, id)| *id)
+    }
+}
+
+/// Which history [`Records::history`] reads: the events of memory `id` that `scope` may see,
+/// with `read` judging the memory while it still exists (see [`HistoryQuery::memory_read`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryQuery<'a> {
+    pub scope: &'a Scope,
+    pub id: MemoryId,
+    pub read: ReadOptions,
+}
+
+impl<'a> HistoryQuery<'a> {
+    /// The history of memory `id` as `scope` sees it with `read`.
+    pub fn new(scope: &'a Scope, id: MemoryId, read: ReadOptions) -> Self {
+        Self { scope, id, read }
+    }
+
+    /// How a memory that still exists must be visible for its history to be read: as `read`
+    /// says for expiry and as-of instants, whatever its state (the history of a deleted or
+    /// superseded memory stays readable). A hard-deleted memory's history is judged by the
+    /// scope its events record.
+    pub fn memory_read(&self) -> ReadOptions {
+        ReadOptions {
+            include_inactive: true,
+            ..self.read
         }
     }
-}
 
-/// What every backend checks before [`Records::update_many`] reads anything: each patch is
-/// well-formed.
-pub fn validate_updates(items: &[(Scope, MemoryId, MemoryPatch)]) -> Result<()> {
-    for (_, _, patch) in items {
-        patch.validate()?;
+    /// The answer from the events a backend found: a memory with no event the scope may see is
+    /// not found.
+    pub fn found(&self, events: Vec<HistoryEvent>) -> Result<Vec<HistoryEvent>> {
+        if events.is_empty() {
+            return Err(crate::Error::not_found("memory", self.id));
+        }
+        Ok(events)
     }
-    Ok(())
-}
-
-/// [`Records::history`]'s answer from the events a backend found for `id` under the scope: a
-/// memory with no event the scope may see is not found.
-pub fn found_history(id: MemoryId, events: Vec<HistoryEvent>) -> Result<Vec<HistoryEvent>> {
-    if events.is_empty() {
-        return Err(crate::Error::not_found("memory", id));
-    }
-    Ok(events)
 }
 
 /// A patch applied to the memory it changes: the values an update writes.
@@ -655,9 +719,14 @@ mod tests {
             text: Some(" ".into()),
             ..MemoryPatch::default()
         };
-        assert!(validate_updates(&[(s.clone(), MemoryId::new(), blank)]).is_err());
-        assert!(validate_updates(&[(s.clone(), MemoryId::new(), MemoryPatch::default())]).is_ok());
-        let e = found_history(MemoryId::new(), Vec::new()).unwrap_err();
+        assert!(Updates::new(vec![(s.clone(), MemoryId::new(), blank)]).is_err());
+        assert!(Updates::new(vec![(s.clone(), MemoryId::new(), MemoryPatch::default())]).is_ok());
+        let q = HistoryQuery::new(&s, MemoryId::new(), ReadOptions::default());
+        let e = q.found(Vec::new()).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::NotFound);
+        assert!(q.memory_read().include_inactive && !q.memory_read().include_expired);
+        let all = delete_all_query(&s);
+        assert!(all.read.include_expired && !all.read.include_inactive && all.read.as_of.is_none());
+        assert!(all.kinds.is_none() && all.filter.is_none());
     }
 }

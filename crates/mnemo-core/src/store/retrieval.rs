@@ -36,34 +36,50 @@ pub trait Retrieval: Send + Sync {
         query: &CandidateQuery<'_>,
         terms: &[String],
     ) -> Result<Vec<Candidate>>;
-    /// Exact cosine similarity of the given memories to `vector` (for fusing lexical-only hits).
-    /// `keys` come from candidates of `query`; a store that reads them with a database query
-    /// keeps `query.scope` in it (no request reads across owners; a key of another owner then
-    /// scores nothing).
-    fn vector_scores(
-        &self,
-        query: &CandidateQuery<'_>,
-        keys: &[i64],
-        vector: &[f32],
-    ) -> Result<Vec<Candidate>>;
+    /// Exact cosine similarity of the memories `scoring.keys` to `scoring.vector` (for fusing
+    /// lexical-only hits). The keys come from candidates of `scoring.query`; a store that reads
+    /// them with a database query keeps the query's scope in it (no request reads across
+    /// owners; a key of another owner then scores nothing).
+    fn vector_scores(&self, scoring: &ScoreQuery<'_>) -> Result<Vec<Candidate>>;
     /// Loads candidates, re-checking scope and visibility; unknown or hidden keys are skipped.
     fn fetch(&self, query: &CandidateQuery<'_>, keys: &[i64]) -> Result<Vec<(i64, Memory)>>;
-    /// Memories linked to an entity of the scope that equals or nearly matches one of `names`
-    /// (normalised), best first. A candidate's score in [0, 1] is how informative the names it
+    /// Memories linked to an entity of the scope that equals or nearly matches one of
+    /// `entities.names` (normalised), best first. A candidate's score in [0, 1] is how informative the names it
     /// matched are: the sum over matched names of `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`
     /// (N memories the scope indexes, df the memories linked to the entity) divided by
     /// `ln(1 + N)`, capped at 1; a name on most memories adds little, a rare one nearly 1.
     ///
-    /// At most `query.limit` candidates. `pooled` are keys the other signals already found: a
-    /// rare entity's memories are all considered, while an entity linked to more memories than
-    /// a backend cares to walk may be scored on the pooled keys only, so the cost follows the
-    /// pool, not how common the name is.
-    fn entity_candidates(
-        &self,
-        query: &CandidateQuery<'_>,
-        names: &[String],
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>>;
+    /// At most `entities.query.limit` candidates, none without a read when the query can find
+    /// none ([`EntityQuery::finds_nothing`]). `entities.pooled` are keys the other signals
+    /// already found: a rare entity's memories are all considered, while an entity linked to
+    /// more memories than a backend cares to walk may be scored on the pooled keys only, so the
+    /// cost follows the pool, not how common the name is.
+    fn entity_candidates(&self, entities: &EntityQuery<'_>) -> Result<Vec<Candidate>>;
+}
+
+/// What [`Retrieval::vector_scores`] scores: the memories `keys` (from candidates of `query`)
+/// against `vector`.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoreQuery<'a> {
+    pub query: CandidateQuery<'a>,
+    pub keys: &'a [i64],
+    pub vector: &'a [f32],
+}
+
+/// What [`Retrieval::entity_candidates`] looks for: memories of `query` linked to entities
+/// named like `names`, with `pooled` the keys the other signals found.
+#[derive(Debug, Clone, Copy)]
+pub struct EntityQuery<'a> {
+    pub query: CandidateQuery<'a>,
+    pub names: &'a [String],
+    pub pooled: &'a [i64],
+}
+
+impl EntityQuery<'_> {
+    /// Whether the query can find no candidate at all: no name, or a limit of 0.
+    pub fn finds_nothing(&self) -> bool {
+        self.names.is_empty() || self.query.limit == 0
+    }
 }
 
 /// Entities linked to at most this many memories (or four times the candidate limit, if
@@ -180,5 +196,27 @@ mod tests {
         // N below a link count is raised to it: no negative idf.
         let low = m.scores(HashMap::from([(2, vec!["speaker"])]), 10);
         assert!(low[0].score >= 0.0);
+    }
+
+    #[test]
+    fn an_entity_query_without_names_or_room_finds_nothing() {
+        let s = Scope::user("ann").unwrap();
+        let query = CandidateQuery {
+            scope: &s,
+            kinds: None,
+            filter: None,
+            read: ReadOptions::default(),
+            limit: 5,
+        };
+        let names = ["lisbon".to_string()];
+        let q = EntityQuery {
+            query,
+            names: &names,
+            pooled: &[],
+        };
+        assert!(!q.finds_nothing());
+        assert!(EntityQuery { names: &[], ..q }.finds_nothing());
+        let none = CandidateQuery { limit: 0, ..query };
+        assert!(EntityQuery { query: none, ..q }.finds_nothing());
     }
 }

@@ -18,17 +18,12 @@ pub trait Tiers: Send + Sync {
         exact: bool,
         evicted: bool,
     ) -> Result<Vec<crate::tier::Segment>>;
-    /// Counts retrievals: each `(segment, n)` gains `n` visits and `last_visit_at = at` (never
+    /// Counts retrievals: each segment of `visits` gains its visits and `last_visit_at` (never
     /// moved back), and its version increases; unknown, evicted or other scopes' segments are
     /// skipped. One transaction; returns how many segments changed. Callers batch visits off
     /// the read path (see `mnemo`'s usage bookkeeping). Required: an update of the backend's
     /// rows.
-    fn record_visits(
-        &self,
-        scope: &Scope,
-        visits: &[(crate::memory::SegmentId, u32)],
-        at: Timestamp,
-    ) -> Result<u64>;
+    fn record_visits(&self, visits: &Visits) -> Result<u64>;
     /// Waits for the turn to plan and write the hierarchy of these exact scopes (their `key()`s)
     /// across every process that shares this store, and holds it until the returned guard is
     /// dropped. Writers of one scope plan from a snapshot and the store refuses a plan that went
@@ -39,6 +34,40 @@ pub trait Tiers: Send + Sync {
     fn plan_turn(&self, scope_keys: &[String]) -> Result<Option<PlanTurn>> {
         let _ = scope_keys;
         Ok(None)
+    }
+}
+
+/// The visits one [`Tiers::record_visits`] counts: segments of `scope`, each with how many
+/// retrievals returned its pages, last at `at`. Never empty: there is no call to make for no
+/// visit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Visits {
+    scope: Scope,
+    counts: Vec<(crate::memory::SegmentId, u32)>,
+    at: Timestamp,
+}
+
+impl Visits {
+    /// `counts` (segment, visits) of `scope` at `at`; `None` when there is none.
+    pub fn new(
+        scope: Scope,
+        counts: Vec<(crate::memory::SegmentId, u32)>,
+        at: Timestamp,
+    ) -> Option<Self> {
+        (!counts.is_empty()).then_some(Self { scope, counts, at })
+    }
+
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    pub fn counts(&self) -> &[(crate::memory::SegmentId, u32)] {
+        &self.counts
+    }
+
+    /// When the last of them happened, in milliseconds since the epoch (as stores keep times).
+    pub fn at_ms(&self) -> i64 {
+        self.at.timestamp_millis()
     }
 }
 
@@ -208,4 +237,21 @@ pub fn segment_vector(pages: impl IntoIterator<Item = Vec<f32>>) -> Option<Vec<f
     }
     crate::embed::l2_normalize(&mut sum);
     Some(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::SegmentId;
+
+    #[test]
+    fn there_are_no_visits_without_a_count() {
+        let s = Scope::user("ann").unwrap();
+        let now = chrono::Utc::now();
+        assert!(Visits::new(s.clone(), Vec::new(), now).is_none());
+        let id = SegmentId::new();
+        let v = Visits::new(s.clone(), vec![(id, 2)], now).unwrap();
+        assert_eq!((v.scope(), v.counts()), (&s, &[(id, 2)][..]));
+        assert_eq!(v.at_ms(), now.timestamp_millis());
+    }
 }

@@ -12,7 +12,7 @@ fn after_an_erase_vacuum_full_and_a_checkpoint_clear_the_relation_files() {
     let (schema, url) = super::fresh_schema("erasefiles");
     let store = PgStore::connect(&url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     let s = Scope::user("vera").unwrap();
     let secret = "Vera's PIN is Qz4417xv";
@@ -23,7 +23,10 @@ fn after_an_erase_vacuum_full_and_a_checkpoint_clear_the_relation_files() {
         .write(vec![WriteBatch::new(s.clone(), vec![m], vec![n])])
         .expect("write");
     let r = store
-        .erase_log(&s, EraseTarget::Session("s1"), &WriteContext::default())
+        .erase_log(
+            &EraseLog::new(&s, EraseTarget::Session("s1")).unwrap(),
+            &WriteContext::default(),
+        )
         .expect("erase");
     assert_eq!((r.memories_erased, r.messages_erased), (1, 1));
 

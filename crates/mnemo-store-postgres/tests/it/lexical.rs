@@ -12,7 +12,7 @@ use serde_json::json;
 fn store(url: &str) -> PgStore {
     let store = PgStore::connect(url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     store
 }
@@ -107,7 +107,10 @@ fn statistics_stay_exact_through_adds_updates_deletes_supersession_and_erase() {
     assert_eq!(mismatches(&schema), 0, "after adds");
 
     store
-        .update_many(vec![(ana.clone(), a, patch("Ana swims in lakes"))], &ctx)
+        .update_many(
+            &Updates::new(vec![(ana.clone(), a, patch("Ana swims in lakes"))]).unwrap(),
+            &ctx,
+        )
         .expect("update");
     assert_eq!(mismatches(&schema), 0, "after an update of the text");
 
@@ -139,7 +142,9 @@ fn statistics_stay_exact_through_adds_updates_deletes_supersession_and_erase() {
         .expect("hard delete");
     assert_eq!(mismatches(&schema), 0, "after a hard delete");
 
-    store.erase(&scope("bo"), d, true, &ctx).expect("erase");
+    store
+        .erase(&EraseMemory::new(&scope("bo"), d, true), &ctx)
+        .expect("erase");
     assert_eq!(mismatches(&schema), 0, "after erase");
     assert_eq!(
         count(

@@ -46,6 +46,7 @@ mod contract {
     //! The whole store contract suite, on PostgreSQL: each case in a fresh schema.
 
     use mnemo_core::Admin;
+    use mnemo_core::Binding;
     use mnemo_core::Store;
     use mnemo_store_postgres::PgStore;
     use mnemo_testkit::{store_contract_tests, Harness, HashEmbedder};
@@ -60,7 +61,7 @@ mod contract {
     fn open(url: &str) -> Arc<dyn Store> {
         let store = PgStore::connect(url, 4).expect("connect to the test schema");
         store
-            .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+            .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
             .expect("bind");
         Arc::new(store)
     }

@@ -15,7 +15,7 @@ fn stores() -> (PgStore, SqliteStore) {
     let pg = PgStore::connect(&url, 2).expect("connect");
     let lite = SqliteStore::open_in_memory().expect("open sqlite");
     for s in [&pg as &dyn Store, &lite] {
-        s.bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        s.bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
             .expect("bind");
     }
     (pg, lite)
@@ -186,7 +186,7 @@ fn a_user_scope_covers_its_agents_and_runs() {
                 );
                 assert_eq!(
                     store
-                        .history(s, m.id, &ReadOptions::default())
+                        .history(&HistoryQuery::new(s, m.id, ReadOptions::default()))
                         .unwrap()
                         .len(),
                     1

@@ -5,7 +5,7 @@ use crate::{admin, fresh_schema};
 use mnemo_core::Admin;
 use mnemo_core::Records;
 use mnemo_core::Retrieval;
-use mnemo_core::{CandidateQuery, ErrorKind, MemoryId, ReadOptions};
+use mnemo_core::{Binding, CandidateQuery, ErrorKind, MemoryId, ReadOptions};
 use mnemo_store_postgres::PgStore;
 use mnemo_testkit::{batch, candidates, scope, HashEmbedder};
 use serde_json::json;
@@ -16,14 +16,14 @@ fn bind_records_the_model_and_types_the_columns_once() {
     let (schema, url) = fresh_schema("bind");
     let store = PgStore::connect(&url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     // Binding again (every connect does) is fine, a new revision of the same model too.
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind again");
     let other = store
-        .bind_embedder("other-model/x", HashEmbedder::DIM + 1)
+        .bind_embedder(&Binding::new("other-model/x", HashEmbedder::DIM + 1).unwrap())
         .unwrap_err();
     assert_eq!(other.kind(), ErrorKind::Conflict);
     assert!(other.to_string().contains("re-embed"), "{other}");
@@ -89,7 +89,7 @@ fn the_v3_migration_rebuilds_the_hnsw_index_of_a_bound_store() {
     let (schema, url) = fresh_schema("hnsw_v3");
     let store = PgStore::connect(&url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     let s = scope("maya");
     mnemo_testkit::put(&store, &s, "Maya walks by the river", json!({}));
@@ -188,7 +188,7 @@ fn hnsw_dense_candidates_recall_exact_search() {
     let (schema, url) = fresh_schema("recall");
     let store = PgStore::connect(&url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let hashed = |u: usize| u.is_multiple_of(2);

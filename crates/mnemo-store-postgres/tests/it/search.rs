@@ -7,7 +7,7 @@ use mnemo_core::filter::Op;
 use mnemo_core::Admin;
 use mnemo_core::Records;
 use mnemo_core::Retrieval;
-use mnemo_core::{CandidateQuery, Filter, ReadOptions};
+use mnemo_core::{Binding, CandidateQuery, Filter, ReadOptions, Rebind, ScoreQuery};
 use mnemo_store_postgres::PgStore;
 use mnemo_testkit::{batch, candidates, put, scope, HashEmbedder};
 use serde_json::json;
@@ -17,7 +17,7 @@ fn store(tag: &str) -> PgStore {
     let (_, url) = fresh_schema(tag);
     let store = PgStore::connect(&url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     store
 }
@@ -81,7 +81,7 @@ fn filtered_dense_queries_fill_their_limit() {
     let url = format!("{url}%20-c%20hnsw.max_scan_tuples%3D20%20-c%20enable_sort%3Doff");
     let store = PgStore::connect(&url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     let s = scope("filtered");
     let batches: Vec<_> = (0..3000)
@@ -125,7 +125,7 @@ fn a_rebind_by_another_server_is_seen_by_the_next_search() {
     let (_, url) = fresh_schema("rebind_seen");
     let first = PgStore::connect(&url, 2).expect("connect");
     first
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     let s = scope("maya");
     put(&first, &s, "Maya walks by the river", json!({}));
@@ -146,13 +146,25 @@ fn a_rebind_by_another_server_is_seen_by_the_next_search() {
             .collect())
     };
     second
-        .rebind_embedder("hash-wide/v1", dim, 8, &mut embed)
+        .rebind_embedder(
+            &Rebind {
+                to: Binding::new("hash-wide/v1", dim).unwrap(),
+                batch: 8,
+            },
+            &mut embed,
+        )
         .expect("rebind");
 
     for _ in 0..2 {
         let err = first.dense_candidates(&q, &old).unwrap_err();
         assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput, "{err}");
-        let err = first.vector_scores(&q, &[1], &old).unwrap_err();
+        let err = first
+            .vector_scores(&ScoreQuery {
+                query: q,
+                keys: &[1],
+                vector: &old,
+            })
+            .unwrap_err();
         assert_eq!(err.kind(), mnemo_core::ErrorKind::InvalidInput, "{err}");
     }
     let mut wide = old.clone();
@@ -170,7 +182,7 @@ fn a_prepared_statement_refused_after_a_column_type_change_runs_again() {
     // One connection, so the second read reuses the statement the first one prepared.
     let store = PgStore::connect(&url, 1).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     let s = scope("maya");
     put(&store, &s, "Maya walks by the river", json!({}));

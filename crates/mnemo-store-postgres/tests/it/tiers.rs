@@ -17,7 +17,7 @@ fn store(tag: &str) -> Arc<PgStore> {
     let (_, url) = fresh_schema(tag);
     let store = PgStore::connect(&url, 8).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     Arc::new(store)
 }
@@ -70,7 +70,11 @@ fn a_tier_write_failing_at_any_step_writes_nothing() {
         assert_eq!(segs.len(), 1, "{step}");
         assert!(segs[0].evicted_at.is_none(), "{step}");
         // No EVICT event: the segment has no history at all.
-        let events = store.history(&s, MemoryId(cold.id.0), &ReadOptions::default());
+        let events = store.history(&HistoryQuery::new(
+            &s,
+            MemoryId(cold.id.0),
+            ReadOptions::default(),
+        ));
         assert!(
             matches!(&events, Err(e) if e.kind() == ErrorKind::NotFound),
             "{step}: {events:?}"
@@ -152,7 +156,7 @@ fn racing_rewrites_of_one_segment_commit_once_and_keep_every_visit() {
             let (store, s) = (store.clone(), s.clone());
             t.spawn(move || {
                 store
-                    .record_visits(&s, &[(seg.id, 1)], chrono::Utc::now())
+                    .record_visits(&Visits::new(s, vec![(seg.id, 1)], chrono::Utc::now()).unwrap())
                     .expect("visit")
             });
         }
@@ -209,11 +213,11 @@ fn an_imported_store_keeps_history_ids_and_writes_on() {
     let dst = store("import_dst");
     dst.import(with_vectors(&lines)).expect("import");
     let before = dst
-        .history(&s, old, &ReadOptions::default())
+        .history(&HistoryQuery::new(&s, old, ReadOptions::default()))
         .expect("history");
     assert_eq!(
         before,
-        src.history(&s, old, &ReadOptions::default())
+        src.history(&HistoryQuery::new(&s, old, ReadOptions::default()))
             .expect("history"),
         "events keep their ids"
     );
@@ -222,11 +226,11 @@ fn an_imported_store_keeps_history_ids_and_writes_on() {
     dst.delete(&s, old, DeleteMode::Soft, &WriteContext::default())
         .expect("delete");
     let after = dst
-        .history(&s, old, &ReadOptions::default())
+        .history(&HistoryQuery::new(&s, old, ReadOptions::default()))
         .expect("history");
     assert_eq!(after.len(), before.len() + 1);
     let newest = dst
-        .history(&s, more, &ReadOptions::default())
+        .history(&HistoryQuery::new(&s, more, ReadOptions::default()))
         .expect("history");
     let max_imported = before.iter().map(|e| e.id).max().expect("events");
     assert!(newest[0].id > max_imported && after.last().expect("event").id > max_imported);

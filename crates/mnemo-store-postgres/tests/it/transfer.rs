@@ -19,7 +19,7 @@ fn pg(tag: &str) -> PgStore {
     let (_, url) = fresh_schema(tag);
     let store = PgStore::connect(&url, 2).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     store
 }
@@ -27,7 +27,7 @@ fn pg(tag: &str) -> PgStore {
 fn lite() -> SqliteStore {
     let store = SqliteStore::open_in_memory().expect("open sqlite");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     store
 }
@@ -131,7 +131,7 @@ fn populate(store: &dyn Store) {
         )])
         .expect("evict");
     store
-        .record_visits(&s, &[(kept.id, 2)], chrono::Utc::now())
+        .record_visits(&Visits::new(s.clone(), vec![(kept.id, 2)], chrono::Utc::now()).unwrap())
         .expect("visits");
 }
 

@@ -14,7 +14,7 @@ fn store(tag: &str) -> Arc<PgStore> {
     let (_, url) = fresh_schema(tag);
     let store = PgStore::connect(&url, 8).expect("connect");
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     Arc::new(store)
 }
@@ -97,7 +97,13 @@ fn an_add_failing_at_any_step_writes_nothing() {
         assert_eq!(o.state, MemoryState::Active, "{step}");
         let n = store.get(&s, noted, &read).expect("note");
         assert_eq!(n.note, Some(note("before")), "{step}");
-        assert_eq!(store.history(&s, noted, &read).expect("h").len(), 1);
+        assert_eq!(
+            store
+                .history(&HistoryQuery::new(&s, noted, read))
+                .expect("h")
+                .len(),
+            1
+        );
         assert!(store.links(&s, target).expect("links").is_empty(), "{step}");
         assert!(store.replay(&s, &idem).expect("replay").is_none(), "{step}");
     }
@@ -202,7 +208,9 @@ fn a_memory_is_retired_by_one_writer_only() {
         assert_eq!(r.kind(), ErrorKind::Conflict, "{r}");
     }
     let read = ReadOptions::default();
-    let events = store.history(&s, old, &read).expect("history");
+    let events = store
+        .history(&HistoryQuery::new(&s, old, read))
+        .expect("history");
     let retired = events
         .iter()
         .filter(|e| e.event == HistoryKind::Supersede)
@@ -265,11 +273,10 @@ fn batch_updates_in_opposite_orders_all_commit() {
                             },
                         )
                     };
+                    let updates =
+                        Updates::new(ids.iter().map(|id| patch(*id)).collect()).expect("updates");
                     store
-                        .update_many(
-                            ids.iter().map(|id| patch(*id)).collect(),
-                            &WriteContext::default(),
-                        )
+                        .update_many(&updates, &WriteContext::default())
                         .expect("update_many");
                 }
             })
@@ -281,7 +288,7 @@ fn batch_updates_in_opposite_orders_all_commit() {
     let read = ReadOptions::default();
     for id in [a, b] {
         let updates = store
-            .history(&s, id, &read)
+            .history(&HistoryQuery::new(&s, id, read))
             .expect("history")
             .iter()
             .filter(|e| e.event == HistoryKind::Update)

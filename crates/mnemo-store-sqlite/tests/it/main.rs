@@ -1,6 +1,7 @@
 //! The shared store contract, run against the embedded SQLite store, plus SQLite-specific checks.
 
 use mnemo_core::Admin;
+use mnemo_core::Binding;
 mod limits;
 mod sqlite;
 
@@ -22,7 +23,7 @@ thread_local! {
 
 pub fn open(path: &std::path::Path) -> Arc<dyn Store> {
     let s = SqliteStore::open(path).expect("open store");
-    s.bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+    s.bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
     Arc::new(s)
 }

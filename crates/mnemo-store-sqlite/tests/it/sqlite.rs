@@ -239,7 +239,9 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
             "{needle} is stored before the erase"
         );
     }
-    store.erase(&s, id, true, &WriteContext::default()).unwrap();
+    store
+        .erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+        .unwrap();
     let after = file_bytes(&path);
     for needle in ["Zyxwvut stone", "zyxwvut", "Zyxwvut", "Plover-42"] {
         assert!(!holds(&after, needle), "{needle} survived the erase");
@@ -256,7 +258,7 @@ fn a_locked_database_is_unavailable_not_internal() {
     let path = dir.path().join("mnemo.db");
     let store = mnemo_store_sqlite::SqliteStore::open(&path).unwrap();
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .unwrap();
     store
         .set_busy_timeout(std::time::Duration::from_millis(50))
@@ -282,7 +284,7 @@ fn searches_answer_while_a_large_write_catches_the_index_up() {
     let path = dir.path().join("mnemo.db");
     let store = mnemo_store_sqlite::SqliteStore::open(&path).unwrap();
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .unwrap();
     let store = std::sync::Arc::new(store);
     let (quiet, bulk) = (scope("quiet"), scope("bulk"));

@@ -121,8 +121,10 @@ impl Embedder for EraseWhileEmbedding {
                 engines::off_runtime(|| {
                     engines::off_runtime(|| {
                         engines::off_runtime(|| {
-                            self.store
-                                .erase(&scope, id, false, &WriteContext::default())
+                            self.store.erase(
+                                &EraseMemory::new(&scope, id, false),
+                                &WriteContext::default(),
+                            )
                         })
                     })
                 })

@@ -112,9 +112,15 @@ async fn a_job_taken_over_after_its_add_committed_is_replayed_not_applied_twice(
     let q = engines::off_runtime(|| m.store().jobs()).unwrap();
     // The dead worker's lease has already ended when the next worker looks.
     let now = chrono::Utc::now();
-    let held = engines::off_runtime(|| q.claim("dead", now, chrono::Duration::milliseconds(-1)))
-        .unwrap()
-        .unwrap();
+    let held = engines::off_runtime(|| {
+        q.claim(&Lease {
+            worker: "dead",
+            now,
+            length: chrono::Duration::milliseconds(-1),
+        })
+    })
+    .unwrap()
+    .unwrap();
     assert_eq!(held.id, job.id);
     // What the dead worker committed: the job's add, keyed by the job.
     let mut req = AddRequest::text(ana(), "written exactly once");

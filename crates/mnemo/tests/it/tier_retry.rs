@@ -25,14 +25,15 @@ impl mnemo::core::Records for Racing {
             .is_ok();
         if race {
             for b in &batches {
-                let visits: Vec<(SegmentId, u32)> = self
+                let counts: Vec<(SegmentId, u32)> = self
                     .inner
                     .segments(&b.scope, true, false)?
                     .iter()
                     .map(|s| (s.id, 1))
                     .collect();
-                self.inner
-                    .record_visits(&b.scope, &visits, chrono::Utc::now())?;
+                if let Some(v) = Visits::new(b.scope.clone(), counts, chrono::Utc::now()) {
+                    self.inner.record_visits(&v)?;
+                }
             }
         }
         self.inner.write(batches)
@@ -58,21 +59,17 @@ impl mnemo::core::Records for Racing {
     fn delete(&self, s: &Scope, id: MemoryId, m: DeleteMode, c: &WriteContext) -> Result<()> {
         self.inner.delete(s, id, m, c)
     }
-    fn update_many(
-        &self,
-        i: Vec<(Scope, MemoryId, MemoryPatch)>,
-        c: &WriteContext,
-    ) -> Result<Vec<mnemo::core::Memory>> {
-        self.inner.update_many(i, c)
+    fn update_many(&self, u: &Updates, c: &WriteContext) -> Result<Vec<mnemo::core::Memory>> {
+        self.inner.update_many(u, c)
     }
-    fn delete_many(&self, i: &[(Scope, MemoryId)], m: DeleteMode, c: &WriteContext) -> Result<u64> {
-        self.inner.delete_many(i, m, c)
+    fn delete_many(&self, d: &Deletes, c: &WriteContext) -> Result<u64> {
+        self.inner.delete_many(d, c)
     }
     fn delete_all(&self, s: &Scope, m: DeleteMode, c: &WriteContext) -> Result<u64> {
         self.inner.delete_all(s, m, c)
     }
-    fn history(&self, s: &Scope, id: MemoryId, r: &ReadOptions) -> Result<Vec<HistoryEvent>> {
-        self.inner.history(s, id, r)
+    fn history(&self, q: &HistoryQuery<'_>) -> Result<Vec<HistoryEvent>> {
+        self.inner.history(q)
     }
     fn find_by_hash(&self, s: &Scope, h: &[String]) -> Result<Vec<(String, MemoryId)>> {
         self.inner.find_by_hash(s, h)
@@ -95,24 +92,14 @@ impl mnemo::core::Retrieval for Racing {
     fn lexical_candidates(&self, q: &CandidateQuery<'_>, t: &[String]) -> Result<Vec<Candidate>> {
         self.inner.lexical_candidates(q, t)
     }
-    fn vector_scores(
-        &self,
-        q: &CandidateQuery<'_>,
-        k: &[i64],
-        v: &[f32],
-    ) -> Result<Vec<Candidate>> {
-        self.inner.vector_scores(q, k, v)
+    fn vector_scores(&self, q: &ScoreQuery<'_>) -> Result<Vec<Candidate>> {
+        self.inner.vector_scores(q)
     }
     fn fetch(&self, q: &CandidateQuery<'_>, k: &[i64]) -> Result<Vec<(i64, mnemo::core::Memory)>> {
         self.inner.fetch(q, k)
     }
-    fn entity_candidates(
-        &self,
-        q: &CandidateQuery<'_>,
-        n: &[String],
-        p: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        self.inner.entity_candidates(q, n, p)
+    fn entity_candidates(&self, q: &EntityQuery<'_>) -> Result<Vec<Candidate>> {
+        self.inner.entity_candidates(q)
     }
 }
 
@@ -123,16 +110,11 @@ impl mnemo::core::Graph for Racing {
     fn add_links(&self, s: &Scope, l: &[Link]) -> Result<()> {
         self.inner.add_links(s, l)
     }
-    fn remove_link(&self, s: &Scope, f: MemoryId, t: MemoryId, k: LinkKind) -> Result<bool> {
-        self.inner.remove_link(s, f, t, k)
+    fn remove_link(&self, s: &Scope, k: &LinkKey) -> Result<bool> {
+        self.inner.remove_link(s, k)
     }
-    fn linked(
-        &self,
-        q: &CandidateQuery<'_>,
-        ids: &[MemoryId],
-        k: &[LinkKind],
-    ) -> Result<Vec<LinkedMemory>> {
-        self.inner.linked(q, ids, k)
+    fn linked(&self, q: &LinkedQuery<'_>) -> Result<Vec<LinkedMemory>> {
+        self.inner.linked(q)
     }
     fn entities_of(&self, s: &Scope, id: MemoryId) -> Result<Vec<Entity>> {
         self.inner.entities_of(s, id)
@@ -152,14 +134,8 @@ impl mnemo::core::Messages for Racing {
     fn sessions(&self, s: &Scope, q: &SessionQuery<'_>) -> Result<Vec<SessionInfo>> {
         self.inner.sessions(s, q)
     }
-    fn session_messages(
-        &self,
-        s: &Scope,
-        session: &str,
-        after: Option<MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Message>> {
-        self.inner.session_messages(s, session, after, limit)
+    fn session_messages(&self, q: &SessionLogQuery<'_>) -> Result<Vec<Message>> {
+        self.inner.session_messages(q)
     }
     fn session_memories(&self, s: &Scope, session: &str) -> Result<Vec<MemoryId>> {
         self.inner.session_memories(s, session)
@@ -167,16 +143,11 @@ impl mnemo::core::Messages for Racing {
 }
 
 impl mnemo::core::Erasure for Racing {
-    fn erase(&self, s: &Scope, id: MemoryId, src: bool, c: &WriteContext) -> Result<EraseReport> {
-        self.inner.erase(s, id, src, c)
+    fn erase(&self, m: &EraseMemory<'_>, c: &WriteContext) -> Result<EraseReport> {
+        self.inner.erase(m, c)
     }
-    fn erase_log(
-        &self,
-        s: &Scope,
-        t: EraseTarget<'_>,
-        ctx: &WriteContext,
-    ) -> Result<EraseLogReport> {
-        self.inner.erase_log(s, t, ctx)
+    fn erase_log(&self, l: &EraseLog<'_>, c: &WriteContext) -> Result<EraseLogReport> {
+        self.inner.erase_log(l, c)
     }
 }
 
@@ -187,8 +158,8 @@ impl mnemo::core::Tiers for Racing {
     fn segments(&self, s: &Scope, exact: bool, evicted: bool) -> Result<Vec<Segment>> {
         self.inner.segments(s, exact, evicted)
     }
-    fn record_visits(&self, s: &Scope, v: &[(SegmentId, u32)], at: Timestamp) -> Result<u64> {
-        self.inner.record_visits(s, v, at)
+    fn record_visits(&self, v: &Visits) -> Result<u64> {
+        self.inner.record_visits(v)
     }
 }
 
@@ -202,11 +173,11 @@ impl mnemo::core::Transfer for Racing {
 }
 
 impl mnemo::core::Admin for Racing {
-    fn bind_embedder(&self, model_id: &str, dimension: usize) -> Result<()> {
-        self.inner.bind_embedder(model_id, dimension)
+    fn bind_embedder(&self, b: &Binding) -> Result<()> {
+        self.inner.bind_embedder(b)
     }
-    fn rebind_embedder(&self, m: &str, d: usize, b: usize, e: &mut EmbedBatch<'_>) -> Result<u64> {
-        self.inner.rebind_embedder(m, d, b, e)
+    fn rebind_embedder(&self, r: &Rebind, e: &mut EmbedBatch<'_>) -> Result<u64> {
+        self.inner.rebind_embedder(r, e)
     }
     fn reset(&self) -> Result<()> {
         self.inner.reset()
@@ -216,6 +187,16 @@ impl mnemo::core::Admin for Racing {
     }
     fn stats(&self) -> Result<StoreStats> {
         self.inner.stats()
+    }
+}
+
+/// A wrapper for one test keeps no API keys and no job queue of its own.
+impl mnemo::core::SideTables for Racing {
+    fn api_keys(&self) -> Option<&dyn ApiKeyStore> {
+        None
+    }
+    fn jobs(&self) -> Option<&dyn JobStore> {
+        None
     }
 }
 

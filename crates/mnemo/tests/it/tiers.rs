@@ -284,8 +284,11 @@ async fn lfu_eviction_keeps_messages_and_the_provenance_of_derived_memories() {
     assert_eq!(e.pages(None)[0].tier, PageTier::Evicted);
     let events = engines::off_runtime(|| {
         engines::off_runtime(|| {
-            e.store
-                .history(&lena(), MemoryId(tea_segment.id.0), &ReadOptions::default())
+            e.store.history(&HistoryQuery::new(
+                &lena(),
+                MemoryId(tea_segment.id.0),
+                ReadOptions::default(),
+            ))
         })
     })
     .unwrap();

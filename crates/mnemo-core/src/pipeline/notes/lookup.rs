@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::memory::*;
 use crate::note::NoteConfig;
 use crate::scope::Scope;
-use crate::store::Store;
+use crate::store::{EntityQuery, Store};
 use std::collections::HashMap;
 
 /// What linking one new note reads from the store, looked up before any note is linked (keys
@@ -155,7 +155,11 @@ fn lookups(
         let pooled: Vec<i64> = near.iter().map(|(k, _)| *k).collect();
         let eq = note_query(scope, notes_cfg.max_rule_links.max(1) * 4);
         by_name = store
-            .entity_candidates(&eq, &names, &pooled)?
+            .entity_candidates(&EntityQuery {
+                query: eq,
+                names: &names,
+                pooled: &pooled,
+            })?
             .into_iter()
             .filter(|c| c.score >= notes_cfg.link_entity)
             .map(|c| (c.key, c.score))
