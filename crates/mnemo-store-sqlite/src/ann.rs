@@ -421,7 +421,10 @@ impl Ann {
             // cores the writer's own thread leaves idle.
             let per = new.len().div_ceil(lanes);
             std::thread::scope(|s| {
-                let handles: Vec<_> = new.chunks(per).map(|part| s.spawn(|| insert(part))).collect();
+                let handles: Vec<_> = new
+                    .chunks(per)
+                    .map(|part| s.spawn(|| insert(part)))
+                    .collect();
                 handles.into_iter().try_for_each(|h| {
                     h.join()
                         .unwrap_or_else(|_| Err(ann_err("a graph insert thread panicked")))

@@ -92,7 +92,8 @@ impl Checkpointer {
         writer
             .wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, frames| {
                 hook.longest.fetch_max(frames, Ordering::Relaxed);
-                let [background_at, inline_at] = hook.marks.each_ref().map(|m| m.load(Ordering::Relaxed));
+                let [background_at, inline_at] =
+                    hook.marks.each_ref().map(|m| m.load(Ordering::Relaxed));
                 if frames >= inline_at {
                     // Behind: this commit checkpoints as SQLite would. When the thread is at
                     // it right now, the next commit looks again.

@@ -148,7 +148,10 @@ pub mod testing {
     /// Checkpoints writers ran themselves, and the longest write-ahead log (in frames) a
     /// commit reported.
     pub fn inline_checkpoints(store: &SqliteStore) -> (u64, i32) {
-        store.checkpointer.as_ref().map_or((0, 0), |c| c.inline_runs())
+        store
+            .checkpointer
+            .as_ref()
+            .map_or((0, 0), |c| c.inline_runs())
     }
 
     /// Sets the log lengths (frames) at which the thread, and past it the writer, checkpoint.

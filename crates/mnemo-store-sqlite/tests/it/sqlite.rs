@@ -340,7 +340,7 @@ fn searches_answer_while_a_large_write_catches_the_index_up() {
 fn open_concrete(path: &std::path::Path) -> mnemo_store_sqlite::SqliteStore {
     let store = mnemo_store_sqlite::SqliteStore::open(path).unwrap();
     store
-        .bind_embedder(HashEmbedder::MODEL_ID, HashEmbedder::DIM)
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .unwrap();
     store
 }
@@ -348,7 +348,10 @@ fn open_concrete(path: &std::path::Path) -> mnemo_store_sqlite::SqliteStore {
 /// Writes `n` memories of a few hundred bytes each, one transaction each.
 fn write_many(store: &dyn Store, s: &Scope, n: usize) {
     for i in 0..n {
-        let text = format!("entry {i} {}", "about the harbour and its boats ".repeat(12));
+        let text = format!(
+            "entry {i} {}",
+            "about the harbour and its boats ".repeat(12)
+        );
         put(store, s, &text, json!({}));
     }
 }
@@ -373,7 +376,10 @@ fn the_log_is_checkpointed_off_the_write_path() {
     );
     let (inline, longest) = testing::inline_checkpoints(&store);
     assert_eq!(inline, 0, "a writer checkpointed inside its commit");
-    assert!(longest >= 40, "the log never reached the mark ({longest} frames)");
+    assert!(
+        longest >= 40,
+        "the log never reached the mark ({longest} frames)"
+    );
     let memories = testing::row_counts(&store)
         .into_iter()
         .find(|(t, _)| t == "memories")
