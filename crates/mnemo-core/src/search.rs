@@ -278,23 +278,7 @@ pub fn hybrid_search_embedding(
     let by_entity = if entity_names.is_empty() {
         Vec::new()
     } else {
-        // The entity signal adds at most `entity_weight`, so a key scoring more than that below
-        // the top_k-th cannot reach the top_k with it: only the keys above that line are scored.
-        let base = |s: &Scores| {
-            params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm
-        };
-        let mut bases: Vec<f32> = pooled.values().map(base).collect();
-        let line = if req.top_k > 0 && bases.len() > req.top_k {
-            let (_, kth, _) = bases.select_nth_unstable_by(req.top_k - 1, |a, b| b.total_cmp(a));
-            *kth - params.entity_weight
-        } else {
-            f32::NEG_INFINITY
-        };
-        let keys: Vec<i64> = pooled
-            .iter()
-            .filter(|(_, s)| base(s) >= line)
-            .map(|(k, _)| *k)
-            .collect();
+        let keys = entity_keys(&pooled, params, req.top_k);
         store.entity_candidates(&EntityQuery {
             query: cq,
             names: &entity_names,
@@ -352,6 +336,26 @@ pub fn hybrid_search_embedding(
         .collect();
     expand::expand_links(store, req, vector, params, &own, &mut hits)?;
     Ok(hits)
+}
+
+/// The pooled keys the entity side scores: the entity signal adds at most `entity_weight`, so
+/// a key scoring more than that below the `top_k`-th cannot reach the top with it; only the keys
+/// above that line are looked at.
+fn entity_keys(pooled: &HashMap<i64, Scores>, params: &RankParams, top_k: usize) -> Vec<i64> {
+    let base =
+        |s: &Scores| params.dense_weight * s.dense.max(0.0) + params.lexical_weight * s.bm25_norm;
+    let mut bases: Vec<f32> = pooled.values().map(base).collect();
+    let line = if top_k > 0 && bases.len() > top_k {
+        let (_, kth, _) = bases.select_nth_unstable_by(top_k - 1, |a, b| b.total_cmp(a));
+        *kth - params.entity_weight
+    } else {
+        f32::NEG_INFINITY
+    };
+    pooled
+        .iter()
+        .filter(|(_, s)| base(s) >= line)
+        .map(|(k, _)| *k)
+        .collect()
 }
 
 /// Gives `keys` (pooled without a dense score) their exact cosine, in hybrid mode.

@@ -1,6 +1,6 @@
 //! The store contract for notes: links (create, list both ways, remove, scope isolation,
 //! restart, export/import, bad input), note evolution and the index after it, link expansion
-//! under the visibility rule, and usage counters. Re-exported by `contract`.
+//! under the visibility rule, erased ends. Re-exported by `contract`.
 
 use crate::*;
 use mnemo_core::*;
@@ -506,45 +506,6 @@ pub fn linked_memories_obey_scope_expiry_and_supersession(h: &dyn Harness) {
         vec![live],
         "a covering scope sees them"
     );
-}
-
-pub fn touch_counts_reads_in_the_scope(h: &dyn Harness) {
-    let store = h.fresh();
-    let (s, other) = (scope("lena"), scope("mallory"));
-    let a = put_note(store.as_ref(), &s, "a note", fields(&[], &[], ""));
-    let before = store.get(&s, a, &read()).unwrap();
-    assert_eq!((before.access_count, before.last_accessed_at), (0, None));
-    let at = chrono::Utc::now();
-    assert_eq!(store.touch(&s, &[a, a, MemoryId::new()], at).unwrap(), 2);
-    assert_eq!(
-        store.touch(&other, &[a], at).unwrap(),
-        0,
-        "another scope cannot touch it"
-    );
-    let after = store.get(&s, a, &read()).unwrap();
-    assert_eq!(after.access_count, 2);
-    assert_eq!(
-        after.last_accessed_at.map(|t| t.timestamp_millis()),
-        Some(at.timestamp_millis())
-    );
-    assert_eq!(
-        after.updated_at, before.updated_at,
-        "reading is not editing"
-    );
-    assert_eq!(
-        store
-            .history(&HistoryQuery::new(&s, a, read()))
-            .unwrap()
-            .len(),
-        1
-    );
-    // An earlier access time never moves the last access back.
-    store
-        .touch(&s, &[a], at - chrono::Duration::days(1))
-        .unwrap();
-    let again = store.get(&s, a, &read()).unwrap();
-    assert_eq!(again.access_count, 3);
-    assert_eq!(again.last_accessed_at, after.last_accessed_at);
 }
 
 /// A link to or from an erased tombstone is refused naming the end (it would store new text,

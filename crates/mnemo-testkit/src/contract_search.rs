@@ -1,6 +1,6 @@
 //! Contract cases for finding memories: filters (the grammar, its bounds and its errors),
-//! hybrid search on both signals, entities and their scores, duplicates by hash. Re-exported by
-//! `contract`.
+//! hybrid search on both signals, entities and their scores, duplicates by hash, read counts.
+//! Re-exported by `contract`.
 
 use crate::contract::all;
 use crate::*;
@@ -486,4 +486,45 @@ pub fn filters_past_a_bound_are_invalid_input(h: &dyn Harness) {
         let err = run_filter(store.as_ref(), &s, &f).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{f:?}: {err}");
     }
+}
+
+/// Reads are counted in the scope that reads: `touch` counts each id once per call, never
+/// edits the memory, and never moves the last access back.
+pub fn touch_counts_reads_in_the_scope(h: &dyn Harness) {
+    let store = h.fresh();
+    let (s, other) = (scope("lena"), scope("mallory"));
+    let a = crate::contract_notes::put_note(store.as_ref(), &s, "a note", NoteFields::default());
+    let before = store.get(&s, a, &ReadOptions::default()).unwrap();
+    assert_eq!((before.access_count, before.last_accessed_at), (0, None));
+    let at = chrono::Utc::now();
+    assert_eq!(store.touch(&s, &[a, a, MemoryId::new()], at).unwrap(), 2);
+    assert_eq!(
+        store.touch(&other, &[a], at).unwrap(),
+        0,
+        "another scope cannot touch it"
+    );
+    let after = store.get(&s, a, &ReadOptions::default()).unwrap();
+    assert_eq!(after.access_count, 2);
+    assert_eq!(
+        after.last_accessed_at.map(|t| t.timestamp_millis()),
+        Some(at.timestamp_millis())
+    );
+    assert_eq!(
+        after.updated_at, before.updated_at,
+        "reading is not editing"
+    );
+    assert_eq!(
+        store
+            .history(&HistoryQuery::new(&s, a, ReadOptions::default()))
+            .unwrap()
+            .len(),
+        1
+    );
+    // An earlier access time never moves the last access back.
+    store
+        .touch(&s, &[a], at - chrono::Duration::days(1))
+        .unwrap();
+    let again = store.get(&s, a, &ReadOptions::default()).unwrap();
+    assert_eq!(again.access_count, 3);
+    assert_eq!(again.last_accessed_at, after.last_accessed_at);
 }
