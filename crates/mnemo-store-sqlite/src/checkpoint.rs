@@ -30,12 +30,9 @@ pub(crate) const INLINE_AT: i32 = 8 * BACKGROUND_AT;
 
 #[derive(Default)]
 struct State {
-    /// The log's length at the last commit that reached [`BACKGROUND_AT`], until the thread
-    /// takes it.
-    pending: Option<i32>,
+    /// A commit took the log past [`BACKGROUND_AT`] since the thread last looked.
+    pending: bool,
     stop: bool,
-    /// Checkpoints the thread ran (tests).
-    runs: u64,
 }
 
 struct Shared {
@@ -45,7 +42,9 @@ struct Shared {
     turn: Mutex<()>,
     /// [`BACKGROUND_AT`] and [`INLINE_AT`] (tests lower them).
     marks: [AtomicI32; 2],
-    /// Checkpoints writers ran themselves, and the longest log a commit reported (tests).
+    /// Checkpoints the thread ran and writers ran themselves, and the longest log a commit
+    /// reported (tests).
+    runs: AtomicU64,
     inline_runs: AtomicU64,
     longest: AtomicI32,
 }
@@ -57,6 +56,7 @@ impl Default for Shared {
             wake: Condvar::new(),
             turn: Mutex::new(()),
             marks: [AtomicI32::new(BACKGROUND_AT), AtomicI32::new(INLINE_AT)],
+            runs: AtomicU64::new(0),
             inline_runs: AtomicU64::new(0),
             longest: AtomicI32::new(0),
         }
@@ -70,22 +70,16 @@ pub(crate) struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Starts the thread on a connection of its own to `path` and points `writer`'s commits at
-    /// it (this replaces SQLite's automatic checkpoint on that connection).
+    /// Starts the thread, which opens a connection of its own to `path` (off the opener's
+    /// path), and points `writer`'s commits at it (this replaces SQLite's automatic checkpoint
+    /// on that connection).
     pub(crate) fn start(path: &Path, writer: &mut Connection) -> Result<Self> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI,
-        )
-        .map_err(sql_err)?;
         let shared = Arc::new(Shared::default());
         let thread = std::thread::Builder::new()
             .name("mnemo-checkpoint".into())
             .spawn({
-                let shared = shared.clone();
-                move || run(&conn, &shared)
+                let (shared, path) = (shared.clone(), path.to_path_buf());
+                move || run(&path, &shared)
             })
             .map_err(|e| mnemo_core::Error::internal(format!("checkpoint thread: {e}")))?;
         let hook = shared.clone();
@@ -103,7 +97,7 @@ impl Checkpointer {
                         }
                     }
                 } else if frames >= background_at {
-                    hook.state.lock().pending = Some(frames);
+                    hook.state.lock().pending = true;
                     hook.wake.notify_one();
                 }
                 Ok(())
@@ -122,7 +116,7 @@ impl Checkpointer {
 
     /// Checkpoints the thread has run.
     pub(crate) fn runs(&self) -> u64 {
-        self.shared.state.lock().runs
+        self.shared.runs.load(Ordering::Relaxed)
     }
 
     /// Checkpoints writers ran themselves, and the longest log a commit reported.
@@ -156,24 +150,37 @@ impl Drop for Checkpointer {
     }
 }
 
-fn run(conn: &Connection, shared: &Shared) {
+fn run(path: &Path, shared: &Shared) {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = match Connection::open_with_flags(path, flags) {
+        Ok(c) => c,
+        Err(e) => {
+            // Writers checkpoint at the inline mark instead; the log stays bounded.
+            tracing::warn!(error = %sql_err(e), "the checkpoint thread cannot open the store");
+            return;
+        }
+    };
     loop {
         {
             let mut st = shared.state.lock();
-            while st.pending.is_none() && !st.stop {
+            while !st.pending && !st.stop {
                 shared.wake.wait(&mut st);
             }
             if st.stop {
                 return;
             }
-            st.pending = None;
+            st.pending = false;
         }
         let done = {
             let _turn = shared.turn.lock();
             conn.wal_checkpoint_v2(None::<&str>, CheckpointMode::PASSIVE)
         };
         match done {
-            Ok(_) => shared.state.lock().runs += 1,
+            Ok(_) => {
+                shared.runs.fetch_add(1, Ordering::Relaxed);
+            }
             // Busy (another process checkpoints) or a transient error: the next commit past
             // the mark asks again, and the writer's own checkpoint bounds the log meanwhile.
             Err(e) => tracing::debug!(error = %e, "background checkpoint did not run"),
