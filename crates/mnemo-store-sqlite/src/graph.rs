@@ -141,10 +141,40 @@ pub(crate) fn matching_entities(
     Ok(found)
 }
 
+/// What one write transaction has learnt about entities, kept across its batches: the entity
+/// of each exact name already looked up or created in a scope, and the mentions each entity
+/// gained (added to its row once, at the end of the transaction, by [`EntityMemo::finish`]).
+///
+/// Only exact hits are remembered: an entity whose normalised name equals a mention's is the one
+/// the lookup picks, and no later step of the same transaction can make another entity win over
+/// it (a name that matched nearly is looked up again every time).
+#[derive(Default)]
+pub(crate) struct EntityMemo {
+    exact: HashMap<(String, String), String>,
+    mentions: HashMap<String, i64>,
+}
+
+impl EntityMemo {
+    /// Adds the counted mentions to their entities' rows, in one order every writer keeps.
+    pub(crate) fn finish(self, tx: &Transaction<'_>) -> Result<()> {
+        let mut counts: Vec<(String, i64)> = self.mentions.into_iter().collect();
+        counts.sort_unstable();
+        for (id, n) in counts {
+            tx.execute_cached(
+                "UPDATE entities SET mentions = mentions + ?1 WHERE id = ?2",
+                params![n, id],
+            )
+            .map_err(sql_err)?;
+        }
+        Ok(())
+    }
+}
+
 /// Links a memory to the scope's entity for `mention`, creating the entity when no existing one
-/// matches exactly or nearly.
+/// matches exactly or nearly. The entity's mention count grows in `memo` (see [`EntityMemo`]).
 pub(crate) fn link_entity(
     tx: &Transaction<'_>,
+    memo: &mut EntityMemo,
     scope: &Scope,
     (memory, seq): (MemoryId, i64),
     mention: &EntityMention,
@@ -153,31 +183,28 @@ pub(crate) fn link_entity(
     if mention.normalized.is_empty() {
         return Ok(());
     }
-    let candidates = matching_entities(tx, &EntityLookup::exact(scope), &mention.normalized, true)?;
-    let existing = candidates
-        .iter()
-        .find(|n| n.normalized == mention.normalized)
-        .or_else(|| candidates.first())
-        .map(|n| n.id.clone());
-    let id = match existing {
-        Some(id) => id,
+    let key = (scope.key(), mention.normalized.clone());
+    let id = match memo.exact.get(&key) {
+        Some(id) => id.clone(),
         None => {
-            let id = EntityId::new().to_string();
-            tx.execute_cached(
-                "INSERT INTO entities (id, user_id, agent_id, run_id, name, normalized, entity_type, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    id,
-                    scope.user_id().map(|v| v.as_str()),
-                    scope.agent_id().map(|v| v.as_str()),
-                    scope.run_id().map(|v| v.as_str()),
-                    mention.name,
-                    mention.normalized,
-                    mention.entity_type,
-                    at
-                ],
-            )
-            .map_err(sql_err)?;
+            let candidates =
+                matching_entities(tx, &EntityLookup::exact(scope), &mention.normalized, true)?;
+            let exact = candidates
+                .iter()
+                .find(|n| n.normalized == mention.normalized)
+                .map(|n| n.id.clone());
+            let id = match exact.or_else(|| candidates.first().map(|n| n.id.clone())) {
+                Some(id) => id,
+                None => create_entity(tx, scope, mention, at)?,
+            };
+            // An exact hit, or the entity just made under this very name.
+            if candidates.is_empty()
+                || candidates
+                    .iter()
+                    .any(|n| n.normalized == mention.normalized)
+            {
+                memo.exact.insert(key, id.clone());
+            }
             id
         }
     };
@@ -188,13 +215,35 @@ pub(crate) fn link_entity(
         )
         .map_err(sql_err)?;
     if linked > 0 {
-        tx.execute_cached(
-            "UPDATE entities SET mentions = mentions + 1 WHERE id = ?1",
-            [&id],
-        )
-        .map_err(sql_err)?;
+        *memo.mentions.entry(id).or_default() += 1;
     }
     Ok(())
+}
+
+/// A new entity of `scope` for `mention`; its id.
+fn create_entity(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    mention: &EntityMention,
+    at: i64,
+) -> Result<String> {
+    let id = EntityId::new().to_string();
+    tx.execute_cached(
+        "INSERT INTO entities (id, user_id, agent_id, run_id, name, normalized, entity_type, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            id,
+            scope.user_id().map(|v| v.as_str()),
+            scope.agent_id().map(|v| v.as_str()),
+            scope.run_id().map(|v| v.as_str()),
+            mention.name,
+            mention.normalized,
+            mention.entity_type,
+            at
+        ],
+    )
+    .map_err(sql_err)?;
+    Ok(id)
 }
 
 pub(crate) fn insert_link(tx: &Transaction<'_>, l: &Link) -> Result<()> {

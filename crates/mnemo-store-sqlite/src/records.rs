@@ -19,7 +19,15 @@ impl Records for SqliteStore {
     }
 
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
-        self.write_tx(|tx| batches.iter().map(|b| self.write_one(tx, b)).collect())
+        self.write_tx(|tx| {
+            let mut memo = crate::write::TxMemo::default();
+            let out = batches
+                .iter()
+                .map(|b| self.write_one(tx, &mut memo, b))
+                .collect::<Result<Vec<_>>>()?;
+            memo.finish(tx)?;
+            Ok(out)
+        })
     }
 
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {

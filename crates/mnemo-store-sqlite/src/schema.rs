@@ -236,6 +236,41 @@ const MIGRATIONS: &[&str] = &[
         WHERE status IN ('pending', 'running');
     CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs (user_id, seq);
     "#,
+    // v9: fewer index entries per add. A scope-part index serves only queries that name that
+    // part (`x = ?`), so rows without it (an agent index over a user's memories, all NULL)
+    // leave those indexes; SQLite uses a `x IS NOT NULL` partial index for `x = ?`. The name
+    // index over every scope is dropped: each entity lookup names its scope and goes through
+    // one of the scope-and-name indexes. An add of a user's memory with a new name wrote
+    // seven entity index entries, five at places no other entry of the write shares; now four.
+    r#"
+    DROP INDEX IF EXISTS entities_by_name;
+    DROP INDEX entities_by_user_name;
+    DROP INDEX entities_by_agent_name;
+    DROP INDEX entities_by_run_name;
+    CREATE INDEX entities_by_user_name ON entities (user_id, normalized) WHERE user_id IS NOT NULL;
+    CREATE INDEX entities_by_agent_name ON entities (agent_id, normalized) WHERE agent_id IS NOT NULL;
+    CREATE INDEX entities_by_run_name ON entities (run_id, normalized) WHERE run_id IS NOT NULL;
+    DROP INDEX memories_by_user;
+    DROP INDEX memories_by_agent;
+    DROP INDEX memories_by_run;
+    CREATE INDEX memories_by_user ON memories (user_id, seq) WHERE user_id IS NOT NULL;
+    CREATE INDEX memories_by_agent ON memories (agent_id, seq) WHERE agent_id IS NOT NULL;
+    CREATE INDEX memories_by_run ON memories (run_id, seq) WHERE run_id IS NOT NULL;
+    DROP INDEX messages_by_user;
+    DROP INDEX messages_by_agent;
+    DROP INDEX messages_by_run;
+    CREATE INDEX messages_by_user ON messages (user_id, seq) WHERE user_id IS NOT NULL;
+    CREATE INDEX messages_by_agent ON messages (agent_id, seq) WHERE agent_id IS NOT NULL;
+    CREATE INDEX messages_by_run ON messages (run_id, seq) WHERE run_id IS NOT NULL;
+    DROP INDEX pages_by_user;
+    DROP INDEX pages_by_agent;
+    CREATE INDEX pages_by_user ON pages (user_id, seq) WHERE user_id IS NOT NULL;
+    CREATE INDEX pages_by_agent ON pages (agent_id, seq) WHERE agent_id IS NOT NULL;
+    DROP INDEX segments_by_user;
+    DROP INDEX segments_by_agent;
+    CREATE INDEX segments_by_user ON segments (user_id) WHERE user_id IS NOT NULL;
+    CREATE INDEX segments_by_agent ON segments (agent_id) WHERE agent_id IS NOT NULL;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -363,5 +398,81 @@ mod tests {
             [],
         )
         .unwrap();
+    }
+
+    /// Every scope-part index is partial (rows without the part are not in it) and still the
+    /// one a query naming that part goes through; the rows a version-8 store held stay found.
+    #[test]
+    fn scope_part_indexes_hold_only_rows_with_the_part_and_serve_its_queries() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..8] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 8).unwrap();
+        conn.execute_batch(
+            "INSERT INTO memories (id, user_id, agent_id, kind, state, text, metadata, hash, created_at, updated_at) \
+               VALUES ('m1', 'u', NULL, 'raw', 'active', 'a', '{}', 'h1', 0, 0), \
+                      ('m2', NULL, 'bot', 'raw', 'active', 'b', '{}', 'h2', 0, 0);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        let cases = [
+            ("memories", "user_id", "memories_by_user"),
+            ("memories", "agent_id", "memories_by_agent"),
+            ("memories", "run_id", "memories_by_run"),
+            ("messages", "user_id", "messages_by_user"),
+            ("messages", "agent_id", "messages_by_agent"),
+            ("messages", "run_id", "messages_by_run"),
+            ("pages", "user_id", "pages_by_user"),
+            ("pages", "agent_id", "pages_by_agent"),
+        ];
+        for (table, col, index) in cases {
+            let sql = format!(
+                "EXPLAIN QUERY PLAN SELECT x.seq FROM {table} x WHERE x.{col} = ?1 ORDER BY x.seq DESC LIMIT 5"
+            );
+            let plan: Vec<String> = conn
+                .prepare(&sql)
+                .unwrap()
+                .query_map(["v"], |r| r.get(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert!(
+                plan.iter().any(|p| p.contains(index)),
+                "{table}.{col} = ? does not use {index}: {plan:?}"
+            );
+            let partial: String = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1",
+                    [index],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert!(
+                partial.contains(&format!("WHERE {col} IS NOT NULL")),
+                "{partial}"
+            );
+        }
+        for (col, index) in [
+            ("user_id", "entities_by_user_name"),
+            ("agent_id", "entities_by_agent_name"),
+            ("run_id", "entities_by_run_name"),
+        ] {
+            // The lookups name their index (`graph::EntityLookup`): an index the query cannot
+            // use is an error, not a slower plan.
+            conn.prepare(&format!(
+                "SELECT e.id FROM entities e INDEXED BY {index} WHERE e.{col} = ?1 AND e.normalized IN (?2, ?3)"
+            ))
+            .unwrap();
+        }
+        let found = |col: &str, v: &str| -> i64 {
+            conn.query_row(
+                &format!("SELECT COUNT(*) FROM memories m WHERE m.{col} = ?1"),
+                [v],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!((found("user_id", "u"), found("agent_id", "bot")), (1, 1));
     }
 }

@@ -211,8 +211,22 @@ impl SqliteStore {
     }
 
     /// Writes one batch in `tx`: the order is core's ([`write_batch`]), the rows [`Writer`]'s.
-    pub(crate) fn write_one(&self, tx: &Transaction<'_>, batch: &WriteBatch) -> Result<AddOutcome> {
-        write_batch(&mut Writer { store: self, tx }, batch)
+    /// Writes one batch of a transaction; `memo` carries what the transaction's earlier batches
+    /// learnt (see [`TxMemo`]), and the caller finishes it before the commit.
+    pub(crate) fn write_one(
+        &self,
+        tx: &Transaction<'_>,
+        memo: &mut TxMemo,
+        batch: &WriteBatch,
+    ) -> Result<AddOutcome> {
+        write_batch(
+            &mut Writer {
+                store: self,
+                tx,
+                memo,
+            },
+            batch,
+        )
     }
 
     /// Finds the row of a memory the scope may change (active, not expired).
@@ -349,6 +363,24 @@ impl SqliteStore {
 pub(crate) struct Writer<'a, 't> {
     pub(crate) store: &'a SqliteStore,
     pub(crate) tx: &'a Transaction<'t>,
+    pub(crate) memo: &'a mut TxMemo,
+}
+
+/// What a write transaction keeps across its batches: the store's vector dimension once read,
+/// and the entities its mentions resolved to and the mentions they gained
+/// ([`crate::graph::EntityMemo`]). [`TxMemo::finish`] writes what was deferred; it runs just
+/// before the commit.
+#[derive(Default)]
+pub(crate) struct TxMemo {
+    dimension: Option<usize>,
+    entities: crate::graph::EntityMemo,
+}
+
+impl TxMemo {
+    /// Writes what the batches deferred (entities' mention counts).
+    pub(crate) fn finish(self, tx: &Transaction<'_>) -> Result<()> {
+        self.entities.finish(tx)
+    }
 }
 
 impl BatchWriter for Writer<'_, '_> {
@@ -360,7 +392,12 @@ impl BatchWriter for Writer<'_, '_> {
     }
 
     fn dimension(&mut self) -> Result<usize> {
-        SqliteStore::dimension_of(self.tx)
+        if let Some(d) = self.memo.dimension {
+            return Ok(d);
+        }
+        let d = SqliteStore::dimension_of(self.tx)?;
+        self.memo.dimension = Some(d);
+        Ok(d)
     }
 
     fn insert_message(&mut self, message: &Message) -> Result<()> {
@@ -414,7 +451,14 @@ impl BatchWriter for Writer<'_, '_> {
         mention: &mnemo_core::entity::EntityMention,
         at: i64,
     ) -> Result<()> {
-        crate::graph::link_entity(self.tx, &m.scope, (m.id, *seq), mention, at)
+        crate::graph::link_entity(
+            self.tx,
+            &mut self.memo.entities,
+            &m.scope,
+            (m.id, *seq),
+            mention,
+            at,
+        )
     }
 
     fn owner(&mut self, id: MemoryId) -> Result<Option<(Scope, bool)>> {

@@ -217,6 +217,69 @@ pub fn entities_merge_and_find_candidates(h: &dyn Harness) {
         .is_empty());
 }
 
+/// One write whose batches name the same people again and again (and one name in two scopes):
+/// every mention of a name in a scope joins one entity, each scope has its own, a near spelling
+/// joins too, and every entity counts exactly the memories linked to it.
+pub fn a_write_links_repeated_names_to_one_entity_per_scope(h: &dyn Harness) {
+    let store = h.fresh();
+    let (mine, theirs) = (scope("nora"), scope("ivan"));
+    let texts = [
+        (&mine, "Oslo trip with Caroline", vec!["Caroline", "Oslo"]),
+        (&mine, "Caroline again, in Oslo", vec!["Caroline", "Oslo"]),
+        (&mine, "Carolin wrote back", vec!["Carolin"]),
+        (&theirs, "Ivan met Caroline", vec!["Caroline"]),
+        (&mine, "Caroline and Caroline", vec!["Caroline", "Caroline"]),
+    ];
+    let batches: Vec<WriteBatch> = texts
+        .iter()
+        .map(|(s, text, names)| {
+            let mut b = batch(s, text, json!({}));
+            b.memories[0].entities = names.iter().map(|n| mention(n, "person")).collect();
+            b
+        })
+        .collect();
+    let ids: Vec<MemoryId> = batches.iter().map(|b| b.memories[0].id).collect();
+    store.write(batches).unwrap();
+    let caroline = |s: &Scope, id: MemoryId| {
+        store
+            .entities_of(s, id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.normalized.starts_with("carolin"))
+            .unwrap_or_else(|| panic!("memory {id} has no Caroline"))
+            .id
+    };
+    let mine_id = caroline(&mine, ids[0]);
+    for i in [1, 2, 4] {
+        assert_eq!(
+            caroline(&mine, ids[i]),
+            mine_id,
+            "memory {i} joins the scope's Caroline"
+        );
+    }
+    assert_ne!(
+        caroline(&theirs, ids[3]),
+        mine_id,
+        "another scope's Caroline is its own entity"
+    );
+    let report = store.integrity().unwrap();
+    assert_eq!(report.entities_with_wrong_mentions, 0, "{report:?}");
+    // Caroline is on four of the scope's five memories and Oslo on two: the rarer name scores
+    // higher, which it does only if each entity counted its own links.
+    let q = candidates(&mine, all(false));
+    let score = |name: &str| {
+        store
+            .entity_candidates(&EntityQuery {
+                query: q,
+                names: &[name.into()],
+                pooled: &[],
+            })
+            .unwrap()[0]
+            .score
+    };
+    assert!(score("oslo") > score("caroline"));
+}
+
 /// Exact scores keep the query's scope: a key of another owner scores nothing.
 pub fn exact_scores_stay_in_the_query_scope(h: &dyn Harness) {
     let store = h.fresh();

@@ -50,7 +50,7 @@ macro_rules! store_contract_tests {
             identity_keys_never_set_scope, expiry_on_every_path, pagination_is_complete_under_concurrent_inserts,
             idempotent_retry, reopen_after_close, concurrent_writers, filters, hybrid_search_uses_both_sides,
             update_delete_and_history, delete_all_and_reset, export_import_round_trip, messages_are_an_ordered_log,
-            dimension_mismatch_is_refused, supersession_retires_and_links, entities_merge_and_find_candidates,
+            dimension_mismatch_is_refused, supersession_retires_and_links, entities_merge_and_find_candidates, a_write_links_repeated_names_to_one_entity_per_scope,
             common_entities_score_the_pooled_keys, exact_scores_stay_in_the_query_scope,
             duplicates_are_found_by_hash_in_the_exact_scope, rebind_replaces_every_vector_and_keeps_the_rest,
             numbered_pages_are_located_by_count_and_cursor, erase_removes_every_copy_of_the_text,
