@@ -49,8 +49,8 @@ fn an_abandoned_add_holds_its_slot_until_its_work_stops_and_stops_early() {
     }
     let _release = Open(embedder.clone());
     let key = s.user_key("alice");
-    // 320 messages: ten embedder calls of 32 texts when the add runs to its end.
-    let messages: Vec<_> = (0..320)
+    // 640 messages: five embedder calls of 128 texts when the add runs to its end.
+    let messages: Vec<_> = (0..640)
         .map(|i| json!({"role": "user", "content": format!("message number {i} about hiking")}))
         .collect();
     let body = json!({"messages": messages, "infer": false}).to_string();
@@ -112,7 +112,7 @@ fn an_abandoned_add_holds_its_slot_until_its_work_stops_and_stops_early() {
     let calls = embedder.calls.load(Ordering::SeqCst);
     assert!(
         calls <= 2,
-        "the abandoned add went on embedding: {calls} of 10 calls"
+        "the abandoned add went on embedding: {calls} of 5 calls"
     );
     s.stop();
 }
