@@ -191,21 +191,17 @@ pub(crate) fn link_entity(
                 matching_entities(tx, &EntityLookup::exact(scope), &mention.normalized, true)?;
             let exact = candidates
                 .iter()
-                .find(|n| n.normalized == mention.normalized)
-                .map(|n| n.id.clone());
-            let id = match exact.or_else(|| candidates.first().map(|n| n.id.clone())) {
-                Some(id) => id,
-                None => create_entity(tx, scope, mention, at)?,
-            };
-            // An exact hit, or the entity just made under this very name.
-            if candidates.is_empty()
-                || candidates
-                    .iter()
-                    .any(|n| n.normalized == mention.normalized)
-            {
-                memo.exact.insert(key, id.clone());
+                .find(|n| n.normalized == mention.normalized);
+            // An exact hit, or the entity just made under this very name, is remembered; a
+            // near match is not.
+            match (exact, candidates.first()) {
+                (None, Some(near)) => near.id.clone(),
+                (Some(hit), _) => memo.exact.entry(key).or_insert(hit.id.clone()).clone(),
+                (None, None) => {
+                    let made = create_entity(tx, scope, mention, at)?;
+                    memo.exact.entry(key).or_insert(made).clone()
+                }
             }
-            id
         }
     };
     let linked = tx

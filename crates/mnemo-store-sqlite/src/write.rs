@@ -210,9 +210,9 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// Writes one batch in `tx`: the order is core's ([`write_batch`]), the rows [`Writer`]'s.
-    /// Writes one batch of a transaction; `memo` carries what the transaction's earlier batches
-    /// learnt (see [`TxMemo`]), and the caller finishes it before the commit.
+    /// Writes one batch in `tx`: the order is core's ([`write_batch`]), the rows [`Writer`]'s;
+    /// `memo` carries what the transaction's earlier batches learnt (see [`TxMemo`]), and the
+    /// caller finishes it before the commit.
     pub(crate) fn write_one(
         &self,
         tx: &Transaction<'_>,

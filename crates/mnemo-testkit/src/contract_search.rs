@@ -264,7 +264,7 @@ pub fn a_write_links_repeated_names_to_one_entity_per_scope(h: &dyn Harness) {
     );
     let report = store.integrity().unwrap();
     assert_eq!(report.entities_with_wrong_mentions, 0, "{report:?}");
-    // Caroline is on four of the scope's five memories and Oslo on two: the rarer name scores
+    // Caroline is on all four of the scope's memories and Oslo on two: the rarer name scores
     // higher, which it does only if each entity counted its own links.
     let q = candidates(&mine, all(false));
     let score = |name: &str| {

@@ -102,6 +102,8 @@ impl Memory {
     /// Several adds. Raw adds are embedded together (one model batch) and written in one
     /// transaction; inferred adds run their pipelines one after another, each its own transaction.
     pub async fn add_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+        // Pages count tokens after the embedding: the first add loads the table beside it.
+        tiers::warm_counter();
         let scopes: Vec<Scope> = reqs.iter().map(|r| r.scope.clone()).collect();
         let mut out = self.add_many_written(reqs).await?;
         // Long-term memory: after the add is written, each scope's hot segments are analysed

@@ -91,7 +91,6 @@ impl Memory {
     pub async fn open(config: MemoryConfig) -> Result<Self> {
         config.validate()?;
         let location = config.store_config();
-        crate::add::tiers::warm_counter();
         let store = run_blocking(move || open_store(&location)).await?;
         let m = Self::from_parts_inner(
             store,

@@ -94,9 +94,10 @@ fn counter() -> Option<&'static Arc<dyn TokenCounter>> {
         .as_ref()
 }
 
-/// Loads the token counter's table on a thread of its own, once per process, so an engine's
-/// first add does not wait for it (about 70 ms of CPU): an add that comes sooner waits for the
-/// same load rather than starting another.
+/// Starts loading the token counter's table (about 70 ms of CPU) on a thread of its own, once
+/// per process, when the first add begins: the load runs beside that add's embedding instead of
+/// after it, and processes that never add never load it. A count that comes before the load
+/// ends waits for the same load rather than starting another.
 pub(crate) fn warm_counter() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {

@@ -31,7 +31,7 @@ pub struct ListPosition {
     pub cursor: Option<String>,
 }
 
-/// [`BatchWriter::locate`] from `list` alone: walks the listing a page at a time, stopping a page
+/// [`Records::locate`] from `list` alone: walks the listing a page at a time, stopping a page
 /// exactly at `skip` to keep its cursor. The trait's default, and the reference the contract
 /// tests hold a backend's own answer to.
 pub fn locate_by_walking<S: Records + ?Sized>(
@@ -65,8 +65,8 @@ pub fn locate_by_walking<S: Records + ?Sized>(
 pub const MAX_LIST_LIMIT: usize = 1000;
 
 impl ListQuery {
-    /// What every backend checks before a listing: a valid scope and a limit of 1 to
-    /// [`MAX_LIST_LIMIT`].
+    /// What every backend checks before a listing: a limit of 1 to [`MAX_LIST_LIMIT`] (the
+    /// scope was checked when it was made).
     pub fn validate(&self) -> Result<()> {
         if self.limit == 0 || self.limit > MAX_LIST_LIMIT {
             return Err(crate::Error::invalid(
