@@ -42,8 +42,8 @@ struct Shared {
     turn: Mutex<()>,
     /// [`BACKGROUND_AT`] and [`INLINE_AT`] (tests lower them).
     marks: [AtomicI32; 2],
-    /// Checkpoints the thread ran and writers ran themselves, and the longest log a commit
-    /// reported (tests).
+    /// Checkpoints the thread ran that copied frames into the main file, those writers ran
+    /// themselves, and the longest log a commit reported (tests).
     runs: AtomicU64,
     inline_runs: AtomicU64,
     longest: AtomicI32,
@@ -114,7 +114,7 @@ impl Checkpointer {
         self.shared.turn.lock()
     }
 
-    /// Checkpoints the thread has run.
+    /// Checkpoints the thread has run that copied frames into the main file.
     pub(crate) fn runs(&self) -> u64 {
         self.shared.runs.load(Ordering::Relaxed)
     }
@@ -150,15 +150,31 @@ impl Drop for Checkpointer {
     }
 }
 
+/// The thread's connection, reading the store once so that it knows the store keeps a log: a
+/// connection that has read nothing yet answers a checkpoint with "not in WAL mode" (frame
+/// counts of -1) and copies nothing.
+fn open_wal(path: &Path, flags: OpenFlags) -> std::result::Result<Connection, String> {
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(e).to_string())?;
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+        .map_err(|e| sql_err(e).to_string())?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .map_err(|e| sql_err(e).to_string())?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(format!("the store's journal mode is {mode}, not wal"));
+    }
+    Ok(conn)
+}
+
 fn run(path: &Path, shared: &Shared) {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    let conn = match Connection::open_with_flags(path, flags) {
+    let conn = match open_wal(path, flags) {
         Ok(c) => c,
         Err(e) => {
             // Writers checkpoint at the inline mark instead; the log stays bounded.
-            tracing::warn!(error = %sql_err(e), "the checkpoint thread cannot open the store");
+            tracing::warn!(error = %e, "the checkpoint thread cannot open the store");
             return;
         }
     };
@@ -178,9 +194,12 @@ fn run(path: &Path, shared: &Shared) {
             conn.wal_checkpoint_v2(None::<&str>, CheckpointMode::PASSIVE)
         };
         match done {
-            Ok(_) => {
+            // `(log, checkpointed)`: frames in the log and frames now in the main file.
+            Ok((_, copied)) if copied > 0 => {
                 shared.runs.fetch_add(1, Ordering::Relaxed);
             }
+            // Nothing to copy yet (readers pin the log's start): the next mark asks again.
+            Ok(_) => {}
             // Busy (another process checkpoints) or a transient error: the next commit past
             // the mark asks again, and the writer's own checkpoint bounds the log meanwhile.
             Err(e) => tracing::debug!(error = %e, "background checkpoint did not run"),

@@ -132,7 +132,8 @@ pub mod testing {
         Ok(crate::ann::Ann::load(&conn, path, dim)?.is_some())
     }
 
-    /// Checkpoints the store's background thread has run (0 for in-memory stores).
+    /// Checkpoints the store's background thread has run that copied frames into the main file
+    /// (0 for in-memory stores).
     pub fn background_checkpoints(store: &SqliteStore) -> u64 {
         store.checkpointer.as_ref().map_or(0, |c| c.runs())
     }

@@ -357,7 +357,9 @@ fn write_many(store: &dyn Store, s: &Scope, n: usize) {
 }
 
 /// The write-ahead log is checkpointed by the store's own thread: commits past the mark hand
-/// it over, and while the thread keeps up no writer checkpoints inside its commit.
+/// it over, the thread's checkpoints copy frames into the main file (a connection that had
+/// read nothing once answered every checkpoint with "not in WAL mode" and copied none), and
+/// while the thread keeps up no writer checkpoints inside its commit.
 #[test]
 fn the_log_is_checkpointed_off_the_write_path() {
     use mnemo_store_sqlite::testing;
