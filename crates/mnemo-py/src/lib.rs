@@ -14,6 +14,10 @@
 //! - `args`: keyword arguments read by name and type.
 //! - `scratch`: throwaway PostgreSQL schemas for tests and benchmarks.
 
+// The Rust allocations of the extension (Python's own are untouched); see the workspace manifest.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod args;
 mod convert;
 mod engine;
