@@ -30,6 +30,42 @@ impl Records for SqliteStore {
         })
     }
 
+    /// The plan is made while this writes the batches' records: it is asked for after them,
+    /// inside the transaction. An in-memory store reads through its one connection, which the
+    /// transaction holds, so there the plan comes first (a planner reading it would wait for
+    /// this write, which would wait for the plan).
+    fn write_planned(
+        &self,
+        batches: Vec<WriteBatch>,
+        plan: TierPlan<'_>,
+    ) -> Result<Vec<AddOutcome>> {
+        check_unplanned(&batches)?;
+        if self.path.is_none() {
+            let tiers = planned_tiers(plan, batches.len())?;
+            let batches = batches
+                .into_iter()
+                .zip(tiers)
+                .map(|(b, tiers)| WriteBatch { tiers, ..b })
+                .collect();
+            return self.write(batches);
+        }
+        self.write_tx(|tx| {
+            let mut memo = crate::write::TxMemo::default();
+            let written = batches
+                .iter()
+                .map(|b| self.write_one_records(tx, &mut memo, b))
+                .collect::<Result<Vec<_>>>()?;
+            let tiers = planned_tiers(plan, batches.len())?;
+            for ((b, (_, fresh)), t) in batches.iter().zip(&written).zip(&tiers) {
+                if *fresh {
+                    self.write_one_tiers(tx, &mut memo, &b.scope, t)?;
+                }
+            }
+            memo.finish(tx)?;
+            Ok(written.into_iter().map(|(o, _)| o).collect())
+        })
+    }
+
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {
         self.read(|conn| {
             let mut p = Pred::default();

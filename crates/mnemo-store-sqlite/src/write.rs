@@ -229,6 +229,44 @@ impl SqliteStore {
         )
     }
 
+    /// [`SqliteStore::write_one`] without the hierarchy's steps ([`write_batch_records`]):
+    /// the outcome and whether the batch was written (not replayed).
+    pub(crate) fn write_one_records(
+        &self,
+        tx: &Transaction<'_>,
+        memo: &mut TxMemo,
+        batch: &WriteBatch,
+    ) -> Result<(AddOutcome, bool)> {
+        write_batch_records(
+            &mut Writer {
+                store: self,
+                tx,
+                memo,
+            },
+            batch,
+        )
+    }
+
+    /// The hierarchy changes of a batch of `scope` written by
+    /// [`SqliteStore::write_one_records`] ([`write_late_tiers`]).
+    pub(crate) fn write_one_tiers(
+        &self,
+        tx: &Transaction<'_>,
+        memo: &mut TxMemo,
+        scope: &Scope,
+        tiers: &mnemo_core::tier::TierWrite,
+    ) -> Result<()> {
+        write_late_tiers(
+            &mut Writer {
+                store: self,
+                tx,
+                memo,
+            },
+            scope,
+            tiers,
+        )
+    }
+
     /// Finds the row of a memory the scope may change (active, not expired).
     pub(crate) fn locate_in(
         tx: &Transaction<'_>,

@@ -231,6 +231,113 @@ pub fn pages_move_into_segments_in_one_transaction(h: &dyn Harness) {
     assert!(store.integrity().expect("integrity").is_consistent());
 }
 
+/// How many memories of `scope` a listing shows.
+fn memories_of(store: &dyn Store, scope: &Scope) -> usize {
+    crate::contract::list_all(store, scope, 1000).len()
+}
+
+/// `Store::write_planned`: the batches come without hierarchy changes and the plan brings
+/// them, written in the same transaction. The plan's error, a plan of the wrong length, a bad
+/// or stale tier write, or a batch that brings its own tiers: the whole write fails and nothing
+/// of it stays (a store that writes the plan last must roll its records back). A replayed
+/// batch writes nothing of its plan.
+pub fn planned_writes_take_their_tiers_from_the_plan(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("tiers-planned");
+    let st = store.as_ref();
+    let planned = |b: WriteBatch, tiers: Vec<TierWrite>| {
+        st.write_planned(vec![b], Box::new(move || Ok(tiers)))
+    };
+
+    // The plan's page lands in the window with the batch's records.
+    let (mut b, a) = page_batch(&s, Some("s"), "we planned the lake trip");
+    let tiers = std::mem::take(&mut b.tiers);
+    let out = planned(b, vec![tiers]).expect("a planned write succeeds");
+    assert_eq!(out.len(), 1);
+    assert!(!out[0].replayed);
+    assert_eq!(window(st, &s, Some("s")), vec![a]);
+    assert_eq!(memories_of(st, &s), 1);
+
+    // A batch that brings its own tiers is refused.
+    let (b, _) = page_batch(&s, Some("s"), "a batch with its own page");
+    let err = planned(b, vec![TierWrite::default()]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+
+    // The plan's own error is the write's.
+    let (mut b, _) = page_batch(&s, Some("s"), "the planner fails");
+    b.tiers = TierWrite::default();
+    let err = st
+        .write_planned(
+            vec![b],
+            Box::new(|| {
+                Err(Error::Unavailable {
+                    component: "planner".into(),
+                    reason: "test".into(),
+                })
+            }),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+
+    // A plan with one tier write too many.
+    let (mut b, _) = page_batch(&s, Some("s"), "two plans for one batch");
+    let tiers = std::mem::take(&mut b.tiers);
+    assert!(planned(b, vec![tiers, TierWrite::default()]).is_err());
+
+    // A page whose vector has the wrong dimension.
+    let (mut b, _) = page_batch(&s, Some("s"), "a page of the wrong size");
+    let mut tiers = std::mem::take(&mut b.tiers);
+    tiers.pages[0].vector.push(0.5);
+    let err = planned(b, vec![tiers]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+
+    // A stale segment rewrite: known only once the records are written.
+    let seg = move_into_new(st, &s, &[a]);
+    let mut stale = seg.clone();
+    stale.summary = "a stale summary".into();
+    let (mut b, _) = page_batch(&s, Some("s"), "a plan from an old snapshot");
+    let mut tiers = std::mem::take(&mut b.tiers);
+    tiers.segments.push(SegmentWrite {
+        segment: stale,
+        expected_version: Some(seg.version + 5),
+    });
+    let err = planned(b, vec![tiers]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+
+    // None of the failed writes left a memory, a message or a page.
+    assert_eq!(memories_of(st, &s), 1);
+    assert_eq!(
+        st.messages(&s, Some("s"), 100).expect("messages").len(),
+        1,
+        "only the first write's message is logged"
+    );
+    assert!(window(st, &s, Some("s")).is_empty(), "the first page moved");
+    assert_eq!(
+        st.segments(&s, true, false).expect("segments")[0].summary,
+        seg.summary
+    );
+
+    // A replay writes nothing of its plan.
+    let idem = Idempotency {
+        key: "planned-1".into(),
+        request_hash: "h".into(),
+    };
+    let (mut b, _) = page_batch(&s, Some("t"), "a keyed planned add");
+    b.idempotency = Some(idem.clone());
+    let tiers = std::mem::take(&mut b.tiers);
+    let first = planned(b.clone(), vec![tiers.clone()]).expect("first try");
+    assert!(!first[0].replayed);
+    let mut again = tiers;
+    again.pages[0].id = PageId::new();
+    let second = planned(b, vec![again]).expect("the retry is replayed");
+    assert!(second[0].replayed);
+    assert_eq!(
+        window(st, &s, Some("t")).len(),
+        1,
+        "the replay opened no page"
+    );
+}
+
 pub fn segment_rewrites_check_their_version(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("tiers-version");

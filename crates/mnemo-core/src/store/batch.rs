@@ -207,9 +207,43 @@ fn still_active(e: crate::Error, what: &str, id: MemoryId) -> crate::Error {
 /// stored outcome. Any error leaves the batch half-written: the caller's transaction must roll
 /// back.
 pub fn write_batch<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) -> Result<AddOutcome> {
+    write_steps(tx, batch, true).map(|(o, _)| o)
+}
+
+/// [`write_batch`] without the hierarchy's steps, for a store that writes them last in the same
+/// transaction ([`write_late_tiers`], see [`Records::write_planned`]); the outcome and whether
+/// the batch was written (`false`: replayed from its idempotency key, so its tiers must not be).
+pub fn write_batch_records<W: BatchWriter + ?Sized>(
+    tx: &mut W,
+    batch: &WriteBatch,
+) -> Result<(AddOutcome, bool)> {
+    write_steps(tx, batch, false)
+}
+
+/// The hierarchy changes of a written batch of `scope`, after [`write_batch_records`] wrote the
+/// rest of it (and of the transaction's other batches): checked as [`WriteBatch::validate`]
+/// checks them, then written by [`write_tiers`].
+pub fn write_late_tiers<W: BatchWriter + ?Sized>(
+    tx: &mut W,
+    scope: &Scope,
+    tiers: &crate::tier::TierWrite,
+) -> Result<()> {
+    let dim = match tiers.pages.is_empty() && tiers.segments.is_empty() {
+        true => None,
+        false => Some(tx.dimension()?),
+    };
+    tiers.validate(scope, dim)?;
+    write_tiers(tx, scope, tiers)
+}
+
+fn write_steps<W: BatchWriter + ?Sized>(
+    tx: &mut W,
+    batch: &WriteBatch,
+    with_tiers: bool,
+) -> Result<(AddOutcome, bool)> {
     if let Some(idem) = &batch.idempotency {
         if let Some(o) = tx.stored_outcome(&batch.scope, idem)? {
-            return Ok(o);
+            return Ok((o, false));
         }
     }
     let dim = match batch.needs_vectors() {
@@ -263,7 +297,9 @@ pub fn write_batch<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) -> R
         tx.step(WriteStep::Evolve)?;
         evolve(tx, batch, e)?;
     }
-    write_tiers(tx, &batch.scope, &batch.tiers)?;
+    if with_tiers {
+        write_tiers(tx, &batch.scope, &batch.tiers)?;
+    }
     let outcome = AddOutcome {
         results,
         replayed: false,
@@ -280,7 +316,7 @@ pub fn write_batch<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) -> R
             created_at: link_at,
         })?;
     }
-    Ok(outcome)
+    Ok((outcome, true))
 }
 
 /// Retires one active memory of the batch's scope (superseded or soft-deleted), keeping its

@@ -101,32 +101,7 @@ impl WriteBatch {
                 check_vector("evolutions.vector", &e.vector, d)?;
             }
         }
-        for p in &self.tiers.pages {
-            if p.scope != self.scope {
-                return Err(Error::invalid(
-                    "pages",
-                    "every page of a batch must carry the batch's scope",
-                ));
-            }
-            if p.message_ids.is_empty() {
-                return Err(Error::invalid("pages", "a page needs at least one message"));
-            }
-            if let Some(d) = dim {
-                check_vector("pages.vector", &p.vector, d)?;
-            }
-        }
-        for w in &self.tiers.segments {
-            if w.segment.scope != self.scope {
-                return Err(Error::invalid(
-                    "segments",
-                    "every segment of a batch must carry the batch's scope",
-                ));
-            }
-            if let Some(d) = dim {
-                check_vector("segments.vector", &w.segment.vector, d)?;
-            }
-        }
-        Ok(())
+        self.tiers.validate(&self.scope, dim)
     }
 
     /// A batch that appends messages and adds memories, with no changes to existing ones.
@@ -142,6 +117,41 @@ impl WriteBatch {
             idempotency: None,
             context: WriteContext::default(),
         }
+    }
+}
+
+impl crate::tier::TierWrite {
+    /// The hierarchy part of [`WriteBatch::validate`] for a batch of `scope`: every page and
+    /// segment carries that scope, every new page names a message, vectors have the store's
+    /// dimension `dim` (when it has one) and finite values.
+    pub fn validate(&self, scope: &Scope, dim: Option<usize>) -> Result<()> {
+        use crate::Error;
+        for p in &self.pages {
+            if p.scope != *scope {
+                return Err(Error::invalid(
+                    "pages",
+                    "every page of a batch must carry the batch's scope",
+                ));
+            }
+            if p.message_ids.is_empty() {
+                return Err(Error::invalid("pages", "a page needs at least one message"));
+            }
+            if let Some(d) = dim {
+                check_vector("pages.vector", &p.vector, d)?;
+            }
+        }
+        for w in &self.segments {
+            if w.segment.scope != *scope {
+                return Err(Error::invalid(
+                    "segments",
+                    "every segment of a batch must carry the batch's scope",
+                ));
+            }
+            if let Some(d) = dim {
+                check_vector("segments.vector", &w.segment.vector, d)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -289,6 +299,32 @@ pub enum DeleteMode {
     Hard,
 }
 
+/// The hierarchy changes of a [`Records::write_planned`], made when the store asks for them.
+pub type TierPlan<'a> = Box<dyn FnOnce() -> Result<Vec<crate::tier::TierWrite>> + 'a>;
+
+/// [`Records::write_planned`]'s batches come without hierarchy changes: their plan brings them.
+pub fn check_unplanned(batches: &[WriteBatch]) -> Result<()> {
+    if batches.iter().any(|b| !b.tiers.is_empty()) {
+        return Err(crate::Error::invalid(
+            "tiers",
+            "a planned write takes its hierarchy changes from its plan, not from its batches",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `plan` and checks it answers one tier write per batch (`batches` of them).
+pub fn planned_tiers(plan: TierPlan<'_>, batches: usize) -> Result<Vec<crate::tier::TierWrite>> {
+    let tiers = plan()?;
+    if tiers.len() != batches {
+        return Err(crate::Error::internal(format!(
+            "the plan answered {} tier writes for {batches} batches",
+            tiers.len()
+        )));
+    }
+    Ok(tiers)
+}
+
 /// The records themselves: adds, reads, listings, updates and deletes, history.
 pub trait Records: Send + Sync {
     /// Writes batches in one transaction (all or nothing), one outcome per batch. A batch whose
@@ -298,6 +334,24 @@ pub trait Records: Send + Sync {
     /// refuses the whole write ([`erased_message`](crate::store::erased_message)), so nothing
     /// an erase removed is written back from a queued or retried add's copy of it.
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>>;
+    /// [`Records::write`] of batches whose hierarchy changes come from `plan` (one
+    /// [`TierWrite`](crate::tier::TierWrite) per batch, in order; the batches' own `tiers` must
+    /// be empty). A store may call `plan` inside its transaction once the rest of the batches
+    /// is written, so that the caller plans on another thread meanwhile; the default calls it
+    /// first and then writes. Either way it is called once, an error from it fails the whole
+    /// write, and a batch replayed from its idempotency key writes nothing of its plan.
+    fn write_planned(
+        &self,
+        mut batches: Vec<WriteBatch>,
+        plan: TierPlan<'_>,
+    ) -> Result<Vec<AddOutcome>> {
+        check_unplanned(&batches)?;
+        let tiers = planned_tiers(plan, batches.len())?;
+        for (b, t) in batches.iter_mut().zip(tiers) {
+            b.tiers = t;
+        }
+        self.write(batches)
+    }
     /// The stored outcome of an idempotency key, if any (lets callers skip model work).
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory>;

@@ -82,15 +82,14 @@ pub(super) fn write_prepared(
         };
         let mut attempt = 1;
         loop {
-            let mut batches = to_write.clone();
-            let calls = planner.plan_all(store, &mut batches, &drafts)?;
+            let (written, (calls, tiers)) =
+                plan_and_write(store, planner, to_write.clone(), &drafts);
             tier_usage.resize_with(calls.len(), Vec::new);
             tier_usage
                 .iter_mut()
                 .zip(calls)
                 .for_each(|(all, c)| all.extend(c));
-            let tiers = batches.iter().any(|b| !b.tiers.is_empty());
-            match store.write(batches) {
+            match written {
                 Err(e) if attempt < tiers::MAX_ATTEMPTS && tiers::retry_worthy(&e, tiers) => {
                     attempt += 1;
                     tiers::backoff(attempt);
@@ -119,6 +118,55 @@ pub(super) fn write_prepared(
             }
         })
         .collect()
+}
+
+/// The model calls of a plan, one list per batch, and whether it changed the hierarchy (none
+/// and `false` when no plan was made).
+type PlanCalls = (Vec<Vec<ModelCall>>, bool);
+
+/// One try of the write: the tier plan and the transaction. A rule plan (no chat model) is made
+/// on a thread of its own while the store writes the batches' records, and the store writes it
+/// last in the same transaction (`Store::write_planned`): the two halves run on two cores. A
+/// plan that asks a chat model is made first, so no transaction waits for a model. A planning
+/// error is the write's error (nothing is written).
+fn plan_and_write(
+    store: &dyn Store,
+    planner: &tiers::TierPlanner,
+    mut batches: Vec<WriteBatch>,
+    drafts: &[Vec<tiers::PageDraft>],
+) -> (Result<Vec<AddOutcome>>, PlanCalls) {
+    if planner.chat.is_some() {
+        return match planner.plan_all(store, &mut batches, drafts) {
+            Ok(calls) => {
+                let changed = batches.iter().any(|b| !b.tiers.is_empty());
+                (store.write(batches), (calls, changed))
+            }
+            Err(e) => (Err(e), (Vec::new(), false)),
+        };
+    }
+    let scopes: Vec<Scope> = batches.iter().map(|b| b.scope.clone()).collect();
+    std::thread::scope(|s| {
+        let planning = s.spawn(|| {
+            let scopes: Vec<&Scope> = scopes.iter().collect();
+            // A panic stays on this thread as an error (the scope would raise it again).
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                planner.plan_tiers(store, &scopes, drafts)
+            }))
+            .unwrap_or_else(|_| Err(Error::internal("the tier planner panicked")))
+        });
+        let mut calls: PlanCalls = (Vec::new(), false);
+        let written = store.write_planned(
+            batches,
+            Box::new(|| {
+                let (tiers, made) = planning
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::internal("the tier planner panicked")))?;
+                calls = (made, tiers.iter().any(|t| !t.is_empty()));
+                Ok(tiers)
+            }),
+        );
+        (written, calls)
+    })
 }
 
 /// Earlier turns of a session an add's window re-check reads (windows reach a few turns back).

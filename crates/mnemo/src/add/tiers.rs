@@ -145,15 +145,33 @@ impl TierPlanner {
         batches: &mut [WriteBatch],
         drafts: &[Vec<PageDraft>],
     ) -> Result<Vec<Vec<ModelCall>>> {
-        let mut snap = Snapshot::default();
-        let mut usage = Vec::with_capacity(batches.len());
-        let now = chrono::Utc::now();
-        for (batch, drafts) in batches.iter_mut().zip(drafts) {
-            let mut log = CallLog::default();
-            batch.tiers = self.plan_one(store, &mut snap, &batch.scope, drafts, now, &mut log)?;
-            usage.push(log.calls);
+        let scopes: Vec<&Scope> = batches.iter().map(|b| &b.scope).collect();
+        let (tiers, usage) = self.plan_tiers(store, &scopes, drafts)?;
+        for (batch, tiers) in batches.iter_mut().zip(tiers) {
+            batch.tiers = tiers;
         }
         Ok(usage)
+    }
+
+    /// The hierarchy changes of batches of `scopes` (their drafts in `drafts`, same order),
+    /// each planned against the snapshot the ones before it leave, with each batch's model
+    /// calls.
+    pub(crate) fn plan_tiers(
+        &self,
+        store: &dyn Store,
+        scopes: &[&Scope],
+        drafts: &[Vec<PageDraft>],
+    ) -> Result<(Vec<TierWrite>, Vec<Vec<ModelCall>>)> {
+        let mut snap = Snapshot::default();
+        let mut tiers = Vec::with_capacity(scopes.len());
+        let mut usage = Vec::with_capacity(scopes.len());
+        let now = chrono::Utc::now();
+        for (scope, drafts) in scopes.iter().zip(drafts) {
+            let mut log = CallLog::default();
+            tiers.push(self.plan_one(store, &mut snap, scope, drafts, now, &mut log)?);
+            usage.push(log.calls);
+        }
+        Ok((tiers, usage))
     }
 
     fn plan_one(
