@@ -90,11 +90,21 @@ pub(crate) struct Ann {
     slots: SearchSlots,
 }
 
+/// How the graph keeps its vectors: half precision. Its distances only choose candidates (the
+/// stored f32 vectors stay in SQLite), and at 384 dimensions half precision moves a unit
+/// vector's inner products by about 1e-4 while halving the graph's memory; the f32 kernel the
+/// SIMD library picks on x86 sums in double precision, so an insert's distances cost about
+/// twice as much as these (BENCHMARKS.md, the fourth cut).
+const GRAPH_SCALAR: ScalarKind = ScalarKind::F16;
+/// [`GRAPH_SCALAR`] as the saved graph's metadata names it; a graph saved with another (f32,
+/// before it) is rebuilt on open.
+const GRAPH_SCALAR_NAME: &str = "f16";
+
 fn new_index(dim: usize) -> Result<Index> {
     let opts = IndexOptions {
         dimensions: dim,
         metric: MetricKind::IP,
-        quantization: ScalarKind::F32,
+        quantization: GRAPH_SCALAR,
         connectivity: 16,
         expansion_add: 128,
         expansion_search: 64,
@@ -323,7 +333,10 @@ impl Ann {
         };
         let saved: serde_json::Value = serde_json::from_str(&raw).map_err(ann_err)?;
         let generation = saved["generation"].as_i64().unwrap_or(-1);
-        if saved["dim"].as_u64() != Some(dim as u64) || generation < 0 {
+        if saved["dim"].as_u64() != Some(dim as u64)
+            || generation < 0
+            || saved["scalar"].as_str() != Some(GRAPH_SCALAR_NAME)
+        {
             return Ok(None);
         }
         // The log must still hold every change after the saved generation.
@@ -376,7 +389,12 @@ impl Ann {
         self.index
             .save(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?)
             .map_err(ann_err)?;
-        let body = serde_json::json!({"generation": self.generation, "dim": self.dim, "count": self.len()});
+        let body = serde_json::json!({
+            "generation": self.generation,
+            "dim": self.dim,
+            "count": self.len(),
+            "scalar": GRAPH_SCALAR_NAME,
+        });
         std::fs::write(&meta, body.to_string()).map_err(ann_err)?;
         self.dirty = false;
         Ok(())

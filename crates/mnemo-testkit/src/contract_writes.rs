@@ -268,7 +268,9 @@ pub fn rebind_replaces_every_vector_and_keeps_the_rest(h: &dyn Harness) {
     let hits = store
         .dense_candidates(&q, &HashEmbedder::vector_in("Vera grows tomatoes", 32))
         .unwrap();
-    assert!((hits[0].score - 1.0).abs() < 1e-5, "{hits:?}");
+    // The embedded store's graph keeps half-precision vectors: its inner products are within
+    // about 1e-3 of the exact ones (a vector of the old model would score far lower).
+    assert!((hits[0].score - 1.0).abs() < 1e-3, "{hits:?}");
     assert_eq!(
         store
             .history(&HistoryQuery::new(&s, keep, all(false)))

@@ -53,6 +53,35 @@ fn vector_index_catches_up_after_a_crash_and_rebuilds_when_its_file_is_bad() {
     );
 }
 
+/// A graph saved by a build that kept f32 vectors in it (its metadata names no scalar kind) is
+/// not loaded into today's half-precision graph: the store rebuilds it from SQLite, finds what
+/// it held, and saves it again with its kind.
+#[test]
+fn a_graph_saved_with_another_scalar_kind_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let s = scope("ursula");
+    let store = open(&path);
+    let id = put(store.as_ref(), &s, "ursula keeps bees", json!({}));
+    drop(store);
+    let read_meta = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(sidecar(&path)).unwrap()).unwrap()
+    };
+    let mut meta = read_meta();
+    assert_eq!(meta["scalar"], "f16");
+    meta.as_object_mut().unwrap().remove("scalar");
+    std::fs::write(sidecar(&path), meta.to_string()).unwrap();
+    let store = open(&path);
+    let report = store.integrity().unwrap();
+    assert!(report.is_consistent(), "{report:?}");
+    assert_eq!(report.ann_entries, 1);
+    let hits = search(store.as_ref(), &s, "bees", ReadOptions::default());
+    assert_eq!(hits[0].memory.id, id);
+    assert!(hits[0].scores.dense > 0.0, "the rebuilt graph finds it");
+    drop(store);
+    assert_eq!(read_meta()["scalar"], "f16", "the rebuilt graph was saved");
+}
+
 #[test]
 fn a_second_handle_sees_the_first_handles_writes() {
     let dir = tempfile::tempdir().unwrap();
