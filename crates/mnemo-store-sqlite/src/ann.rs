@@ -555,12 +555,26 @@ impl Ann {
 
     /// Exact cosine similarities of the given keys (skipping keys not in the index).
     pub(crate) fn score(&self, vector: &[f32], keys: &[i64]) -> Result<Vec<Candidate>> {
+        use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+        // The graph's own half-precision bits, widened here: asking the graph for f32 widens
+        // them one by one without the CPU's conversion instruction (several times slower).
+        let mut stored = vec![0i16; self.dim];
+        let mut bits = vec![0u16; self.dim];
         let mut buf = vec![0f32; self.dim];
         let mut out = Vec::with_capacity(keys.len());
         for &key in keys {
-            if self.index.get(key as u64, &mut buf).map_err(ann_err)? == 0 {
+            let got = self
+                .index
+                .get(key as u64, usearch::f16::from_mut_i16s(&mut stored))
+                .map_err(ann_err)?;
+            if got == 0 {
                 continue;
             }
+            bits.iter_mut()
+                .zip(&stored)
+                .for_each(|(b, s)| *b = u16::from_ne_bytes(s.to_ne_bytes()));
+            bits.reinterpret_cast::<half::f16>()
+                .convert_to_f32_slice(&mut buf);
             out.push(Candidate {
                 key,
                 score: mnemo_core::embed::dot(vector, &buf),
