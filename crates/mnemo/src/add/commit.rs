@@ -127,15 +127,16 @@ type PlanCalls = (Vec<Vec<ModelCall>>, bool);
 /// One try of the write: the tier plan and the transaction. A rule plan (no chat model) is made
 /// on a thread of its own while the store writes the batches' records, and the store writes it
 /// last in the same transaction (`Store::write_planned`): the two halves run on two cores. A
-/// plan that asks a chat model is made first, so no transaction waits for a model. A planning
-/// error is the write's error (nothing is written).
+/// plan that asks a chat model is made first, so no transaction waits for a model, and so is
+/// the empty plan of a write without pages (no thread for nothing). A planning error is the
+/// write's error (nothing is written).
 fn plan_and_write(
     store: &dyn Store,
     planner: &tiers::TierPlanner,
     mut batches: Vec<WriteBatch>,
     drafts: &[Vec<tiers::PageDraft>],
 ) -> (Result<Vec<AddOutcome>>, PlanCalls) {
-    if planner.chat.is_some() {
+    if planner.chat.is_some() || drafts.iter().all(Vec::is_empty) {
         return match planner.plan_all(store, &mut batches, drafts) {
             Ok(calls) => {
                 let changed = batches.iter().any(|b| !b.tiers.is_empty());
