@@ -249,10 +249,26 @@ impl Pool {
 
     /// A usable connection: a pooled one of the current generation (checked first when it sat
     /// idle), or a new one.
+    ///
+    /// A burst of requests larger than the pool finds no idle connection and, past the pool's
+    /// size, every handshake slot taken: such a request waits, up to the connect timeout, for a
+    /// connection to come back or a handshake to end, instead of failing at once as if the
+    /// database had stopped answering (it is only busy).
     pub(crate) fn checkout(&self) -> Result<(Conn, u64)> {
+        let started = std::time::Instant::now();
+        let deadline = self
+            .config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
         loop {
             let taken = self.idle.lock().pop();
             let Some(mut c) = taken else {
+                let busy = self.connecting.load(Ordering::Acquire) >= self.size.max(1) as u64;
+                if busy && started.elapsed() < deadline {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    continue;
+                }
                 return self.connect();
             };
             if c.generation != self.generation.load(Ordering::Acquire) || c.conn.client.is_closed()

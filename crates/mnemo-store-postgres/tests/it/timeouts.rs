@@ -52,3 +52,28 @@ fn a_lock_held_past_lock_timeout_is_unavailable() {
     assert!(err.to_string().contains("55P03"), "{err}");
     tx.rollback().unwrap();
 }
+
+/// A burst of requests larger than the pool, on a database that answers: the requests past the
+/// pool's handshake slots wait for a connection instead of failing as if the database were
+/// gone (they once failed at once with "earlier connection attempts have not been answered").
+#[test]
+fn a_burst_larger_than_the_pool_waits_for_connections() {
+    let (_schema, url) = super::fresh_schema("burst");
+    let store = std::sync::Arc::new(PgStore::connect(&url, 2).unwrap());
+    let threads = 16;
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (store, barrier) = (store.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                store.owner_of(MemoryId::new()).err()
+            })
+        })
+        .collect();
+    for h in handles {
+        if let Some(e) = h.join().expect("a request thread panicked") {
+            assert_ne!(e.kind(), ErrorKind::Unavailable, "{e}");
+        }
+    }
+}
