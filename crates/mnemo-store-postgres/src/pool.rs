@@ -169,6 +169,14 @@ impl Pool {
         }
     }
 
+    /// How long a handshake may take: the URL's `connect_timeout`, else the default.
+    fn connect_deadline(&self) -> std::time::Duration {
+        self.config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+    }
+
     fn connect(&self) -> Result<(Conn, u64)> {
         let generation = self.generation.load(Ordering::Acquire);
         match self.connect_within_deadline() {
@@ -189,11 +197,7 @@ impl Pool {
     /// answers or the socket fails; while as many as the pool's size still run, connecting
     /// fails at once instead of starting more.
     fn connect_within_deadline(&self) -> std::result::Result<postgres::Client, String> {
-        let deadline = self
-            .config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        let deadline = self.connect_deadline();
         if self.connecting.load(Ordering::Acquire) >= self.size.max(1) as u64 {
             return Err(format!(
                 "earlier connection attempts have not been answered within {deadline:?}; the database does not answer"
@@ -256,11 +260,7 @@ impl Pool {
     /// database had stopped answering (it is only busy).
     pub(crate) fn checkout(&self) -> Result<(Conn, u64)> {
         let started = std::time::Instant::now();
-        let deadline = self
-            .config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+        let deadline = self.connect_deadline();
         loop {
             let taken = self.idle.lock().pop();
             let Some(mut c) = taken else {

@@ -39,16 +39,10 @@ impl Records for SqliteStore {
         batches: Vec<WriteBatch>,
         plan: TierPlan<'_>,
     ) -> Result<Vec<AddOutcome>> {
-        check_unplanned(&batches)?;
         if self.path.is_none() {
-            let tiers = planned_tiers(plan, batches.len())?;
-            let batches = batches
-                .into_iter()
-                .zip(tiers)
-                .map(|(b, tiers)| WriteBatch { tiers, ..b })
-                .collect();
-            return self.write(batches);
+            return plan_then_write(self, batches, plan);
         }
+        check_unplanned(&batches)?;
         self.write_tx(|tx| {
             let mut memo = crate::write::TxMemo::default();
             let written = batches

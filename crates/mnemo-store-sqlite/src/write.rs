@@ -219,14 +219,16 @@ impl SqliteStore {
         memo: &mut TxMemo,
         batch: &WriteBatch,
     ) -> Result<AddOutcome> {
-        write_batch(
-            &mut Writer {
-                store: self,
-                tx,
-                memo,
-            },
-            batch,
-        )
+        write_batch(&mut self.writer(tx, memo), batch)
+    }
+
+    /// The rows' side of core's write order for one batch of `tx`.
+    fn writer<'a, 'c>(&'a self, tx: &'a Transaction<'c>, memo: &'a mut TxMemo) -> Writer<'a, 'c> {
+        Writer {
+            store: self,
+            tx,
+            memo,
+        }
     }
 
     /// [`SqliteStore::write_one`] without the hierarchy's steps ([`write_batch_records`]):
@@ -237,14 +239,7 @@ impl SqliteStore {
         memo: &mut TxMemo,
         batch: &WriteBatch,
     ) -> Result<(AddOutcome, bool)> {
-        write_batch_records(
-            &mut Writer {
-                store: self,
-                tx,
-                memo,
-            },
-            batch,
-        )
+        write_batch_records(&mut self.writer(tx, memo), batch)
     }
 
     /// The hierarchy changes of a batch of `scope` written by
@@ -256,15 +251,7 @@ impl SqliteStore {
         scope: &Scope,
         tiers: &mnemo_core::tier::TierWrite,
     ) -> Result<()> {
-        write_late_tiers(
-            &mut Writer {
-                store: self,
-                tx,
-                memo,
-            },
-            scope,
-            tiers,
-        )
+        write_late_tiers(&mut self.writer(tx, memo), scope, tiers)
     }
 
     /// Finds the row of a memory the scope may change (active, not expired).

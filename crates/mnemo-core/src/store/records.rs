@@ -313,6 +313,20 @@ pub fn check_unplanned(batches: &[WriteBatch]) -> Result<()> {
     Ok(())
 }
 
+/// [`Records::write_planned`] the default way: the plan first, then one [`Records::write`].
+pub fn plan_then_write<S: Records + ?Sized>(
+    store: &S,
+    mut batches: Vec<WriteBatch>,
+    plan: TierPlan<'_>,
+) -> Result<Vec<AddOutcome>> {
+    check_unplanned(&batches)?;
+    let tiers = planned_tiers(plan, batches.len())?;
+    for (b, t) in batches.iter_mut().zip(tiers) {
+        b.tiers = t;
+    }
+    store.write(batches)
+}
+
 /// Runs `plan` and checks it answers one tier write per batch (`batches` of them).
 pub fn planned_tiers(plan: TierPlan<'_>, batches: usize) -> Result<Vec<crate::tier::TierWrite>> {
     let tiers = plan()?;
@@ -342,15 +356,10 @@ pub trait Records: Send + Sync {
     /// write, and a batch replayed from its idempotency key writes nothing of its plan.
     fn write_planned(
         &self,
-        mut batches: Vec<WriteBatch>,
+        batches: Vec<WriteBatch>,
         plan: TierPlan<'_>,
     ) -> Result<Vec<AddOutcome>> {
-        check_unplanned(&batches)?;
-        let tiers = planned_tiers(plan, batches.len())?;
-        for (b, t) in batches.iter_mut().zip(tiers) {
-            b.tiers = t;
-        }
-        self.write(batches)
+        plan_then_write(self, batches, plan)
     }
     /// The stored outcome of an idempotency key, if any (lets callers skip model work).
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
