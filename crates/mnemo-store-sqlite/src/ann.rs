@@ -9,10 +9,12 @@
 //! Small candidate sets (a small scope, a selective filter) are scored exactly instead of through
 //! the graph: filtered HNSW search degrades when few nodes pass the filter.
 
+mod ahead;
 mod delta;
 
 use crate::codec::{blob_to_vector, sql_err};
 use crate::lexical::Lexical;
+pub(crate) use ahead::with_early_inserts;
 pub(crate) use delta::Delta;
 use delta::{info_row, InfoRow, INFO_SQL};
 use mnemo_core::{Candidate, Error, MemoryKind, Result, Validity};
@@ -88,6 +90,11 @@ pub(crate) struct Ann {
     /// The BM25 index over the same memories.
     pub lex: Lexical,
     slots: SearchSlots,
+    /// Nodes a write put in the graph before its commit (`ahead`), by key, with the vector
+    /// inserted: a catch-up whose change log shows the same vector only gives them their info.
+    ahead: parking_lot::Mutex<HashMap<u64, Vec<f32>>>,
+    /// Early inserts made since the index was built (tests).
+    ahead_total: std::sync::atomic::AtomicU64,
 }
 
 /// How the graph keeps its vectors: half precision. Its distances only choose candidates (the
@@ -174,6 +181,8 @@ impl Ann {
             part_counts: HashMap::new(),
             lex: Lexical::new(),
             slots: SearchSlots::default(),
+            ahead: parking_lot::Mutex::new(HashMap::new()),
+            ahead_total: Default::default(),
         })
     }
 
@@ -410,12 +419,13 @@ impl Ann {
     }
 
     /// Puts the vectors of `delta`'s keys the graph does not hold yet into the graph, and
-    /// returns those keys. Takes `&self`, so a catch-up runs this — the part whose work grows
+    /// returns those keys with the ones a write inserted ahead of its commit (`ahead`). Takes `&self`, so a catch-up runs this — the part whose work grows
     /// with the graph — beside searches: they cannot return the new nodes before [`Self::apply`]
     /// gives them their info (the pre-filter passes no key without it), and the SQL fetch
     /// checks every candidate's scope again in any case. Room must have been reserved
     /// ([`Self::reserve_for`]) and one catch-up runs at a time.
     pub(crate) fn add_new(&self, delta: &Delta) -> Result<HashSet<u64>> {
+        let mut added = self.inserted_ahead(delta);
         let new: Vec<(u64, &[f32])> = delta
             .changes
             .iter()
@@ -449,12 +459,14 @@ impl Ann {
                 })
             })?;
         }
-        Ok(new.into_iter().map(|(key, _)| key).collect())
+        added.extend(new.into_iter().map(|(key, _)| key));
+        Ok(added)
     }
 
     /// The rest of `delta`, exclusive and short: info and lexical entries of the keys
     /// [`Self::add_new`] put in the graph, changed and removed keys, and the generation.
     pub(crate) fn apply(&mut self, delta: Delta, added: &HashSet<u64>) -> Result<()> {
+        self.settle_ahead(&delta);
         for (key, change) in delta.changes {
             match change {
                 Some((_, info)) if added.contains(&key) => {

@@ -162,6 +162,17 @@ pub mod testing {
         }
     }
 
+    /// Graph inserts made ahead of their write's commit since the index was built, and those
+    /// not yet settled by a catch-up (see `ann::ahead`).
+    pub fn early_inserts(store: &SqliteStore) -> (u64, usize) {
+        // Recursive: a test's plan asks from inside the write, which holds the index shared.
+        store
+            .ann
+            .read_recursive()
+            .as_ref()
+            .map_or((0, 0), |a| a.ahead_counts())
+    }
+
     /// Sets the schema version of a closed store file.
     pub fn set_user_version(path: &Path, version: u32) -> Result<()> {
         let conn = Connection::open(path).map_err(sql_err)?;

@@ -1,5 +1,6 @@
 //! [`mnemo_core::Records`] on SQLite: an add's batches, replays, get, list and locate,
 //! updates and deletes, history, duplicates by hash, owners and access counts.
+use crate::ann::with_early_inserts;
 use crate::codec::*;
 use crate::graph::exact_scope;
 use crate::predicate;
@@ -33,7 +34,9 @@ impl Records for SqliteStore {
     /// The plan is made while this writes the batches' records: it is asked for after them,
     /// inside the transaction. An in-memory store reads through its one connection, which the
     /// transaction holds, so there the plan comes first (a planner reading it would wait for
-    /// this write, which would wait for the plan).
+    /// this write, which would wait for the plan). While the writer waits for the plan, writes
+    /// the plan's rows and commits, a helper puts the new vectors into the graph
+    /// (`ann::ahead`).
     fn write_planned(
         &self,
         batches: Vec<WriteBatch>,
@@ -43,21 +46,30 @@ impl Records for SqliteStore {
             return plan_then_write(self, batches, plan);
         }
         check_unplanned(&batches)?;
-        self.write_tx(|tx| {
-            let mut memo = crate::write::TxMemo::default();
+        let mut conn = self.writer.lock();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql_err)?;
+        let out = with_early_inserts(self.ahead_turn(), |hand_over| {
+            let mut memo = crate::write::TxMemo::keeping_vectors();
             let written = batches
                 .iter()
-                .map(|b| self.write_one_records(tx, &mut memo, b))
+                .map(|b| self.write_one_records(&tx, &mut memo, b))
                 .collect::<Result<Vec<_>>>()?;
+            hand_over(memo.take_vectors());
             let tiers = planned_tiers(plan, batches.len())?;
             for ((b, (_, fresh)), t) in batches.iter().zip(&written).zip(&tiers) {
                 if *fresh {
-                    self.write_one_tiers(tx, &mut memo, &b.scope, t)?;
+                    self.write_one_tiers(&tx, &mut memo, &b.scope, t)?;
                 }
             }
-            memo.finish(tx)?;
+            memo.finish(&tx)?;
+            tx.commit().map_err(sql_err)?;
             Ok(written.into_iter().map(|(o, _)| o).collect())
-        })
+        })?;
+        drop(conn);
+        self.read(|c| self.sync_ann(c))?;
+        Ok(out)
     }
 
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {

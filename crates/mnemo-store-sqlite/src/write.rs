@@ -392,16 +392,31 @@ pub(crate) struct Writer<'a, 't> {
 }
 
 /// What a write transaction keeps across its batches: the store's vector dimension once read,
-/// and the entities its mentions resolved to and the mentions they gained
-/// ([`crate::graph::EntityMemo`]). [`TxMemo::finish`] writes what was deferred; it runs just
-/// before the commit.
+/// the entities its mentions resolved to and the mentions they gained
+/// ([`crate::graph::EntityMemo`]), and, when asked for, the new memories' row numbers and
+/// vectors (for graph inserts ahead of the commit, `ann::ahead`). [`TxMemo::finish`] writes
+/// what was deferred; it runs just before the commit.
 #[derive(Default)]
 pub(crate) struct TxMemo {
     dimension: Option<usize>,
     entities: crate::graph::EntityMemo,
+    fresh: Option<Vec<(u64, Vec<f32>)>>,
 }
 
 impl TxMemo {
+    /// A memo that keeps the row number and vector of every memory the batches insert.
+    pub(crate) fn keeping_vectors() -> Self {
+        Self {
+            fresh: Some(Vec::new()),
+            ..Self::default()
+        }
+    }
+
+    /// The new memories' row numbers and vectors kept so far (see [`Self::keeping_vectors`]).
+    pub(crate) fn take_vectors(&mut self) -> Vec<(u64, Vec<f32>)> {
+        self.fresh.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     /// Writes what the batches deferred (entities' mention counts).
     pub(crate) fn finish(self, tx: &Transaction<'_>) -> Result<()> {
         self.entities.finish(tx)
@@ -451,7 +466,7 @@ impl BatchWriter for Writer<'_, '_> {
 
     fn insert_memory(&mut self, m: &NewMemory) -> Result<i64> {
         let at = m.created_at.timestamp_millis();
-        insert_memory(
+        let seq = insert_memory(
             self.tx,
             m.id,
             &m.scope,
@@ -466,7 +481,11 @@ impl BatchWriter for Writer<'_, '_> {
             Some(&m.vector),
             &m.sources,
             m.note.as_ref(),
-        )
+        )?;
+        if let Some(fresh) = self.memo.fresh.as_mut() {
+            fresh.push((seq as u64, m.vector.clone()));
+        }
+        Ok(seq)
     }
 
     fn link_entity(

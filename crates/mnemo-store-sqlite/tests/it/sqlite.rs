@@ -439,3 +439,113 @@ fn writers_bound_the_log_when_the_checkpoint_thread_falls_behind() {
     assert_eq!(testing::background_checkpoints(&store), 0);
     assert!(store.integrity().unwrap().is_consistent());
 }
+
+/// Waits (up to 20 s) until the store has made `n` early graph inserts in all.
+fn early_inserts_reach(store: &mnemo_store_sqlite::SqliteStore, n: u64) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        if mnemo_store_sqlite::testing::early_inserts(store).0 >= n {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    false
+}
+
+/// `n` planned batches of `s` with texts from `text`, without tiers.
+fn planned_batches(s: &Scope, n: usize, text: impl Fn(usize) -> String) -> Vec<WriteBatch> {
+    (0..n).map(|i| batch(s, &text(i), json!({}))).collect()
+}
+
+/// A planned write's new vectors go into the graph while the writer waits for its plan,
+/// before the commit; the catch-up after the commit only gives them their info, and every
+/// memory is then found by its own text with its exact score.
+#[test]
+fn a_planned_write_puts_its_vectors_in_the_graph_before_its_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_concrete(&dir.path().join("mnemo.db"));
+    let s = scope("early");
+    let text = |i: usize| format!("early entry {i} on the orchard ladder");
+    let n = 40;
+    let seen_before_commit = std::cell::Cell::new(false);
+    let out = store
+        .write_planned(
+            planned_batches(&s, n, text),
+            Box::new(|| {
+                seen_before_commit.set(early_inserts_reach(&store, n as u64));
+                Ok(vec![Default::default(); n])
+            }),
+        )
+        .unwrap();
+    assert_eq!(out.len(), n);
+    assert!(
+        seen_before_commit.get(),
+        "the write's vectors were not in the graph while it waited for its plan"
+    );
+    assert_eq!(
+        mnemo_store_sqlite::testing::early_inserts(&store),
+        (n as u64, 0),
+        "the catch-up settles every early insert"
+    );
+    for i in [0, n / 2, n - 1] {
+        let hits = search(&store, &s, &text(i), ReadOptions::default());
+        assert_eq!(hits[0].memory.text, text(i));
+        assert!(hits[0].score > 0.99, "{}", hits[0].score);
+    }
+    let report = store.integrity().unwrap();
+    assert!(report.is_consistent(), "{report:?}");
+    assert_eq!(report.ann_entries, n as u64);
+}
+
+/// A planned write that fails after its early graph inserts takes them back before it lets
+/// the next write in: the graph holds only committed memories, and the next write, which gets
+/// the same row numbers, is found by its own vectors.
+#[test]
+fn a_failed_planned_write_takes_its_early_graph_inserts_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_concrete(&dir.path().join("mnemo.db"));
+    let s = scope("early-failed");
+    let kept = put(&store, &s, "a memory from before", json!({}));
+    let n = 30;
+    let err = store
+        .write_planned(
+            planned_batches(&s, n, |i| format!("doomed entry {i} about kites")),
+            Box::new(|| {
+                assert!(early_inserts_reach(&store, n as u64), "no early inserts");
+                Err(Error::Unavailable {
+                    component: "planner".into(),
+                    reason: "test".into(),
+                })
+            }),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert_eq!(mnemo_store_sqlite::testing::early_inserts(&store).1, 0);
+    let report = store.integrity().unwrap();
+    assert!(report.is_consistent(), "{report:?}");
+    assert_eq!(
+        report.ann_entries, 1,
+        "the failed write's nodes stayed in the graph"
+    );
+
+    let text = |i: usize| format!("second try {i} with a lighthouse");
+    store
+        .write_planned(
+            planned_batches(&s, n, text),
+            Box::new(|| Ok(vec![Default::default(); n])),
+        )
+        .unwrap();
+    for i in [0, n - 1] {
+        let hits = search(&store, &s, &text(i), ReadOptions::default());
+        assert_eq!(hits[0].memory.text, text(i));
+        assert!(hits[0].score > 0.99, "{}", hits[0].score);
+    }
+    assert!(
+        search(&store, &s, "a memory from before", ReadOptions::default())
+            .iter()
+            .any(|h| h.memory.id == kept)
+    );
+    let report = store.integrity().unwrap();
+    assert!(report.is_consistent(), "{report:?}");
+    assert_eq!(report.ann_entries, n as u64 + 1);
+}
