@@ -11,12 +11,14 @@
 
 mod ahead;
 mod delta;
+mod exact;
 
 use crate::codec::{blob_to_vector, sql_err};
 use crate::lexical::Lexical;
 pub(crate) use ahead::with_early_inserts;
 pub(crate) use delta::Delta;
 use delta::{info_row, InfoRow, INFO_SQL};
+use exact::Exact;
 use mnemo_core::{Candidate, Error, MemoryKind, Result, Validity};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
@@ -89,6 +91,8 @@ pub(crate) struct Ann {
     part_counts: HashMap<u32, usize>,
     /// The BM25 index over the same memories.
     pub lex: Lexical,
+    /// The indexed vectors at half precision: every score comes from these (`exact`).
+    exact: Exact,
     slots: SearchSlots,
     /// Nodes a write put in the graph before its commit (`ahead`), by key, with the vector
     /// inserted: a catch-up whose change log shows the same vector only gives them their info.
@@ -97,15 +101,21 @@ pub(crate) struct Ann {
     ahead_total: std::sync::atomic::AtomicU64,
 }
 
-/// How the graph keeps its vectors: half precision. Its distances only choose candidates (the
-/// stored f32 vectors stay in SQLite), and at 384 dimensions half precision moves a unit
-/// vector's inner products by about 1e-4 while halving the graph's memory; the f32 kernel the
-/// SIMD library picks on x86 sums in double precision, so an insert's distances cost about
-/// twice as much as these (BENCHMARKS.md, the fourth cut).
-const GRAPH_SCALAR: ScalarKind = ScalarKind::F16;
+/// How the graph keeps its vectors: 8-bit integers (a unit vector's values times 127). Its
+/// distances only choose candidates: scores come from the half-precision copies in `exact`,
+/// and a search asks the graph for more candidates than it returns ([`oversampled`]). An
+/// insert's distances then cost a fraction of what they cost at half precision, and the
+/// graph's memory halves again (BENCHMARKS.md, the fifth cut).
+const GRAPH_SCALAR: ScalarKind = ScalarKind::I8;
 /// [`GRAPH_SCALAR`] as the saved graph's metadata names it; a graph saved with another (f32,
-/// before it) is rebuilt on open.
-const GRAPH_SCALAR_NAME: &str = "f16";
+/// then f16, before it) is rebuilt on open.
+const GRAPH_SCALAR_NAME: &str = "i8";
+
+/// Candidates a graph search takes to return `k`: the 8-bit distances reorder neighbours that
+/// lie within a few thousandths of each other, so twice as many are rescored exactly.
+fn oversampled(k: usize) -> usize {
+    k.saturating_mul(2).max(k + 8)
+}
 
 fn new_index(dim: usize) -> Result<Index> {
     let opts = IndexOptions {
@@ -124,12 +134,15 @@ fn ann_err(e: impl std::fmt::Display) -> Error {
     Error::internal(format!("vector index: {e}"))
 }
 
-pub(crate) fn sidecar_paths(db: &Path) -> (PathBuf, PathBuf) {
-    let mut graph = db.as_os_str().to_owned();
-    graph.push(".hnsw");
-    let mut meta = db.as_os_str().to_owned();
-    meta.push(".hnsw.json");
-    (graph.into(), meta.into())
+/// The saved index's files beside the store file `db`: the graph, its metadata (written last:
+/// the save is whole once it exists) and the exact vectors.
+pub(crate) fn sidecar_paths(db: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let beside = |suffix: &str| -> PathBuf {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        p.into()
+    };
+    (beside(".hnsw"), beside(".hnsw.json"), beside(".hnsw.f16"))
 }
 
 pub(crate) fn db_generation(conn: &Connection) -> Result<i64> {
@@ -180,6 +193,7 @@ impl Ann {
             names: HashMap::new(),
             part_counts: HashMap::new(),
             lex: Lexical::new(),
+            exact: Exact::new(dim),
             slots: SearchSlots::default(),
             ahead: parking_lot::Mutex::new(HashMap::new()),
             ahead_total: Default::default(),
@@ -276,6 +290,7 @@ impl Ann {
         }
         self.reserve_for(1)?;
         self.index.add(key, vector).map_err(ann_err)?;
+        self.exact.set(key, vector);
         self.set_info(key, row);
         self.dirty = true;
         Ok(())
@@ -285,6 +300,7 @@ impl Ann {
         if self.index.contains(key) {
             self.index.remove(key).map_err(ann_err)?;
         }
+        self.exact.clear(key);
         self.drop_info(key);
         self.dirty = true;
         Ok(())
@@ -313,6 +329,7 @@ impl Ann {
             let blob: Vec<u8> = row.get(8).map_err(sql_err)?;
             let v = blob_to_vector(&blob);
             ann.index.add(key, &v).map_err(ann_err)?;
+            ann.exact.set(key, &v);
             ann.set_info(key, info);
         }
         drop(rows);
@@ -336,7 +353,7 @@ impl Ann {
     }
 
     pub(crate) fn load(conn: &Connection, db: &Path, dim: usize) -> Result<Option<Self>> {
-        let (graph, meta) = sidecar_paths(db);
+        let (graph, meta, exact) = sidecar_paths(db);
         let Ok(raw) = std::fs::read_to_string(&meta) else {
             return Ok(None);
         };
@@ -361,6 +378,10 @@ impl Ann {
             return Ok(None);
         }
         let mut ann = Self::empty(dim)?;
+        match Exact::load(&exact, dim)? {
+            Some(e) => ann.exact = e,
+            None => return Ok(None),
+        }
         ann.index
             .load(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?)
             .map_err(ann_err)?;
@@ -373,9 +394,18 @@ impl Ann {
             .map_err(ann_err)?;
         let mut stmt = conn.prepare(INFO_SQL).map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
+        let mut last_key = 0;
         while let Some(row) = rows.next().map_err(sql_err)? {
             let (key, info) = info_row(row).map_err(sql_err)?;
+            // Keys written after the save are not in the graph yet: the catch-up below gives
+            // them their exact vectors.
+            if ann.index.contains(key) {
+                last_key = last_key.max(key);
+            }
             ann.set_info(key, info);
+        }
+        if !ann.exact.covers(last_key) {
+            return Ok(None);
         }
         drop(rows);
         drop(stmt);
@@ -393,11 +423,12 @@ impl Ann {
         if !self.dirty {
             return Ok(());
         }
-        let (graph, meta) = sidecar_paths(db);
+        let (graph, meta, exact) = sidecar_paths(db);
         let _ = std::fs::remove_file(&meta);
         self.index
             .save(graph.to_str().ok_or_else(|| ann_err("non-UTF-8 path"))?)
             .map_err(ann_err)?;
+        self.exact.save(&exact)?;
         let body = serde_json::json!({
             "generation": self.generation,
             "dim": self.dim,
@@ -469,7 +500,8 @@ impl Ann {
         self.settle_ahead(&delta);
         for (key, change) in delta.changes {
             match change {
-                Some((_, info)) if added.contains(&key) => {
+                Some((v, info)) if added.contains(&key) => {
+                    self.exact.set(key, &v);
                     self.set_info(key, info);
                     self.dirty = true;
                 }
@@ -520,30 +552,29 @@ impl Ann {
     }
 
     /// Approximate nearest neighbours as cosine similarities; with `keep`, only keys it passes.
+    /// The graph's candidates ([`oversampled`]) are scored exactly and the best `k` returned.
     pub(crate) fn search(
         &self,
         vector: &[f32],
         k: usize,
         keep: Option<impl Fn(u64) -> bool>,
     ) -> Result<Vec<Candidate>> {
-        if self.len() == 0 {
+        if self.len() == 0 || k == 0 {
             return Ok(Vec::new());
         }
+        let wide = oversampled(k);
         let m = self
             .slots
             .run(|| match keep {
-                Some(keep) => self.index.filtered_search(vector, k, keep),
-                None => self.index.search(vector, k),
+                Some(keep) => self.index.filtered_search(vector, wide, keep),
+                None => self.index.search(vector, wide),
             })
             .map_err(ann_err)?;
-        Ok(m.keys
-            .iter()
-            .zip(&m.distances)
-            .map(|(k, d)| Candidate {
-                key: *k as i64,
-                score: 1.0 - d,
-            })
-            .collect())
+        let keys: Vec<i64> = m.keys.iter().map(|k| *k as i64).collect();
+        let mut scored = self.score(vector, &keys)?;
+        scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        scored.truncate(k);
+        Ok(scored)
     }
 
     /// Exact scores of the `keys` that memories of `scope` hold (any visibility); a key of
@@ -565,34 +596,18 @@ impl Ann {
         self.score(vector, &owned)
     }
 
-    /// Exact cosine similarities of the given keys (skipping keys not in the index).
+    /// Exact cosine similarities of the given keys (skipping keys not in the index), from the
+    /// half-precision copies (`exact`).
     pub(crate) fn score(&self, vector: &[f32], keys: &[i64]) -> Result<Vec<Candidate>> {
-        use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
-        // The graph's own half-precision bits, widened here: asking the graph for f32 widens
-        // them one by one without the CPU's conversion instruction (several times slower).
-        let mut stored = vec![0i16; self.dim];
-        let mut bits = vec![0u16; self.dim];
         let mut buf = vec![0f32; self.dim];
-        let mut out = Vec::with_capacity(keys.len());
-        for &key in keys {
-            let got = self
-                .index
-                .get(key as u64, usearch::f16::from_mut_i16s(&mut stored))
-                .map_err(ann_err)?;
-            if got == 0 {
-                continue;
-            }
-            bits.iter_mut()
-                .zip(&stored)
-                .for_each(|(b, s)| *b = u16::from_ne_bytes(s.to_ne_bytes()));
-            bits.reinterpret_cast::<half::f16>()
-                .convert_to_f32_slice(&mut buf);
-            out.push(Candidate {
-                key,
-                score: mnemo_core::embed::dot(vector, &buf),
-            });
-        }
-        Ok(out)
+        Ok(keys
+            .iter()
+            .filter(|k| self.info(**k as u64).is_some())
+            .filter_map(|&key| {
+                let score = self.exact.dot(vector, key as u64, &mut buf)?;
+                Some(Candidate { key, score })
+            })
+            .collect())
     }
 
     pub(crate) fn dim(&self) -> usize {

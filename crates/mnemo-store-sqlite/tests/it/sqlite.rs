@@ -53,9 +53,9 @@ fn vector_index_catches_up_after_a_crash_and_rebuilds_when_its_file_is_bad() {
     );
 }
 
-/// A graph saved by a build that kept f32 vectors in it (its metadata names no scalar kind) is
-/// not loaded into today's half-precision graph: the store rebuilds it from SQLite, finds what
-/// it held, and saves it again with its kind.
+/// A graph saved by a build that kept other vectors in it (f32: its metadata names no scalar
+/// kind; f16) is not loaded into today's 8-bit graph: the store rebuilds it from SQLite, finds
+/// what it held, and saves it again with its kind.
 #[test]
 fn a_graph_saved_with_another_scalar_kind_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
@@ -67,19 +67,29 @@ fn a_graph_saved_with_another_scalar_kind_is_rebuilt() {
     let read_meta = || -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(sidecar(&path)).unwrap()).unwrap()
     };
-    let mut meta = read_meta();
-    assert_eq!(meta["scalar"], "f16");
-    meta.as_object_mut().unwrap().remove("scalar");
-    std::fs::write(sidecar(&path), meta.to_string()).unwrap();
-    let store = open(&path);
-    let report = store.integrity().unwrap();
-    assert!(report.is_consistent(), "{report:?}");
-    assert_eq!(report.ann_entries, 1);
-    let hits = search(store.as_ref(), &s, "bees", ReadOptions::default());
-    assert_eq!(hits[0].memory.id, id);
-    assert!(hits[0].scores.dense > 0.0, "the rebuilt graph finds it");
-    drop(store);
-    assert_eq!(read_meta()["scalar"], "f16", "the rebuilt graph was saved");
+    for old in [None, Some("f16")] {
+        let mut meta = read_meta();
+        assert_eq!(meta["scalar"], "i8");
+        match old {
+            None => meta.as_object_mut().unwrap().remove("scalar"),
+            Some(kind) => meta
+                .as_object_mut()
+                .unwrap()
+                .insert("scalar".into(), kind.into()),
+        };
+        std::fs::write(sidecar(&path), meta.to_string()).unwrap();
+        assert!(!mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+        let store = open(&path);
+        let report = store.integrity().unwrap();
+        assert!(report.is_consistent(), "{report:?}");
+        assert_eq!(report.ann_entries, 1);
+        let hits = search(store.as_ref(), &s, "bees", ReadOptions::default());
+        assert_eq!(hits[0].memory.id, id);
+        assert!(hits[0].scores.dense > 0.0, "the rebuilt graph finds it");
+        drop(store);
+        assert_eq!(read_meta()["scalar"], "i8", "the rebuilt graph was saved");
+        assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+    }
 }
 
 #[test]
@@ -145,6 +155,67 @@ fn large_scope_uses_the_graph_and_small_scopes_are_exact() {
         .iter()
         .all(|h| h.memory.user_id.as_deref() == Some("big")));
     assert!(hits.iter().any(|h| h.memory.text.starts_with("item 42 ")));
+    // The graph keeps 8-bit vectors, which only choose candidates: every dense score is the
+    // exact cosine (half-precision copies; 8-bit distances are off by several thousandths).
+    let query = HashEmbedder::vector("item 42 word5 word9");
+    for h in &hits {
+        let exact = mnemo_core::embed::dot(&query, &HashEmbedder::vector(&h.memory.text));
+        assert!(
+            (h.scores.dense - exact).abs() < 1e-3,
+            "{}: dense {} against exact {exact}",
+            h.memory.text,
+            h.scores.dense
+        );
+    }
+}
+
+/// A saved graph whose exact vectors are missing or cut short is not trusted: the store
+/// rebuilds the index from SQLite and scores exactly again.
+#[test]
+fn a_saved_graph_without_its_exact_vectors_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let s = scope("vera");
+    let store = open(&path);
+    let id = put(store.as_ref(), &s, "vera restores clocks", json!({}));
+    put(store.as_ref(), &s, "vera walks the dog", json!({}));
+    drop(store);
+    let mut exact = path.as_os_str().to_owned();
+    exact.push(".hnsw.f16");
+    let exact = std::path::PathBuf::from(exact);
+    let full = std::fs::read(&exact).unwrap();
+    assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+    for damage in [
+        None,
+        Some(full.len() - 2 * HashEmbedder::DIM),
+        Some(full.len() - 1),
+    ] {
+        match damage {
+            None => std::fs::remove_file(&exact).unwrap(),
+            Some(len) => std::fs::write(&exact, &full[..len]).unwrap(),
+        }
+        assert!(
+            !mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap(),
+            "loaded with {damage:?} bytes of exact vectors"
+        );
+        let store = open(&path);
+        let report = store.integrity().unwrap();
+        assert!(report.is_consistent(), "{report:?}");
+        let hits = search(
+            store.as_ref(),
+            &s,
+            "vera restores clocks",
+            ReadOptions::default(),
+        );
+        assert_eq!(hits[0].memory.id, id);
+        assert!(
+            (hits[0].scores.dense - 1.0).abs() < 1e-3,
+            "{}",
+            hits[0].scores.dense
+        );
+        drop(store);
+        assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+    }
 }
 
 #[test]
