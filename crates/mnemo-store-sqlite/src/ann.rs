@@ -450,11 +450,12 @@ impl Ann {
     }
 
     /// Puts the vectors of `delta`'s keys the graph does not hold yet into the graph, and
-    /// returns those keys with the ones a write inserted ahead of its commit (`ahead`). Takes `&self`, so a catch-up runs this — the part whose work grows
-    /// with the graph — beside searches: they cannot return the new nodes before [`Self::apply`]
-    /// gives them their info (the pre-filter passes no key without it), and the SQL fetch
-    /// checks every candidate's scope again in any case. Room must have been reserved
-    /// ([`Self::reserve_for`]) and one catch-up runs at a time.
+    /// returns those keys with the ones a write inserted ahead of its commit (`ahead`). Takes
+    /// `&self`, so a catch-up runs this — the part whose work grows with the graph — beside
+    /// searches: they cannot return the new nodes before [`Self::apply`] gives them their info
+    /// (the pre-filter passes no key without it, a rescored graph search drops keys without
+    /// it), and the SQL fetch checks every candidate's scope again in any case. Room must have
+    /// been reserved ([`Self::reserve_for`]) and one catch-up runs at a time.
     pub(crate) fn add_new(&self, delta: &Delta) -> Result<HashSet<u64>> {
         let mut added = self.inserted_ahead(delta);
         let new: Vec<(u64, &[f32])> = delta

@@ -56,13 +56,15 @@ impl Exact {
         Some(mnemo_core::embed::dot(query, buf))
     }
 
+    /// Writes the copies to `path`, through a buffer (not a second copy of them in memory).
     pub(crate) fn save(&self, path: &Path) -> Result<()> {
-        let bytes: Vec<u8> = self
-            .halves
-            .iter()
-            .flat_map(|h| h.to_bits().to_le_bytes())
-            .collect();
-        std::fs::write(path, bytes).map_err(super::ann_err)
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(super::ann_err)?);
+        for h in &self.halves {
+            out.write_all(&h.to_bits().to_le_bytes())
+                .map_err(super::ann_err)?;
+        }
+        out.flush().map_err(super::ann_err)
     }
 
     /// The vectors saved at `path` for a graph of `dim` dimensions; `None` when the file is
