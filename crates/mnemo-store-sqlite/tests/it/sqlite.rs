@@ -620,3 +620,36 @@ fn a_failed_planned_write_takes_its_early_graph_inserts_back() {
     assert!(report.is_consistent(), "{report:?}");
     assert_eq!(report.ann_entries, n as u64 + 1);
 }
+
+/// A rebuild reads the store in chunks and inserts each from several threads: every memory of
+/// a store larger than one chunk is in the rebuilt graph, found by its own text, at its exact
+/// score.
+#[test]
+fn a_rebuild_larger_than_one_chunk_indexes_every_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let s = scope("wren");
+    let text = |i: usize| format!("wren note {i} about tide {} and kelp {}", i % 97, i % 89);
+    let n = 5000;
+    let store = open(&path);
+    store
+        .write((0..n).map(|i| batch(&s, &text(i), json!({}))).collect())
+        .unwrap();
+    drop(store);
+    let mut graph = path.as_os_str().to_owned();
+    graph.push(".hnsw");
+    std::fs::write(std::path::PathBuf::from(graph), b"not an index").unwrap();
+    let store = open(&path);
+    let report = store.integrity().unwrap();
+    assert!(report.is_consistent(), "{report:?}");
+    assert_eq!(report.ann_entries, n as u64);
+    for i in [0, 4095, 4096, n - 1] {
+        let hits = search(store.as_ref(), &s, &text(i), ReadOptions::default());
+        assert_eq!(hits[0].memory.text, text(i));
+        assert!(
+            (hits[0].scores.dense - 1.0).abs() < 1e-3,
+            "{}",
+            hits[0].scores.dense
+        );
+    }
+}
