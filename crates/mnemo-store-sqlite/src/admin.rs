@@ -68,10 +68,7 @@ impl Admin for SqliteStore {
         // The derived index of the old vectors is worthless now: drop it and rebuild.
         *self.ann.write() = None;
         if let Some(path) = &self.path {
-            let (g, m, e) = crate::ann::sidecar_paths(path);
-            let _ = std::fs::remove_file(m);
-            let _ = std::fs::remove_file(g);
-            let _ = std::fs::remove_file(e);
+            crate::ann::remove_saved(path);
         }
         let n = n?;
         let conn = self.writer.lock();
@@ -154,10 +151,7 @@ impl Admin for SqliteStore {
         })?;
         *self.ann.write() = None;
         if let Some(path) = &self.path {
-            let (g, m, e) = crate::ann::sidecar_paths(path);
-            let _ = std::fs::remove_file(m);
-            let _ = std::fs::remove_file(g);
-            let _ = std::fs::remove_file(e);
+            crate::ann::remove_saved(path);
         }
         Ok(())
     }

@@ -100,8 +100,6 @@ pub(crate) struct Ann {
     /// Nodes a write put in the graph before its commit (`ahead`), by key, with the vector
     /// inserted: a catch-up whose change log shows the same vector only gives them their info.
     ahead: parking_lot::Mutex<HashMap<u64, Vec<f32>>>,
-    /// Early inserts made since the index was built (tests).
-    ahead_total: std::sync::atomic::AtomicU64,
 }
 
 /// How the graph keeps its vectors: 8-bit integers (a unit vector's values times 127). Its
@@ -137,15 +135,26 @@ fn ann_err(e: impl std::fmt::Display) -> Error {
     Error::internal(format!("vector index: {e}"))
 }
 
-/// The saved index's files beside the store file `db`: the graph, its metadata (written last:
-/// the save is whole once it exists) and the exact vectors.
+/// The saved index's files, as suffixes of the store file's name: the graph, its metadata
+/// (written last: the save is whole once it exists) and the exact vectors.
+pub(crate) const SIDECARS: [&str; 3] = [".hnsw", ".hnsw.json", ".hnsw.f16"];
+
+/// [`SIDECARS`] beside the store file `db`, in that order.
 pub(crate) fn sidecar_paths(db: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let beside = |suffix: &str| -> PathBuf {
+    let [graph, meta, exact] = SIDECARS.map(|suffix| {
         let mut p = db.as_os_str().to_owned();
         p.push(suffix);
-        p.into()
-    };
-    (beside(".hnsw"), beside(".hnsw.json"), beside(".hnsw.f16"))
+        PathBuf::from(p)
+    });
+    (graph, meta, exact)
+}
+
+/// Deletes the saved index beside `db` (metadata first: a half-deleted save never loads).
+pub(crate) fn remove_saved(db: &Path) {
+    let (graph, meta, exact) = sidecar_paths(db);
+    for file in [meta, graph, exact] {
+        let _ = std::fs::remove_file(file);
+    }
 }
 
 pub(crate) fn db_generation(conn: &Connection) -> Result<i64> {
@@ -199,7 +208,6 @@ impl Ann {
             exact: Exact::new(dim),
             slots: SearchSlots::default(),
             ahead: parking_lot::Mutex::new(HashMap::new()),
-            ahead_total: Default::default(),
         })
     }
 
@@ -330,26 +338,24 @@ impl Ann {
         // Read in chunks, each inserted from one thread per core (a store of 100,000 took
         // ~14 s on one thread of this machine kind).
         let mut chunk: Vec<(u64, Vec<f32>)> = Vec::with_capacity(REBUILD_CHUNK);
-        loop {
-            let row = rows.next().map_err(sql_err)?;
-            if let Some(row) = row {
-                let (key, info) = info_row(row).map_err(sql_err)?;
-                let blob: Vec<u8> = row.get(8).map_err(sql_err)?;
-                let v = blob_to_vector(&blob);
-                ann.exact.set(key, &v);
-                ann.set_info(key, info);
-                chunk.push((key, v));
-            }
-            if chunk.len() == REBUILD_CHUNK || (row.is_none() && !chunk.is_empty()) {
-                let part: Vec<(u64, &[f32])> =
-                    chunk.iter().map(|(k, v)| (*k, v.as_slice())).collect();
-                ann.insert_all(&part)?;
-                chunk.clear();
-            }
-            if row.is_none() {
-                break;
+        let insert = |ann: &Self, chunk: &mut Vec<(u64, Vec<f32>)>| -> Result<()> {
+            let part: Vec<(u64, &[f32])> = chunk.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+            ann.insert_all(&part)?;
+            chunk.clear();
+            Ok(())
+        };
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let (key, info) = info_row(row).map_err(sql_err)?;
+            let blob: Vec<u8> = row.get(8).map_err(sql_err)?;
+            let v = blob_to_vector(&blob);
+            ann.exact.set(key, &v);
+            ann.set_info(key, info);
+            chunk.push((key, v));
+            if chunk.len() == REBUILD_CHUNK {
+                insert(&ann, &mut chunk)?;
             }
         }
+        insert(&ann, &mut chunk)?;
         drop(rows);
         drop(stmt);
         tx.finish().map_err(sql_err)?;

@@ -150,10 +150,9 @@ impl Drop for Checkpointer {
     }
 }
 
-/// The thread's connection, reading the store once (its journal mode) so that it knows the store
-/// keeps a log: a
-/// connection that has read nothing yet answers a checkpoint with "not in WAL mode" (frame
-/// counts of -1) and copies nothing.
+/// The thread's connection, reading the store once (its journal mode) so that it knows the
+/// store keeps a log: a connection that has read nothing yet answers a checkpoint with "not in
+/// WAL mode" (frame counts of -1) and copies nothing.
 fn open_wal(path: &Path, flags: OpenFlags) -> std::result::Result<Connection, String> {
     let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(e).to_string())?;
     let mode: String = conn

@@ -162,15 +162,15 @@ pub mod testing {
         }
     }
 
-    /// Graph inserts made ahead of their write's commit since the index was built, and those
-    /// not yet settled by a catch-up (see `ann::ahead`).
-    pub fn early_inserts(store: &SqliteStore) -> (u64, usize) {
+    /// Graph inserts made ahead of their write's commit and not yet settled by a catch-up
+    /// (see `ann::ahead`): during a planned write, its own early inserts.
+    pub fn early_inserts(store: &SqliteStore) -> usize {
         // Recursive: a test's plan asks from inside the write, which holds the index shared.
         store
             .ann
             .read_recursive()
             .as_ref()
-            .map_or((0, 0), |a| a.ahead_counts())
+            .map_or(0, |a| a.ahead_len())
     }
 
     /// Sets the schema version of a closed store file.

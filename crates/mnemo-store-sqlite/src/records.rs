@@ -46,30 +46,25 @@ impl Records for SqliteStore {
             return plan_then_write(self, batches, plan);
         }
         check_unplanned(&batches)?;
-        let mut conn = self.writer.lock();
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql_err)?;
-        let out = with_early_inserts(self.ahead_turn(), |hand_over| {
-            let mut memo = crate::write::TxMemo::keeping_vectors();
-            let written = batches
-                .iter()
-                .map(|b| self.write_one_records(&tx, &mut memo, b))
-                .collect::<Result<Vec<_>>>()?;
-            hand_over(memo.take_vectors());
-            let tiers = planned_tiers(plan, batches.len())?;
-            for ((b, (_, fresh)), t) in batches.iter().zip(&written).zip(&tiers) {
-                if *fresh {
-                    self.write_one_tiers(&tx, &mut memo, &b.scope, t)?;
+        self.write_tx_owned(|tx| {
+            with_early_inserts(self.ahead_turn(), |hand_over| {
+                let mut memo = crate::write::TxMemo::keeping_vectors();
+                let written = batches
+                    .iter()
+                    .map(|b| self.write_one_records(&tx, &mut memo, b))
+                    .collect::<Result<Vec<_>>>()?;
+                hand_over(memo.take_vectors());
+                let tiers = planned_tiers(plan, batches.len())?;
+                for ((b, (_, fresh)), t) in batches.iter().zip(&written).zip(&tiers) {
+                    if *fresh {
+                        self.write_one_tiers(&tx, &mut memo, &b.scope, t)?;
+                    }
                 }
-            }
-            memo.finish(&tx)?;
-            tx.commit().map_err(sql_err)?;
-            Ok(written.into_iter().map(|(o, _)| o).collect())
-        })?;
-        drop(conn);
-        self.read(|c| self.sync_ann(c))?;
-        Ok(out)
+                memo.finish(&tx)?;
+                tx.commit().map_err(sql_err)?;
+                Ok(written.into_iter().map(|(o, _)| o).collect())
+            })
+        })
     }
 
     fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<Memory> {

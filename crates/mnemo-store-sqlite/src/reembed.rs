@@ -9,7 +9,7 @@
 //! copy.
 //!
 //! A store is more than one file: SQLite's `-wal` / `-shm` and the saved vector index (`.hnsw`,
-//! `.hnsw.json`, `.hnsw.f16`, named by `sidecar_paths` in `ann.rs`). Both stores are closed by
+//! `.hnsw.json`, `.hnsw.f16`, named by `SIDECARS` in `ann.rs`). Both stores are closed by
 //! a handle that only ever used the writer connection, so SQLite checkpoints and deletes the
 //! WAL; a WAL that survives means another process has the store open, and the swap is
 //! refused. The old index files move to the backup's name before the rename, so a graph of the
@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 
 /// SQLite's companions of a database file in WAL mode.
 const WAL_FILES: [&str; 2] = ["-wal", "-shm"];
-/// The saved vector index beside a store file (`ann.rs`, `sidecar_paths`).
-const INDEX_FILES: [&str; 3] = [".hnsw", ".hnsw.json", ".hnsw.f16"];
+/// The saved vector index beside a store file.
+const INDEX_FILES: [&str; 3] = crate::ann::SIDECARS;
 
 /// What [`reembed_file`] did.
 #[derive(Debug, Clone)]

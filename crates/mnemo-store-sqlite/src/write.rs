@@ -163,12 +163,25 @@ impl SqliteStore {
     /// Runs `f` in one IMMEDIATE transaction on the writer, then catches the vector index up
     /// (after releasing the writer).
     pub(crate) fn write_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.write_tx_owned(|tx| {
+            let out = f(&tx)?;
+            tx.commit().map_err(sql_err)?;
+            Ok(out)
+        })
+    }
+
+    /// [`Self::write_tx`] where `f` gets the transaction itself and commits it (a planned
+    /// write's graph helper runs beside the commit and is stopped after it, still under the
+    /// writer lock).
+    pub(crate) fn write_tx_owned<T>(
+        &self,
+        f: impl FnOnce(Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
         let mut conn = self.writer.lock();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql_err)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(sql_err)?;
+        let out = f(tx)?;
         // The index catches up off the writer, so the next write need not wait for it.
         drop(conn);
         self.read(|c| self.sync_ann(c))?;

@@ -511,11 +511,12 @@ fn writers_bound_the_log_when_the_checkpoint_thread_falls_behind() {
     assert!(store.integrity().unwrap().is_consistent());
 }
 
-/// Waits (up to 20 s) until the store has made `n` early graph inserts in all.
-fn early_inserts_reach(store: &mnemo_store_sqlite::SqliteStore, n: u64) -> bool {
+/// Waits (up to 20 s) until `n` early graph inserts wait for their catch-up (from inside a
+/// planned write: its own).
+fn early_inserts_reach(store: &mnemo_store_sqlite::SqliteStore, n: usize) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
-        if mnemo_store_sqlite::testing::early_inserts(store).0 >= n {
+        if mnemo_store_sqlite::testing::early_inserts(store) >= n {
             return true;
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
@@ -543,7 +544,7 @@ fn a_planned_write_puts_its_vectors_in_the_graph_before_its_commit() {
         .write_planned(
             planned_batches(&s, n, text),
             Box::new(|| {
-                seen_before_commit.set(early_inserts_reach(&store, n as u64));
+                seen_before_commit.set(early_inserts_reach(&store, n));
                 Ok(vec![Default::default(); n])
             }),
         )
@@ -555,7 +556,7 @@ fn a_planned_write_puts_its_vectors_in_the_graph_before_its_commit() {
     );
     assert_eq!(
         mnemo_store_sqlite::testing::early_inserts(&store),
-        (n as u64, 0),
+        0,
         "the catch-up settles every early insert"
     );
     for i in [0, n / 2, n - 1] {
@@ -582,7 +583,7 @@ fn a_failed_planned_write_takes_its_early_graph_inserts_back() {
         .write_planned(
             planned_batches(&s, n, |i| format!("doomed entry {i} about kites")),
             Box::new(|| {
-                assert!(early_inserts_reach(&store, n as u64), "no early inserts");
+                assert!(early_inserts_reach(&store, n), "no early inserts");
                 Err(Error::Unavailable {
                     component: "planner".into(),
                     reason: "test".into(),
@@ -591,7 +592,7 @@ fn a_failed_planned_write_takes_its_early_graph_inserts_back() {
         )
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
-    assert_eq!(mnemo_store_sqlite::testing::early_inserts(&store).1, 0);
+    assert_eq!(mnemo_store_sqlite::testing::early_inserts(&store), 0);
     let report = store.integrity().unwrap();
     assert!(report.is_consistent(), "{report:?}");
     assert_eq!(
