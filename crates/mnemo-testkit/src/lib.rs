@@ -10,6 +10,7 @@
 
 mod chat;
 pub mod contract;
+mod contract_index;
 mod contract_job_log;
 mod contract_jobs;
 mod contract_log;
@@ -76,7 +77,8 @@ macro_rules! store_contract_tests {
             claims_lease_each_job_to_one_worker_and_take_back_dead_ones,
             a_renewed_lease_keeps_the_job_with_its_worker,
             retries_wait_for_their_time_and_failures_keep_their_error,
-            concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue);
+            concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue,
+            dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(
