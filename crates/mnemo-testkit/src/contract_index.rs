@@ -102,15 +102,28 @@ pub fn a_failed_planned_write_leaves_the_index_as_it_was(h: &dyn Harness) {
         "the failed write left index entries"
     );
 
+    next_write_is_found_by_its_vectors(store.as_ref(), &s, n, kept, before.ann_entries);
+}
+
+/// After a failed write (`entries_before` index entries, `kept` among them): `n` planned
+/// batches of `s` (which may get the failed write's row numbers) are each found by their own
+/// text at score 1, `kept` still is, and the index holds exactly the new entries more.
+pub fn next_write_is_found_by_its_vectors(
+    store: &dyn Store,
+    s: &Scope,
+    n: usize,
+    kept: MemoryId,
+    entries_before: u64,
+) {
     let text = |i: usize| format!("second try {i} with a lighthouse");
     store
         .write_planned(
-            (0..n).map(|i| batch(&s, &text(i), json!({}))).collect(),
+            (0..n).map(|i| batch(s, &text(i), json!({}))).collect(),
             Box::new(move || Ok(vec![Default::default(); n])),
         )
         .expect("the next planned write succeeds");
     for i in [0, n / 2, n - 1] {
-        let hits = search(store.as_ref(), &s, &text(i), ReadOptions::default());
+        let hits = search(store, s, &text(i), ReadOptions::default());
         assert_eq!(hits[0].memory.text, text(i));
         assert!(
             (hits[0].scores.dense - 1.0).abs() < 1e-3,
@@ -118,12 +131,15 @@ pub fn a_failed_planned_write_leaves_the_index_as_it_was(h: &dyn Harness) {
             hits[0].scores.dense
         );
     }
-    assert!(
-        search(store.as_ref(), &s, "lanterns", ReadOptions::default())
-            .iter()
-            .any(|h| h.memory.id == kept)
-    );
+    assert!(search(
+        store,
+        s,
+        "a kept memory about lanterns",
+        ReadOptions::default()
+    )
+    .iter()
+    .any(|h| h.memory.id == kept));
     let report = store.integrity().expect("integrity");
     assert!(report.is_consistent(), "{report:?}");
-    assert_eq!(report.ann_entries, before.ann_entries + n as u64);
+    assert_eq!(report.ann_entries, entries_before + n as u64);
 }
