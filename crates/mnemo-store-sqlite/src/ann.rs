@@ -90,8 +90,10 @@ pub(crate) struct Ann {
     /// covers every entry needs no per-node filter.
     restricted: usize,
     names: HashMap<String, u32>,
-    /// How many indexed memories carry each interned scope part.
-    part_counts: HashMap<u32, usize>,
+    /// The indexed memories that carry each interned scope part: how many a scope can see
+    /// ([`Ann::scope_size`]), and which, for a lexical search of a small scope
+    /// ([`Ann::scope_members`]).
+    members: HashMap<u32, HashSet<u64>>,
     /// The BM25 index over the same memories.
     pub lex: Lexical,
     /// The indexed vectors at half precision: every score comes from these (`exact`).
@@ -203,7 +205,7 @@ impl Ann {
             infos: 0,
             restricted: 0,
             names: HashMap::new(),
-            part_counts: HashMap::new(),
+            members: HashMap::new(),
             lex: Lexical::new(),
             exact: Exact::new(dim),
             slots: SearchSlots::default(),
@@ -245,7 +247,7 @@ impl Ann {
             .into_iter()
             .filter(|p| *p != 0)
         {
-            *self.part_counts.entry(part).or_default() += 1;
+            self.members.entry(part).or_default().insert(key);
         }
         let k = key as usize;
         if k >= self.info.len() {
@@ -270,8 +272,8 @@ impl Ann {
                 .into_iter()
                 .filter(|p| *p != 0)
             {
-                if let Some(c) = self.part_counts.get_mut(&part) {
-                    *c = c.saturating_sub(1);
+                if let Some(m) = self.members.get_mut(&part) {
+                    m.remove(&key);
                 }
             }
         }
@@ -562,9 +564,28 @@ impl Ann {
     pub(crate) fn scope_size(&self, ids: [u32; 3]) -> usize {
         ids.iter()
             .filter(|p| **p != 0)
-            .map(|p| self.part_counts.get(p).copied().unwrap_or(0))
+            .map(|p| self.part_size(*p))
             .min()
             .unwrap_or(self.len())
+    }
+
+    fn part_size(&self, part: u32) -> usize {
+        self.members.get(&part).map_or(0, HashSet::len)
+    }
+
+    /// The indexed memories of the scope `ids` names could be among: those of its least
+    /// common part (a superset; the caller's filter decides). `None` for a scope of no part.
+    pub(crate) fn scope_members(&self, ids: [u32; 3]) -> Option<&HashSet<u64>> {
+        static NONE: std::sync::OnceLock<HashSet<u64>> = std::sync::OnceLock::new();
+        let least = ids
+            .iter()
+            .filter(|p| **p != 0)
+            .min_by_key(|p| self.part_size(**p))?;
+        Some(
+            self.members
+                .get(least)
+                .unwrap_or_else(|| NONE.get_or_init(HashSet::new)),
+        )
     }
 
     /// True when every indexed entry is active, never expires and belongs to the scope `ids`
@@ -574,7 +595,7 @@ impl Ann {
             && ids
                 .iter()
                 .filter(|p| **p != 0)
-                .all(|p| self.part_counts.get(p).copied().unwrap_or(0) == self.len())
+                .all(|p| self.part_size(*p) == self.len())
     }
 
     pub(crate) fn info(&self, key: u64) -> Option<&KeyInfo> {

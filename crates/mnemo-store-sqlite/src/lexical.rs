@@ -3,8 +3,10 @@
 //! FTS5 inside the database is the durable lexical index (checked by `integrity`, usable from
 //! any SQLite tool, and the fallback before the derived indexes exist). Scoring every FTS5 match
 //! of common words costs milliseconds at 100k memories, so queries go to this index instead:
-//! postings per stemmed term, scored term-at-a-time into a dense accumulator. It follows the
-//! same change log as the vector graph and is rebuilt from SQLite on open.
+//! postings per stemmed term, scored term-at-a-time into a dense accumulator. A small scope in
+//! a large store is scored document by document from its members' own terms instead
+//! ([`Lexical::search_among`]): the postings of common words hold every scope's documents. It
+//! follows the same change log as the vector graph and is rebuilt from SQLite on open.
 //!
 //! Words reach the stemmer cut to `text::MAX_TOKEN_CHARS` (Porter2 is quadratic in a word's
 //! length on runs such as `yyyy…`), and a document keeps its first `text::MAX_INDEXED_TOKENS`
@@ -29,12 +31,13 @@ pub(crate) struct Lexical {
     /// Per term: (doc key, doc version, term frequency). Entries of an older version are stale.
     postings: Vec<Vec<(u32, u32, u16)>>,
     df: Vec<u32>,
-    /// Per doc key: whether indexed, current version, length in tokens, distinct term ids.
+    /// Per doc key: whether indexed, current version, length in tokens, and its distinct term
+    /// ids (ascending) with their frequencies.
     present: Vec<bool>,
     /// `(version, length)` side by side: the scoring loop reads both for every posting, and one
     /// cache line read beats two.
     doc: Vec<(u32, u32)>,
-    doc_terms: Vec<Vec<u32>>,
+    doc_terms: Vec<Vec<(u32, u16)>>,
     docs: u32,
     total_len: u64,
     scratch: parking_lot::Mutex<Vec<Vec<f32>>>,
@@ -81,7 +84,7 @@ impl Lexical {
             return;
         }
         self.present[k] = false;
-        for t in std::mem::take(&mut self.doc_terms[k]) {
+        for (t, _) in std::mem::take(&mut self.doc_terms[k]) {
             self.df[t as usize] = self.df[t as usize].saturating_sub(1);
         }
         self.docs = self.docs.saturating_sub(1);
@@ -108,11 +111,11 @@ impl Lexical {
         }
         self.doc[k].0 = self.doc[k].0.wrapping_add(1).max(1);
         let v = self.doc[k].0;
-        let mut ids: Vec<u32> = tf.keys().copied().collect();
+        let mut ids: Vec<(u32, u16)> = tf.into_iter().collect();
         ids.sort_unstable();
-        for id in &ids {
-            self.postings[*id as usize].push((k as u32, v, tf[id]));
-            self.df[*id as usize] += 1;
+        for &(id, tf) in &ids {
+            self.postings[id as usize].push((k as u32, v, tf));
+            self.df[id as usize] += 1;
         }
         self.doc_terms[k] = ids;
         self.present[k] = true;
@@ -128,22 +131,95 @@ impl Lexical {
         limit: usize,
         keep: impl Fn(u64) -> bool,
     ) -> Vec<(u64, f32)> {
+        self.search_among(terms, limit, None, keep)
+    }
+
+    /// [`Self::search`] where every document `keep` passes is among `docs` (a small scope's
+    /// members). When those hold fewer terms than the query's postings across the whole store,
+    /// each of them is scored from its own terms instead, so a small scope's search costs what
+    /// it holds, not what every other scope holds. The scores are the same either way (the same
+    /// sums, term by term in query order) and so is the answer.
+    pub(crate) fn search_among(
+        &self,
+        terms: &[String],
+        limit: usize,
+        docs: Option<&HashSet<u64>>,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<(u64, f32)> {
         if self.docs == 0 || limit == 0 {
             return Vec::new();
         }
+        let query = self.query_terms(terms);
+        let avgdl = (self.total_len as f32 / self.docs as f32).max(1.0);
+        let postings: usize = query
+            .iter()
+            .map(|(id, _)| self.postings[*id as usize].len())
+            .sum();
+        match docs {
+            Some(docs) if docs.len().saturating_mul(query.len()) < postings => {
+                let scored = docs.iter().filter_map(|&d| {
+                    let score = self.doc_score(d, &query, avgdl)?;
+                    Some((d, score))
+                });
+                select(scored, limit, keep)
+            }
+            _ => self.search_postings(&query, avgdl, limit, keep),
+        }
+    }
+
+    /// The query's distinct known term ids, in query order, with their idf.
+    fn query_terms(&self, terms: &[String]) -> Vec<(u32, f32)> {
         let n = self.docs as f32;
-        let avgdl = (self.total_len as f32 / n).max(1.0);
         // A set beside the list: `Vec::contains` made a query of many distinct words quadratic.
-        let (mut ids, mut seen): (Vec<u32>, HashSet<u32>) = (Vec::new(), HashSet::new());
+        let (mut ids, mut seen): (Vec<(u32, f32)>, HashSet<u32>) = (Vec::new(), HashSet::new());
         for t in terms {
             for stem in self.analyze(t) {
-                if let Some(id) = self.terms.get(&stem) {
-                    if seen.insert(*id) {
-                        ids.push(*id);
-                    }
+                let Some(&id) = self.terms.get(&stem) else {
+                    continue;
+                };
+                let df = self.df[id as usize] as f32;
+                if df > 0.0 && seen.insert(id) {
+                    ids.push((id, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()));
                 }
             }
         }
+        ids
+    }
+
+    /// A term's BM25 share in a document of `len` tokens where it occurs `tf` times.
+    fn share(idf: f32, tf: u16, len: u32, avgdl: f32) -> f32 {
+        let tf = f32::from(tf);
+        let norm = K1 * (1.0 - B + B * len as f32 / avgdl);
+        idf * tf * (K1 + 1.0) / (tf + norm)
+    }
+
+    /// One document's score from its own terms; `None` when it is not indexed or shares no
+    /// term with the query.
+    fn doc_score(&self, key: u64, query: &[(u32, f32)], avgdl: f32) -> Option<f32> {
+        let k = usize::try_from(key).ok()?;
+        if !*self.present.get(k)? {
+            return None;
+        }
+        let (own, len) = (&self.doc_terms[k], self.doc[k].1);
+        let mut score = 0.0f32;
+        let mut hit = false;
+        for &(id, idf) in query {
+            if let Ok(i) = own.binary_search_by_key(&id, |(t, _)| *t) {
+                score += Self::share(idf, own[i].1, len, avgdl);
+                hit = true;
+            }
+        }
+        hit.then_some(score)
+    }
+
+    /// Every document of the query's postings, scored term-at-a-time into a dense accumulator.
+    fn search_postings(
+        &self,
+        query: &[(u32, f32)],
+        avgdl: f32,
+        limit: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<(u64, f32)> {
         // Pooled accumulators, zeroed again after use, save clearing one float per document on
         // every query.
         let mut acc = self.scratch.lock().pop().unwrap_or_default();
@@ -151,60 +227,62 @@ impl Lexical {
             acc.resize(self.doc.len(), 0.0);
         }
         let mut touched: Vec<u32> = Vec::new();
-        for id in &ids {
-            let id = *id;
-            let df = self.df[id as usize] as f32;
-            if df == 0.0 {
-                continue;
-            }
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for &(id, idf) in query {
             for &(doc, v, tf) in &self.postings[id as usize] {
                 let d = doc as usize;
                 let (version, len) = self.doc[d];
                 if version != v {
                     continue;
                 }
-                let tf = f32::from(tf);
-                let norm = K1 * (1.0 - B + B * len as f32 / avgdl);
                 if acc[d] == 0.0 {
                     touched.push(doc);
                 }
-                acc[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+                acc[d] += Self::share(idf, tf, len, avgdl);
             }
         }
-        // Selection while the accumulator is cleared: a bounded buffer, cut back to the best
-        // `limit` whenever it fills, whose cut-off score then turns most documents away with one
-        // comparison. `keep` (the caller's filter) runs only on documents that clear it.
-        let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        let cap = limit.saturating_mul(4).max(16);
-        let mut best: Vec<(u64, f32)> = Vec::with_capacity(cap);
-        let mut floor = f32::NEG_INFINITY;
-        for &d in &touched {
-            let score = std::mem::take(&mut acc[d as usize]);
-            if score < floor || !keep(u64::from(d)) {
-                continue;
-            }
-            best.push((u64::from(d), score));
-            if best.len() == cap {
-                best.select_nth_unstable_by(limit - 1, cmp);
-                best.truncate(limit);
-                floor = best.iter().map(|h| h.1).fold(f32::INFINITY, f32::min);
-            }
+        // The accumulator is cleared as the selection reads it.
+        let scored = touched
+            .iter()
+            .map(|&d| (u64::from(d), std::mem::take(&mut acc[d as usize])));
+        let best = select(scored, limit, keep);
+        let mut pool = self.scratch.lock();
+        if pool.len() < 8 {
+            pool.push(acc);
         }
-        {
-            let mut pool = self.scratch.lock();
-            if pool.len() < 8 {
-                pool.push(acc);
-            }
-        }
-        best.sort_by(cmp);
-        best.truncate(limit);
         best
     }
 
     pub(crate) fn docs(&self) -> u64 {
         u64::from(self.docs)
     }
+}
+
+/// The best `limit` of `scored` passing `keep`, by score then key: a bounded buffer, cut back
+/// to the best `limit` whenever it fills, whose cut-off score then turns most documents away
+/// with one comparison. `keep` (the caller's filter) runs only on documents that clear it.
+fn select(
+    scored: impl Iterator<Item = (u64, f32)>,
+    limit: usize,
+    keep: impl Fn(u64) -> bool,
+) -> Vec<(u64, f32)> {
+    let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let cap = limit.saturating_mul(4).max(16);
+    let mut best: Vec<(u64, f32)> = Vec::with_capacity(cap);
+    let mut floor = f32::NEG_INFINITY;
+    for (d, score) in scored {
+        if score < floor || !keep(d) {
+            continue;
+        }
+        best.push((d, score));
+        if best.len() == cap {
+            best.select_nth_unstable_by(limit - 1, cmp);
+            best.truncate(limit);
+            floor = best.iter().map(|h| h.1).fold(f32::INFINITY, f32::min);
+        }
+    }
+    best.sort_by(cmp);
+    best.truncate(limit);
+    best
 }
 
 #[cfg(test)]
@@ -332,5 +410,72 @@ mod tests {
                 "limit {limit}"
             );
         }
+    }
+
+    /// Small-scope documents given new text by [`small_scope_store`].
+    const REPLACED: [u64; 8] = [1, 154, 205, 256, 307, 358, 409, 460];
+
+    /// A small scope's members in a store where the query's words are everywhere: the words
+    /// of 40 small-scope documents and 2,000 others, some replaced or removed.
+    fn small_scope_store() -> (Lexical, HashSet<u64>) {
+        let words = [
+            "tea", "hiking", "alps", "market", "chess", "garden", "sailing", "maya",
+        ];
+        let mut lex = Lexical::new();
+        let mut small = HashSet::new();
+        for i in 0..2040u64 {
+            let text: Vec<&str> = (0..(3 + i % 5))
+                .map(|j| words[((i * 7 + j * 3 + i / 11) % 8) as usize])
+                .collect();
+            lex.put(i + 1, &text.join(" "));
+            if i % 51 == 0 {
+                small.insert(i + 1);
+            }
+        }
+        // Replaced and removed documents, in and out of the small scope.
+        for k in REPLACED {
+            lex.put(k, "maya plays chess in the garden, chess every day");
+        }
+        for k in [52u64, 103, 500, 501] {
+            lex.remove(k);
+        }
+        (lex, small)
+    }
+
+    #[test]
+    fn a_small_scope_scored_from_its_own_terms_ranks_as_the_postings_do() {
+        let (lex, small) = small_scope_store();
+        assert!(small.len() >= 40);
+        let queries: [&[&str]; 4] = [
+            &["chess", "garden"],
+            &["maya", "tea", "hiking"],
+            &["sailing"],
+            &["market", "alps", "unknownword"],
+        ];
+        for terms in queries {
+            let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
+            let query = lex.query_terms(&terms);
+            let postings: usize = query
+                .iter()
+                .map(|(id, _)| lex.postings[*id as usize].len())
+                .sum();
+            // The members hold far fewer terms than the postings: they are scored one by one.
+            assert!(small.len() * query.len() < postings, "{terms:?}");
+            for limit in [1, 5, 100] {
+                // `keep` passes the scope, except one member: the filter still applies.
+                let keep = |k: u64| small.contains(&k) && k != 52 && k != 154;
+                let by_postings = lex.search(&terms, limit, keep);
+                let by_members = lex.search_among(&terms, limit, Some(&small), keep);
+                assert!(!by_postings.is_empty(), "{terms:?}");
+                // The same documents, order and scores, to the bit.
+                assert_eq!(by_members, by_postings, "{terms:?} limit {limit}");
+            }
+        }
+        // A removed member is found by neither way; a replaced one by its new text only.
+        let chess = lex.search_among(&["chess".into()], 100, Some(&small), |k| small.contains(&k));
+        assert!(chess.iter().all(|(k, _)| *k != 52));
+        assert!(REPLACED
+            .iter()
+            .all(|k| small.contains(k) && chess.iter().any(|(c, _)| c == k)));
     }
 }

@@ -92,7 +92,14 @@ impl Retrieval for SqliteStore {
             let hits = match Self::prefilter(ann, q, allowed) {
                 Prefilter::Nothing => Vec::new(),
                 Prefilter::All => ann.lex.search(terms, q.limit, |_| true),
-                Prefilter::Keep(keep) => ann.lex.search(terms, q.limit, keep),
+                // Every key `keep` passes belongs to each part of the scope, so to the
+                // members of its least common one: a small scope is scored from its own.
+                Prefilter::Keep(keep) => {
+                    let members = ann
+                        .scope_ids(q.scope)
+                        .and_then(|ids| ann.scope_members(ids));
+                    ann.lex.search_among(terms, q.limit, members, keep)
+                }
             };
             Ok(hits
                 .into_iter()
