@@ -444,6 +444,38 @@ impl Ann {
         Ok(Some(ann))
     }
 
+    /// Overwrites the vectors the graph still keeps for removed nodes. usearch frees a removed
+    /// node's slot but leaves its vector there until a new node takes the slot (and saves it
+    /// with the graph); an erase must not leave it in the saved file. So nodes of a zero vector
+    /// take every free slot, then are removed again: the slots stay free, holding zeros. The
+    /// graph is saved again on the next save.
+    pub(crate) fn scrub_free_slots(&mut self) -> Result<()> {
+        let free = self.index.stats().nodes.saturating_sub(self.index.size());
+        if free == 0 {
+            return Ok(());
+        }
+        self.reserve_for(free)?;
+        let zero = vec![0f32; self.dim];
+        // Keys no memory has (row numbers are far below; the largest key marks a free slot).
+        let keys: Vec<u64> = (0..free as u64).map(|i| u64::MAX - 1 - i).collect();
+        for key in &keys {
+            self.slots
+                .run(|| self.index.add(*key, &zero))
+                .map_err(ann_err)?;
+        }
+        for key in &keys {
+            self.index.remove(*key).map_err(ann_err)?;
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// The 8-bit vector the graph holds for `key` (tests).
+    pub(crate) fn graph_vector(&self, key: u64) -> Option<Vec<i8>> {
+        let mut out = vec![0i8; self.dim];
+        (self.index.get(key, &mut out).ok()? > 0).then_some(out)
+    }
+
     /// Saves the graph and its generation beside the database (only when it changed).
     pub(crate) fn save(&mut self, db: &Path) -> Result<()> {
         if !self.dirty {

@@ -9,7 +9,9 @@
 //! zeroed by every write, so earlier writes leave no old copies in free pages either) and the FTS5 index's own
 //! `secure-delete` option (entries are removed, not shadowed by tombstones). Afterwards a
 //! `wal_checkpoint(TRUNCATE)` moves the new pages into the main file and empties the WAL, so
-//! neither file holds the text once `erase` returns.
+//! neither file holds the text once `erase` returns. The erased memories' vectors leave the
+//! saved vector index too: the slots the graph freed are overwritten and the index saved again
+//! (`scrub_saved_index`).
 
 use crate::codec::*;
 use crate::predicate::{self, Pred};
@@ -331,8 +333,13 @@ impl Erasure for SqliteStore {
             report
         };
         self.sync_ann(&conn)?;
-        let _turn = self.checkpointer_turn();
-        truncate_wal(&conn)?;
+        {
+            let _turn = self.checkpointer_turn();
+            truncate_wal(&conn)?;
+        }
+        // The index is saved without the writer held (the order `flush_index` takes).
+        drop(conn);
+        self.scrub_saved_index()?;
         Ok(report)
     }
 
@@ -347,8 +354,13 @@ impl Erasure for SqliteStore {
             report
         };
         self.sync_ann(&conn)?;
-        let _turn = self.checkpointer_turn();
-        truncate_wal(&conn)?;
+        {
+            let _turn = self.checkpointer_turn();
+            truncate_wal(&conn)?;
+        }
+        // The index is saved without the writer held (the order `flush_index` takes).
+        drop(conn);
+        self.scrub_saved_index()?;
         Ok(report)
     }
 }

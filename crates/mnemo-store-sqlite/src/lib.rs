@@ -97,6 +97,21 @@ pub mod testing {
         }
     }
 
+    /// The 8-bit vector the graph holds for the memory `id` (its copy in the saved graph file),
+    /// if it is indexed.
+    pub fn graph_vector(store: &SqliteStore, id: MemoryId) -> Option<Vec<i8>> {
+        let seq: i64 = store
+            .writer
+            .lock()
+            .query_row(
+                "SELECT seq FROM memories WHERE id = ?1",
+                [id.to_string()],
+                |r| r.get(0),
+            )
+            .ok()?;
+        store.ann.read().as_ref()?.graph_vector(seq as u64)
+    }
+
     /// Rows in every table, by table name (for all-or-nothing checks).
     pub fn row_counts(store: &SqliteStore) -> Vec<(String, i64)> {
         let conn = store.writer.lock();
@@ -397,6 +412,28 @@ impl SqliteStore {
     /// store's own checkpoints too.
     pub(crate) fn checkpointer_turn(&self) -> Option<parking_lot::MutexGuard<'_, ()>> {
         self.checkpointer.as_ref().map(|c| c.turn())
+    }
+
+    /// After an erase: the saved index must not keep the erased vectors either. The graph
+    /// keeps a removed node's vector in its slot until the slot is reused, so those slots are
+    /// overwritten ([`ann::Ann::scrub_free_slots`]) and the index saved again; the
+    /// half-precision copies were zeroed by the removal and are saved with it. Without an index
+    /// in memory, a saved one is removed (the next open rebuilds it from the database).
+    pub(crate) fn scrub_saved_index(&self) -> Result<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let mut guard = self.ann.write();
+        match guard.as_mut() {
+            Some(ann) => {
+                ann.scrub_free_slots()?;
+                ann.save(path)
+            }
+            None => {
+                ann::remove_saved(path);
+                Ok(())
+            }
+        }
     }
 
     /// Saves the derived vector index beside the file so the next open need not rebuild it.

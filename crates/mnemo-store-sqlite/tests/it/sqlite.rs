@@ -350,6 +350,88 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
     assert!(store.integrity().unwrap().is_consistent());
 }
 
+/// The saved vector index beside `db`: the graph file and the half-precision copies.
+fn index_bytes(db: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
+    let read = |suffix: &str| std::fs::read(format!("{}{suffix}", db.display())).unwrap();
+    (read(".hnsw"), read(".hnsw.f16"))
+}
+
+fn has(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Erasure reaches the saved vector index: once `erase` returns, the erased memory's vector is
+/// in neither index file — not as the graph keeps it (8 bits: usearch leaves a removed node's
+/// vector in its slot) nor as the exact copies keep it (half precision) — while both were there
+/// before and another memory's still are; the index then loads as saved and finds the rest.
+#[test]
+fn an_erased_vector_is_in_no_byte_of_the_saved_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store = open_concrete(&path);
+    let s = scope("rhea");
+    for i in 0..40 {
+        put(
+            &store,
+            &s,
+            &format!("filler note {i} about the orchard"),
+            json!({}),
+        );
+    }
+    let secret = "Rhea hid the seven letters from Oslo in the Qwertzu attic under a loose plank \
+                  beside the old violin case and the broken lamp";
+    let id = put(&store, &s, secret, json!({}));
+    let other = "Rhea waters the quince trees every Sunday before the market opens in town";
+    let kept = put(&store, &s, other, json!({}));
+    store.flush_index().unwrap();
+    // Each memory's vector as the two files hold it.
+    let needles = |id: MemoryId, text: &str| -> (Vec<u8>, Vec<u8>) {
+        let graph = mnemo_store_sqlite::testing::graph_vector(&store, id).expect("indexed");
+        let halves = HashEmbedder::vector(text)
+            .iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_bits().to_le_bytes())
+            .collect();
+        (graph.iter().map(|v| *v as u8).collect(), halves)
+    };
+    let (secret_graph, secret_halves) = needles(id, secret);
+    let (kept_graph, kept_halves) = needles(kept, other);
+    let (graph, halves) = index_bytes(&path);
+    assert!(
+        has(&graph, &secret_graph) && has(&halves, &secret_halves),
+        "saved before"
+    );
+    store
+        .erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+        .unwrap();
+    let (graph, halves) = index_bytes(&path);
+    assert!(
+        !has(&graph, &secret_graph),
+        "the graph file keeps the erased vector"
+    );
+    assert!(
+        !has(&halves, &secret_halves),
+        "the exact copies keep the erased vector"
+    );
+    assert!(
+        has(&graph, &kept_graph) && has(&halves, &kept_halves),
+        "the others stay"
+    );
+    drop(store);
+    assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+    let store = open_concrete(&path);
+    let hits = store
+        .dense_candidates(
+            &candidates(&s, ReadOptions::default()),
+            &HashEmbedder::vector(other),
+        )
+        .unwrap();
+    assert_eq!(hits.len(), 41);
+    let kept_seq = store
+        .fetch(&candidates(&s, ReadOptions::default()), &[hits[0].key])
+        .unwrap();
+    assert_eq!(kept_seq[0].1.id, kept);
+}
+
 /// Another process holding the write lock past the busy timeout makes a write fail as
 /// `unavailable` (retryable: the server answers 503 with Retry-After), not as an internal error.
 #[test]
