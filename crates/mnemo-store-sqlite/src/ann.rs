@@ -458,14 +458,16 @@ impl Ann {
         let zero = vec![0f32; self.dim];
         // Keys no memory has (row numbers are far below; the largest key marks a free slot).
         let keys: Vec<u64> = (0..free as u64).map(|i| u64::MAX - 1 - i).collect();
+        let added = keys
+            .iter()
+            .try_for_each(|key| self.slots.run(|| self.index.add(*key, &zero)));
+        // The nodes leave again whether or not every add went in.
         for key in &keys {
-            self.slots
-                .run(|| self.index.add(*key, &zero))
-                .map_err(ann_err)?;
+            if self.index.contains(*key) {
+                self.index.remove(*key).map_err(ann_err)?;
+            }
         }
-        for key in &keys {
-            self.index.remove(*key).map_err(ann_err)?;
-        }
+        added.map_err(ann_err)?;
         self.dirty = true;
         Ok(())
     }
@@ -608,16 +610,12 @@ impl Ann {
     /// The indexed memories of the scope `ids` names could be among: those of its least
     /// common part (a superset; the caller's filter decides). `None` for a scope of no part.
     pub(crate) fn scope_members(&self, ids: [u32; 3]) -> Option<&HashSet<u64>> {
-        static NONE: std::sync::OnceLock<HashSet<u64>> = std::sync::OnceLock::new();
         let least = ids
             .iter()
             .filter(|p| **p != 0)
             .min_by_key(|p| self.part_size(**p))?;
-        Some(
-            self.members
-                .get(least)
-                .unwrap_or_else(|| NONE.get_or_init(HashSet::new)),
-        )
+        // Every interned part has its set (emptied, never dropped).
+        self.members.get(least)
     }
 
     /// True when every indexed entry is active, never expires and belongs to the scope `ids`
