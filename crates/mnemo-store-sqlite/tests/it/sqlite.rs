@@ -288,7 +288,11 @@ fn file_bytes(db: &std::path::Path) -> Vec<u8> {
 }
 
 fn holds(hay: &[u8], needle: &str) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+    has(hay, needle.as_bytes())
+}
+
+fn has(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Erasure reaches the bytes: after `erase` returns (its `wal_checkpoint(TRUNCATE)` included),
@@ -354,10 +358,6 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
 fn index_bytes(db: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
     let read = |suffix: &str| std::fs::read(format!("{}{suffix}", db.display())).unwrap();
     (read(".hnsw"), read(".hnsw.f16"))
-}
-
-fn has(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Erasure reaches the saved vector index: once `erase` returns, the erased memory's vector is
