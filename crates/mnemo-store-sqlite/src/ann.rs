@@ -447,8 +447,7 @@ impl Ann {
     /// Overwrites the vectors the graph still keeps for removed nodes. usearch frees a removed
     /// node's slot but leaves its vector there until a new node takes the slot (and saves it
     /// with the graph); an erase must not leave it in the saved file. So nodes of a zero vector
-    /// take every free slot, then are removed again: the slots stay free, holding zeros. The
-    /// graph is saved again on the next save.
+    /// take every free slot, then are removed again: the slots stay free, holding zeros.
     pub(crate) fn scrub_free_slots(&mut self) -> Result<()> {
         let free = self.index.stats().nodes.saturating_sub(self.index.size());
         if free == 0 {
@@ -596,11 +595,7 @@ impl Ann {
 
     /// An upper bound of how many indexed memories a scope can see.
     pub(crate) fn scope_size(&self, ids: [u32; 3]) -> usize {
-        ids.iter()
-            .filter(|p| **p != 0)
-            .map(|p| self.part_size(*p))
-            .min()
-            .unwrap_or(self.len())
+        self.scope_members(ids).map_or(self.len(), HashSet::len)
     }
 
     fn part_size(&self, part: u32) -> usize {

@@ -10,8 +10,8 @@
 //! `secure-delete` option (entries are removed, not shadowed by tombstones). Afterwards a
 //! `wal_checkpoint(TRUNCATE)` moves the new pages into the main file and empties the WAL, so
 //! neither file holds the text once `erase` returns. The erased memories' vectors leave the
-//! saved vector index too: the slots the graph freed are overwritten and the index saved again
-//! (`scrub_saved_index`).
+//! vector index too: the slots the graph freed are overwritten in memory and the saved index
+//! files are removed, to be saved again at close (`scrub_saved_index`).
 
 use crate::codec::*;
 use crate::predicate::{self, Pred};
@@ -320,6 +320,21 @@ fn scrub_replays(tx: &Transaction<'_>, id: MemoryId, ids: &str) -> Result<u64> {
     Ok(n)
 }
 
+impl SqliteStore {
+    /// What every erase does after its commit, with the writer still held: the index catches
+    /// up, the WAL is moved into the main file and emptied, and the saved index is scrubbed
+    /// (`scrub_saved_index`, after the writer is released).
+    fn after_erase(&self, conn: parking_lot::MutexGuard<'_, rusqlite::Connection>) -> Result<()> {
+        self.sync_ann(&conn)?;
+        {
+            let _turn = self.checkpointer_turn();
+            truncate_wal(&conn)?;
+        }
+        drop(conn);
+        self.scrub_saved_index()
+    }
+}
+
 impl Erasure for SqliteStore {
     fn erase(&self, memory: &EraseMemory<'_>, ctx: &WriteContext) -> Result<EraseReport> {
         let mut conn = self.writer.lock();
@@ -332,14 +347,7 @@ impl Erasure for SqliteStore {
             tx.commit().map_err(sql_err)?;
             report
         };
-        self.sync_ann(&conn)?;
-        {
-            let _turn = self.checkpointer_turn();
-            truncate_wal(&conn)?;
-        }
-        // The index is saved without the writer held (the order `flush_index` takes).
-        drop(conn);
-        self.scrub_saved_index()?;
+        self.after_erase(conn)?;
         Ok(report)
     }
 
@@ -353,14 +361,7 @@ impl Erasure for SqliteStore {
             tx.commit().map_err(sql_err)?;
             report
         };
-        self.sync_ann(&conn)?;
-        {
-            let _turn = self.checkpointer_turn();
-            truncate_wal(&conn)?;
-        }
-        // The index is saved without the writer held (the order `flush_index` takes).
-        drop(conn);
-        self.scrub_saved_index()?;
+        self.after_erase(conn)?;
         Ok(report)
     }
 }

@@ -414,26 +414,23 @@ impl SqliteStore {
         self.checkpointer.as_ref().map(|c| c.turn())
     }
 
-    /// After an erase: the saved index must not keep the erased vectors either. The graph
-    /// keeps a removed node's vector in its slot until the slot is reused, so those slots are
-    /// overwritten ([`ann::Ann::scrub_free_slots`]) and the index saved again; the
-    /// half-precision copies were zeroed by the removal and are saved with it. Without an index
-    /// in memory, a saved one is removed (the next open rebuilds it from the database).
+    /// After an erase: the index must not keep the erased vectors either. The graph keeps a
+    /// removed node's vector in its slot until the slot is reused, so those slots are
+    /// overwritten in memory ([`ann::Ann::scrub_free_slots`]; the half-precision copy was zeroed
+    /// by the removal). The saved files, which may hold the vectors, are removed rather than
+    /// written again (a whole save per erase, under the index's exclusive lock, would stop
+    /// every search for its length): the index is saved at close, and an open before that
+    /// rebuilds it from the database.
     pub(crate) fn scrub_saved_index(&self) -> Result<()> {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let mut guard = self.ann.write();
-        match guard.as_mut() {
-            Some(ann) => {
-                ann.scrub_free_slots()?;
-                ann.save(path)
-            }
-            None => {
-                ann::remove_saved(path);
-                Ok(())
-            }
+        if let Some(ann) = self.ann.write().as_mut() {
+            ann.scrub_free_slots()?;
+            ann.dirty = true;
         }
+        ann::remove_saved(path);
+        Ok(())
     }
 
     /// Saves the derived vector index beside the file so the next open need not rebuild it.

@@ -355,15 +355,18 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
 }
 
 /// The saved vector index beside `db`: the graph file and the half-precision copies.
+/// (A file that is not there holds no bytes.)
 fn index_bytes(db: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
-    let read = |suffix: &str| std::fs::read(format!("{}{suffix}", db.display())).unwrap();
+    let read =
+        |suffix: &str| std::fs::read(format!("{}{suffix}", db.display())).unwrap_or_default();
     (read(".hnsw"), read(".hnsw.f16"))
 }
 
 /// Erasure reaches the saved vector index: once `erase` returns, the erased memory's vector is
 /// in neither index file — not as the graph keeps it (8 bits: usearch leaves a removed node's
 /// vector in its slot) nor as the exact copies keep it (half precision) — while both were there
-/// before and another memory's still are; the index then loads as saved and finds the rest.
+/// before; the index saved at close still holds neither, holds another memory's, loads as saved
+/// and finds the rest.
 #[test]
 fn an_erased_vector_is_in_no_byte_of_the_saved_index() {
     let dir = tempfile::tempdir().unwrap();
@@ -412,11 +415,17 @@ fn an_erased_vector_is_in_no_byte_of_the_saved_index() {
         !has(&halves, &secret_halves),
         "the exact copies keep the erased vector"
     );
+    // Closing saves the index from memory, where the erased vector's slot was overwritten.
+    drop(store);
+    let (graph, halves) = index_bytes(&path);
+    assert!(
+        !has(&graph, &secret_graph) && !has(&halves, &secret_halves),
+        "the index saved at close keeps the erased vector"
+    );
     assert!(
         has(&graph, &kept_graph) && has(&halves, &kept_halves),
         "the others stay"
     );
-    drop(store);
     assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
     let store = open_concrete(&path);
     let hits = store
