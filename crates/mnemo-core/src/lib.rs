@@ -21,12 +21,14 @@ pub mod note;
 pub mod pack;
 pub mod pipeline;
 pub mod profile;
+pub mod relation;
 pub mod scope;
 pub mod search;
 pub mod session;
 pub mod store;
 pub mod text;
 pub mod tier;
+pub mod time;
 
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use cursor::CursorCodec;

@@ -1,0 +1,139 @@
+//! Event time: when the thing a text talks about happened, as opposed to when mnemo learnt it
+//! (transaction time, `created_at`) or when a fact held (valid time, `valid_from`/`valid_until`).
+//!
+//! An [`EventTime`] is a half-open interval `[start, end)` with the [`Granularity`] it was stated
+//! at, the phrase it was read from and how it was obtained ([`EventTimeSource`]). The rule tagger
+//! (`time/tag.rs`) reads phrases such as "last May" or "two weeks ago" against an *anchor* — the
+//! time the message was said — and never invents a date: a phrase it cannot resolve gives none.
+
+use crate::memory::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// How precisely an event time was stated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Granularity {
+    /// A moment ("at 3 pm on 8 May 2023"); `end` is `start` plus one minute.
+    Instant,
+    Day,
+    Week,
+    Month,
+    Season,
+    Year,
+}
+
+impl Granularity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Granularity::Instant => "instant",
+            Granularity::Day => "day",
+            Granularity::Week => "week",
+            Granularity::Month => "month",
+            Granularity::Season => "season",
+            Granularity::Year => "year",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Some(match raw {
+            "instant" => Granularity::Instant,
+            "day" => Granularity::Day,
+            "week" => Granularity::Week,
+            "month" => Granularity::Month,
+            "season" => Granularity::Season,
+            "year" => Granularity::Year,
+            _ => return None,
+        })
+    }
+}
+
+/// Where an event time came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventTimeSource {
+    /// Read from the text by the rule tagger.
+    Text,
+    /// Stated by the chat model during extraction (kept only when it agrees with the text).
+    Model,
+    /// Given by the caller.
+    Caller,
+}
+
+impl EventTimeSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventTimeSource::Text => "text",
+            EventTimeSource::Model => "model",
+            EventTimeSource::Caller => "caller",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Some(match raw {
+            "text" => EventTimeSource::Text,
+            "model" => EventTimeSource::Model,
+            "caller" => EventTimeSource::Caller,
+            _ => return None,
+        })
+    }
+}
+
+/// When something happened: `[start, end)` at a granularity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventTime {
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub granularity: Granularity,
+    /// The words it was read from ("last May"); empty when the caller gave it.
+    #[serde(default)]
+    pub phrase: String,
+    pub source: EventTimeSource,
+}
+
+impl EventTime {
+    /// Whether `[start, end)` and `[from, to)` share an instant.
+    pub fn overlaps(&self, from: Timestamp, to: Timestamp) -> bool {
+        self.start < to && from < self.end
+    }
+}
+
+/// How numeric dates such as `05/08/2023` are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DateOrder {
+    /// `05/08/2023` is 8 May 2023.
+    #[default]
+    MonthFirst,
+    /// `05/08/2023` is 5 August 2023.
+    DayFirst,
+}
+
+/// Settings of the rule tagger.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct TaggerOptions {
+    pub date_order: DateOrder,
+}
+
+/// How a query's temporal expression relates to the events it asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TemporalRelation {
+    /// "in May 2023", "last week": events overlapping the interval.
+    During,
+    /// "before 2020": events that start before the interval's `end`, which is the phrase's
+    /// own start.
+    Before,
+    /// "after May", "since 2019": events that end after the interval's `start`.
+    After,
+}
+
+/// What a query's temporal expression was understood as, reported in search answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemporalQuery {
+    /// The words of the query it was read from.
+    pub phrase: String,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub granularity: Granularity,
+    pub relation: TemporalRelation,
+}
