@@ -140,6 +140,7 @@ pub(crate) fn config_of(cli: &Cli) -> Result<MemoryConfig, Error> {
             gguf: l.llm_gguf.clone(),
             timeout_secs: Some(l.llm_timeout_secs),
             additive_only: Some(l.additive_only),
+            vision: Some(l.llm_vision),
         },
         notes: mnemo::settings::NotesSection {
             neighbours: Some(n.note_neighbours),

@@ -19,6 +19,10 @@ pub enum ChatRole {
 pub struct ChatMessage {
     pub role: ChatRole,
     pub content: String,
+    /// Images the model is shown with the text (`http(s)` or `data:` URLs); only for a model
+    /// configured as reading images (`llm.vision`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 impl ChatMessage {
@@ -26,6 +30,7 @@ impl ChatMessage {
         Self {
             role: ChatRole::System,
             content: content.into(),
+            images: Vec::new(),
         }
     }
 
@@ -33,6 +38,7 @@ impl ChatMessage {
         Self {
             role: ChatRole::User,
             content: content.into(),
+            images: Vec::new(),
         }
     }
 }

@@ -297,6 +297,21 @@ pub trait JobStore: Send + Sync {
     fn retry_job(&self, id: &str, now: Timestamp) -> Result<JobRecord>;
     /// Counts per status and the oldest open job.
     fn queue_stats(&self) -> Result<QueueStats>;
+    /// Jobs not yet final (pending or running) of the scopes `tenant` covers (every agent and
+    /// run of a user scope): what a tenant's share of the queue counts ([`queue_tenant`]).
+    fn open_jobs(&self, tenant: &Scope) -> Result<u64>;
+}
+
+/// The tenant a job's scope counts against in queue admission: its user; a scope with no user,
+/// its agent; else its run. Each tenant has a share of the queue of its own, so one tenant's
+/// backlog never refuses another tenant's async adds.
+pub fn queue_tenant(scope: &Scope) -> Scope {
+    let tenant = match (scope.user_id(), scope.agent_id()) {
+        (Some(u), _) => Scope::of(Some(u.clone()), None, None),
+        (None, Some(a)) => Scope::of(None, Some(a.clone()), None),
+        (None, None) => Scope::of(None, None, scope.run_id().cloned()),
+    };
+    tenant.unwrap_or_else(|_| scope.clone())
 }
 
 /// The error an erase leaves on a job that was still to run when text it carried was erased.

@@ -7,6 +7,7 @@
 //! lists the bounds on what one request may carry.
 
 pub mod chat;
+pub mod content;
 pub mod cursor;
 pub mod embed;
 pub mod entity;
@@ -31,6 +32,7 @@ pub mod tier;
 pub mod time;
 
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
+pub use content::{Content, ContentMessage};
 pub use cursor::CursorCodec;
 pub use embed::{CachedEmbedder, Embedder};
 pub use entity::{entities_match, extract_entities, normalize_entity, EntityMention};

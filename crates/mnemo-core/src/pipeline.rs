@@ -64,6 +64,9 @@ pub struct InferConfig {
     pub instructions: Option<String>,
     /// Upper bound on the tokens a model may answer with.
     pub max_tokens: u32,
+    /// The chat model reads images: an image part of a message is described by it and kept as
+    /// text (see `content`); otherwise image parts are refused.
+    pub vision: bool,
 }
 
 impl Default for InferConfig {
@@ -77,6 +80,7 @@ impl Default for InferConfig {
             log_messages_on_failure: true,
             instructions: None,
             max_tokens: 1024,
+            vision: false,
         }
     }
 }

@@ -94,7 +94,7 @@ impl JsonClient {
         let url = format!("{}/{}", self.base_url, path.trim_start_matches('/'));
         let mut attempt = 0;
         loop {
-            match self.attempt(&url, body) {
+            match self.attempt(&url, body).and_then(|text| self.json_answer(text)) {
                 Ok(text) => return parse(&text),
                 Err(a) if a.retry && attempt < self.max_retries => {
                     let wait = self.delay(attempt, a.retry_after);
@@ -112,6 +112,28 @@ impl JsonClient {
                 Err(a) => return Err(a.error),
             }
         }
+    }
+
+    /// A 2xx answer that is not JSON at all is what a proxy or gateway in front of the endpoint
+    /// sends when it fails (an HTML error page with status 200): as transient as a 502, so
+    /// retried and finally reported as unavailable, never as a defect of mnemo. JSON that is
+    /// not a completion stays the parser's (non-retryable) error.
+    fn json_answer(&self, text: String) -> std::result::Result<String, Attempt> {
+        if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
+            return Ok(text);
+        }
+        let head: String = text.trim_start().chars().take(80).collect();
+        Err(Attempt {
+            retry: true,
+            retry_after: None,
+            error: Error::Unavailable {
+                component: self.component.into(),
+                reason: format!(
+                    "the endpoint answered 2xx with a body that is not JSON ({} bytes, starting {head:?}); a proxy in front of it may be failing",
+                    text.len()
+                ),
+            },
+        })
     }
 
     fn attempt(&self, url: &str, body: &Value) -> std::result::Result<String, Attempt> {

@@ -69,7 +69,8 @@ impl OpenAiChat {
     }
 
     fn body(&self, req: &ChatRequest) -> Value {
-        let mut body = json!({ "model": self.cfg.model, "messages": req.messages });
+        let messages: Vec<Value> = req.messages.iter().map(message_json).collect();
+        let mut body = json!({ "model": self.cfg.model, "messages": messages });
         if let Some(t) = req.max_tokens {
             body["max_tokens"] = json!(t);
         }
@@ -81,6 +82,21 @@ impl OpenAiChat {
         }
         body
     }
+}
+
+/// A message as the endpoint takes it: plain content, or a text part and one `image_url` part
+/// per image when the message carries images.
+fn message_json(m: &mnemo_core::ChatMessage) -> Value {
+    if m.images.is_empty() {
+        return json!({ "role": m.role, "content": m.content });
+    }
+    let mut parts = vec![json!({ "type": "text", "text": m.content })];
+    parts.extend(
+        m.images
+            .iter()
+            .map(|url| json!({ "type": "image_url", "image_url": { "url": url } })),
+    );
+    json!({ "role": m.role, "content": parts })
 }
 
 /// Reads the first choice's text and the usage of a completion body.

@@ -12,7 +12,7 @@ use crate::ops::records::{self, Search};
 use crate::pending::{runtime, Pending};
 use mnemo::{AddInput, AddRequest, ListRequest, UpdateRequest};
 use mnemo_core::pack::ContextOptions;
-use mnemo_core::{InputMessage, MemoryKind, NoteInput, ReadOptions, Scope};
+use mnemo_core::{Content, ContentMessage, MemoryKind, NoteInput, ReadOptions, Scope};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -34,14 +34,14 @@ fn messages_of(obj: &Bound<'_, PyAny>) -> PyResult<AddInput> {
         return Ok(AddInput::Text(s.to_cow()?.into_owned()));
     }
     if obj.is_instance_of::<PyDict>() {
-        return Ok(AddInput::Messages(vec![message_of(0, obj)?]));
+        return Ok(AddInput::from_content(vec![message_of(0, obj)?]));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut out = Vec::new();
         for (i, item) in obj.try_iter()?.enumerate() {
             out.push(message_of(i, &item?)?);
         }
-        return Ok(AddInput::Messages(out));
+        return Ok(AddInput::from_content(out));
     }
     Err(PyTypeError::new_err(format!(
         "messages must be a str, a dict or a list of dicts, not {}",
@@ -49,7 +49,7 @@ fn messages_of(obj: &Bound<'_, PyAny>) -> PyResult<AddInput> {
     )))
 }
 
-fn message_of(i: usize, obj: &Bound<'_, PyAny>) -> PyResult<InputMessage> {
+fn message_of(i: usize, obj: &Bound<'_, PyAny>) -> PyResult<ContentMessage> {
     let d = obj.cast::<PyDict>().map_err(|_| {
         PyTypeError::new_err(format!(
             "messages[{i}] must be a dict, not {}",
@@ -75,11 +75,33 @@ fn message_of(i: usize, obj: &Bound<'_, PyAny>) -> PyResult<InputMessage> {
     let role = role.parse().map_err(|e: mnemo::Error| {
         Failure::invalid(&format!("messages[{i}].role"), e.to_string()).to_py(obj.py())
     })?;
-    Ok(InputMessage {
+    Ok(ContentMessage {
         role,
-        content: text("content", true)?.unwrap_or_default(),
+        content: content_of(i, d)?,
         name: text("name", false)?,
     })
+}
+
+/// A message's `content`: a str, or a list of OpenAI-style parts (dicts), read by the rules
+/// every surface shares (`mnemo_core::content`).
+fn content_of(i: usize, d: &Bound<'_, PyDict>) -> PyResult<Content> {
+    let field = format!("messages[{i}].content");
+    let Some(v) = d.get_item("content")?.filter(|v| !v.is_none()) else {
+        return Err(PyTypeError::new_err(format!(
+            "messages[{i}] needs a \"content\" (str or list of parts)"
+        )));
+    };
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(Content::Text(s.to_cow()?.into_owned()));
+    }
+    if !(v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>()) {
+        return Err(PyTypeError::new_err(format!(
+            "{field} must be a str or a list of parts, not {}",
+            type_name(&v)
+        )));
+    }
+    let json = py_to_json(&field, &v)?;
+    Content::from_json(&field, &json).map_err(|e| Failure::from(e).to_py(v.py()))
 }
 
 /// Mem0's `memory_type` names and mnemo's: `procedural_memory` is `procedural`.

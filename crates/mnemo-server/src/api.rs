@@ -15,7 +15,11 @@ pub use crate::api_log::*;
 pub struct MessageIn {
     /// `user`, `assistant`, `system` (skipped) or `tool`.
     pub role: String,
-    pub content: String,
+    /// A string, or a list of OpenAI-style parts: `{"type": "text", "text": …}` (joined in
+    /// order) and `{"type": "image_url", "image_url": {"url": …}}` (described by the chat model
+    /// when `llm.vision` is on, else refused naming its index).
+    #[schema(value_type = Value)]
+    pub content: Value,
     #[serde(default)]
     pub name: Option<String>,
 }

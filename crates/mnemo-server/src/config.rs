@@ -25,12 +25,14 @@ pub struct ServerConfig {
     /// Accept requests without an API key; refused unless `bind` is a loopback address.
     pub no_auth: bool,
     pub max_body_bytes: usize,
-    /// Requests per minute per API key (0: unlimited) and the burst allowed at once.
-    pub rate_limit_per_minute: u32,
-    pub rate_limit_burst: u32,
+    /// Requests per minute per API key (0: unlimited) and the burst allowed at once; `None`:
+    /// the default of the server's kind ([`RateLimits::default_for`]).
+    pub rate_limit_per_minute: Option<u32>,
+    pub rate_limit_burst: Option<u32>,
     /// Milliseconds of a request's work that cost one more token, past its first
-    /// `FREE_WORK_SHARES` such shares (0: work is not priced; see [`crate::ratelimit`]).
-    pub rate_limit_work_ms: u32,
+    /// `FREE_WORK_SHARES` such shares (0: work is not priced; see [`crate::ratelimit`]);
+    /// `None`: the default of the server's kind.
+    pub rate_limit_work_ms: Option<u32>,
     /// Origins CORS allows; empty (the default) sends no CORS headers.
     pub cors_origins: Vec<String>,
     /// Write memory text and queries into the logs.
@@ -55,15 +57,61 @@ pub struct ServerConfig {
     pub job_workers: usize,
 }
 
+/// The rate limits a server applies to each API key (see [`crate::ratelimit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimits {
+    /// Tokens per minute (0: no limit).
+    pub per_minute: u32,
+    pub burst: u32,
+    /// Work time one token pays for, in ms (0: work is not priced).
+    pub work_ms: u32,
+}
+
+impl RateLimits {
+    /// What a keyed server shares between its tenants: 1200 tokens a minute, 100 at once, and
+    /// 10 ms of work a token, so no tenant takes more than its share of the server's time.
+    pub const KEYED: RateLimits = RateLimits {
+        per_minute: 1200,
+        burst: 100,
+        work_ms: 10,
+    };
+    /// What a `--no-auth` server gives its one local user: no limit, as the CLI has none. Such
+    /// a server listens on loopback only, so nobody else shares it.
+    pub const SINGLE_USER: RateLimits = RateLimits {
+        per_minute: 0,
+        burst: 100,
+        work_ms: 0,
+    };
+
+    /// The defaults of a server with (`no_auth = false`) or without API keys.
+    pub fn default_for(no_auth: bool) -> Self {
+        if no_auth {
+            Self::SINGLE_USER
+        } else {
+            Self::KEYED
+        }
+    }
+}
+
 impl ServerConfig {
+    /// The limits this server applies: those given, the default of its kind for the rest.
+    pub fn rate_limits(&self) -> RateLimits {
+        let d = RateLimits::default_for(self.no_auth);
+        RateLimits {
+            per_minute: self.rate_limit_per_minute.unwrap_or(d.per_minute),
+            burst: self.rate_limit_burst.unwrap_or(d.burst),
+            work_ms: self.rate_limit_work_ms.unwrap_or(d.work_ms),
+        }
+    }
+
     pub fn new(bind: SocketAddr, keys_path: PathBuf) -> Self {
         Self {
             bind,
             no_auth: false,
             max_body_bytes: 1 << 20,
-            rate_limit_per_minute: 1200,
-            rate_limit_burst: 100,
-            rate_limit_work_ms: 10,
+            rate_limit_per_minute: None,
+            rate_limit_burst: None,
+            rate_limit_work_ms: None,
             cors_origins: Vec::new(),
             log_content: false,
             max_in_flight: 64,
@@ -297,6 +345,7 @@ impl FileConfig {
             "MNEMO_ADDITIVE_ONLY",
             l.additive_only.map(|v| v.to_string()),
         );
+        put("MNEMO_LLM_VISION", l.vision.map(|v| v.to_string()));
         let n = &self.notes;
         put("MNEMO_NOTE_NEIGHBOURS", n.neighbours.map(|v| v.to_string()));
         put(

@@ -126,7 +126,9 @@ pub struct AddArgs {
 pub struct McpMessage {
     /// user, assistant, system or tool.
     pub role: String,
-    pub content: String,
+    /// A string, or a list of parts: {"type": "text", "text": ...} (joined in order) and
+    /// {"type": "image_url", "image_url": {"url": ...}} (needs a chat model reading images).
+    pub content: Value,
     pub name: Option<String>,
 }
 

@@ -94,10 +94,11 @@ pub fn build_state(memory: Memory, config: &ServerConfig) -> Result<AppState> {
         )?))
     };
     let metrics = Arc::new(Metrics::new());
+    let limits = config.rate_limits();
     let limiter = Arc::new(RateLimiter::with_work_price(
-        config.rate_limit_per_minute,
-        config.rate_limit_burst,
-        config.rate_limit_work_ms,
+        limits.per_minute,
+        limits.burst,
+        limits.work_ms,
     ));
     let service = Service::new(
         memory,
@@ -226,6 +227,11 @@ async fn serve(
     while conns.join_next().await.is_some() {}
 }
 
+/// The most bytes a request's start line and headers may take; larger ones are answered 431
+/// and the connection closed. Ample for any client (a key, cookies, tracing headers), small
+/// enough that no request makes the server buffer much before it is authenticated.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
 /// One HTTP/1 connection (upgrades allowed), cut off when its headers do not arrive within
 /// `header_read_timeout`; told to finish its request and close once `closing` turns true.
 async fn connection(
@@ -237,7 +243,8 @@ async fn connection(
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(header_read_timeout);
+        .header_read_timeout(header_read_timeout)
+        .max_header_size(MAX_HEADER_BYTES);
     let conn = builder
         .serve_connection(
             TokioIo::new(crate::linger::Lingering::new(tcp)),

@@ -242,6 +242,25 @@ impl JobStore for PgStore {
         one(rows)?.ok_or_else(|| Error::internal("a retried job reads back"))
     }
 
+    fn open_jobs(&self, tenant: &Scope) -> Result<u64> {
+        let u = tenant.user_id().map(|v| v.as_str());
+        let a = tenant.agent_id().map(|v| v.as_str());
+        let r = tenant.run_id().map(|v| v.as_str());
+        let n: i64 = self.with(|c| {
+            c.query_one(
+                "SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'running') \
+                   AND ($1::text IS NULL OR user_id = $1) \
+                   AND ($2::text IS NULL OR agent_id = $2) \
+                   AND ($3::text IS NULL OR run_id = $3)",
+                &[&u, &a, &r],
+            )
+            .map_err(pg_err)?
+            .try_get(0)
+            .map_err(pg_err)
+        })?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     fn queue_stats(&self) -> Result<QueueStats> {
         self.with(|c| {
             let mut stats = QueueStats::default();

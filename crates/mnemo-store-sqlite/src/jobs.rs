@@ -299,6 +299,26 @@ impl JobStore for SqliteStore {
         })
     }
 
+    fn open_jobs(&self, tenant: &Scope) -> Result<u64> {
+        let part = |p: Option<&str>| p.map(str::to_string);
+        let (u, a, r) = (
+            part(tenant.user_id().map(|v| v.as_str())),
+            part(tenant.agent_id().map(|v| v.as_str())),
+            part(tenant.run_id().map(|v| v.as_str())),
+        );
+        let n: i64 = self.read(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'running') \
+                   AND (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR agent_id = ?2) \
+                   AND (?3 IS NULL OR run_id = ?3)",
+                params![u, a, r],
+                |row| row.get(0),
+            )
+            .map_err(sql_err)
+        })?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     fn queue_stats(&self) -> Result<QueueStats> {
         self.read(|c| {
             let mut stats = QueueStats::default();

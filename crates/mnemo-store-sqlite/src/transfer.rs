@@ -354,7 +354,7 @@ impl Transfer for SqliteStore {
                 match rec {
                     ExportRecord::Message(m) => {
                         // Records built in code skip deserialisation's scope check.
-                        m.scope()?;
+                        check_imported_message(m)?;
                         written += u64::from(insert_message(tx, m)?);
                     }
                     ExportRecord::Link(l) => {
@@ -374,6 +374,7 @@ impl Transfer for SqliteStore {
                         let new = ImportedMemory::check(m, vector.as_deref(), || {
                             Self::dimension_of(tx)
                         })?;
+                        new.check_sources(&state.rules, |id| stored_message_owners(tx, id))?;
                         let times = (
                             m.created_at.timestamp_millis(),
                             m.updated_at.timestamp_millis(),
@@ -417,4 +418,20 @@ impl Transfer for SqliteStore {
             Ok(written)
         })
     }
+}
+
+/// The owners (scope keys) of the stored message `id`, for an import's sources check.
+fn stored_message_owners(tx: &Transaction<'_>, id: MessageId) -> Result<Vec<String>> {
+    let parts: Option<(Option<String>, Option<String>, Option<String>)> = tx
+        .query_row(
+            "SELECT user_id, agent_id, run_id FROM messages WHERE id = ?1",
+            [id.to_string()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(sql_err)?;
+    parts
+        .map(|(u, a, r)| Ok(Scope::from_parts(u.as_deref(), a.as_deref(), r.as_deref())?.key()))
+        .into_iter()
+        .collect()
 }

@@ -463,6 +463,39 @@ pub fn concurrent_claims_never_share_a_job(h: &dyn Harness) {
     assert_eq!(distinct.len(), JOBS);
 }
 
+/// A tenant's open jobs are counted over the scopes it covers (every agent and run of a
+/// user), pending and running only, and never another tenant's.
+pub fn open_jobs_are_counted_per_tenant(h: &dyn Harness) {
+    let store = h.fresh();
+    let q = queue(store.as_ref());
+    for (i, (id, user)) in [("a", "ana"), ("b", "ana"), ("c", "ben")].into_iter().enumerate() {
+        q.enqueue(&job(id, user, i as i64)).expect("enqueued");
+    }
+    let mut with_agent = job("d", "ana", 5);
+    with_agent.scope = Scope::from_parts(Some("ana"), Some("bot"), None).expect("scope");
+    q.enqueue(&with_agent).expect("enqueued");
+    let open = |user: &str| q.open_jobs(&scope(user)).expect("count");
+    assert_eq!((open("ana"), open("ben"), open("cy")), (3, 1, 0));
+    let bot = Scope::from_parts(None, Some("bot"), None).expect("scope");
+    assert_eq!(q.open_jobs(&bot).expect("count"), 1);
+    // Claimed still counts; done does not.
+    let claimed = q
+        .claim(&Lease {
+            worker: "w",
+            now: t(100),
+            length: lease(),
+        })
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(claimed.id, "a");
+    assert_eq!(open("ana"), 3);
+    let done = JobOutcome::Done {
+        result: serde_json::json!(null),
+    };
+    assert!(q.finish("a", "w", &done, t(110)).expect("finish"));
+    assert_eq!((open("ana"), open("ben")), (2, 1));
+}
+
 /// The counts per status and the oldest open job follow the queue, and jobs survive a reopen.
 pub fn queue_stats_count_and_jobs_survive_reopen(h: &dyn Harness) {
     let store = h.fresh();

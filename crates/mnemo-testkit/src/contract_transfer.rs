@@ -263,3 +263,100 @@ fn imported_store_answers(dst: &dyn Store, s: &Scope, turn: MemoryId, old: Memor
         v.iter().map(|x| x / n).collect::<Vec<f32>>()
     });
 }
+
+/// An import checks what an add would: a memory's sources must be messages of its own scope
+/// (of the import or of the store) — else a later erase with its sources would empty another
+/// scope's message — and texts must be ones an add takes. A refused import writes nothing.
+pub fn import_refuses_foreign_sources_and_texts_no_add_takes(h: &dyn Harness) {
+    let store = h.fresh();
+    let ana = scope("import-ana");
+    store
+        .write(vec![batch(&ana, "Ana's private note", json!({}))])
+        .expect("write");
+    let lines = export_lines(store.as_ref());
+    let records: Vec<ExportRecord> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("parse"))
+        .collect();
+    let message = records
+        .iter()
+        .find_map(|r| match r {
+            ExportRecord::Message(m) => Some((**m).clone()),
+            _ => None,
+        })
+        .expect("the export has ana's message");
+    let template = records
+        .iter()
+        .find_map(|r| match r {
+            ExportRecord::Memory(m) => Some((**m).clone()),
+            _ => None,
+        })
+        .expect("the export has ana's memory");
+    let eve_memory = |text: &str, sources: Vec<MessageId>| {
+        let mut m = template.clone();
+        m.id = MemoryId::new();
+        m.user_id = Some("import-eve".into());
+        m.text = text.into();
+        m.sources = sources;
+        ExportRecord::Memory(Box::new(m))
+    };
+    let with_vector = |r: ExportRecord| {
+        let v = match &r {
+            ExportRecord::Memory(m) => Some(HashEmbedder::vector(&m.text)),
+            _ => None,
+        };
+        (r, v)
+    };
+    let refused = |records: Vec<ExportRecord>, needle: &str| {
+        let e = store
+            .import(records.into_iter().map(with_vector).collect())
+            .expect_err("the import is refused");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+        assert!(e.to_string().contains(needle), "{needle}: {e}");
+        assert_eq!(export_lines(store.as_ref()), lines, "nothing was written");
+    };
+    // A source naming a message the store holds in ana's scope.
+    refused(
+        vec![eve_memory("Eve's note", vec![message.id])],
+        "sources[0]",
+    );
+    // A source naming a message of another scope carried by the same import.
+    let mut carried = message.clone();
+    carried.id = MessageId::new();
+    refused(
+        vec![
+            eve_memory("Eve's note", vec![carried.id]),
+            ExportRecord::Message(Box::new(carried.clone())),
+        ],
+        "sources[0]",
+    );
+    // Texts no add takes.
+    let long = "x".repeat(limits::MAX_TEXT_CHARS + 1);
+    refused(vec![eve_memory(&long, Vec::new())], "text");
+    refused(vec![eve_memory("   ", Vec::new())], "text");
+    let mut blank = carried.clone();
+    blank.content = "  \n ".into();
+    refused(vec![ExportRecord::Message(Box::new(blank))], "content");
+    let mut huge = carried.clone();
+    huge.content = long.clone();
+    refused(vec![ExportRecord::Message(Box::new(huge))], "content");
+    // What an erase leaves (an empty message) and a source of the memory's own scope import.
+    let mut own = carried;
+    own.user_id = Some("import-eve".into());
+    let mut erased = own.clone();
+    erased.id = MessageId::new();
+    erased.content = String::new();
+    let written = store
+        .import(
+            vec![
+                ExportRecord::Message(Box::new(own.clone())),
+                ExportRecord::Message(Box::new(erased)),
+                eve_memory("Eve's own note", vec![own.id]),
+            ]
+            .into_iter()
+            .map(with_vector)
+            .collect(),
+        )
+        .expect("an import of one scope is taken");
+    assert_eq!(written, 3);
+}

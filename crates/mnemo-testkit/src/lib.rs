@@ -67,6 +67,7 @@ macro_rules! store_contract_tests {
             tiers_survive_reopen_and_reset, analysed_marks_are_part_of_the_batch,
             erase_scrubs_pages_and_summaries, rebind_reembeds_pages_and_segments,
             export_is_lossless_through_import,
+            import_refuses_foreign_sources_and_texts_no_add_takes,
             the_log_is_shown_as_its_memories_are, extraction_context_follows_the_log_rule,
             a_session_or_a_scope_is_erased_in_one_call, erased_memories_take_no_new_links,
             sessions_are_listed_with_their_sizes, session_messages_page_in_log_order,
@@ -78,6 +79,7 @@ macro_rules! store_contract_tests {
             a_renewed_lease_keeps_the_job_with_its_worker,
             retries_wait_for_their_time_and_failures_keep_their_error,
             concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue,
+            open_jobs_are_counted_per_tenant,
             dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {

@@ -15,6 +15,7 @@
 //! | file | step |
 //! |---|---|
 //! | [`request`] | the request types and their checks ([`prepare`]) |
+//! | [`content`] | content parts: text joined, images described by a vision model |
 //! | this file | routing: raw, inferred, note, batch; profile analysis after the write |
 //! | [`raw`] | raw adds: context windows, one embedding batch (`mnemo_core::pipeline::raw`) |
 //! | [`inferred`] | extraction and reconciliation, procedural summaries |
@@ -23,6 +24,7 @@
 //! | [`tiers`] | pages and their tier plan, retried on conflicts |
 
 mod commit;
+mod content;
 mod inferred;
 mod notes;
 mod raw;
@@ -52,7 +54,7 @@ impl Memory {
         let (messages, _, _) = prepare(req, chrono::Utc::now())?;
         let indexing = match req.input {
             AddInput::Text(_) => ContextIndexing::plain(),
-            AddInput::Messages(_) => self.inner.indexing,
+            AddInput::Messages(_) | AddInput::Parts(_) => self.inner.indexing,
         };
         let mut seen = std::collections::HashSet::new();
         Ok(index_texts_for(&messages, &[], &indexing)
@@ -101,11 +103,18 @@ impl Memory {
 
     /// Several adds. Raw adds are embedded together (one model batch) and written in one
     /// transaction; inferred adds run their pipelines one after another, each its own transaction.
-    pub async fn add_many(&self, reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
+    pub async fn add_many(&self, mut reqs: Vec<AddRequest>) -> Result<Vec<AddOutcome>> {
         // Pages count tokens after the embedding: the first add loads the table beside it.
         tiers::warm_counter();
+        let mut described = Vec::with_capacity(reqs.len());
+        for r in &mut reqs {
+            described.push(self.resolve_parts(r).await?);
+        }
         let scopes: Vec<Scope> = reqs.iter().map(|r| r.scope.clone()).collect();
         let mut out = self.add_many_written(reqs).await?;
+        for (o, calls) in out.iter_mut().zip(described) {
+            o.usage.splice(0..0, calls);
+        }
         // Long-term memory: after the add is written, each scope's hot segments are analysed
         // into the profile and knowledge (a chat model and a threshold needed). A failure there
         // is a warning on the outcome and the pages wait for the next add; the add stands.

@@ -202,27 +202,34 @@ impl Memory {
         })
     }
 
-    /// Whether the queue is at its configured depth (`Some(depth)`), so an async add would be
-    /// refused; `None` when it admits one (or has no limit).
-    pub async fn queue_full(&self) -> Result<Option<u64>> {
+    /// Whether `scope`'s tenant ([`mnemo_core::jobs::queue_tenant`]: its user, else its agent,
+    /// else its run) holds its whole share of the queue — `max_queue_depth` open jobs — so an
+    /// async add of `scope` would be refused (`Some(its open jobs)`); `None` when it admits one
+    /// (or there is no limit). Each tenant's share is its own: one tenant's backlog never
+    /// refuses another's adds.
+    pub async fn queue_full(&self, scope: &Scope) -> Result<Option<u64>> {
         let Some(max) = self.inner.jobs.max_queue_depth else {
             return Ok(None);
         };
-        let depth = self.queue_stats().await?.depth();
-        Ok((depth >= max).then_some(depth))
+        let tenant = mnemo_core::jobs::queue_tenant(scope);
+        let this = self.clone();
+        let open = crate::run_blocking(move || this.job_store()?.open_jobs(&tenant)).await?;
+        Ok((open >= max).then_some(open))
     }
 
     /// Checks `req` as `add` would, then stores it as a pending job and returns the job. With
     /// an idempotency key, a repeated request returns the job it queued first. Refused as
     /// rate limited (retryable) while the queue is full.
     pub async fn enqueue_add(&self, mut req: AddRequest) -> Result<JobRecord> {
+        // Images are described now, so the queued job carries text, never an image's bytes.
+        self.resolve_parts(&mut req).await?;
         let now = chrono::Utc::now();
         prepare(&req, now)?;
         self.infers(&req)?;
-        if let Some(depth) = self.queue_full().await? {
+        if let Some(depth) = self.queue_full(&req.scope).await? {
             return Err(Error::RateLimited {
                 what: "the job queue".into(),
-                reason: format!("{depth} jobs are waiting; retry later"),
+                reason: format!("{depth} jobs of this tenant are waiting; retry later"),
             });
         }
         let id = match &req.idempotency_key {

@@ -61,6 +61,9 @@ pub struct LlmSection {
     pub gguf: Option<PathBuf>,
     pub timeout_secs: Option<u64>,
     pub additive_only: Option<bool>,
+    /// The model reads images: image parts of messages are described by it (see
+    /// `mnemo_core::content`); off by default, and image parts are refused.
+    pub vision: Option<bool>,
 }
 
 /// `[notes]`: note adds (neighbours, link rules); see `mnemo_core::NoteConfig`.
@@ -160,6 +163,7 @@ impl Settings {
         cfg.embedder.threads = self.threads;
         cfg.llm = self.llm.chat(self.threads)?;
         cfg.infer.additive_only = self.llm.additive_only.unwrap_or(false);
+        cfg.infer.vision = self.llm.vision.unwrap_or(false);
         let n = &self.notes;
         let d = mnemo_core::NoteConfig::default();
         cfg.notes = mnemo_core::NoteConfig {

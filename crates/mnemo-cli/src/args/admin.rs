@@ -15,16 +15,17 @@ pub(crate) struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long, env = "MNEMO_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
-    /// Requests per minute per API key (0: unlimited).
-    #[arg(long, env = "MNEMO_RATE_LIMIT_PER_MINUTE", default_value_t = 1200)]
-    pub rate_limit_per_minute: u32,
-    /// Requests a key may send at once before the rate applies.
-    #[arg(long, env = "MNEMO_RATE_LIMIT_BURST", default_value_t = 100)]
-    pub rate_limit_burst: u32,
+    /// Requests per minute per API key (0: unlimited). Default 1200; with --no-auth 0 (the one
+    /// local user is not throttled).
+    #[arg(long, env = "MNEMO_RATE_LIMIT_PER_MINUTE")]
+    pub rate_limit_per_minute: Option<u32>,
+    /// Requests a key may send at once before the rate applies (default 100).
+    #[arg(long, env = "MNEMO_RATE_LIMIT_BURST")]
+    pub rate_limit_burst: Option<u32>,
     /// Milliseconds of a request's work that cost a key one more token, past the first five
-    /// such shares (0: only requests and body size are priced).
-    #[arg(long, env = "MNEMO_RATE_LIMIT_WORK_MS", default_value_t = 10)]
-    pub rate_limit_work_ms: u32,
+    /// such shares (0: only requests and body size are priced). Default 10; with --no-auth 0.
+    #[arg(long, env = "MNEMO_RATE_LIMIT_WORK_MS")]
+    pub rate_limit_work_ms: Option<u32>,
     /// Browser origins allowed by CORS, comma-separated (default: none, CORS off).
     #[arg(long, env = "MNEMO_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,

@@ -47,6 +47,10 @@ pub(crate) struct LlmArgs {
     /// Only ever add memories: no model-driven updates or deletions.
     #[arg(long, env = "MNEMO_ADDITIVE_ONLY")]
     pub additive_only: bool,
+    /// The chat model reads images: image parts of messages are described by it and stored as
+    /// text (never the image); without this they are refused.
+    #[arg(long, env = "MNEMO_LLM_VISION")]
+    pub llm_vision: bool,
 }
 
 /// Note adds (`--memory-type note`): neighbours considered and the link rules.

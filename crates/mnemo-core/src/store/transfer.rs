@@ -143,6 +143,8 @@ pub struct ImportState {
     pub imported: std::collections::HashSet<MemoryId>,
     /// Memories whose history the import carries.
     pub with_history: std::collections::HashSet<MemoryId>,
+    /// The owner (scope key) of every message the import carries, for the sources check.
+    pub messages: std::collections::HashMap<MessageId, String>,
 }
 
 impl ImportState {
@@ -155,11 +157,30 @@ impl ImportState {
                 _ => None,
             })
             .collect();
+        let messages = records
+            .iter()
+            .filter_map(|(r, _)| match r {
+                ExportRecord::Message(m) => m.scope().ok().map(|s| (m.id, s.key())),
+                _ => None,
+            })
+            .collect();
         Self {
             with_history,
+            messages,
             ..Self::default()
         }
     }
+}
+
+/// Checks an imported message as an add checks its turns: its owner, and a content an add
+/// takes (at most [`crate::limits::MAX_TEXT_CHARS`] characters, not blank) — or empty, what an
+/// erase leaves of a turn.
+pub fn check_imported_message(m: &Message) -> Result<Scope> {
+    let scope = m.scope()?;
+    if !m.content.is_empty() {
+        crate::limits::check_text(&format!("message {}: content", m.id), &m.content)?;
+    }
+    Ok(scope)
 }
 
 /// An exported memory as an import writes it (after [`ImportedMemory::check`]).
@@ -186,6 +207,10 @@ impl<'a> ImportedMemory<'a> {
         dim: impl FnOnce() -> Result<usize>,
     ) -> Result<Self> {
         let scope = memory.scope()?;
+        // The text an add would take; empty only for what an erase leaves (a deleted memory).
+        if !(memory.text.is_empty() && memory.state == MemoryState::Deleted) {
+            crate::limits::check_text(&format!("memory {}: text", memory.id), &memory.text)?;
+        }
         if memory.state != MemoryState::Deleted {
             let v = vector
                 .ok_or_else(|| crate::Error::invalid("vector", "missing for an imported memory"))?;
@@ -206,6 +231,34 @@ impl<'a> ImportedMemory<'a> {
             index_text,
             vector,
         })
+    }
+
+    /// Checks that every source of the memory is a message of its own scope: one this import
+    /// carries, or one the store holds (`stored`: the scope keys of the stored messages with
+    /// this id). A source naming another scope's message is refused — an erase of the memory
+    /// with its sources would empty that message — and nothing else is: a source found nowhere
+    /// names no message (an erase would find none).
+    pub fn check_sources(
+        &self,
+        state: &ImportState,
+        mut stored: impl FnMut(MessageId) -> Result<Vec<String>>,
+    ) -> Result<()> {
+        let own = self.scope.key();
+        for (k, id) in self.memory.sources.iter().enumerate() {
+            let owners = match state.messages.get(id) {
+                Some(key) => vec![key.clone()],
+                None => stored(*id)?,
+            };
+            if owners.iter().any(|o| *o != own) {
+                return Err(crate::Error::invalid(
+                    format!("memory {}: sources[{k}]", self.memory.id),
+                    format!(
+                        "message {id} belongs to another scope; a memory's sources must be messages of its own scope (nothing was imported)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Records the memory as imported; returns the context of its `ADD` event, `None` when the

@@ -125,3 +125,56 @@ fn configuration_is_checked_up_front() {
     );
     assert!(OpenAiChat::new(OpenAiConfig::new("http://x", " ")).is_err());
 }
+
+/// A proxy in front of the endpoint failing with an HTML page and status 200 is transient, like
+/// a 502: retried, and when it persists an unavailable (retryable) error, not an internal one.
+#[test]
+fn a_2xx_answer_that_is_not_json_is_retried_and_ends_unavailable() {
+    const PAGE: &str = "<html><body><h1>Bad gateway</h1></body></html>";
+    let stub = StubEndpoint::start(|_| (200, PAGE.into()));
+    let mut cfg = config(&stub.base_url);
+    cfg.max_retries = 2;
+    let err = OpenAiChat::new(cfg)
+        .unwrap()
+        .complete(&request())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert!(err.kind().is_retryable());
+    assert!(err.to_string().contains("not JSON"), "{err}");
+    assert_eq!(stub.requests().len(), 3, "one try and two retries");
+
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let stub = StubEndpoint::start(move |_| match c.fetch_add(1, Ordering::SeqCst) {
+        0 => (200, PAGE.into()),
+        _ => (200, completion("recovered", 2)),
+    });
+    let chat = OpenAiChat::new(config(&stub.base_url)).unwrap();
+    assert_eq!(chat.complete(&request()).unwrap().content, "recovered");
+}
+
+/// A message carrying images goes out as OpenAI content parts: its text, then one `image_url`
+/// part per image; a message without images keeps plain content.
+#[test]
+fn images_are_sent_as_content_parts() {
+    let stub = StubEndpoint::start(|_| (200, completion("a cat", 2)));
+    let chat = OpenAiChat::new(config(&stub.base_url)).unwrap();
+    let req = ChatRequest {
+        messages: vec![
+            ChatMessage::system("describe"),
+            ChatMessage {
+                images: vec!["https://example.org/cat.png".into()],
+                ..ChatMessage::user("what is this?")
+            },
+        ],
+        ..ChatRequest::default()
+    };
+    chat.complete(&req).unwrap();
+    let body = &stub.requests()[0].1;
+    assert_eq!(body["messages"][0]["content"], "describe");
+    let parts = &body["messages"][1]["content"];
+    assert_eq!(parts[0]["type"], "text");
+    assert_eq!(parts[0]["text"], "what is this?");
+    assert_eq!(parts[1]["type"], "image_url");
+    assert_eq!(parts[1]["image_url"]["url"], "https://example.org/cat.png");
+}

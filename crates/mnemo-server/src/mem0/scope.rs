@@ -96,7 +96,7 @@ pub(super) fn messages_of(v: Value) -> ApiResult<Vec<MessageIn>> {
     match v {
         Value::String(s) => Ok(vec![MessageIn {
             role: "user".into(),
-            content: s,
+            content: Value::String(s),
             name: None,
         }]),
         Value::Object(_) => {

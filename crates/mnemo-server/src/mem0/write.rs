@@ -124,6 +124,7 @@ pub(super) async fn add(
                 })
         })
         .transpose()?;
+    let session_id = parts.run_id.clone();
     let body = AddBody {
         messages: Some(messages_of(b.messages)?),
         text: None,
@@ -142,7 +143,9 @@ pub(super) async fn add(
         idempotency_key: None,
         memory_type,
         instructions,
-        session_id: None,
+        // Mem0's run is a conversation: its turns form mnemo's session of the same name, so a
+        // Mem0 client's conversation has a log, a session erase and a pack's "this session".
+        session_id,
         ..AddBody::default()
     };
     if b.async_mode == Some(true) {

@@ -63,12 +63,21 @@ pub async fn observe(State(state): State<AppState>, mut req: Request, next: Next
     if let Ok(v) = HeaderValue::from_str(&id) {
         resp.headers_mut().insert("x-request-id", v);
     }
+    // Every answer is what its Content-Type says (JSON, text, the inspector's pages): a browser
+    // must never sniff a JSON body holding memory text into HTML or script.
+    resp.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     resp
 }
 
 /// The API key of a request: `Authorization: Bearer KEY`, `Authorization: Token KEY` (Mem0's
-/// clients) or `X-API-Key: KEY`.
-fn key_of(headers: &HeaderMap) -> Option<String> {
+/// clients) or `X-API-Key: KEY`. Two different keys in one request are refused (400): which
+/// one the caller meant is not ours to guess, and using either would act as a tenant the
+/// caller may not have meant.
+fn key_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let mut from_auth = None;
     if let Some(v) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -76,14 +85,21 @@ fn key_of(headers: &HeaderMap) -> Option<String> {
         let v = v.trim();
         for scheme in ["Bearer ", "Token ", "bearer ", "token "] {
             if let Some(k) = v.strip_prefix(scheme) {
-                return Some(k.trim().to_string());
+                from_auth = Some(k.trim().to_string());
+                break;
             }
         }
     }
-    headers
+    let from_header = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_string())
+        .map(|v| v.trim().to_string());
+    match (from_auth, from_header) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::invalid(
+            "the request carries two different API keys (Authorization and X-API-Key); send one",
+        )),
+        (a, b) => Ok(a.or(b)),
+    }
 }
 
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
@@ -94,7 +110,11 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     let principal = match &state.keys {
         None => Principal::anonymous_admin(),
         Some(keys) => {
-            let Some(secret) = key_of(req.headers()) else {
+            let presented = match key_of(req.headers()) {
+                Ok(k) => k,
+                Err(e) => return e.into_response(),
+            };
+            let Some(secret) = presented else {
                 return ApiError::new(
                     ApiKind::Unauthenticated,
                     "an API key is required: send `Authorization: Bearer KEY` (create one with `mnemo keys create`)",

@@ -6,7 +6,7 @@ use crate::api::{AddBody, ListParams, MessageIn};
 use crate::auth::{Principal, ScopeParts};
 use crate::error::{ApiError, ApiResult};
 use mnemo::{AddInput, AddRequest, ListRequest};
-use mnemo_core::{InputMessage, LinkKind, MemoryId, MemoryKind};
+use mnemo_core::{Content, ContentMessage, LinkKind, MemoryId, MemoryKind};
 
 pub fn parse_id(raw: &str) -> ApiResult<MemoryId> {
     Ok(MemoryId::parse(raw)?)
@@ -18,16 +18,20 @@ pub(super) fn parse_kinds(raw: &[String]) -> ApiResult<Vec<MemoryKind>> {
         .collect()
 }
 
-fn parse_messages(raw: Vec<MessageIn>) -> ApiResult<Vec<InputMessage>> {
-    raw.into_iter()
-        .map(|m| {
-            Ok(InputMessage {
+/// Messages as a client sent them, content parts included (resolved by the library).
+fn parse_messages(raw: Vec<MessageIn>) -> ApiResult<AddInput> {
+    let messages = raw
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            Ok(ContentMessage {
                 role: m.role.parse()?,
-                content: m.content,
+                content: Content::from_json(&format!("messages[{i}].content"), &m.content)?,
                 name: m.name,
             })
         })
-        .collect()
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(AddInput::from_content(messages))
 }
 
 /// A keyword or tag list from a request: a JSON list of strings, else invalid input naming it.
@@ -81,7 +85,7 @@ impl Service {
             self.check_messages(m.len(), "an add")?;
         }
         let input = match (body.messages, body.text) {
-            (Some(m), None) => AddInput::Messages(parse_messages(m)?),
+            (Some(m), None) => parse_messages(m)?,
             (None, Some(t)) => AddInput::Text(t),
             (Some(_), Some(_)) => {
                 return Err(ApiError::invalid("give `messages` or `text`, not both"))

@@ -1,6 +1,7 @@
 //! Async adds and jobs for REST, the Mem0 routes and MCP. An async add is checked as a blocking
-//! one (the key's scope, the body, the model it needs) before it is queued; past the configured
-//! queue depth it is refused with 429 and `Retry-After`. A job is read, listed and retried
+//! one (the key's scope, the body, the model it needs) before it is queued; once its tenant (the
+//! scope's user, else agent, else run) holds the configured queue depth of open jobs it is
+//! refused with 429 and `Retry-After` — other tenants' adds are not. A job is read, listed and retried
 //! through the scope rules of memories: a job of a scope the key may not see is answered as an
 //! unknown one.
 
@@ -27,11 +28,13 @@ impl Service {
     ) -> ApiResult<JobRecord> {
         let req = self.add_request(p, body, request_id)?;
         self.run("add_async", p, async {
-            if let Some(depth) = self.memory.queue_full().await? {
+            if let Some(depth) = self.memory.queue_full(&req.scope).await? {
                 self.metrics.jobs_refused.inc();
                 let mut e = ApiError::new(
                     ApiKind::Core(ErrorKind::RateLimited),
-                    format!("{depth} background jobs are waiting; retry later"),
+                    format!(
+                        "{depth} background jobs of this tenant are waiting (each tenant's share is max_queue_depth); retry later"
+                    ),
                 );
                 e.retry_after = Some(QUEUE_FULL_RETRY_AFTER);
                 return Err(e);

@@ -101,7 +101,7 @@ impl App {
         let memory = memory(dir.path());
         let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
         // Thousands of requests from one key: no rate limit.
-        cfg.rate_limit_per_minute = 0;
+        cfg.rate_limit_per_minute = Some(0);
         let state = mnemo_server::server::build_state(memory, &cfg).unwrap();
         let admin = state
             .keys

@@ -5,6 +5,7 @@
 
 mod abandoned;
 mod batches;
+mod content;
 mod context;
 mod erase;
 mod fuzz;
@@ -143,13 +144,20 @@ impl TestServer {
             engines::fresh_store(),
             embedder,
             mnemo::JobConfig::default(),
+            None,
             tweak,
         )
     }
 
     /// A server whose engine runs jobs with `jobs` (this run's backend, hash embedder).
     pub fn start_with_jobs(jobs: mnemo::JobConfig, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
-        Self::start_on(engines::fresh_store(), Arc::new(HashEmbedder), jobs, tweak)
+        Self::start_on(
+            engines::fresh_store(),
+            Arc::new(HashEmbedder),
+            jobs,
+            None,
+            tweak,
+        )
     }
 
     /// A server on a fresh PostgreSQL schema, whatever the run's backend (the database at
@@ -165,6 +173,7 @@ impl TestServer {
             engines::fresh_postgres(extra_options),
             Arc::new(HashEmbedder),
             mnemo::JobConfig::default(),
+            None,
             |_| {},
         )
     }
@@ -174,10 +183,26 @@ impl TestServer {
         self._schema.as_ref().expect("a PostgreSQL server").name()
     }
 
+    /// A server whose engine has a chat model (this run's backend, hash embedder).
+    pub fn start_with_chat(
+        chat: Arc<dyn mnemo_core::ChatModel>,
+        infer: mnemo::InferConfig,
+        tweak: impl FnOnce(&mut ServerConfig),
+    ) -> Self {
+        Self::start_on(
+            engines::fresh_store(),
+            Arc::new(HashEmbedder),
+            mnemo::JobConfig::default(),
+            Some((chat, infer)),
+            tweak,
+        )
+    }
+
     fn start_on(
         test_store: engines::TestStore,
         embedder: Arc<dyn Embedder>,
         jobs: mnemo::JobConfig,
+        chat: Option<(Arc<dyn mnemo_core::ChatModel>, mnemo::InferConfig)>,
         tweak: impl FnOnce(&mut ServerConfig),
     ) -> Self {
         let (store, dir, schema) = test_store.into_parts();
@@ -189,11 +214,15 @@ impl TestServer {
         let memory = Memory::from_parts(store.clone(), embedder, RankParams::default())
             .unwrap()
             .with_job_config(jobs);
+        let memory = match chat {
+            Some((chat, infer)) => memory.with_chat(chat, infer),
+            None => memory,
+        };
         let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("keys.db"));
         // Work is not priced unless a test asks: in a debug build every operation runs several
         // times longer than in the product, so the tests that count what a key is let in would
         // count the build's speed. The tests of work pricing set it themselves.
-        cfg.rate_limit_work_ms = 0;
+        cfg.rate_limit_work_ms = Some(0);
         tweak(&mut cfg);
         let server = rt
             .block_on(mnemo_server::start(memory, &cfg, std::future::pending()))

@@ -324,8 +324,8 @@ fn health_readiness_and_metrics() {
 #[test]
 fn a_large_body_spends_the_keys_rate_and_other_keys_keep_theirs() {
     let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
-        c.rate_limit_per_minute = 60;
-        c.rate_limit_burst = 20;
+        c.rate_limit_per_minute = Some(60);
+        c.rate_limit_burst = Some(20);
     });
     let (big, small) = (s.user_key("mallory"), s.user_key("alice"));
     // 64 KiB of text costs 65 tokens: let in (the key holds 20), and the key is then in debt
@@ -387,9 +387,9 @@ fn searches_let_in(s: &TestServer, key: &str, n: usize) -> usize {
 fn a_key_pays_for_the_time_its_work_runs_even_when_it_hangs_up() {
     let tweak = |work_ms: u32| {
         move |c: &mut ServerConfig| {
-            c.rate_limit_per_minute = 60;
-            c.rate_limit_burst = 20;
-            c.rate_limit_work_ms = work_ms;
+            c.rate_limit_per_minute = Some(60);
+            c.rate_limit_burst = Some(20);
+            c.rate_limit_work_ms = Some(work_ms);
         }
     };
     let slow = || std::sync::Arc::new(mnemo_testkit::SlowEmbedder::new(Duration::from_millis(150)));
@@ -440,8 +440,8 @@ fn a_key_pays_for_the_time_its_work_runs_even_when_it_hangs_up() {
 #[test]
 fn keys_are_required_revocable_and_rate_limited() {
     let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
-        c.rate_limit_per_minute = 60;
-        c.rate_limit_burst = 3;
+        c.rate_limit_per_minute = Some(60);
+        c.rate_limit_burst = Some(3);
     });
     let r = s.call("GET", "/v1/memories?user_id=alice", None, None);
     assert_eq!((r.status, r.kind()), (401, "unauthenticated"));

@@ -137,6 +137,10 @@ pub(crate) fn run_all(c: &Ctx) {
             views::profile_with_evidence,
         ),
         (
+            "an_id_from_the_url_is_percent_encoded_into_api_paths",
+            security::url_ids_are_encoded_into_api_paths,
+        ),
+        (
             "without_keys_the_page_continues_keyless_and_shows_every_scope",
             security::no_key_server_shows_everything,
         ),

@@ -58,7 +58,7 @@ pub(super) fn import_records(
         written += match rec {
             ExportRecord::Message(m) => {
                 // Records built in code skip deserialisation's scope check.
-                m.scope()?;
+                check_imported_message(m)?;
                 let new = !exists(tx, "SELECT 1 FROM messages WHERE id = $1", m.id.0)?;
                 insert_message(tx, m)?;
                 u64::from(new)
@@ -154,6 +154,13 @@ fn memory(
         return Ok(0);
     }
     let new = ImportedMemory::check(m, vector, || state.dimension(tx))?;
+    new.check_sources(&state.rules, |id| {
+        tx.query("SELECT scope_key FROM messages WHERE id = $1", &[&id.0])
+            .map_err(pg_err)?
+            .iter()
+            .map(|r| r.try_get::<_, String>(0).map_err(pg_err))
+            .collect()
+    })?;
     insert_memory(
         tx,
         &MemoryRow {

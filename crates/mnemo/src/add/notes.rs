@@ -29,7 +29,7 @@ impl Memory {
             // turns are; the stored log is consulted only for a named session.
             let indexing = match req.input {
                 AddInput::Text(_) => None,
-                AddInput::Messages(_) => Some(self.inner.indexing),
+                AddInput::Messages(_) | AddInput::Parts(_) => Some(self.inner.indexing),
             };
             let prior = match (&indexing, &req.session_id) {
                 (Some(ix), Some(session)) if ix.before > 0 => {

@@ -94,7 +94,7 @@ impl Memory {
     async fn call_index(&self, req: &AddRequest, messages: &[Message]) -> Result<CallIndex> {
         let indexing = match req.input {
             AddInput::Text(_) => ContextIndexing::plain(),
-            AddInput::Messages(_) => self.inner.indexing,
+            AddInput::Messages(_) | AddInput::Parts(_) => self.inner.indexing,
         };
         let prior = match &req.session_id {
             Some(session) if indexing.before > 0 => {

@@ -11,6 +11,32 @@ use sha2::{Digest, Sha256};
 pub enum AddInput {
     Text(String),
     Messages(Vec<InputMessage>),
+    /// Messages whose content may be a list of parts (text, images), as chat clients send
+    /// them; turned into `Messages` when the add starts (see `add::content`).
+    Parts(Vec<ContentMessage>),
+}
+
+impl AddInput {
+    /// The input of messages whose content may hold parts, as a surface parsed them
+    /// (`Content::from_json`): plain `Messages` when every content is a string, else `Parts`.
+    pub fn from_content(messages: Vec<ContentMessage>) -> Self {
+        if !messages.iter().all(|m| matches!(m.content, Content::Text(_))) {
+            return AddInput::Parts(messages);
+        }
+        AddInput::Messages(
+            messages
+                .into_iter()
+                .map(|m| InputMessage {
+                    role: m.role,
+                    content: match m.content {
+                        Content::Text(t) => t,
+                        Content::Parts(_) => String::new(),
+                    },
+                    name: m.name,
+                })
+                .collect(),
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -144,6 +170,18 @@ pub(crate) fn prepare(
             name: None,
         }],
         AddInput::Messages(ms) => ms.clone(),
+        // Parts still here hold no image (an add resolves those first): text only.
+        AddInput::Parts(ms) => ms
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                Ok(InputMessage {
+                    role: m.role,
+                    content: m.content.text(&format!("messages[{i}].content"))?,
+                    name: m.name.clone(),
+                })
+            })
+            .collect::<Result<_>>()?,
     };
     if inputs.is_empty() {
         return Err(Error::invalid("messages", "must not be empty"));

@@ -226,14 +226,49 @@ async fn a_full_queue_refuses_new_async_adds() {
             .await
             .unwrap();
     }
-    assert_eq!(m.queue_full().await.unwrap(), Some(2));
+    assert_eq!(m.queue_full(&ana()).await.unwrap(), Some(2));
     let e = m
         .enqueue_add(AddRequest::text(ana(), "one too many"))
         .await
         .unwrap_err();
     assert!(e.kind().is_retryable(), "{e}");
     m.run_next_job("w").await.unwrap().unwrap();
-    assert_eq!(m.queue_full().await.unwrap(), None);
+    assert_eq!(m.queue_full(&ana()).await.unwrap(), None);
+}
+
+/// `max_queue_depth` is each tenant's share: a tenant that fills its share is refused, while
+/// every other tenant's async adds are still queued (and a tenant's agents and runs count
+/// against its user).
+#[tokio::test]
+async fn one_tenant_filling_its_share_does_not_refuse_another_tenant() {
+    let (m, _d) = engine(JobConfig {
+        max_queue_depth: Some(2),
+        ..quick()
+    });
+    let ana_bot = Scope::from_parts(Some("ana"), Some("bot"), None).unwrap();
+    m.enqueue_add(AddRequest::text(ana(), "ana's first"))
+        .await
+        .unwrap();
+    m.enqueue_add(AddRequest::text(ana_bot, "ana's second, through her bot"))
+        .await
+        .unwrap();
+    let e = m
+        .enqueue_add(AddRequest::text(ana(), "ana's third"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::RateLimited, "{e}");
+    let ben = Scope::user("ben").unwrap();
+    assert_eq!(m.queue_full(&ben).await.unwrap(), None);
+    for i in 0..2 {
+        m.enqueue_add(AddRequest::text(ben.clone(), format!("ben's {i}")))
+            .await
+            .unwrap_or_else(|e| panic!("ben's add {i} is refused by ana's backlog: {e}"));
+    }
+    let agent_only = Scope::from_parts(None, Some("bot"), None).unwrap();
+    m.enqueue_add(AddRequest::text(agent_only, "the bot's own"))
+        .await
+        .unwrap();
+    assert_eq!(m.queue_stats().await.unwrap().depth(), 5);
 }
 
 /// The same idempotency key names the same job: a repeated async add queues nothing new.

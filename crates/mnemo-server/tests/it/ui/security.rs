@@ -318,3 +318,26 @@ pub(super) fn no_key_server_shows_everything(c: &Ctx) {
         Value::Null
     );
 }
+
+/// An id taken from the URL goes into API paths percent-encoded: a crafted graph link whose id
+/// holds `../` segments makes the page ask for that (invalid) memory id, never for another
+/// route such as `/v1/keys/links` with the signed-in key.
+pub(super) fn url_ids_are_encoded_into_api_paths(c: &Ctx) {
+    // An admin key: the one whose requests to `/v1/keys` would be answered.
+    sign_in(c, Some(&c.s.admin));
+    c.b.network_log();
+    go(c, "graph", "#/graph/..%2F..%2Fv1%2Fkeys");
+    let urls = c.b.network_log();
+    let api: Vec<&String> = urls.iter().filter(|u| u.contains("/v1/")).collect();
+    assert!(
+        api.iter().any(|u| u.contains("/v1/memories/..%2F..%2Fv1%2Fkeys")),
+        "the page asked for the id as given, encoded: {urls:?}"
+    );
+    for u in &api {
+        let path = u.strip_prefix(&c.s.url).unwrap_or(u);
+        assert!(
+            !path.starts_with("/v1/keys"),
+            "the crafted id reached another route: {u}"
+        );
+    }
+}

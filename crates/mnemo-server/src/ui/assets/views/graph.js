@@ -11,7 +11,7 @@ const H = 520;
 async function textOf(id) {
   if (api.seen.has(id)) return api.seen.get(id).memory;
   try {
-    const m = await api.get("/v1/memories/" + id, api.scopeQuery());
+    const m = await api.get("/v1/memories/" + encodeURIComponent(id), api.scopeQuery());
     api.seen.set(id, m);
     return m.memory;
   } catch {
@@ -24,7 +24,7 @@ function clip(t, n) {
 }
 
 function picker(notes) {
-  return h("ul", { id: "note-list" }, notes.map((n) => h("li", null, h("a", { href: "#/graph/" + n.id }, n.memory))));
+  return h("ul", { id: "note-list" }, notes.map((n) => h("li", null, h("a", { href: "#/graph/" + encodeURIComponent(n.id) }, n.memory))));
 }
 
 export async function render(root, _p, id) {
@@ -36,12 +36,12 @@ export async function render(root, _p, id) {
     root.appendChild(h("p", null, "Choose a note:"));
     return root.appendChild(picker(notes.results));
   }
-  const center = await api.get("/v1/memories/" + id + "/links", api.scopeQuery());
+  const center = await api.get("/v1/memories/" + encodeURIComponent(id) + "/links", api.scopeQuery());
   const around = [...new Set(center.results.map((l) => (l.from === id ? l.to : l.from)))];
   const edges = new Map();
   const addEdge = (l) => edges.set(l.from + ">" + l.to + ">" + l.kind, l);
   center.results.forEach(addEdge);
-  const more = await Promise.all(around.map((n) => api.get("/v1/memories/" + n + "/links", api.scopeQuery()).then((r) => r.results).catch(() => [])));
+  const more = await Promise.all(around.map((n) => api.get("/v1/memories/" + encodeURIComponent(n) + "/links", api.scopeQuery()).then((r) => r.results).catch(() => [])));
   const inView = new Set([id, ...around]);
   more.flat().filter((l) => inView.has(l.from) && inView.has(l.to)).forEach(addEdge);
   const texts = new Map(await Promise.all([...inView].map(async (n) => [n, await textOf(n)])));
