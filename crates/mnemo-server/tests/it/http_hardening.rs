@@ -13,7 +13,7 @@ use mnemo_core::RankParams;
 use mnemo_server::rest::HttpConfig;
 use mnemo_server::{KeyStore, RunningServer, ScopeParts, ServerConfig};
 use mnemo_testkit::HashEmbedder;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -481,4 +481,67 @@ fn a_stuck_database_gives_503_and_readyz_answers_within_its_deadline() {
     // The readiness probe does not wait ten minutes for the store: its own deadline answers.
     let r = check("600s", "/readyz");
     assert_eq!(r.status, 503, "{:?}", r.body);
+}
+
+/// Request headers beyond the server's limit (32 KiB) are answered 431 and the connection
+/// closed; headers well under it are served. (Before, ~488 KB of headers were read.)
+#[test]
+fn oversized_request_headers_get_431() {
+    let s = keyless();
+    let addr = addr_of(&s);
+    let with_header = |bytes: usize| {
+        format!(
+            "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: {}\r\nConnection: close\r\n\r\n",
+            "a".repeat(bytes)
+        )
+    };
+    let ok = exchange(addr, &with_header(8 * 1024), "8 KiB of headers");
+    assert_eq!(ok.status, 200, "{}", ok.head);
+    let big = exchange(addr, &with_header(40 * 1024), "40 KiB of headers");
+    assert_eq!(big.status, 431, "{}", big.head);
+}
+
+/// `/v1` JSON answers — successes and errors — say `X-Content-Type-Options: nosniff`.
+#[test]
+fn api_answers_forbid_content_sniffing() {
+    let s = TestServer::start();
+    let key = s.user_key("ana");
+    for (method, path, body) in [
+        ("POST", "/v1/memories", Some(json!({"text": "hi", "user_id": "ana"}))),
+        ("GET", "/v1/memories?user_id=ana", None),
+        ("GET", "/v1/memories/not-a-uuid?user_id=ana", None),
+        ("GET", "/v1/memories?user_id=bob", None),
+    ] {
+        let r = s.call(method, path, Some(&key), body);
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{method} {path} ({})",
+            r.status
+        );
+    }
+}
+
+/// Two different keys in one request (`Authorization` and `X-API-Key`) are refused with 400,
+/// whichever would have been valid; the same key in both is served.
+#[test]
+fn two_different_keys_in_one_request_are_refused() {
+    let s = TestServer::start();
+    let (alice, bob) = (s.user_key("alice"), s.user_key("bob"));
+    let addr = addr_of(&s);
+    let req = |auth: &str, x: &str| {
+        format!(
+            "GET /v1/memories?user_id=bob HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {auth}\r\n\
+             X-API-Key: {x}\r\nConnection: close\r\n\r\n"
+        )
+    };
+    let both = exchange(addr, &req(&alice, &bob), "two keys");
+    assert_eq!(both.status, 400, "{}", both.head);
+    assert!(
+        both.body.to_string().contains("two different API keys"),
+        "{}",
+        both.body
+    );
+    let same = exchange(addr, &req(&bob, &bob), "one key twice");
+    assert_eq!(same.status, 200, "{}", same.head);
 }

@@ -288,3 +288,34 @@ fn an_async_adds_turns_are_listed_from_the_202_and_once_after_the_run() {
     let listed = s.call("GET", "/v1/memories?user_id=ana", Some(&ana), None);
     assert_eq!(listed.body["results"].as_array().map(Vec::len), Some(3));
 }
+
+/// `--max-queue-depth` is each tenant's share: ana filling hers gets 429, while bob's async
+/// adds are still queued (before, one tenant filling the queue refused everyone).
+#[test]
+fn one_tenant_filling_the_queue_leaves_others_their_share() {
+    let s = TestServer::start_with_jobs(
+        mnemo::JobConfig {
+            max_queue_depth: Some(2),
+            ..quick()
+        },
+        |c| c.job_workers = 0,
+    );
+    let (ana, bob) = (s.user_key("ana"), s.user_key("bob"));
+    let add = |key: &str, user: &str, text: &str| {
+        s.call(
+            "POST",
+            "/v1/memories",
+            Some(key),
+            Some(json!({"text": text, "user_id": user, "async_mode": true})),
+        )
+    };
+    assert_eq!(add(&ana, "ana", "one").status, 202);
+    assert_eq!(add(&ana, "ana", "two").status, 202);
+    let full = add(&ana, "ana", "three");
+    assert_eq!((full.status, full.kind()), (429, "rate_limited"), "{}", full.body);
+    for text in ["bob one", "bob two"] {
+        let r = add(&bob, "bob", text);
+        assert_eq!(r.status, 202, "bob is refused by ana's backlog: {}", r.body);
+    }
+    assert_eq!(add(&bob, "bob", "bob three").status, 429);
+}

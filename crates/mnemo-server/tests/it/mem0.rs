@@ -355,3 +355,66 @@ fn mem0_options_that_change_results_are_honoured_or_refused() {
     }
     assert_eq!(s.snapshot(), before, "a refused option changes nothing");
 }
+
+/// On the Mem0 routes a `run_id` is also the session: the run's turns are in the session log,
+/// a context pack of that session shows them, and a session erase removes them with their
+/// memories (Mem0 SDK users get sessions without knowing mnemo's name for them).
+#[test]
+fn a_mem0_run_is_a_session_with_a_log_a_pack_and_an_erase() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    for text in ["I booked a flight to Tromso Qv7731", "I fly on Friday"] {
+        let r = s.call(
+            "POST",
+            "/v1/memories/",
+            Some(&alice),
+            Some(json!({"messages": [{"role": "user", "content": text}],
+                        "user_id": "alice", "run_id": "trip", "infer": false})),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let r = s.call(
+        "GET",
+        "/v1/sessions?user_id=alice&run_id=trip",
+        Some(&alice),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["sessions"][0]["session_id"], "trip", "{}", r.body);
+    assert_eq!(r.body["sessions"][0]["messages"], 2, "{}", r.body);
+    let r = s.call(
+        "GET",
+        "/v1/sessions/trip/messages?user_id=alice&run_id=trip",
+        Some(&alice),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["messages"].as_array().unwrap().len(), 2, "{}", r.body);
+
+    let r = s.call(
+        "POST",
+        "/v1/context",
+        Some(&alice),
+        Some(json!({"query": "when do I fly?", "budget_tokens": 500, "user_id": "alice",
+                    "run_id": "trip", "session_id": "trip"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let short = r.body["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|sec| sec["section"] == "short_term")
+        .unwrap_or_else(|| panic!("a short_term section: {}", r.body));
+    assert!(short.to_string().contains("Friday"), "{short}");
+
+    let r = s.call(
+        "POST",
+        "/v1/sessions/trip/erase",
+        Some(&alice),
+        Some(json!({"user_id": "alice", "run_id": "trip"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["messages_erased"], 2, "{}", r.body);
+    assert_eq!(r.body["memories_erased"], 2, "{}", r.body);
+    assert!(!s.snapshot().contains("Qv7731"), "the run's text is gone");
+}

@@ -582,3 +582,49 @@ fn a_batch_with_one_unknown_id_changes_nothing() {
     assert_eq!(s.snapshot(), before);
     s.stop();
 }
+
+/// A `--no-auth` server has one user and, by default, does not throttle it: three
+/// 65,000-character adds in a row (and more) all succeed, as they do through the CLI.
+#[test]
+fn a_single_user_server_does_not_throttle_its_user() {
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.no_auth = true;
+        // The defaults, as `mnemo serve --no-auth` starts with them.
+        c.rate_limit_work_ms = None;
+    });
+    let text = "z".repeat(65_000);
+    for i in 0..5 {
+        let r = s.call(
+            "POST",
+            "/v1/memories",
+            None,
+            Some(json!({"text": format!("{i} {text}"), "user_id": "me"})),
+        );
+        assert_eq!(r.status, 200, "add {i}: {}", r.body);
+    }
+    s.stop();
+}
+
+/// A keyed server keeps the work-priced defaults: one key sending the same large adds runs
+/// into 429 (five of them cost about 325 tokens against a burst of 100 and 20 a second).
+#[test]
+fn a_keyed_server_keeps_its_default_limits() {
+    let s = TestServer::start_with(std::sync::Arc::new(mnemo_testkit::HashEmbedder), |c| {
+        c.rate_limit_work_ms = None;
+    });
+    let key = s.user_key("me");
+    let text = "z".repeat(65_000);
+    let statuses: Vec<u16> = (0..5)
+        .map(|i| {
+            s.call(
+                "POST",
+                "/v1/memories",
+                Some(&key),
+                Some(json!({"text": format!("{i} {text}"), "user_id": "me"})),
+            )
+            .status
+        })
+        .collect();
+    assert_eq!(statuses[0], 200, "{statuses:?}");
+    assert!(statuses.contains(&429), "{statuses:?}");
+}
