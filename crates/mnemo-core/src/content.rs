@@ -109,12 +109,18 @@ pub fn no_vision(field: &str) -> Error {
 
 fn part_of(field: &str, v: &Value) -> Result<Part> {
     let kind = v.get("type").and_then(Value::as_str).ok_or_else(|| {
-        Error::invalid(field, "a part must be an object with a \"type\" (text or image_url)")
+        Error::invalid(
+            field,
+            "a part must be an object with a \"type\" (text or image_url)",
+        )
     })?;
     match kind {
         "text" => match v.get("text") {
             Some(Value::String(t)) => Ok(Part::Text { text: t.clone() }),
-            _ => Err(Error::invalid(field, "a text part needs \"text\" (a string)")),
+            _ => Err(Error::invalid(
+                field,
+                "a text part needs \"text\" (a string)",
+            )),
         },
         "image_url" => {
             // OpenAI sends {"url": …, "detail": …}; some clients a bare string.
@@ -147,7 +153,9 @@ fn check_image_url(field: &str, url: &str) -> Result<()> {
         ));
     }
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    if !(lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("data:"))
+    if !(lower.starts_with("http://")
+        || lower.starts_with("https://")
+        || lower.starts_with("data:"))
     {
         return Err(Error::invalid(
             field,
@@ -184,7 +192,11 @@ reveals. Answer with plain sentences, no preamble.";
 
 /// Asks `model` (which reads images) to describe one image; the call is recorded in `log`. An
 /// empty answer is a model-output error, never an empty memory.
-pub fn describe_image(model: &dyn ChatModel, log: &mut CallLog, image: &ImagePart) -> Result<String> {
+pub fn describe_image(
+    model: &dyn ChatModel,
+    log: &mut CallLog,
+    image: &ImagePart,
+) -> Result<String> {
     let req = ChatRequest {
         messages: vec![ChatMessage {
             images: vec![image.url.clone()],
@@ -228,10 +240,16 @@ mod tests {
     #[test]
     fn unknown_and_malformed_parts_are_refused_by_index() {
         for (v, needle) in [
-            (json!([{"type": "text", "text": "a"}, {"type": "audio", "data": "x"}]), "content[1]"),
+            (
+                json!([{"type": "text", "text": "a"}, {"type": "audio", "data": "x"}]),
+                "content[1]",
+            ),
             (json!([{"text": "no type"}]), "content[0]"),
             (json!([{"type": "text", "text": 3}]), "content[0]"),
-            (json!([{"type": "image_url", "image_url": {"url": "file:///etc/passwd"}}]), "content[0]"),
+            (
+                json!([{"type": "image_url", "image_url": {"url": "file:///etc/passwd"}}]),
+                "content[0]",
+            ),
             (json!([]), "content"),
             (json!(7), "content"),
         ] {
@@ -268,6 +286,9 @@ mod tests {
         let web = ImagePart {
             url: "https://example.org/cat.png".into(),
         };
-        assert_eq!(web.reference(), json!({"url": "https://example.org/cat.png"}));
+        assert_eq!(
+            web.reference(),
+            json!({"url": "https://example.org/cat.png"})
+        );
     }
 }

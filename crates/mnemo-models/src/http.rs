@@ -94,7 +94,10 @@ impl JsonClient {
         let url = format!("{}/{}", self.base_url, path.trim_start_matches('/'));
         let mut attempt = 0;
         loop {
-            match self.attempt(&url, body).and_then(|text| self.json_answer(text)) {
+            match self
+                .attempt(&url, body)
+                .and_then(|text| self.json_answer(text))
+            {
                 Ok(text) => return parse(&text),
                 Err(a) if a.retry && attempt < self.max_retries => {
                     let wait = self.delay(attempt, a.retry_after);

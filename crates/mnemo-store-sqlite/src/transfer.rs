@@ -430,8 +430,13 @@ fn stored_message_owners(tx: &Transaction<'_>, id: MessageId) -> Result<Vec<Stri
         )
         .optional()
         .map_err(sql_err)?;
-    parts
-        .map(|(u, a, r)| Ok(Scope::from_parts(u.as_deref(), a.as_deref(), r.as_deref())?.key()))
-        .into_iter()
-        .collect()
+    match parts {
+        None => Ok(Vec::new()),
+        Some((u, a, r)) => Ok(vec![Scope::from_parts(
+            u.as_deref(),
+            a.as_deref(),
+            r.as_deref(),
+        )?
+        .key()]),
+    }
 }

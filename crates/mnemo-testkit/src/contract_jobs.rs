@@ -468,7 +468,10 @@ pub fn concurrent_claims_never_share_a_job(h: &dyn Harness) {
 pub fn open_jobs_are_counted_per_tenant(h: &dyn Harness) {
     let store = h.fresh();
     let q = queue(store.as_ref());
-    for (i, (id, user)) in [("a", "ana"), ("b", "ana"), ("c", "ben")].into_iter().enumerate() {
+    for (i, (id, user)) in [("a", "ana"), ("b", "ana"), ("c", "ben")]
+        .into_iter()
+        .enumerate()
+    {
         q.enqueue(&job(id, user, i as i64)).expect("enqueued");
     }
     let mut with_agent = job("d", "ana", 5);

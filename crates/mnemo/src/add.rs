@@ -113,7 +113,11 @@ impl Memory {
         let scopes: Vec<Scope> = reqs.iter().map(|r| r.scope.clone()).collect();
         let mut out = self.add_many_written(reqs).await?;
         for (o, calls) in out.iter_mut().zip(described) {
-            o.usage.splice(0..0, calls);
+            // The image descriptions came first.
+            o.usage = calls
+                .into_iter()
+                .chain(std::mem::take(&mut o.usage))
+                .collect();
         }
         // Long-term memory: after the add is written, each scope's hot segments are analysed
         // into the profile and knowledge (a chat model and a threshold needed). A failure there

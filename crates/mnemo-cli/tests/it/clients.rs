@@ -269,7 +269,9 @@ fn mem0_python_sdk_works_unchanged() {
             "unchanged_after_cross_tenant",
             "delete",
             "delete_all",
-            "get_all_after"
+            "get_all_after",
+            "add_run",
+            "run_is_a_session"
         ],
         "{s}"
     );

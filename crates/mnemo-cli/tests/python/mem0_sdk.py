@@ -44,6 +44,30 @@ def refused(what, call, allowed=(403, 404)):
     raise AssertionError(f"{what}: expected a refusal, got {out!r}")
 
 
+class HttpApi:
+    """mnemo's native routes with the same key, for what the Mem0 SDK has no call for."""
+
+    def __init__(self, url, key):
+        self.url, self.key = url, key
+
+    def _call(self, method, path, body=None):
+        import urllib.request
+
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self.key}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+
+    def get(self, path):
+        return self._call("GET", path)
+
+    def post(self, path, body):
+        return self._call("POST", path, body)
+
+
 def ids_of(page):
     return [m["id"] for m in page["results"]]
 
@@ -170,6 +194,34 @@ def main() -> None:
     step("get_all_after", after)
     assert after["results"] == [], after
     assert alice.search("Porto", filters={"user_id": "alice"})["results"] == []
+
+    # run_id is a session: the SDK's run shows up in mnemo's session log, a context pack of
+    # the session sees it, and a session erase removes it (read and erased over plain HTTP,
+    # since the SDK has no sessions).
+    run = alice.add(
+        [
+            {"role": "user", "content": [{"type": "text", "text": "My train leaves at 7:40 Zx4410"}]},
+            {"role": "assistant", "content": "Noted."},
+        ],
+        user_id="alice",
+        run_id="commute",
+        infer=False,
+    )
+    step("add_run", run)
+    assert run["results"], run
+    http = HttpApi(url, alice_key)
+    sessions = http.get("/v1/sessions?user_id=alice&run_id=commute")
+    assert [x["session_id"] for x in sessions["sessions"]] == ["commute"], sessions
+    log = http.get("/v1/sessions/commute/messages?user_id=alice&run_id=commute")
+    assert [m["content"] for m in log["messages"]] == ["My train leaves at 7:40 Zx4410", "Noted."], log
+    pack = http.post("/v1/context", {"query": "when does my train leave?", "budget_tokens": 400,
+                                     "user_id": "alice", "run_id": "commute", "session_id": "commute"})
+    assert "Zx4410" in pack["rendered"], pack
+    assert any(s["section"] == "short_term" and s["items"] for s in pack["sections"]), pack
+    erased = http.post("/v1/sessions/commute/erase", {"user_id": "alice", "run_id": "commute"})
+    assert erased["messages_erased"] == 2, erased
+    assert alice.get_all(filters={"AND": [{"user_id": "alice"}, {"run_id": "commute"}]})["results"] == []
+    step("run_is_a_session", erased)
 
     summary.update(
         memory_id=mid,

@@ -76,7 +76,10 @@ fn text_parts_are_joined_on_the_native_mem0_and_mcp_adds() {
         "add_memory",
         json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "I keep bees"}, {"type": "text", "text": "on the roof"}]}], "user_id": "ana", "infer": false}),
     );
-    assert_eq!(r.tool_json()["results"][0]["memory"], "I keep bees\non the roof");
+    assert_eq!(
+        r.tool_json()["results"][0]["memory"],
+        "I keep bees\non the roof"
+    );
 
     let mut all = memories_of(&s, &ana);
     all.sort();
@@ -100,11 +103,26 @@ fn image_and_unknown_parts_are_refused_by_index_on_every_route_without_vision() 
         {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
     ]}]);
     for (path, body) in [
-        ("/v1/memories", json!({"messages": image_turn(), "user_id": "ana", "infer": false})),
-        ("/v1/memories/", json!({"messages": image_turn(), "user_id": "ana", "infer": false})),
-        ("/v1/memories", json!({"messages": image_turn(), "user_id": "ana", "infer": false, "async_mode": true})),
-        ("/memories", json!({"messages": audio, "user_id": "ana", "infer": false})),
-        ("/v1/memories", json!({"messages": audio, "user_id": "ana", "infer": false})),
+        (
+            "/v1/memories",
+            json!({"messages": image_turn(), "user_id": "ana", "infer": false}),
+        ),
+        (
+            "/v1/memories/",
+            json!({"messages": image_turn(), "user_id": "ana", "infer": false}),
+        ),
+        (
+            "/v1/memories",
+            json!({"messages": image_turn(), "user_id": "ana", "infer": false, "async_mode": true}),
+        ),
+        (
+            "/memories",
+            json!({"messages": audio, "user_id": "ana", "infer": false}),
+        ),
+        (
+            "/v1/memories",
+            json!({"messages": audio, "user_id": "ana", "infer": false}),
+        ),
     ] {
         let r = s.call("POST", path, Some(&ana), Some(body.clone()));
         assert_eq!(r.status, 400, "{path} {body}: {}", r.body);
@@ -154,8 +172,16 @@ fn with_vision_an_image_becomes_its_description_and_a_reference() {
     );
     assert_eq!(chat.requests().len(), 1);
     let id = m["id"].as_str().unwrap();
-    let got = s.call("GET", &format!("/v1/memories/{id}?user_id=ana"), Some(&ana), None);
-    assert_eq!(got.body["metadata"]["images"][0]["media_type"], "image/jpeg");
+    let got = s.call(
+        "GET",
+        &format!("/v1/memories/{id}?user_id=ana"),
+        Some(&ana),
+        None,
+    );
+    assert_eq!(
+        got.body["metadata"]["images"][0]["media_type"],
+        "image/jpeg"
+    );
     let export = s.raw("GET", "/v1/export", Some(&s.admin), None, None);
     assert_eq!(export.status, 200);
     assert!(

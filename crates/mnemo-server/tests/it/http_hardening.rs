@@ -507,7 +507,11 @@ fn api_answers_forbid_content_sniffing() {
     let s = TestServer::start();
     let key = s.user_key("ana");
     for (method, path, body) in [
-        ("POST", "/v1/memories", Some(json!({"text": "hi", "user_id": "ana"}))),
+        (
+            "POST",
+            "/v1/memories",
+            Some(json!({"text": "hi", "user_id": "ana"})),
+        ),
         ("GET", "/v1/memories?user_id=ana", None),
         ("GET", "/v1/memories/not-a-uuid?user_id=ana", None),
         ("GET", "/v1/memories?user_id=bob", None),

@@ -312,7 +312,12 @@ fn one_tenant_filling_the_queue_leaves_others_their_share() {
     assert_eq!(add(&ana, "ana", "one").status, 202);
     assert_eq!(add(&ana, "ana", "two").status, 202);
     let full = add(&ana, "ana", "three");
-    assert_eq!((full.status, full.kind()), (429, "rate_limited"), "{}", full.body);
+    assert_eq!(
+        (full.status, full.kind()),
+        (429, "rate_limited"),
+        "{}",
+        full.body
+    );
     for text in ["bob one", "bob two"] {
         let r = add(&bob, "bob", text);
         assert_eq!(r.status, 202, "bob is refused by ana's backlog: {}", r.body);

@@ -389,14 +389,21 @@ fn a_mem0_run_is_a_session_with_a_log_a_pack_and_an_erase() {
         None,
     );
     assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(r.body["messages"].as_array().unwrap().len(), 2, "{}", r.body);
+    assert_eq!(
+        r.body["messages"].as_array().unwrap().len(),
+        2,
+        "{}",
+        r.body
+    );
 
     let r = s.call(
         "POST",
         "/v1/context",
         Some(&alice),
-        Some(json!({"query": "when do I fly?", "budget_tokens": 500, "user_id": "alice",
-                    "run_id": "trip", "session_id": "trip"})),
+        Some(
+            json!({"query": "when do I fly?", "budget_tokens": 500, "user_id": "alice",
+                    "run_id": "trip", "session_id": "trip"}),
+        ),
     );
     assert_eq!(r.status, 200, "{}", r.body);
     let short = r.body["sections"]

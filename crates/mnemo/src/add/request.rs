@@ -20,7 +20,10 @@ impl AddInput {
     /// The input of messages whose content may hold parts, as a surface parsed them
     /// (`Content::from_json`): plain `Messages` when every content is a string, else `Parts`.
     pub fn from_content(messages: Vec<ContentMessage>) -> Self {
-        if !messages.iter().all(|m| matches!(m.content, Content::Text(_))) {
+        if !messages
+            .iter()
+            .all(|m| matches!(m.content, Content::Text(_)))
+        {
             return AddInput::Parts(messages);
         }
         AddInput::Messages(

@@ -114,7 +114,10 @@ async fn a_described_image_is_stored_as_text_with_its_reference_never_its_bytes(
     let img = &stored[0].metadata["images"][0];
     assert_eq!(img["media_type"], "image/png");
     assert_eq!(img["sha256"].as_str().unwrap().len(), 64);
-    assert_eq!((img["message"].clone(), img["part"].clone()), (json!(0), json!(1)));
+    assert_eq!(
+        (img["message"].clone(), img["part"].clone()),
+        (json!(0), json!(1))
+    );
     assert_eq!(img["description"], "A red bicycle leaning on a blue wall.");
     assert!(img.get("url").is_none(), "a data: URL is not kept: {img}");
     let all = export_text(&m).await;

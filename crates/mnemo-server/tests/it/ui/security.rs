@@ -330,7 +330,8 @@ pub(super) fn url_ids_are_encoded_into_api_paths(c: &Ctx) {
     let urls = c.b.network_log();
     let api: Vec<&String> = urls.iter().filter(|u| u.contains("/v1/")).collect();
     assert!(
-        api.iter().any(|u| u.contains("/v1/memories/..%2F..%2Fv1%2Fkeys")),
+        api.iter()
+            .any(|u| u.contains("/v1/memories/..%2F..%2Fv1%2Fkeys")),
         "the page asked for the id as given, encoded: {urls:?}"
     );
     for u in &api {
