@@ -164,14 +164,10 @@ fn placeholder_scope(py: Python<'_>) -> PyResult<Scope> {
     Scope::user("python").map_err(|e| Failure::from(e).to_py(py))
 }
 
-/// `include_expired`, or Mem0 2.x's name for it, `show_expired` (both given must agree).
+/// `include_expired`, or Mem0 2.x's name for it, `show_expired`: either asks for expired ones.
 fn expired_of(k: &mut Kw<'_>) -> PyResult<bool> {
-    match (k.bool("include_expired")?, k.bool("show_expired")?) {
-        (Some(a), Some(b)) if a != b => Err(Python::attach(|py| {
-            Failure::invalid("show_expired", "differs from include_expired").to_py(py)
-        })),
-        (a, b) => Ok(a.or(b).unwrap_or(false)),
-    }
+    let (a, b) = (k.bool("include_expired")?, k.bool("show_expired")?);
+    Ok(a.unwrap_or(false) || b.unwrap_or(false))
 }
 
 /// A number the library keeps as `f32`.
