@@ -83,6 +83,7 @@ pub(crate) fn exit_code(kind: ErrorKind) -> i32 {
         ErrorKind::Unavailable => 7,
         ErrorKind::Internal => 8,
         ErrorKind::ModelOutput => 9,
+        ErrorKind::Corrupt => 10,
     }
 }
 

@@ -16,6 +16,9 @@ pub enum ErrorKind {
     /// nothing was written, and retrying (or a stronger model) may succeed.
     ModelOutput,
     Internal,
+    /// The store's file or database is damaged (not a database, a failed integrity check):
+    /// no retry helps; restore a backup or export what still reads (`mnemo doctor`).
+    Corrupt,
 }
 
 impl ErrorKind {
@@ -29,6 +32,7 @@ impl ErrorKind {
             ErrorKind::Unavailable => "unavailable",
             ErrorKind::ModelOutput => "model_output",
             ErrorKind::Internal => "internal",
+            ErrorKind::Corrupt => "corrupt",
         }
     }
 
@@ -66,6 +70,9 @@ pub enum Error {
     },
     #[error("internal error: {reason}")]
     Internal { reason: String },
+    /// The store's data is damaged: the file is not a database, or a page fails its checks.
+    #[error("{what} is damaged: {reason}")]
+    Corrupt { what: String, reason: String },
 }
 
 impl Error {
@@ -77,6 +84,7 @@ impl Error {
             Error::Unavailable { .. } => ErrorKind::Unavailable,
             Error::RateLimited { .. } => ErrorKind::RateLimited,
             Error::ModelOutput { .. } => ErrorKind::ModelOutput,
+            Error::Corrupt { .. } => ErrorKind::Corrupt,
             Error::Storage { .. } | Error::Model { .. } | Error::Internal { .. } => {
                 ErrorKind::Internal
             }

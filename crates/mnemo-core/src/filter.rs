@@ -3,9 +3,14 @@
 //!
 //! Grammar (JSON): `{"AND": [f, …]}`, `{"OR": [f, …]}`, `{"NOT": f}` (operator names are
 //! case-insensitive); `{"field": value}` means equality; `{"field": {"op": value, …}}` applies
-//! each operator (ANDed). Operators: `eq ne in nin gt gte lt lte contains`. A field is a metadata
-//! key (optionally written `metadata.key`) or one of the time fields `created_at`, `updated_at`,
-//! compared as instants (RFC 3339 strings). Several keys in one object are ANDed.
+//! each operator (ANDed). Operators: `eq ne in nin gt gte lt lte contains icontains`. A field is a
+//! metadata key (optionally written `metadata.key`) or one of the time fields `created_at`,
+//! `updated_at`, compared as instants (RFC 3339 strings). Several keys in one object are ANDed.
+//!
+//! Two forms Mem0 2.x callers use: the wildcard `{"field": "*"}` matches every record that has
+//! the key, whatever its value (compare with the string `"*"` itself through `{"eq": "*"}`);
+//! `icontains` is `contains` on a string field with ASCII letters compared case-insensitively
+//! (only A–Z fold, on every store alike, so a filter means the same on SQLite and PostgreSQL).
 //!
 //! The scope ids `user_id`, `agent_id` and `run_id` are never fields: scope is set by explicit
 //! parameters only, and a filter naming one, at any depth, is refused.
@@ -58,7 +63,14 @@ pub enum Op {
     Lt,
     Lte,
     Contains,
+    /// Case-insensitive (ASCII) substring of a string field.
+    IContains,
+    /// The key is present, whatever its value (the wildcard `"*"`); the value is ignored.
+    Exists,
 }
+
+/// The wildcard value: `{"field": "*"}` matches records that have the key.
+pub const WILDCARD: &str = "*";
 
 impl Op {
     fn parse(raw: &str) -> Result<Op> {
@@ -72,15 +84,27 @@ impl Op {
             "lt" => Op::Lt,
             "lte" => Op::Lte,
             "contains" => Op::Contains,
+            "icontains" => Op::IContains,
             other => {
                 return Err(Error::invalid(
                     "filters",
                     format!(
-                        "unknown operator {other:?} (expected eq ne in nin gt gte lt lte contains)"
+                        "unknown operator {other:?} (expected eq ne in nin gt gte lt lte contains icontains)"
                     ),
                 ))
             }
         })
+    }
+}
+
+impl Op {
+    /// Whether a time field (`created_at`, `updated_at`) takes the operator: the scalar
+    /// comparisons only.
+    fn applies_to_times(self) -> bool {
+        match self {
+            Op::Eq | Op::Ne | Op::Gt | Op::Gte | Op::Lt | Op::Lte => true,
+            Op::In | Op::Nin | Op::Contains | Op::IContains | Op::Exists => false,
+        }
     }
 }
 
@@ -139,7 +163,7 @@ impl Filter {
                 spend(conditions, cost(key, *op, value)?)
             }
             Filter::Time { op, .. } => {
-                if matches!(op, Op::In | Op::Nin | Op::Contains) {
+                if !op.applies_to_times() {
                     return Err(Error::invalid(
                         "filters",
                         "only eq ne gt gte lt lte apply to times",
@@ -286,6 +310,7 @@ fn parse_field(raw_key: &str, val: &Value, conditions: &mut usize) -> Result<Fil
                 .map(|(k, v)| Ok((Op::parse(k)?, v)))
                 .collect::<Result<_>>()?
         }
+        Value::String(w) if w == WILDCARD => vec![(Op::Exists, val)],
         v => vec![(Op::Eq, v)],
     };
     let mut out = Vec::with_capacity(ops.len());
@@ -298,7 +323,7 @@ fn parse_field(raw_key: &str, val: &Value, conditions: &mut usize) -> Result<Fil
         };
         out.push(match time_field {
             Some(field) => {
-                if matches!(op, Op::In | Op::Nin | Op::Contains) {
+                if !op.applies_to_times() {
                     return Err(Error::invalid(
                         "filters",
                         format!("{key}: only eq ne gt gte lt lte apply to times"),

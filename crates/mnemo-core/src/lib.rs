@@ -20,6 +20,7 @@ pub mod limits;
 pub mod memory;
 pub mod note;
 pub mod pack;
+pub mod parallel;
 pub mod pipeline;
 pub mod profile;
 pub mod relation;

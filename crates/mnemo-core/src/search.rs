@@ -240,8 +240,7 @@ pub fn hybrid_search_embedding(
         Ok((lexical, names))
     };
     let mut lexical: Option<Result<(Vec<Candidate>, Vec<String>)>> = None;
-    let dense = rayon::in_place_scope(|s| {
-        s.spawn(|_| lexical = Some(lexical_side()));
+    let dense_side = || {
         let vector = embed()?;
         if req.mode == SearchMode::Lexical {
             Ok((vector, Vec::new()))
@@ -249,7 +248,18 @@ pub fn hybrid_search_embedding(
             let dense = store.dense_candidates(&cq, &vector)?;
             Ok::<_, Error>((vector, dense))
         }
-    });
+    };
+    // Core's own pool, not rayon's global one: it is rebuilt after a fork (see `parallel`).
+    let dense = match crate::parallel::pool() {
+        Some(pool) => pool.in_place_scope(|s| {
+            s.spawn(|_| lexical = Some(lexical_side()));
+            dense_side()
+        }),
+        None => {
+            lexical = Some(lexical_side());
+            dense_side()
+        }
+    };
     let lexical =
         lexical.ok_or_else(|| Error::internal("the lexical side of a search did not run"))?;
     let ((vector, dense), (lexical, entity_names)) = (dense?, lexical?);

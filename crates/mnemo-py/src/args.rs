@@ -4,8 +4,7 @@
 //! `invalid_input` error; an argument no method reads is a `TypeError` too, so nothing given
 //! is silently ignored.
 
-use crate::convert::{py_to_json, time_arg, type_name, Parts};
-use crate::errors::Failure;
+use crate::convert::{bad_value, py_to_json, text_of, time_arg, type_name, Parts};
 use mnemo_core::Timestamp;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -40,7 +39,7 @@ impl<'py> Kw<'py> {
         match self.item(name)? {
             None => Ok(None),
             Some(v) => match v.cast::<PyString>() {
-                Ok(s) => Ok(Some(s.to_cow()?.into_owned())),
+                Ok(s) => Ok(Some(text_of(name, s)?)),
                 Err(_) => Err(wrong(name, "a str", &v)),
             },
         }
@@ -64,9 +63,7 @@ impl<'py> Kw<'py> {
                 let n: Option<i64> = v.extract().ok();
                 n.and_then(|n| usize::try_from(n).ok())
                     .map(Some)
-                    .ok_or_else(|| {
-                        Failure::invalid(name, "must be a count (0 or more)").to_py(v.py())
-                    })
+                    .ok_or_else(|| bad_value(v.py(), name, "must be a count (0 or more)"))
             }
             Some(v) => Err(wrong(name, "an int", &v)),
         }
@@ -80,7 +77,11 @@ impl<'py> Kw<'py> {
                 if (v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>())
                     && !v.is_instance_of::<PyBool>() =>
             {
-                Ok(Some(v.extract()?))
+                // An int too large for a float overflows; NaN and infinities are no amount.
+                match v.extract::<f64>() {
+                    Ok(f) if f.is_finite() => Ok(Some(f)),
+                    _ => Err(bad_value(v.py(), name, "must be a finite number")),
+                }
             }
             Some(v) => Err(wrong(name, "a number", &v)),
         }
@@ -95,7 +96,7 @@ impl<'py> Kw<'py> {
                 for item in v.try_iter()? {
                     let item = item?;
                     match item.cast::<PyString>() {
-                        Ok(s) => out.push(s.to_cow()?.into_owned()),
+                        Ok(s) => out.push(text_of(name, s)?),
                         Err(_) => return Err(wrong(name, "a list of str", &item)),
                     }
                 }
@@ -131,7 +132,7 @@ impl<'py> Kw<'py> {
     pub(crate) fn finish(self) -> PyResult<()> {
         let Some(d) = &self.dict else { return Ok(()) };
         for k in d.keys() {
-            let key: String = k.extract()?;
+            let key: String = k.extract().unwrap_or_else(|_| format!("{k}"));
             if !self.read.contains(&key.as_str()) {
                 return Err(PyTypeError::new_err(format!(
                     "unexpected keyword argument {key:?}"

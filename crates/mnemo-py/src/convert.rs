@@ -4,7 +4,7 @@
 
 use crate::errors::Failure;
 use mnemo_core::{MemoryId, Scope, Timestamp};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -40,6 +40,30 @@ pub(crate) fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py,
     })
 }
 
+/// `mnemo.InvalidInputError` naming `arg`: a value of the right type that cannot be used.
+pub(crate) fn bad_value(py: Python<'_>, arg: &str, reason: impl Into<String>) -> PyErr {
+    Failure::invalid(arg, reason).to_py(py)
+}
+
+/// A Python str as Rust text; a str Rust cannot hold (a lone surrogate such as `"\ud800"`) is
+/// `InvalidInputError` naming `arg`, not a `UnicodeEncodeError` naming nothing.
+pub(crate) fn text_of(arg: &str, s: &Bound<'_, PyString>) -> PyResult<String> {
+    s.to_cow()
+        .map(|c| c.into_owned())
+        .map_err(|_| bad_value(s.py(), arg, "holds a lone surrogate, which is not text (not UTF-8 encodable)"))
+}
+
+/// A str argument: `TypeError` for another type, `InvalidInputError` for unencodable text.
+pub(crate) fn str_arg(arg: &str, obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    match obj.cast::<PyString>() {
+        Ok(s) => text_of(arg, s),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{arg} must be a str, not {}",
+            type_name(obj)
+        ))),
+    }
+}
+
 /// A Python value as JSON; `TypeError` naming `arg` for anything JSON cannot hold.
 pub(crate) fn py_to_json(arg: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     to_json(arg, obj, 0)
@@ -47,9 +71,11 @@ pub(crate) fn py_to_json(arg: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 fn to_json(arg: &str, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if depth > MAX_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "{arg} is nested deeper than {MAX_DEPTH} levels"
-        )));
+        return Err(bad_value(
+            obj.py(),
+            arg,
+            format!("is nested deeper than {MAX_DEPTH} levels"),
+        ));
     }
     if obj.is_none() {
         return Ok(Value::Null);
@@ -64,18 +90,16 @@ fn to_json(arg: &str, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(PyValueError::new_err(format!(
-            "{arg} holds an integer beyond 64 bits"
-        )));
+        return Err(bad_value(obj.py(), arg, "holds an integer beyond 64 bits"));
     }
     if obj.is_instance_of::<PyFloat>() {
         let f: f64 = obj.extract()?;
-        return Number::from_f64(f).map(Value::Number).ok_or_else(|| {
-            PyValueError::new_err(format!("{arg} holds {f}, which JSON cannot hold"))
-        });
+        return Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| bad_value(obj.py(), arg, format!("holds {f}, which JSON cannot hold")));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_cow()?.into_owned()));
+        return Ok(Value::String(text_of(arg, s)?));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::new();
@@ -83,7 +107,7 @@ fn to_json(arg: &str, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             let key = k.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err(format!("{arg} must have str keys, not {}", type_name(&k)))
             })?;
-            map.insert(key.to_cow()?.into_owned(), to_json(arg, &v, depth + 1)?);
+            map.insert(text_of(arg, key)?, to_json(arg, &v, depth + 1)?);
         }
         return Ok(Value::Object(map));
     }
@@ -121,8 +145,9 @@ pub(crate) fn dict_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Op
     }
 }
 
-/// A time argument: an aware `datetime`, an RFC 3339 string or Unix seconds; `TypeError` naming `arg` for
-/// another type, `ValueError` for a naive datetime or an unreadable string.
+/// A time argument: an aware `datetime`, an RFC 3339 string or Unix seconds; `TypeError` naming
+/// `arg` for another type, `InvalidInputError` naming it for a naive datetime, an unreadable
+/// string or a number that is no time.
 pub(crate) fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Timestamp>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
@@ -137,15 +162,17 @@ pub(crate) fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Op
         return chrono::DateTime::from_timestamp(whole as i64, nanos)
             .filter(|_| secs.is_finite())
             .map(Some)
-            .ok_or_else(|| PyValueError::new_err(format!("{arg}: {secs} is not a time")));
+            .ok_or_else(|| bad_value(obj.py(), arg, format!("{secs} is not a time")));
     }
     let text: String = if let Ok(s) = obj.cast::<PyString>() {
-        s.to_cow()?.into_owned()
+        text_of(arg, s)?
     } else if obj.hasattr("isoformat")? && obj.hasattr("tzinfo")? {
         if obj.getattr("tzinfo")?.is_none() {
-            return Err(PyValueError::new_err(format!(
-                "{arg} must be an aware datetime (with a timezone)"
-            )));
+            return Err(bad_value(
+                obj.py(),
+                arg,
+                "must be an aware datetime (with a timezone)",
+            ));
         }
         obj.call_method0("isoformat")?.extract()?
     } else {
@@ -156,7 +183,7 @@ pub(crate) fn time_arg(arg: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Op
     };
     chrono::DateTime::parse_from_rfc3339(&text)
         .map(|t| Some(t.with_timezone(&chrono::Utc)))
-        .map_err(|e| PyValueError::new_err(format!("{arg}: {text:?} is not RFC 3339 ({e})")))
+        .map_err(|e| bad_value(obj.py(), arg, format!("{text:?} is not RFC 3339 ({e})")))
 }
 
 /// The three scope parts as given (checked when the work runs, by the library's rules).

@@ -5,33 +5,98 @@
 //! method holds the GIL or a lock of its own while it works.
 
 use crate::args::Kw;
-use crate::convert::{dict_arg, py_to_json, type_name};
+use crate::convert::{dict_arg, py_to_json, str_arg, text_of, type_name};
 use crate::errors::Failure;
 use crate::ops::extra::{self, EraseTarget, LinkSpec};
 use crate::ops::records::{self, Search};
-use crate::pending::{runtime, Pending};
+use crate::ops::write_context;
+use crate::pending::Pending;
+use crate::runtime;
 use mnemo::{AddInput, AddRequest, ListRequest, UpdateRequest};
 use mnemo_core::pack::ContextOptions;
 use mnemo_core::{Content, ContentMessage, MemoryKind, NoteInput, ReadOptions, Scope};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use std::sync::Mutex;
 
 /// Mem0's default page and result sizes.
 const DEFAULT_LIMIT: usize = 100;
 
-#[pyclass(module = "mnemo._native", frozen)]
+#[pyclass(module = "mnemo._native", frozen, weakref)]
 pub struct Engine {
+    /// The process that opened it: in a child made by `os.fork()` the store's connections, its
+    /// index and the job workers belong to the parent, so the engine refuses every call there
+    /// and is never dropped there (dropping would save the parent's files or close its sockets).
+    pid: u32,
+    /// What its writes record as their author: `python`, or `python:<name>`.
+    actor: String,
+    /// `None` once closed. Never dropped in another process (see `pid`).
+    open: Mutex<Option<Open>>,
+}
+
+/// An open engine: the library, and the job workers it started (stopped with it).
+struct Open {
     mem: mnemo::Memory,
-    /// Job workers of this engine (`jobs.workers` in the settings); they stop with it.
-    _workers: Option<mnemo::JobWorkers>,
+    workers: Option<mnemo::JobWorkers>,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // `get_mut` takes no lock: in a forked child the parent may have held it.
+        let open = match self.open.get_mut() {
+            Ok(slot) => slot.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if self.pid != std::process::id() {
+            std::mem::forget(open);
+            return;
+        }
+        if let Some(Open {
+            workers: Some(workers),
+            mem,
+        }) = open
+        {
+            // Each worker ends the job it runs (none is left under a lease); the library is
+            // dropped when the last worker has let go of it.
+            drop(mem);
+            if let Ok(rt) = runtime::handle() {
+                rt.spawn(workers.stop());
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// The library, for a call of this process on an open engine; a clear error otherwise.
+    fn mem(&self) -> PyResult<mnemo::Memory> {
+        Python::attach(|py| self.checked().map_err(|f| f.to_py(py)))
+    }
+
+    fn checked(&self) -> Result<mnemo::Memory, Failure> {
+        if self.pid != std::process::id() {
+            return Err(Failure::conflict(format!(
+                "this Memory was opened in process {} and this is a child made by os.fork(); \
+                 open a new Memory in the child",
+                self.pid
+            )));
+        }
+        let open = self
+            .open
+            .lock()
+            .map_err(|_| Failure::internal("the engine's state is poisoned"))?;
+        match open.as_ref() {
+            Some(o) => Ok(o.mem.clone()),
+            None => Err(Failure::conflict("this Memory is closed")),
+        }
+    }
 }
 
 /// Mem0's message forms: a string (one user message), a dict, or a list of dicts with `role`
 /// and `content` (and an optional `name`, the speaker; other keys are ignored, as Mem0 does).
 fn messages_of(obj: &Bound<'_, PyAny>) -> PyResult<AddInput> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(AddInput::Text(s.to_cow()?.into_owned()));
+        return Ok(AddInput::Text(text_of("messages", s)?));
     }
     if obj.is_instance_of::<PyDict>() {
         return Ok(AddInput::from_content(vec![message_of(0, obj)?]));
@@ -63,7 +128,7 @@ fn message_of(i: usize, obj: &Bound<'_, PyAny>) -> PyResult<ContentMessage> {
             ))),
             None => Ok(None),
             Some(v) => match v.cast::<PyString>() {
-                Ok(s) => Ok(Some(s.to_cow()?.into_owned())),
+                Ok(s) => Ok(Some(text_of(&format!("messages[{i}].{key}"), s)?)),
                 Err(_) => Err(PyTypeError::new_err(format!(
                     "messages[{i}][{key:?}] must be a str, not {}",
                     type_name(&v)
@@ -121,6 +186,12 @@ fn placeholder_scope(py: Python<'_>) -> PyResult<Scope> {
     Scope::user("python").map_err(|e| Failure::from(e).to_py(py))
 }
 
+/// `include_expired`, or Mem0 2.x's name for it, `show_expired`: either asks for expired ones.
+fn expired_of(k: &mut Kw<'_>) -> PyResult<bool> {
+    let (a, b) = (k.bool("include_expired")?, k.bool("show_expired")?);
+    Ok(a.unwrap_or(false) || b.unwrap_or(false))
+}
+
 /// A number the library keeps as `f32`.
 fn f32_of(v: Option<f64>) -> Option<f32> {
     v.map(|v| v as f32)
@@ -131,17 +202,28 @@ impl Engine {
     /// Opens the store the settings name (a dict of `mnemo.toml`'s shape); the embedder loads
     /// on first use.
     #[staticmethod]
-    fn open(py: Python<'_>, settings: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (settings, actor=None))]
+    fn open(py: Python<'_>, settings: &Bound<'_, PyAny>, actor: Option<String>) -> PyResult<Self> {
+        let actor = match actor {
+            None => "python".to_string(),
+            Some(a) => {
+                mnemo_core::limits::check_no_nul("actor", &a).map_err(|e| Failure::from(e).to_py(py))?;
+                if a.trim().is_empty() || a.chars().count() > 128 {
+                    return Err(Failure::invalid("actor", "must be 1 to 128 characters").to_py(py));
+                }
+                format!("python:{a}")
+            }
+        };
         let value = dict_arg("config", Some(settings))?.unwrap_or_default();
         let settings: mnemo::Settings = serde_json::from_value(value)
             .map_err(|e| Failure::invalid("config", e.to_string()).to_py(py))?;
         let config = settings
             .memory_config()
             .map_err(|e| Failure::from(e).to_py(py))?;
-        let opened = py.detach(move || {
-            runtime().block_on(async move {
-                runtime()
-                    .spawn(mnemo::Memory::open(config))
+        let rt = runtime::handle().map_err(|f| f.to_py(py))?;
+        let opened = py.detach(|| {
+            rt.block_on(async {
+                rt.spawn(mnemo::Memory::open(config))
                     .await
                     .map_err(|e| Failure::internal(format!("opening the store failed: {e}")))?
                     .map_err(Failure::from)
@@ -150,18 +232,43 @@ impl Engine {
         let mem = opened.map_err(|f| f.to_py(py))?;
         let n = mem.job_config().workers;
         let workers = (n > 0).then(|| {
-            let _entered = runtime().enter();
+            let _entered = rt.enter();
             mem.start_workers(n)
         });
         Ok(Self {
-            mem,
-            _workers: workers,
+            pid: std::process::id(),
+            actor,
+            open: Mutex::new(Some(Open { mem, workers })),
         })
     }
 
+    /// Stops the job workers after the job each is running (jobs still pending stay queued for
+    /// the next open) and releases the store; later calls raise `mnemo.ConflictError`. Closing
+    /// twice is harmless.
+    fn close(&self, py: Python<'_>) -> PyResult<Pending> {
+        if self.pid != std::process::id() {
+            return Ok(Pending::ready(Ok(serde_json::Value::Null)));
+        }
+        let taken = self
+            .open
+            .lock()
+            .map_err(|_| Failure::internal("the engine's state is poisoned").to_py(py))?
+            .take();
+        Ok(Pending::new(async move {
+            if let Some(Open { mem, workers }) = taken {
+                if let Some(w) = workers {
+                    w.stop().await;
+                }
+                drop(mem);
+            }
+            Ok(serde_json::Value::Null)
+        }))
+    }
+
     /// A background job (an add queued with `async_mode=True`) as a dict with its `status`.
-    fn job(&self, id: String) -> Pending {
-        Pending::new(records::job(self.mem.clone(), id))
+    fn job(&self, id: &Bound<'_, PyAny>) -> PyResult<Pending> {
+        let id = str_arg("job_id", id)?;
+        Ok(Pending::new(records::job(self.mem()?, id)))
     }
 
     #[pyo3(signature = (messages, **kw))]
@@ -193,12 +300,12 @@ impl Engine {
             instructions: k.str("prompt")?,
             session_id: k.str("session_id")?,
             request_id: None,
-            // History names each memory's speaker (a message's `name`), as the library does.
-            actor: None,
+            // History names the writer; each memory keeps its speaker (a message's `name`).
+            actor: Some(self.actor.clone()),
         };
         k.finish()?;
         Ok(Pending::new(records::add(
-            self.mem.clone(),
+            self.mem()?,
             parts,
             req,
             async_mode,
@@ -206,7 +313,8 @@ impl Engine {
     }
 
     #[pyo3(signature = (query, **kw))]
-    fn search(&self, query: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn search(&self, query: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let query = str_arg("query", query)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         let s = Search {
@@ -217,25 +325,29 @@ impl Engine {
             kinds: k.strs("kinds")?,
             mode: k.str("mode")?,
             read: ReadOptions {
-                include_expired: k.bool("include_expired")?.unwrap_or(false),
+                include_expired: expired_of(&mut k)?,
                 include_inactive: k.bool("include_inactive")?.unwrap_or(false),
                 as_of: k.time("as_of")?,
                 ..ReadOptions::default()
             },
             expand_links: k.count("expand_links")?.unwrap_or(0),
         };
+        // Mem0 2.x's `rerank`: mnemo's hybrid ranking always runs, and no second reranker
+        // exists to switch on or off, so the flag is read (a bool) and changes nothing.
+        k.bool("rerank")?;
         k.finish()?;
-        Ok(Pending::new(records::search(self.mem.clone(), parts, s)))
+        Ok(Pending::new(records::search(self.mem()?, parts, s)))
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn get(&self, memory_id: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn get(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         let detail = k.bool("detail")?.unwrap_or(false);
-        let expired = k.bool("include_expired")?.unwrap_or(false);
+        let expired = expired_of(&mut k)?;
         k.finish()?;
-        let work = records::get(self.mem.clone(), parts, memory_id, detail, expired);
+        let work = records::get(self.mem()?, parts, memory_id, detail, expired);
         Ok(Pending::new(work))
     }
 
@@ -250,11 +362,11 @@ impl Engine {
             filters: k.dict("filters")?,
             limit: k.count("limit")?.unwrap_or(DEFAULT_LIMIT),
             cursor: k.str("cursor")?,
-            include_expired: k.bool("include_expired")?.unwrap_or(false),
+            include_expired: expired_of(&mut k)?,
             as_of: k.time("as_of")?,
         };
         k.finish()?;
-        let mem = self.mem.clone();
+        let mem = self.mem()?;
         Ok(Pending::new(async move {
             let kinds = kinds
                 .map(|ks| ks.iter().map(|k| k.parse()).collect::<Result<Vec<_>, _>>())
@@ -266,31 +378,49 @@ impl Engine {
     #[pyo3(signature = (memory_id, data=None, **kw))]
     fn update(
         &self,
-        memory_id: String,
-        data: Option<String>,
+        memory_id: &Bound<'_, PyAny>,
+        data: Option<&Bound<'_, PyAny>>,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Pending> {
+        let memory_id = str_arg("memory_id", memory_id)?;
+        let data = data
+            .filter(|d| !d.is_none())
+            .map(|d| str_arg("data", d))
+            .transpose()?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
+        // Mem0 2.x names the new text `text`; `data` is the older name. Both, differing, is
+        // ambiguous.
+        let text = match (data, k.str("text")?) {
+            (Some(a), Some(b)) if a != b => {
+                let f = Failure::invalid("text", "given as both data and text, with different values");
+                return Err(Python::attach(|py| f.to_py(py)));
+            }
+            (a, b) => a.or(b),
+        };
         let req = UpdateRequest {
-            text: data,
+            text,
             metadata: k.dict("metadata")?,
             expires_at: k.time("expires_at")?.map(Some),
         };
+        let ctx = write_context(&self.actor, k.str("reason")?);
         k.finish()?;
-        let work = records::update(self.mem.clone(), parts, memory_id, req);
+        let work = records::update(self.mem()?, parts, memory_id, req, ctx);
         Ok(Pending::new(work))
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn delete(&self, memory_id: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn delete(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
+        let ctx = write_context(&self.actor, k.str("reason")?);
         k.finish()?;
         Ok(Pending::new(records::delete(
-            self.mem.clone(),
+            self.mem()?,
             parts,
             memory_id,
+            ctx,
         )))
     }
 
@@ -298,28 +428,31 @@ impl Engine {
     fn delete_all(&self, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
+        let ctx = write_context(&self.actor, k.str("reason")?);
         k.finish()?;
-        Ok(Pending::new(records::delete_all(self.mem.clone(), parts)))
+        Ok(Pending::new(records::delete_all(self.mem()?, parts, ctx)))
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn history(&self, memory_id: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn history(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         k.finish()?;
         Ok(Pending::new(records::history(
-            self.mem.clone(),
+            self.mem()?,
             parts,
             memory_id,
         )))
     }
 
-    fn reset(&self) -> Pending {
-        Pending::new(records::reset(self.mem.clone()))
+    fn reset(&self) -> PyResult<Pending> {
+        Ok(Pending::new(records::reset(self.mem()?)))
     }
 
     #[pyo3(signature = (query, **kw))]
-    fn context(&self, query: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn context(&self, query: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let query = str_arg("query", query)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         let budget = k.count("budget_tokens")?.unwrap_or(1000);
@@ -331,16 +464,20 @@ impl Engine {
         };
         k.finish()?;
         let budget = u32::try_from(budget).unwrap_or(u32::MAX);
-        let work = extra::context(self.mem.clone(), parts, query, budget, options);
+        let work = extra::context(self.mem()?, parts, query, budget, options);
         Ok(Pending::new(work))
     }
 
     #[pyo3(signature = (memory_id=None, **kw))]
     fn erase(
         &self,
-        memory_id: Option<String>,
+        memory_id: Option<&Bound<'_, PyAny>>,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Pending> {
+        let memory_id = memory_id
+            .filter(|d| !d.is_none())
+            .map(|d| str_arg("memory_id", d))
+            .transpose()?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         let session = k.str("session_id")?;
@@ -359,21 +496,18 @@ impl Engine {
                 ))))
             }
         };
-        Ok(Pending::new(extra::erase(
-            self.mem.clone(),
-            parts,
-            target,
-            reason,
-        )))
+        let ctx = write_context(&self.actor, reason);
+        Ok(Pending::new(extra::erase(self.mem()?, parts, target, ctx)))
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn links(&self, memory_id: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn links(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         k.finish()?;
         Ok(Pending::new(extra::links(
-            self.mem.clone(),
+            self.mem()?,
             parts,
             memory_id,
         )))
@@ -382,10 +516,12 @@ impl Engine {
     #[pyo3(signature = (from_id, to_id, **kw))]
     fn add_link(
         &self,
-        from_id: String,
-        to_id: String,
+        from_id: &Bound<'_, PyAny>,
+        to_id: &Bound<'_, PyAny>,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Pending> {
+        let from_id = str_arg("from_id", from_id)?;
+        let to_id = str_arg("to_id", to_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         let spec = LinkSpec {
@@ -396,16 +532,18 @@ impl Engine {
             reason: k.str("reason")?,
         };
         k.finish()?;
-        Ok(Pending::new(extra::add_link(self.mem.clone(), parts, spec)))
+        Ok(Pending::new(extra::add_link(self.mem()?, parts, spec)))
     }
 
     #[pyo3(signature = (from_id, to_id, **kw))]
     fn remove_link(
         &self,
-        from_id: String,
-        to_id: String,
+        from_id: &Bound<'_, PyAny>,
+        to_id: &Bound<'_, PyAny>,
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Pending> {
+        let from_id = str_arg("from_id", from_id)?;
+        let to_id = str_arg("to_id", to_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         let spec = LinkSpec {
@@ -417,7 +555,7 @@ impl Engine {
         };
         k.finish()?;
         Ok(Pending::new(extra::remove_link(
-            self.mem.clone(),
+            self.mem()?,
             parts,
             spec,
         )))
@@ -428,7 +566,7 @@ impl Engine {
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         k.finish()?;
-        Ok(Pending::new(extra::profile(self.mem.clone(), parts)))
+        Ok(Pending::new(extra::profile(self.mem()?, parts)))
     }
 
     #[pyo3(signature = (**kw))]
@@ -437,7 +575,7 @@ impl Engine {
         let parts = k.parts()?;
         let instructions = k.str("instructions")?;
         k.finish()?;
-        let work = extra::refresh_profile(self.mem.clone(), parts, instructions);
+        let work = extra::refresh_profile(self.mem()?, parts, instructions);
         Ok(Pending::new(work))
     }
 
@@ -448,12 +586,24 @@ impl Engine {
         let session = k.str("session_id")?;
         let limit = k.count("limit")?.unwrap_or(DEFAULT_LIMIT);
         k.finish()?;
-        let work = extra::messages(self.mem.clone(), parts, session, limit);
+        let work = extra::messages(self.mem()?, parts, session, limit);
         Ok(Pending::new(work))
     }
 
-    fn export(&self) -> Pending {
-        Pending::new(extra::export(self.mem.clone()))
+    /// A page of the scope's sessions (`cursor`: the last page's `next_cursor`).
+    #[pyo3(signature = (**kw))]
+    fn sessions(&self, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let mut k = Kw::new(kw);
+        let parts = k.parts()?;
+        let cursor = k.str("cursor")?;
+        let limit = k.count("limit")?.unwrap_or(DEFAULT_LIMIT);
+        k.finish()?;
+        let work = records::sessions(self.mem()?, parts, cursor, limit);
+        Ok(Pending::new(work))
+    }
+
+    fn export(&self) -> PyResult<Pending> {
+        Ok(Pending::new(extra::export(self.mem()?)))
     }
 
     fn import_(&self, records: &Bound<'_, PyAny>) -> PyResult<Pending> {
@@ -464,6 +614,6 @@ impl Engine {
             )));
         }
         let value = py_to_json("records", records)?;
-        Ok(Pending::new(extra::import(self.mem.clone(), value)))
+        Ok(Pending::new(extra::import(self.mem()?, value)))
     }
 }

@@ -29,6 +29,21 @@ impl Failure {
         }
     }
 
+    pub fn unavailable(component: &str, reason: impl Into<String>) -> Self {
+        mnemo::Error::Unavailable {
+            component: component.into(),
+            reason: reason.into(),
+        }
+        .into()
+    }
+
+    pub fn conflict(reason: impl Into<String>) -> Self {
+        mnemo::Error::Conflict {
+            reason: reason.into(),
+        }
+        .into()
+    }
+
     pub fn invalid(field: &str, reason: impl Into<String>) -> Self {
         mnemo::Error::invalid(field, reason.into()).into()
     }

@@ -1,8 +1,8 @@
 //! `mnemo._native`: the Rust half of the Python package `mnemo`. The pure-Python half
 //! (`python/mnemo`) defines `Memory` and `AsyncMemory` with their signatures and docstrings; each
 //! of their methods calls one method of `engine::Engine` here and either waits for the `pending::Pending` it
-//! returns (`Memory`, with the GIL released) or awaits it (`AsyncMemory`, a native asyncio future
-//! driven by one shared tokio runtime: no thread per call).
+//! returns (`Memory`, with the GIL released) or awaits it (`AsyncMemory`, an asyncio future
+//! resolved from one shared tokio runtime: no thread per call).
 //!
 //! - `engine`: `Engine`, a `mnemo::Memory` behind Python arguments; arguments are read and
 //!   checked while the GIL is held (a wrong type is a `TypeError` naming the argument), the work
@@ -12,6 +12,8 @@
 //! - `convert`: Python objects to and from JSON values, times, scopes.
 //! - `errors`: `mnemo.errors` classes for the library's error kinds.
 //! - `args`: keyword arguments read by name and type.
+//! - `runtime`: the tokio runtime of this process, rebuilt after `os.fork()` and stopped at
+//!   interpreter exit.
 //! - `scratch`: throwaway PostgreSQL schemas for tests and benchmarks.
 
 // The Rust allocations of the extension (Python's own are untouched); see the workspace manifest.
@@ -24,6 +26,7 @@ mod engine;
 mod errors;
 mod ops;
 mod pending;
+mod runtime;
 mod scratch;
 
 use pyo3::prelude::*;
@@ -35,8 +38,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pending::Pending>()?;
     m.add_class::<scratch::ScratchSchema>()?;
     m.add_function(wrap_pyfunction!(_panic_probe, m)?)?;
+    m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+/// Stops mnemo's runtime before the interpreter finalizes (an `atexit` hook of the package):
+/// see `runtime`. Waits, with the GIL released, for calls still in flight.
+#[pyfunction]
+fn _shutdown(py: Python<'_>) {
+    py.detach(runtime::shutdown);
 }
 
 /// A call whose work panics: the tests use it to check that a Rust panic reaches Python as

@@ -27,10 +27,11 @@ pub(crate) async fn scope_for_id(
     }
 }
 
-/// What every write records as its author: the Python package, as the library's caller.
-pub(crate) fn write_context(reason: Option<String>) -> mnemo_core::WriteContext {
+/// What a write records as its author (`actor`: `python`, or `python:<name>` when the settings
+/// name one) and why (`reason`, as the caller gave it).
+pub(crate) fn write_context(actor: &str, reason: Option<String>) -> mnemo_core::WriteContext {
     mnemo_core::WriteContext {
-        actor: None,
+        actor: Some(actor.to_string()),
         role: None,
         reason,
         request_id: None,

@@ -3,7 +3,7 @@
 //! Dropped, with everything in it, by `drop()` or when the object is collected.
 
 use crate::errors::Failure;
-use crate::pending::runtime;
+use crate::runtime;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use std::sync::Mutex;
@@ -19,9 +19,9 @@ fn off_thread<T: Send + 'static>(
     py: Python<'_>,
     f: impl FnOnce() -> mnemo::Result<T> + Send + 'static,
 ) -> PyResult<T> {
+    let rt = runtime::handle().map_err(|f| f.to_py(py))?;
     py.detach(move || {
-        runtime()
-            .block_on(runtime().spawn_blocking(f))
+        rt.block_on(rt.spawn_blocking(f))
             .map_err(|e| Failure::internal(format!("scratch schema task failed: {e}")))
             .and_then(|r| r.map_err(Failure::from))
     })

@@ -11,8 +11,8 @@ from typing import Any, Dict
 import pytest
 
 import mnemo
-from mnemo import (AsyncMemory, ConflictError, InternalError, InvalidInputError, Memory,
-                   MnemoError, ModelOutputError, NotFoundError, RateLimitedError,
+from mnemo import (AsyncMemory, ConflictError, CorruptError, InternalError, InvalidInputError,
+                   Memory, MnemoError, ModelOutputError, NotFoundError, RateLimitedError,
                    UnauthorizedError, UnavailableError)
 from mnemo._native import _panic_probe
 from conftest import models_dir
@@ -28,6 +28,7 @@ def test_every_kind_has_its_class_with_kind_and_retryable() -> None:
         UnavailableError: ("unavailable", True),
         ModelOutputError: ("model_output", True),
         InternalError: ("internal", False),
+        CorruptError: ("corrupt", False),
     }
     for cls, (kind, retryable) in table.items():
         assert issubclass(cls, MnemoError)
@@ -43,7 +44,7 @@ def test_library_errors_arrive_as_their_class(mem: Memory) -> None:
     assert e.value.kind == "invalid_input" and e.value.retryable is False
     assert "scope" in e.value.message or "user_id" in e.value.message
     with pytest.raises(NotFoundError) as nf:
-        mem.get(str(uuid.uuid4()))
+        mem.history(str(uuid.uuid4()))
     assert nf.value.kind == "not_found" and str(nf.value) == nf.value.message
     with pytest.raises(InvalidInputError) as bad_id:
         mem.get("not-a-uuid")
@@ -133,3 +134,64 @@ def test_a_missing_model_is_an_error_not_an_empty_success(tmp_path: Any) -> None
         m.add("hello", user_id="u")
     assert e.value.kind in ("unavailable", "invalid_input")
     assert m.get_all(user_id="u")["results"] == []
+
+
+def deep(n: int) -> Any:
+    out: Any = "leaf"
+    for _ in range(n):
+        out = {"k": out}
+    return out
+
+
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda m: m.add("x", user_id="u", metadata={"n": float("nan")}), "metadata"),
+        (lambda m: m.add("x", user_id="u", metadata={"n": float("inf")}), "metadata"),
+        (lambda m: m.add("x", user_id="u", metadata={"n": 2**70}), "metadata"),
+        (lambda m: m.add("x", user_id="u", metadata=deep(80)), "metadata"),
+        (lambda m: m.add("x", user_id="u", timestamp="last tuesday"), "timestamp"),
+        (lambda m: m.add("x", user_id="u", timestamp=float("nan")), "timestamp"),
+        (lambda m: m.add("x", user_id="u", expires_at="2024-13-45"), "expires_at"),
+        (lambda m: m.add("bad \ud800 text", user_id="u"), "messages"),
+        (lambda m: m.add([{"role": "user", "content": "\udfff"}], user_id="u"), "messages[0].content"),
+        (lambda m: m.add("x", user_id="u\ud800"), "user_id"),
+        (lambda m: m.add("x", user_id="u", metadata={"\ud800": 1}), "metadata"),
+        (lambda m: m.add("x", user_id="u", tags=["\ud800"]), "tags"),
+        (lambda m: m.search("\ud800", user_id="u"), "query"),
+        (lambda m: m.search("q", user_id="u", threshold=float("nan")), "threshold"),
+        (lambda m: m.search("q", user_id="u", threshold=float("inf")), "threshold"),
+        (lambda m: m.search("q", user_id="u", limit=2**70), "limit"),
+        (lambda m: m.get("\ud800"), "memory_id"),
+        (lambda m: m.add("x", user_id="u", session_id=""), "session_id"),
+    ],
+)
+def test_bad_values_of_the_right_type_are_invalid_input_naming_the_argument(
+    mem: Memory, call: Any, arg: str
+) -> None:
+    with pytest.raises(InvalidInputError) as e:
+        call(mem)
+    assert arg in e.value.message, e.value.message
+    assert mem.get_all(user_id="u")["results"] == []
+
+
+def test_a_session_written_can_be_read_and_erased(mem: Memory) -> None:
+    # The empty id is refused on every path alike (add above, context and erase here).
+    for call in (
+        lambda: mem.context("q", user_id="u", session_id=""),
+        lambda: mem.erase(session_id="", user_id="u"),
+        lambda: mem.messages(user_id="u", session_id=""),
+    ):
+        with pytest.raises(InvalidInputError) as e:
+            call()
+        assert "session_id" in e.value.message
+
+
+def test_a_damaged_store_file_is_corrupt_error(tmp_path: Any) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "mnemo.db").write_bytes(b"this is not a database file, only text " * 200)
+    with pytest.raises(CorruptError) as e:
+        Memory(data_dir=str(data), models_dir=models_dir())
+    assert e.value.kind == "corrupt" and e.value.retryable is False
+    assert "damaged" in e.value.message

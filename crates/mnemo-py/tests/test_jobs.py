@@ -1,6 +1,9 @@
 """Async adds and jobs on SQLite and PostgreSQL: ``add(..., async_mode=True)`` checks its input
-at once, answers with Mem0's queued shape, and a worker of this process (``jobs.workers``)
-writes the memories; ``job(id)`` reports the status. Waiting polls ``job`` with a bound."""
+at once, answers with Mem0's queued shape, and a worker of this process (one by default,
+``jobs.workers`` to choose) writes the memories; ``job(id)`` reports the status; ``close()``
+(and ``with``/``async with``) stops the workers after the job each runs, so no job is left
+``running`` under a lease and queued ones run at the next open. Waiting polls ``job`` with a
+bound."""
 
 from __future__ import annotations
 
@@ -10,7 +13,14 @@ from typing import Any, Dict
 
 import pytest
 
-from mnemo import AsyncMemory, InvalidInputError, Memory, NotFoundError, RateLimitedError
+from mnemo import (
+    AsyncMemory,
+    ConflictError,
+    InvalidInputError,
+    Memory,
+    NotFoundError,
+    RateLimitedError,
+)
 
 # Polls of a job's status before a test gives up (each a short pause).
 POLLS = 600
@@ -56,7 +66,7 @@ def test_invalid_async_adds_are_refused_before_queuing(settings: Dict[str, Any])
 
 
 def test_without_workers_a_job_waits_pending(settings: Dict[str, Any]) -> None:
-    mem = Memory(**settings)
+    mem = Memory(**settings, jobs={"workers": 0})
     out = mem.add("queued, not run", user_id="ana", async_mode=True)
     job = mem.job(out["job_id"])
     assert job["status"] == "pending"
@@ -86,10 +96,66 @@ def test_async_memory_queues_and_reads_jobs(settings: Dict[str, Any]) -> None:
 
 
 def test_a_full_queue_is_a_retryable_rate_limited_error(settings: Dict[str, Any]) -> None:
-    mem = Memory(**settings, jobs={"max_queue_depth": 1})
+    mem = Memory(**settings, jobs={"max_queue_depth": 1, "workers": 0})
     first = mem.add("the one that fits", user_id="ana", async_mode=True)
     assert mem.job(first["job_id"])["status"] == "pending"
     with pytest.raises(RateLimitedError) as refused:
         mem.add("one too many", user_id="ana", async_mode=True)
     assert refused.value.retryable is True
     assert refused.value.kind == "rate_limited"
+
+
+def test_a_default_memory_runs_its_async_adds(settings: Dict[str, Any]) -> None:
+    mem = Memory(**settings)
+    out = mem.add("Default workers run this.", user_id="dee", async_mode=True)
+    job = wait_done(mem, out["job_id"])
+    assert job["status"] == "done", job
+    assert [m["memory"] for m in mem.get_all(user_id="dee")["results"]] == [
+        "Default workers run this."
+    ]
+
+
+def test_a_default_async_memory_runs_its_async_adds(settings: Dict[str, Any]) -> None:
+    async def go() -> None:
+        async with AsyncMemory(**settings) as mem:
+            out = await mem.add("Async default run.", user_id="dee", async_mode=True)
+            for _ in range(POLLS):
+                job = await mem.job(out["job_id"])
+                if job["status"] in ("done", "failed"):
+                    break
+                await asyncio.sleep(0.05)
+            assert job["status"] == "done", job
+        with pytest.raises(ConflictError):
+            await mem.get_all(user_id="dee")
+
+    asyncio.run(go())
+
+
+def test_closing_leaves_no_job_running_and_loses_none(settings: Dict[str, Any]) -> None:
+    mem = Memory(**settings)
+    ids = [
+        mem.add(f"queued fact {i}", user_id="cy", async_mode=True)["job_id"] for i in range(12)
+    ]
+    mem.close()
+    with pytest.raises(ConflictError):
+        mem.add("after close", user_id="cy")
+    mem.close()  # twice is harmless
+    # Closed: every job is done or still pending, none held under a lease.
+    with Memory(**settings, jobs={"workers": 0}) as probe:
+        states = [probe.job(i)["status"] for i in ids]
+    assert set(states) <= {"done", "pending"}, states
+    # The next open runs the rest.
+    with Memory(**settings) as again:
+        for i in ids:
+            assert wait_done(again, i)["status"] == "done"
+        got = sorted(m["memory"] for m in again.get_all(user_id="cy")["results"])
+    assert got == sorted(f"queued fact {i}" for i in range(12))
+
+
+def test_jobs_queued_without_workers_run_at_the_next_open(settings: Dict[str, Any]) -> None:
+    with Memory(**settings, jobs={"workers": 0}) as first:
+        job_id = first.add("waits for the next open", user_id="cy", async_mode=True)["job_id"]
+        assert first.job(job_id)["status"] == "pending"
+    del first
+    with Memory(**settings) as second:
+        assert wait_done(second, job_id)["status"] == "done"

@@ -55,6 +55,7 @@ impl ApiKind {
             ApiKind::Core(ErrorKind::Unavailable) => (StatusCode::SERVICE_UNAVAILABLE, -32050),
             ApiKind::Core(ErrorKind::ModelOutput) => (StatusCode::BAD_GATEWAY, -32052),
             ApiKind::Core(ErrorKind::Internal) => (StatusCode::INTERNAL_SERVER_ERROR, -32603),
+            ApiKind::Core(ErrorKind::Corrupt) => (StatusCode::INTERNAL_SERVER_ERROR, -32055),
             ApiKind::Unauthenticated => (StatusCode::UNAUTHORIZED, -32001),
             ApiKind::Forbidden => (StatusCode::FORBIDDEN, -32003),
             ApiKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32013),

@@ -211,6 +211,20 @@ impl FilterDialect for Dialect<'_> {
              WHERE jsonb_typeof(je.v) IN ('string', 'number') AND je.v = {v}::jsonb))"
         )
     }
+
+    /// `lower` under the C collation folds ASCII letters only, as SQLite's does.
+    fn icontains(&mut self, field: &Field, needle: &str) -> String {
+        let v = self.p.arg(needle.to_string());
+        format!(
+            "(jsonb_typeof({}) = 'string' AND strpos(lower({} COLLATE \"C\"), lower({v}::text COLLATE \"C\")) > 0)",
+            field.json, field.text
+        )
+    }
+
+    /// `->` gives SQL NULL only for a missing key (a JSON null is `'null'::jsonb`).
+    fn exists(&mut self, field: &Field) -> String {
+        format!("({} IS NOT NULL)", field.json)
+    }
 }
 
 /// Scope, visibility, kinds and filter of a candidate query, on `memories` aliased `m`.

@@ -128,14 +128,18 @@ pub(crate) fn metadata_text(m: &Metadata) -> String {
 }
 
 /// A database error as the caller should see it: a busy or locked database (another process
-/// holds the write lock past the busy timeout) is `unavailable` and worth retrying; anything
-/// else is a storage failure.
+/// holds the write lock past the busy timeout) is `unavailable` and worth retrying; a file that
+/// is not a database or fails SQLite's checks is `corrupt`; anything else is a storage failure.
 pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
-    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseCorrupt, DatabaseLocked, NotADatabase};
     match e.sqlite_error_code() {
         Some(DatabaseBusy | DatabaseLocked) => Error::Unavailable {
             component: "store".into(),
             reason: format!("the database is busy ({e}); retry shortly"),
+        },
+        Some(DatabaseCorrupt | NotADatabase) => Error::Corrupt {
+            what: "the SQLite store file".into(),
+            reason: format!("{e}; restore a backup (mnemo doctor checks the file)"),
         },
         _ => Error::storage(e),
     }

@@ -207,6 +207,31 @@ impl FilterDialect for Dialect<'_> {
             "({text_part} OR (json_type({md}, ?) = 'array' AND EXISTS (SELECT 1 FROM json_each({md}, ?) AS je WHERE je.type NOT IN ('array','object','true','false','null') AND je.value = ?)))"
         )
     }
+
+    /// SQLite's `lower` folds ASCII letters only (no ICU in the bundled build): the rule the
+    /// grammar states.
+    fn icontains(&mut self, path: &String, needle: &str) -> String {
+        let md = self.md();
+        self.params.extend([
+            Sql::Text(path.clone()),
+            Sql::Text(path.clone()),
+            Sql::Text(needle.to_string()),
+        ]);
+        format!("(json_type({md}, ?) = 'text' AND instr(lower(json_extract({md}, ?)), lower(?)) > 0)")
+    }
+
+    /// `json_type` is NULL only for a missing key (a JSON null reads 'null').
+    fn exists(&mut self, path: &String) -> String {
+        let md = self.md();
+        self.params.push(Sql::Text(path.clone()));
+        format!("(json_type({md}, ?) IS NOT NULL)")
+    }
+}
+
+impl Dialect<'_> {
+    fn md(&self) -> String {
+        format!("{}.metadata", self.alias)
+    }
 }
 
 fn number(n: &serde_json::Number) -> Sql {

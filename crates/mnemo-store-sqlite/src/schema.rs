@@ -277,7 +277,7 @@ pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 pub(crate) fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(Error::storage)?;
+        .map_err(crate::codec::sql_err)?;
     // Searches bind lists of keys and names whose length varies per query (`IN (?, ?, …)`), each
     // length its own statement: with rusqlite's default of 16 cached statements they were
     // prepared again on most searches (measured 10 % of a search at 10,000 memories).
@@ -294,14 +294,14 @@ pub(crate) fn configure(conn: &Connection) -> Result<()> {
          PRAGMA cache_size = -65536;
          PRAGMA secure_delete = ON;",
     )
-    .map_err(Error::storage)
+    .map_err(crate::codec::sql_err)
 }
 
 /// Brings the file's schema up to `SCHEMA_VERSION`.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<u32> {
     let current: u32 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(Error::storage)?;
+        .map_err(crate::codec::sql_err)?;
     if current > SCHEMA_VERSION {
         return Err(Error::Conflict {
             reason: format!(
@@ -310,11 +310,11 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<u32> {
         });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let tx = conn.transaction().map_err(Error::storage)?;
-        tx.execute_batch(sql).map_err(Error::storage)?;
+        let tx = conn.transaction().map_err(crate::codec::sql_err)?;
+        tx.execute_batch(sql).map_err(crate::codec::sql_err)?;
         tx.pragma_update(None, "user_version", (i + 1) as u32)
-            .map_err(Error::storage)?;
-        tx.commit().map_err(Error::storage)?;
+            .map_err(crate::codec::sql_err)?;
+        tx.commit().map_err(crate::codec::sql_err)?;
         tracing::info!(version = i + 1, "migrated store schema");
     }
     Ok(SCHEMA_VERSION)

@@ -80,6 +80,46 @@ pub fn filters(h: &dyn Harness) {
     assert_eq!(store.fetch(&q, &[dense[0].key]).unwrap()[0].1.id, b);
 }
 
+/// Mem0 2.x's filter forms: the wildcard `{"key": "*"}` matches records that have the key (a
+/// JSON null value included, a missing key never, `NOT` the rest), and `icontains` matches a
+/// string field case-insensitively on ASCII letters only, alike on every store.
+pub fn filters_wildcard_and_icontains(h: &dyn Harness) {
+    let store = h.fresh();
+    let s = scope("wanda");
+    let a = put(store.as_ref(), &s, "a", json!({"team": "Red Barons", "n": 1}));
+    let b = put(store.as_ref(), &s, "b", json!({"team": null}));
+    let c = put(store.as_ref(), &s, "c", json!({"other": "RED", "team": ["red"]}));
+    let d = put(store.as_ref(), &s, "d", json!({"team": "ÉCOLE red"}));
+    let e = put(store.as_ref(), &s, "e", json!({"team": "*"}));
+    let run = |f: serde_json::Value| -> Vec<MemoryId> {
+        let filter = Filter::from_json(&f).unwrap();
+        let page = store
+            .list(&ListQuery {
+                scope: s.clone(),
+                kinds: None,
+                filter,
+                limit: 100,
+                cursor: None,
+                read: all(false),
+            })
+            .unwrap();
+        page.results.iter().map(|m| m.id).collect()
+    };
+    assert_eq!(run(json!({"team": "*"})), vec![a, b, c, d, e]);
+    assert_eq!(run(json!({"n": "*"})), vec![a]);
+    assert_eq!(run(json!({"NOT": {"n": "*"}})), vec![b, c, d, e]);
+    assert_eq!(run(json!({"team": {"eq": "*"}})), vec![e], "the literal star");
+    assert_eq!(run(json!({"team": {"icontains": "rED"}})), vec![a, d]);
+    assert_eq!(run(json!({"other": {"icontains": "red"}})), vec![c]);
+    // Only A–Z fold: "é" never matches "É", on every store.
+    assert!(run(json!({"team": {"icontains": "école"}})).is_empty());
+    assert_eq!(run(json!({"team": {"icontains": "ÉCOLE"}})), vec![d]);
+    assert_eq!(
+        run(json!({"AND": [{"team": "*"}, {"NOT": {"team": {"icontains": "red"}}}]})),
+        vec![b, c, e]
+    );
+}
+
 pub fn hybrid_search_uses_both_sides(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("jane");

@@ -61,6 +61,7 @@ macro_rules! store_contract_tests {
             bad_links_are_invalid_input_and_write_nothing, links_survive_reopen_and_round_trip_through_export,
             evolution_rewrites_fields_index_and_history_together, linked_memories_obey_scope_expiry_and_supersession,
             touch_counts_reads_in_the_scope,
+            filters_wildcard_and_icontains,
             pages_enter_the_window_in_order, pages_move_into_segments_in_one_transaction,
             segment_rewrites_check_their_version, planned_writes_take_their_tiers_from_the_plan, visits_warm_segments_of_the_scope_only,
             eviction_keeps_messages_and_lineage, tiers_are_isolated_by_scope,

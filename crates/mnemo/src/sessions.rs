@@ -155,6 +155,38 @@ impl Memory {
         .await
     }
 
+    /// The scope's last `limit` (1 to `MAX_MESSAGES_PER_PAGE`) messages that the log's
+    /// visibility rule shows — of one session when `session` is given — oldest first. Hidden
+    /// turns do not use up the limit: the read reaches further back, up to `MAX_SCANNED` raw
+    /// messages, so a log of hidden turns costs a bounded amount.
+    pub async fn recent_messages(
+        &self,
+        scope: Scope,
+        session: Option<String>,
+        limit: usize,
+    ) -> Result<Vec<Message>> {
+        if let Some(s) = &session {
+            check_session_id(s)?;
+        }
+        check_limit(limit, MAX_MESSAGES_PER_PAGE)?;
+        self.with_store(move |s| {
+            let read = ReadOptions::default();
+            let mut reach = limit;
+            loop {
+                let raw = s.messages(&scope, session.as_deref(), reach)?;
+                let exhausted = raw.len() < reach;
+                let mut shown = visible_messages(s, &scope, raw, &read)?;
+                if shown.len() >= limit || exhausted || reach >= MAX_SCANNED {
+                    let skip = shown.len().saturating_sub(limit);
+                    shown.drain(..skip);
+                    return Ok(shown);
+                }
+                reach = (reach * 2).min(MAX_SCANNED);
+            }
+        })
+        .await
+    }
+
     /// A session's messages in log order, those the log's visibility rule shows, `limit`
     /// (1 to `MAX_MESSAGES_PER_PAGE`) at most per page; `cursor` is a page's `next_cursor`.
     /// An unknown session, or one of another scope, is `invalid_input` naming `session_id`.

@@ -35,6 +35,11 @@ pub trait FilterDialect {
     fn range(&mut self, field: &Self::Field, cmp: &'static str, bound: Scalar<'_>) -> String;
     /// A string field holding `elem` as a substring, or a list field holding it as an element.
     fn contains(&mut self, field: &Self::Field, elem: Scalar<'_>) -> String;
+    /// A string field holding `needle` as a substring when ASCII letters are compared without
+    /// case (A–Z only, so every store folds alike); NULL or false otherwise.
+    fn icontains(&mut self, field: &Self::Field, needle: &str) -> String;
+    /// The key is present (with any value, JSON null included); false when it is missing.
+    fn exists(&mut self, field: &Self::Field) -> String;
 }
 
 impl Op {
@@ -47,7 +52,7 @@ impl Op {
             Op::Gte => ">=",
             Op::Lt => "<",
             Op::Lte => "<=",
-            Op::In | Op::Nin | Op::Contains => {
+            Op::In | Op::Nin | Op::Contains | Op::IContains | Op::Exists => {
                 return Err(Error::internal("set operator reached a scalar comparison"))
             }
         })
@@ -151,6 +156,13 @@ fn meta<D: FilterDialect>(d: &mut D, key: &str, op: Op, value: &Value) -> Result
             })?;
             d.contains(&field, elem)
         }
+        Op::IContains => {
+            let needle = value.as_str().ok_or_else(|| {
+                Error::invalid("filters", format!("{key:?}: icontains takes a string"))
+            })?;
+            d.icontains(&field, needle)
+        }
+        Op::Exists => d.exists(&field),
     })
 }
 
@@ -201,6 +213,12 @@ mod tests {
         }
         fn contains(&mut self, field: &String, elem: Scalar<'_>) -> String {
             format!("{field} has {elem:?}")
+        }
+        fn icontains(&mut self, field: &String, needle: &str) -> String {
+            format!("{field} has~ {}", self.bind(needle))
+        }
+        fn exists(&mut self, field: &String) -> String {
+            format!("{field} exists")
         }
     }
 
@@ -256,6 +274,25 @@ mod tests {
         let e = sql(json!({"a\"b": 1})).unwrap_err();
         assert!(e.to_string().contains("may not contain quotes"), "{e}");
         assert!(Op::In.comparison().is_err());
+    }
+
+    #[test]
+    fn the_wildcard_asks_for_the_key_and_icontains_for_a_string() {
+        let (s, bound) = sql(json!({"topic": "*", "name": {"icontains": "ADA"}})).unwrap();
+        assert_eq!(
+            s,
+            "(COALESCE(md[$1] exists, F) AND COALESCE(md[$2] has~ $3, F))"
+        );
+        assert_eq!(bound, ["topic", "name", "ADA"]);
+        // The literal string "*" is still reachable through an explicit eq.
+        let (s, _) = sql(json!({"topic": {"eq": "*"}})).unwrap();
+        assert!(s.contains("=="), "{s}");
+        let e = sql(json!({"name": {"icontains": 3}})).unwrap_err();
+        assert!(e.to_string().contains("icontains takes a string"), "{e}");
+        for t in [json!({"created_at": "*"}), json!({"updated_at": {"icontains": "x"}})] {
+            let e = sql(t.clone()).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{t}");
+        }
     }
 
     #[test]

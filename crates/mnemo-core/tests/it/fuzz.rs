@@ -107,6 +107,8 @@ fn op() -> impl Strategy<Value = Op> {
         Op::Lt,
         Op::Lte,
         Op::Contains,
+        Op::IContains,
+        Op::Exists,
     ])
 }
 

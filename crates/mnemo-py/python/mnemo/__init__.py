@@ -15,13 +15,17 @@ a wrong argument type is a ``TypeError`` naming the argument.
 
 from __future__ import annotations
 
+import atexit
 import os
-from typing import Any, Dict, List, Optional, Tuple, Union
+import weakref
+from types import TracebackType
+from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar, Union
 
 from . import errors
-from ._native import Engine, __version__
+from ._native import Engine, __version__, _shutdown
 from .errors import (
     ConflictError,
+    CorruptError,
     InternalError,
     InvalidInputError,
     MnemoError,
@@ -44,6 +48,7 @@ __all__ = [
     "UnavailableError",
     "ModelOutputError",
     "InternalError",
+    "CorruptError",
     "errors",
     "__version__",
 ]
@@ -51,6 +56,11 @@ __all__ = [
 Messages = Union[str, Dict[str, Any], List[Dict[str, Any]]]
 Result = Dict[str, Any]
 Settings = Dict[str, Any]
+
+
+#: Job workers a ``Memory`` starts when its settings name none: async adds run in the process
+#: that queued them, as a Mem0 user expects (``jobs={"workers": 0}`` leaves them to a server).
+DEFAULT_WORKERS = 1
 
 
 def _settings(data_dir: Union[str, "os.PathLike[str]", None], settings: Dict[str, Any]) -> Settings:
@@ -61,6 +71,11 @@ def _settings(data_dir: Union[str, "os.PathLike[str]", None], settings: Dict[str
     store = out.get("store")
     if isinstance(store, str):
         out["store"] = {"url": store}
+    jobs = out.get("jobs")
+    if jobs is None:
+        out["jobs"] = {"workers": DEFAULT_WORKERS}
+    elif isinstance(jobs, dict) and "workers" not in jobs:
+        out["jobs"] = {**jobs, "workers": DEFAULT_WORKERS}
     return out
 
 
@@ -124,15 +139,45 @@ def _mem0_kw(kw: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+# Engines still open, closed at interpreter exit (their workers finish the jobs they run).
+_OPEN: "weakref.WeakSet[Engine]" = weakref.WeakSet()
+
+
+@atexit.register
+def _at_exit() -> None:
+    """Closes every open engine, then stops mnemo's runtime, before the interpreter finalizes:
+    no job is left ``running`` under a lease, and no thread of mnemo's touches Python after."""
+    for engine in list(_OPEN):
+        try:
+            engine.close().wait()
+        except Exception:  # noqa: BLE001 - exit goes on; the job's lease covers the rest
+            pass
+    _shutdown()
+
+
+_Self = TypeVar("_Self", bound="_Engine")
+
+#: Mem0 2.x's default search threshold: hits scoring below it are dropped unless the call gives
+#: ``threshold`` (``0`` keeps every hit). mnemo's hybrid score is ``0.6 × cosine⁺ + 0.4 ×
+#: BM25 / best BM25 + 0.1 × entity match``, so 0.1 drops a hit that shares no word with the query
+#: and whose cosine similarity is under about 0.17: noise for the bundled embedder.
+DEFAULT_THRESHOLD = 0.1
+
+
 class _Engine:
     """What ``Memory`` and ``AsyncMemory`` share: the opened native engine."""
 
     _engine: Engine
 
     def __init__(
-        self, data_dir: Union[str, "os.PathLike[str]", None] = None, **settings: Any
+        self,
+        data_dir: Union[str, "os.PathLike[str]", None] = None,
+        *,
+        actor: Optional[str] = None,
+        **settings: Any,
     ) -> None:
-        self._engine = Engine.open(_settings(data_dir, settings))
+        self._engine = Engine.open(_settings(data_dir, settings), actor)
+        _OPEN.add(self._engine)
 
 
 class Memory(_Engine):
@@ -147,6 +192,23 @@ class Memory(_Engine):
     Every method takes the scope as keyword arguments ``user_id``, ``agent_id``, ``run_id``
     (at least one for calls about a scope; by-id calls without one act on the memory's owner).
     """
+
+    def close(self) -> None:
+        """Stops this instance's job workers after the job each is running (queued jobs stay
+        queued and run at the next open) and releases the store. Later calls raise
+        ``ConflictError``; closing twice is harmless. ``with Memory(...) as m:`` closes on exit."""
+        self._engine.close().wait()
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
 
     @classmethod
     def from_config(cls, config: Settings) -> "Memory":
@@ -192,8 +254,8 @@ class Memory(_Engine):
         ``async_mode=True`` checks the add now (bad input raises at once), stores it as a
         background job and returns ``{"results": [{"message", "status": "PENDING",
         "event_id"}], "job_id"}`` at once; ``job(job_id)`` tells how it went. Jobs run in this
-        process when the settings give ``jobs={"workers": n}``, else in a ``mnemo serve`` on
-        the same store.
+        process, on ``DEFAULT_WORKERS`` worker(s) started with the instance (``jobs={"workers":
+        n}`` sets how many; ``0`` leaves them to a ``mnemo serve`` on the same store).
         """
         return self._engine.add(
             messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
@@ -220,22 +282,30 @@ class Memory(_Engine):
         kinds: Optional[List[str]] = None,
         mode: Optional[str] = None,
         top_k: Optional[int] = None,
+        show_expired: Optional[bool] = None,
+        rerank: Optional[bool] = None,
     ) -> Result:
         """Hybrid search (meaning and keywords) in the scope; ``{"results": [memory + "score"]}``.
 
         ``filters``: metadata conditions (``{"topic": "food"}``, ``{"n": {"gte": 3}}``, ``AND``/
-        ``OR``/``NOT``). ``threshold``: drop hits scoring below it. ``as_of``: what was valid at
+        ``OR``/``NOT``; ``{"key": "*"}`` asks for the key, ``{"key": {"icontains": "x"}}`` for a
+        substring in any ASCII case). ``threshold``: drop hits scoring below it (default
+        ``DEFAULT_THRESHOLD``, 0.1, as Mem0 2.x; ``0`` keeps all). ``as_of``: what was valid at
         that instant (superseded facts included). ``include_inactive``: superseded and deleted
         memories too. ``expand_links``: up to this many linked neighbours per hit. ``kinds``:
         only these memory kinds. ``mode``: ``"hybrid"`` (default), ``"dense"`` or ``"lexical"``.
-        As in Mem0 2.x, the scope may come inside ``filters`` and ``top_k`` is ``limit``.
+        As in Mem0 2.x, the scope may come inside ``filters``, ``top_k`` is ``limit`` and
+        ``show_expired`` is ``include_expired``; ``rerank`` is accepted and changes nothing
+        (mnemo's hybrid ranking always runs; there is no second reranker).
         """
         filters, s = _scope_from_filters(
             filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         )
         return self._engine.search(
-            query, **s, limit=limit if top_k is None else top_k, filters=filters, threshold=threshold, as_of=as_of,
+            query, **s, limit=limit if top_k is None else top_k, filters=filters,
+            threshold=DEFAULT_THRESHOLD if threshold is None else threshold, as_of=as_of,
             include_inactive=include_inactive, include_expired=include_expired,
+            show_expired=show_expired, rerank=rerank,
             expand_links=expand_links, kinds=kinds, mode=mode,
         ).wait()
 
@@ -248,13 +318,16 @@ class Memory(_Engine):
         run_id: Optional[str] = None,
         detail: bool = False,
         include_expired: bool = False,
-    ) -> Result:
+        show_expired: Optional[bool] = None,
+    ) -> Optional[Result]:
         """One memory by id. ``detail=True``: in any state, with ``source_messages``, ``links``
-        and ``entities``. ``NotFoundError`` when there is none (in the scope, when given)."""
-        return self._engine.get(
+        and ``entities``. ``None`` when there is none (in the scope, when given), as Mem0
+        answers; a malformed id raises ``InvalidInputError``."""
+        out: Optional[Result] = self._engine.get(
             memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id, detail=detail,
-            include_expired=include_expired,
+            include_expired=include_expired, show_expired=show_expired,
         ).wait()
+        return out
 
     def get_all(
         self,
@@ -269,6 +342,7 @@ class Memory(_Engine):
         as_of: Any = None,
         include_expired: bool = False,
         top_k: Optional[int] = None,
+        show_expired: Optional[bool] = None,
     ) -> Result:
         """The scope's memories, oldest first: ``{"results": [...]}``, plus ``"next_cursor"``
         when more follow (pass it as ``cursor`` for the next page). As in Mem0 2.x, the scope
@@ -279,6 +353,7 @@ class Memory(_Engine):
         return self._engine.get_all(
             **s, filters=filters, limit=limit if top_k is None else top_k,
             cursor=cursor, kinds=kinds, as_of=as_of, include_expired=include_expired,
+            show_expired=show_expired,
         ).wait()
 
     def update(
@@ -286,15 +361,21 @@ class Memory(_Engine):
         memory_id: str,
         data: Optional[str] = None,
         *,
+        text: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
         expires_at: Any = None,
+        expiration_date: Any = None,
+        reason: Optional[str] = None,
         user_id: Optional[str] = None,
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
     ) -> Result:
-        """Changes a memory's text (re-embedded) and/or metadata; the change is in its history."""
+        """Changes a memory's text (re-embedded), metadata and/or retention limit; the change
+        is in its history with ``reason``. ``text`` is Mem0 2.x's name for the new text
+        (``data`` the older one); ``expiration_date`` is ``expires_at`` as ``"YYYY-MM-DD"``."""
         return self._engine.update(
-            memory_id, data, metadata=metadata, expires_at=expires_at, user_id=user_id,
+            memory_id, data, text=text, metadata=metadata,
+            expires_at=_expiry(expires_at, expiration_date), reason=reason, user_id=user_id,
             agent_id=agent_id, run_id=run_id,
         ).wait()
 
@@ -305,10 +386,12 @@ class Memory(_Engine):
         user_id: Optional[str] = None,
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
+        reason: Optional[str] = None,
     ) -> Result:
-        """Deletes a memory (kept for audit, gone from reads; ``erase`` removes its text)."""
+        """Deletes a memory (kept for audit, gone from reads; ``erase`` removes its text);
+        ``reason`` goes into its history."""
         return self._engine.delete(
-            memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id
+            memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id, reason=reason
         ).wait()
 
     def delete_all(
@@ -317,9 +400,12 @@ class Memory(_Engine):
         user_id: Optional[str] = None,
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
+        reason: Optional[str] = None,
     ) -> Result:
         """Deletes every memory of the scope; ``{"message", "deleted": n}``."""
-        return self._engine.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id).wait()
+        return self._engine.delete_all(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, reason=reason
+        ).wait()
 
     def history(
         self,
@@ -329,7 +415,9 @@ class Memory(_Engine):
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
     ) -> List[Dict[str, Any]]:
-        """The memory's events (ADD, UPDATE, DELETE, …) and those of what it superseded."""
+        """The memory's events (ADD, UPDATE, DELETE, …) and those of what it superseded, oldest
+        first; each row has mnemo's fields (``actor``: ``python`` or ``python:<actor>`` for this
+        package's writes, ``reason``) and Mem0's (``actor_id``, ``is_deleted``, ``updated_at``)."""
         out: List[Dict[str, Any]] = self._engine.history(
             memory_id, user_id=user_id, agent_id=agent_id, run_id=run_id
         ).wait()
@@ -484,6 +572,22 @@ class Memory(_Engine):
             limit=limit,
         ).wait()
 
+    def sessions(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        cursor: Optional[str] = None,
+        limit: int = 100,
+    ) -> Result:
+        """The scope's sessions ordered by id: ``{"results": [{"session_id", "first_at",
+        "last_at", "messages", "pages"}]}``, plus ``"next_cursor"`` when more follow (pass it
+        as ``cursor``)."""
+        return self._engine.sessions(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, cursor=cursor, limit=limit
+        ).wait()
+
     def export(self) -> List[Dict[str, Any]]:
         """Every memory, message, link and page as export records (what ``import_`` reads)."""
         out: List[Dict[str, Any]] = self._engine.export().wait()
@@ -497,6 +601,21 @@ class Memory(_Engine):
 class AsyncMemory(_Engine):
     """``Memory`` for asyncio: the same constructor and methods, each a coroutine. The work runs
     on mnemo's own runtime (no thread per call); many calls may be awaited at once."""
+
+    async def close(self) -> None:
+        """See ``Memory.close``; ``async with AsyncMemory(...) as m:`` closes on exit."""
+        await self._engine.close().future()
+
+    async def __aenter__(self: _Self) -> _Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        await self.close()
 
     @classmethod
     def from_config(cls, config: Settings) -> "AsyncMemory":
@@ -512,12 +631,15 @@ class AsyncMemory(_Engine):
 
     async def search(self, query: str, **kw: Any) -> Result:
         """See ``Memory.search``."""
-        out: Result = await self._engine.search(query, **_mem0_kw(kw)).future()
+        kw = _mem0_kw(kw)
+        if kw.get("threshold") is None:
+            kw["threshold"] = DEFAULT_THRESHOLD
+        out: Result = await self._engine.search(query, **kw).future()
         return out
 
-    async def get(self, memory_id: str, **kw: Any) -> Result:
+    async def get(self, memory_id: str, **kw: Any) -> Optional[Result]:
         """See ``Memory.get``."""
-        out: Result = await self._engine.get(memory_id, **kw).future()
+        out: Optional[Result] = await self._engine.get(memory_id, **kw).future()
         return out
 
     async def get_all(self, **kw: Any) -> Result:
@@ -527,7 +649,7 @@ class AsyncMemory(_Engine):
 
     async def update(self, memory_id: str, data: Optional[str] = None, **kw: Any) -> Result:
         """See ``Memory.update``."""
-        out: Result = await self._engine.update(memory_id, data, **kw).future()
+        out: Result = await self._engine.update(memory_id, data, **_mem0_kw(kw)).future()
         return out
 
     async def delete(self, memory_id: str, **kw: Any) -> Result:
@@ -593,6 +715,11 @@ class AsyncMemory(_Engine):
     async def messages(self, **kw: Any) -> Result:
         """See ``Memory.messages``."""
         out: Result = await self._engine.messages(**kw).future()
+        return out
+
+    async def sessions(self, **kw: Any) -> Result:
+        """See ``Memory.sessions``."""
+        out: Result = await self._engine.sessions(**kw).future()
         return out
 
     async def export(self) -> List[Dict[str, Any]]:

@@ -71,6 +71,13 @@ class ModelOutputError(MnemoError):
     retryable = True
 
 
+class CorruptError(MnemoError):
+    """The store's file or database is damaged (not a database, a failed integrity check):
+    retrying does not help; restore a backup (``mnemo doctor`` checks the file)."""
+
+    kind = "corrupt"
+
+
 class InternalError(MnemoError):
     """A defect in mnemo (a Rust panic included); the call did not complete."""
 
@@ -88,6 +95,7 @@ _BY_KIND: Dict[str, Type[MnemoError]] = {
         UnavailableError,
         ModelOutputError,
         InternalError,
+        CorruptError,
     )
 }
 

@@ -1,12 +1,12 @@
 //! mnemo's own methods over the facade: context packs, erasure (a memory, a session, a scope),
 //! links, the profile, the conversation log, export and import.
 
-use super::{scope_for_id, write_context};
+use super::scope_for_id;
 use crate::convert::{id_of, to_value, Parts};
 use crate::errors::Failure;
 use mnemo::{ContextRequest, Memory, ProfileOptions};
 use mnemo_core::pack::ContextOptions;
-use mnemo_core::{Author, ExportRecord, Link, LinkKind};
+use mnemo_core::{Author, ExportRecord, Link, LinkKind, WriteContext};
 use serde_json::{json, Value};
 
 pub(crate) async fn context(
@@ -37,9 +37,8 @@ pub(crate) async fn erase(
     mem: Memory,
     parts: Parts,
     target: EraseTarget,
-    reason: Option<String>,
+    ctx: WriteContext,
 ) -> Result<Value, Failure> {
-    let ctx = write_context(reason);
     match target {
         EraseTarget::Memory { id, sources } => {
             let id = id_of("memory_id", &id)?;
@@ -117,23 +116,15 @@ pub(crate) async fn refresh_profile(
     to_value(&mem.refresh_profile(parts.scope()?, options).await?)
 }
 
-/// The last `limit` messages of the scope's log (of one session when given), oldest first;
-/// erased and deleted turns never come back (the store's visibility rule).
+/// The last `limit` messages of the scope's log (of one session when given), oldest first:
+/// those the facade's log visibility rule shows (no deleted, expired or erased turn).
 pub(crate) async fn messages(
     mem: Memory,
     parts: Parts,
     session_id: Option<String>,
     limit: usize,
 ) -> Result<Value, Failure> {
-    let scope = parts.scope()?;
-    if limit == 0 || limit > mnemo_core::search::MAX_TOP_K {
-        return Err(Failure::invalid(
-            "limit",
-            format!("must be between 1 and {}", mnemo_core::search::MAX_TOP_K),
-        ));
-    }
-    let store = mem.store().clone();
-    let found = blocking(move || Ok(store.messages(&scope, session_id.as_deref(), limit)?)).await?;
+    let found = mem.recent_messages(parts.scope()?, session_id, limit).await?;
     Ok(json!({ "results": to_value(&found)? }))
 }
 
@@ -155,13 +146,4 @@ pub(crate) async fn import(mem: Memory, records: Value) -> Result<Value, Failure
         parsed.push(r);
     }
     Ok(json!({ "imported": mem.import_records(parsed).await? }))
-}
-
-/// Store work off the async workers (the PostgreSQL driver must not run on them).
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, Failure> + Send + 'static,
-) -> Result<T, Failure> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Failure::internal(format!("blocking task failed: {e}")))?
 }

@@ -1,11 +1,11 @@
 //! Mem0's `Memory` methods over the facade: add, search, get, get_all, update, delete,
 //! delete_all, history, reset.
 
-use super::{scope_for_id, write_context};
+use super::scope_for_id;
 use crate::convert::{id_of, to_value, Parts};
 use crate::errors::Failure;
 use mnemo::{AddRequest, GetRequest, ListRequest, Memory, UpdateRequest};
-use mnemo_core::{DeleteMode, ReadOptions, SearchMode, SearchRequest};
+use mnemo_core::{DeleteMode, ErrorKind, ReadOptions, SearchMode, SearchRequest, WriteContext};
 use serde_json::{json, Value};
 
 /// An add; with `async_mode`, checked, queued and answered at once as Mem0's platform does
@@ -89,7 +89,21 @@ pub(crate) async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value
     Ok(json!({ "results": to_value(&out.results)? }))
 }
 
+/// One memory; `None` (Mem0's answer) when there is none the caller may see.
 pub(crate) async fn get(
+    mem: Memory,
+    parts: Parts,
+    id: String,
+    detail: bool,
+    include_expired: bool,
+) -> Result<Value, Failure> {
+    match get_found(mem, parts, id, detail, include_expired).await {
+        Err(e) if e.kind == ErrorKind::NotFound.as_str() => Ok(Value::Null),
+        other => other,
+    }
+}
+
+async fn get_found(
     mem: Memory,
     parts: Parts,
     id: String,
@@ -129,10 +143,11 @@ pub(crate) async fn update(
     parts: Parts,
     id: String,
     req: UpdateRequest,
+    ctx: WriteContext,
 ) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
-    let m = mem.update(scope, id, req, write_context(None)).await?;
+    let m = mem.update(scope, id, req, ctx).await?;
     Ok(json!({
         "message": "Memory updated successfully!",
         "id": m.id.to_string(),
@@ -140,26 +155,65 @@ pub(crate) async fn update(
     }))
 }
 
-pub(crate) async fn delete(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
+pub(crate) async fn delete(
+    mem: Memory,
+    parts: Parts,
+    id: String,
+    ctx: WriteContext,
+) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
-    mem.delete(scope, id, DeleteMode::Soft, write_context(None))
-        .await?;
+    mem.delete(scope, id, DeleteMode::Soft, ctx).await?;
     Ok(json!({ "message": "Memory deleted successfully!" }))
 }
 
-pub(crate) async fn delete_all(mem: Memory, parts: Parts) -> Result<Value, Failure> {
+pub(crate) async fn delete_all(
+    mem: Memory,
+    parts: Parts,
+    ctx: WriteContext,
+) -> Result<Value, Failure> {
     let scope = parts.scope()?;
-    let n = mem
-        .delete_all(scope, DeleteMode::Soft, write_context(None))
-        .await?;
+    let n = mem.delete_all(scope, DeleteMode::Soft, ctx).await?;
     Ok(json!({ "message": "Memories deleted successfully!", "deleted": n }))
 }
 
+/// A memory's history, each row with Mem0's names besides mnemo's own: `actor_id` (who wrote
+/// it), `is_deleted` (a DELETE or ERASE event) and `updated_at` (when the row was written; a
+/// history row never changes, so it is `created_at`).
 pub(crate) async fn history(mem: Memory, parts: Parts, id: String) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
-    to_value(&mem.history(scope, id).await?)
+    let mut rows = to_value(&mem.history(scope, id).await?)?;
+    for row in rows.as_array_mut().into_iter().flatten() {
+        let Some(obj) = row.as_object_mut() else {
+            continue;
+        };
+        let actor = obj.get("actor").cloned().unwrap_or(Value::Null);
+        let deleted = matches!(
+            obj.get("event").and_then(Value::as_str),
+            Some("DELETE" | "ERASE")
+        );
+        let at = obj.get("created_at").cloned().unwrap_or(Value::Null);
+        obj.insert("actor_id".into(), actor);
+        obj.insert("is_deleted".into(), Value::Bool(deleted));
+        obj.insert("updated_at".into(), at);
+    }
+    Ok(rows)
+}
+
+/// A page of the scope's sessions: `{"results": [...]}` plus `next_cursor` when more follow.
+pub(crate) async fn sessions(
+    mem: Memory,
+    parts: Parts,
+    cursor: Option<String>,
+    limit: usize,
+) -> Result<Value, Failure> {
+    let page = mem.sessions(parts.scope()?, cursor, limit).await?;
+    let mut out = json!({ "results": to_value(&page.sessions)? });
+    if let Some(c) = page.next_cursor {
+        out["next_cursor"] = Value::String(c);
+    }
+    Ok(out)
 }
 
 pub(crate) async fn reset(mem: Memory) -> Result<Value, Failure> {

@@ -109,6 +109,18 @@ fn a_second_handle_sees_the_first_handles_writes() {
 }
 
 #[test]
+fn a_damaged_file_is_corrupt_not_internal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    std::fs::write(&path, b"not a database, only text ".repeat(200)).unwrap();
+    let err = mnemo_store_sqlite::SqliteStore::open(&path)
+        .err()
+        .expect("a damaged file is refused");
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    assert!(err.to_string().contains("damaged"), "{err}");
+}
+
+#[test]
 fn a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");

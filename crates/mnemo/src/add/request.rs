@@ -142,7 +142,9 @@ pub(crate) fn prepare(
         limits::check_json_no_nul("metadata", m)?;
     }
     if let Some(s) = &req.session_id {
-        limits::check_no_nul("session_id", s)?;
+        // The rule session reads and erasure hold ids to: a session that can be written can
+        // be read and erased.
+        mnemo_core::session::check_session_id(s)?;
     }
     let mut metadata = match &req.metadata {
         None | Some(serde_json::Value::Null) => Metadata::new(),

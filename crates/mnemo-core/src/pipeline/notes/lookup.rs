@@ -47,11 +47,16 @@ pub(super) fn find(
         .map(|((scope, m), v)| (scope, m, v.as_slice()))
         .collect();
     let (store, notes_cfg, rules) = (run.store, run.notes_cfg, run.chat.is_none());
-    let found = {
+    let run_all = || {
         use rayon::prelude::*;
         jobs.par_iter()
             .map(|(scope, m, v)| lookups(store, notes_cfg, scope, (m, v), rules))
-            .collect::<Result<Vec<_>>>()?
+            .collect::<Result<Vec<_>>>()
+    };
+    // Core's own pool (rebuilt after a fork, see `parallel`); rayon's global one otherwise.
+    let found = match crate::parallel::pool() {
+        Some(pool) => pool.install(run_all)?,
+        None => run_all()?,
     };
     load(store, inputs, found)
 }
