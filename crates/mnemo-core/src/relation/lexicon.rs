@@ -30,6 +30,9 @@ pub(super) const TRIGGERS: &[&str] = &[
     "joined",
     "years old",
     "turned ",
+    "dog", "cat", "pupp", "kitt", "bunny", "rabbit", "hamster", "parrot", "bird", "horse",
+    "pony", "turtle", "tortoise", "snake", "lizard", "fish", "ferret", "gecko", "iguana",
+    "budgie", "chinchilla", "pet",
 ];
 
 /// Family and friendship nouns: the predicate `(relative, predicate, anchor)` they state and

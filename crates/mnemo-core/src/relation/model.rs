@@ -202,8 +202,8 @@ fn read_relation(item: &Value, types: &HashMap<&str, &str>) -> Option<RelationCa
         ),
         _ => return None,
     };
-    let (subject, subject_type) = read_end(&subject)?;
-    let (object, object_type) = read_end(&object)?;
+    let (subject, subject_type) = read_end(&subject, false)?;
+    let (object, object_type) = read_end(&object, true)?;
     let predicate = normalize_predicate(predicate.as_str()?).ok()?;
     let (ns, no) = (normalize_entity(&subject), normalize_entity(&object));
     if ns == no {
@@ -249,11 +249,12 @@ fn read_relation(item: &Value, types: &HashMap<&str, &str>) -> Option<RelationCa
     })
 }
 
-/// A relation end: a string, a number (an age), or an object with a name and maybe a type.
-fn read_end(value: &Value) -> Option<(String, Option<&str>)> {
+/// A relation end: a string, a number (an age; only as an object), or an object with a name
+/// and maybe a type.
+fn read_end(value: &Value, number: bool) -> Option<(String, Option<&str>)> {
     match value {
         Value::String(s) => Some((end_name(s)?.to_string(), None)),
-        Value::Number(n) => Some((n.to_string(), None)),
+        Value::Number(n) if number => Some((n.to_string(), None)),
         Value::Object(o) => {
             let name = o.get("name").and_then(Value::as_str).and_then(end_name)?;
             Some((name.to_string(), o.get("type").and_then(Value::as_str)))

@@ -90,7 +90,7 @@ fn partial_triples_self_loops_pronouns_and_bad_parts_are_dropped_one_by_one() {
     );
     assert_eq!(
         triples(&answer),
-        ["Ana|likes|tea|", "Tom|works_at|Acme|organization"]
+        ["Ana|likes|tea|thing", "Tom|works_at|Acme|organization"]
     );
 }
 
