@@ -149,7 +149,12 @@ pub fn run_relations(data: Option<&Path>, labels: Option<&Path>) -> Result<Relat
             for t in dev.turns {
                 let Some((speaker, text)) = turns.get(&(t.sample_id.as_str(), t.dia_id.as_str()))
                 else {
-                    bail!("labelled turn {} {} is not in {}", t.sample_id, t.dia_id, data.display());
+                    bail!(
+                        "labelled turn {} {} is not in {}",
+                        t.sample_id,
+                        t.dia_id,
+                        data.display()
+                    );
                 };
                 items.push(Item {
                     id: format!("{} {}", t.sample_id, t.dia_id),

@@ -296,13 +296,24 @@ pub(super) fn relations(a: &RelationsArgs, json: bool) -> anyhow::Result<()> {
         let o = &set.overall;
         outln!(
             "{} ({} texts, {} with relations): precision {:.3} ({}/{}), recall {:.3} ({}/{})",
-            set.name, set.texts, set.texts_with_relations, o.precision, o.correct, o.predicted,
-            o.recall, o.correct, o.labelled
+            set.name,
+            set.texts,
+            set.texts_with_relations,
+            o.precision,
+            o.correct,
+            o.predicted,
+            o.recall,
+            o.correct,
+            o.labelled
         );
         for (p, c) in &set.per_predicate {
             outln!(
                 "  {p:<12} labelled {:>3} predicted {:>3} correct {:>3}  P {:.2} R {:.2}",
-                c.labelled, c.predicted, c.correct, c.precision, c.recall
+                c.labelled,
+                c.predicted,
+                c.correct,
+                c.precision,
+                c.recall
             );
         }
     }

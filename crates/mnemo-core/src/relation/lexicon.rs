@@ -30,9 +30,28 @@ pub(super) const TRIGGERS: &[&str] = &[
     "joined",
     "years old",
     "turned ",
-    "dog", "cat", "pupp", "kitt", "bunny", "rabbit", "hamster", "parrot", "bird", "horse",
-    "pony", "turtle", "tortoise", "snake", "lizard", "fish", "ferret", "gecko", "iguana",
-    "budgie", "chinchilla", "pet",
+    "dog",
+    "cat",
+    "pupp",
+    "kitt",
+    "bunny",
+    "rabbit",
+    "hamster",
+    "parrot",
+    "bird",
+    "horse",
+    "pony",
+    "turtle",
+    "tortoise",
+    "snake",
+    "lizard",
+    "fish",
+    "ferret",
+    "gecko",
+    "iguana",
+    "budgie",
+    "chinchilla",
+    "pet",
 ];
 
 /// Family and friendship nouns: the predicate `(relative, predicate, anchor)` they state and
@@ -144,12 +163,15 @@ pub(super) fn liking(word: &str) -> Option<&'static str> {
 /// First words that make what follows a verb of liking no object worth keeping ("I love you",
 /// "I like how…", "I love it when…").
 pub(super) const OBJECT_STOP: &str = "\
-    a an another my your his her its our their you it this that these those them him me us \
+    a an the another my your his her its our their you it this that these those them him me us \
     myself yourself to how when what where why who which whenever if so too that's it's \
     everything everyone everybody anything something nothing all both each every some any \
     having getting hearing seeing knowing doing about such as there here \
     more most much very lot lots one ones way thing things idea fact going coming trying \
     taking giving putting letting keeping feeling thinking looking";
+
+/// Determiners and possessives: a phrase that stops right before one was cut short.
+pub(super) const DETERMINERS: &str = "this the a an my your our his her their these those";
 
 /// Words that end a lower-case object phrase.
 pub(super) const OBJECT_END: &str = "\

@@ -2,8 +2,8 @@
 //! of working/living/moving/studying/marrying/joining, verbs of liking, and ages.
 
 use super::lexicon::{
-    kin, liking, pet, verb, AUX, MODIFIERS, NOT_CURRENT, OBJECT_END, OBJECT_STOP, PET_DETERMINERS,
-    PET_VERBS,
+    kin, liking, pet, verb, AUX, DETERMINERS, MODIFIERS, NOT_CURRENT, OBJECT_END, OBJECT_STOP,
+    PET_DETERMINERS, PET_VERBS,
 };
 use super::rules::{End, Found, Name, Sentence};
 use super::{ObjectKind, ORGANIZATION, PERSON, PET, PLACE, THING};
@@ -187,8 +187,8 @@ fn kinship(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
             return;
         }
     }
-    // "my dog" without a name: the owner has a pet of that kind.
-    if is_pet {
+    // "my dog" without a name: the owner has a pet of that kind ("my pets" says too little).
+    if is_pet && pet(base) != Some("pet") {
         out.push(Found {
             subject: anchor,
             predicate: "has_pet",
@@ -445,10 +445,9 @@ fn likes(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
             return;
         };
     }
-    let mut j = if w == "fan" { k + 2 } else { k + 1 };
-    if cx.word(j) == "the" {
-        j += 1;
-    }
+    // "I love the colour": a definite object is mostly a reaction to something at hand (a
+    // photo, a dish), not a lasting taste, so it is not read.
+    let j = if w == "fan" { k + 2 } else { k + 1 };
     let object = if cx.tokens.get(j).is_some_and(|t| t.capitalised()) && j < cx.end {
         let Some(n) = cx.name(j).filter(|n| !n.possessive) else {
             return;
@@ -502,7 +501,8 @@ fn literal_phrase(cx: &Sentence<'_, '_>, j: usize) -> Option<(String, usize)> {
         }
         m += 1;
     }
-    if m == j || m == j + 4 || !boundary(cx, m) {
+    // A phrase cut before a determiner ("making this cake") is half a noun phrase.
+    if m == j || m == j + 4 || !boundary(cx, m) || listed(DETERMINERS, cx.word(m)) {
         return None;
     }
     Some((

@@ -44,6 +44,9 @@ fn dev_labels_resolve_against_the_dataset() {
     eprintln!("{}", serde_json::to_string_pretty(dev).unwrap());
     eprintln!("{:?}", report.timing);
     assert_eq!(dev.texts, 150);
-    assert!(dev.texts_with_relations < 75, "at least half carry no relation");
+    assert!(
+        dev.texts_with_relations < 75,
+        "at least half carry no relation"
+    );
     assert!(report.timing.turns > 1000);
 }
