@@ -48,6 +48,8 @@ pub(crate) enum EvalWorkload {
     Correctness(CorrectnessArgs),
     /// LoCoMo's temporal questions: does the tagger date the evidence as the gold answer does?
     Temporal(TemporalArgs),
+    /// Precision and recall of the rule relation extractor on hand-labelled sentences.
+    Relations(RelationsArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -61,6 +63,19 @@ pub(crate) struct TemporalArgs {
     /// Read numeric dates such as 05/08/2023 day first (5 August) instead of month first.
     #[arg(long)]
     pub day_first: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct RelationsArgs {
+    /// The LoCoMo JSON file the dev labels refer to (without it only the built-in own set runs).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Dev labels to use instead of the built-in ones (needs --data).
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Where the report JSON goes (default: stdout only).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -1,8 +1,9 @@
 //! `mnemo eval locomo`: builds the evaluation from CLI flags, runs it, writes the report JSON,
 //! the Markdown and the charts. `mnemo eval correctness` and `mnemo eval temporal` (the tagger
-//! on the temporal questions; no store, no model) write their reports.
+//! on the temporal questions; no store, no model) and `mnemo eval relations` (the rule relation
+//! extractor against hand labels) write their reports.
 
-use crate::args::{CorrectnessArgs, LocomoArgs, TemporalArgs};
+use crate::args::{CorrectnessArgs, LocomoArgs, RelationsArgs, TemporalArgs};
 use crate::io::outln;
 use anyhow::{bail, Context};
 use mnemo::MemoryConfig;
@@ -332,5 +333,49 @@ pub(super) fn temporal(a: &TemporalArgs, json: bool) -> anyhow::Result<()> {
             outln!("  {:?} ({})", u.answer, u.question);
         }
     }
+    Ok(())
+}
+
+/// `mnemo eval relations`: the rule extractor's precision and recall, per set and predicate.
+pub(super) fn relations(a: &RelationsArgs, json: bool) -> anyhow::Result<()> {
+    let report = mnemo_eval::relations::run_relations(a.data.as_deref(), a.labels.as_deref())?;
+    if let Some(out) = &a.out {
+        std::fs::write(out, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if json {
+        outln!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    for set in &report.sets {
+        let o = &set.overall;
+        outln!(
+            "{} ({} texts, {} with relations): precision {:.3} ({}/{}), recall {:.3} ({}/{})",
+            set.name,
+            set.texts,
+            set.texts_with_relations,
+            o.precision,
+            o.correct,
+            o.predicted,
+            o.recall,
+            o.correct,
+            o.labelled
+        );
+        for (p, c) in &set.per_predicate {
+            outln!(
+                "  {p:<12} labelled {:>3} predicted {:>3} correct {:>3}  P {:.2} R {:.2}",
+                c.labelled,
+                c.predicted,
+                c.correct,
+                c.precision,
+                c.recall
+            );
+        }
+    }
+    let t = &report.timing;
+    outln!(
+        "cost: {:.0} ns per turn for relation rules, {:.0} ns for entity rules ({:.2}x), {} turns, median of {}",
+        t.relations_ns_per_turn, t.entities_ns_per_turn, t.ratio_to_entities, t.turns, t.passes
+    );
     Ok(())
 }
