@@ -37,7 +37,8 @@ pub struct AddBody {
     /// Extract facts with the configured chat model (its default) or store raw.
     pub infer: Option<bool>,
     pub expires_at: Option<DateTime<Utc>>,
-    /// Back-dates the messages and memories.
+    /// When the messages were said (RFC 3339; default now): their memories' event times are
+    /// read against it ("yesterday"), and it back-dates them. From 1900 to a day ahead.
     pub timestamp: Option<DateTime<Utc>>,
     /// A retry with the same key returns the first result and writes nothing.
     pub idempotency_key: Option<String>,
@@ -91,6 +92,9 @@ pub struct SearchBody {
     pub expand_links: usize,
     /// The most linked results added (default: no cap beyond `expand_links` per hit).
     pub expand_limit: Option<usize>,
+    /// The instant (RFC 3339) the query's temporal expression ("last week", "in May 2023") is
+    /// resolved against; default now. Memories whose event time falls in it rank higher.
+    pub reference_date: Option<DateTime<Utc>>,
 }
 
 /// `POST /v1/context`: a prompt-ready context pack for a query, under a token budget.
@@ -286,6 +290,35 @@ pub struct MemoryDoc {
     /// A note's fields (`kind: note`), else null.
     #[schema(value_type = Option<NoteDoc>)]
     pub note: Option<Value>,
+    /// When what it says happened (read from its text against the time it was said), else
+    /// null. Distinct from `created_at` (when it was learnt) and `valid_from`/`valid_until`.
+    #[schema(value_type = Option<EventTimeDoc>)]
+    pub event_time: Option<Value>,
+}
+
+/// An event time: `[start, end)` at a granularity, the words it was read from and its source.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventTimeDoc {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    /// `instant`, `day`, `week`, `month`, `season` or `year`.
+    pub granularity: String,
+    /// The words it was read from ("last week"); empty when a caller gave it.
+    pub phrase: String,
+    /// `text` (the rule tagger), `model` (the chat model, agreeing with the text) or `caller`.
+    pub source: String,
+}
+
+/// A query's temporal expression as a search understood it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TemporalDoc {
+    /// The words of the query it was read from.
+    pub phrase: String,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub granularity: String,
+    /// `during`, `before` or `after`: how matching events relate to `[start, end)`.
+    pub relation: String,
 }
 
 /// A note's fields.
@@ -302,7 +335,7 @@ pub struct HitDoc {
     #[serde(flatten)]
     pub memory: MemoryDoc,
     pub score: f32,
-    /// `dense`, `lexical`, `entity` (each may be absent).
+    /// `dense`, `lexical`, `entity`, `temporal` (each may be absent).
     #[schema(value_type = Object)]
     pub scores: Value,
     /// Only for a result of link expansion: `{memory_id, kind, strength}` of the hit and the
@@ -343,6 +376,9 @@ pub struct SearchDoc {
     pub search_ms: f64,
     #[schema(value_type = Vec<Object>)]
     pub usage: Vec<Value>,
+    /// The query's temporal expression resolved against `reference_date`; absent when the
+    /// query names no time.
+    pub temporal: Option<TemporalDoc>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
