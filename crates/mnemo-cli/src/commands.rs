@@ -27,6 +27,7 @@ mod reembed;
 mod reset;
 mod search;
 mod serve;
+mod timeline;
 mod update;
 
 use crate::args::{Cli, Command, EvalWorkload, RemoteEmbedderArgs, ScopeArgs};
@@ -65,6 +66,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Erase(args) => erase::run(&memory, args, json).await,
         Command::DeleteAll(args) => delete::all(&memory, args, json).await,
         Command::Link(args) => link::run(&memory, args, json).await,
+        Command::Timeline(args) => timeline::run(&memory, args, json).await,
         Command::Profile { action } => profile::run(&memory, action, json).await,
         Command::Sessions { action } => log::sessions(&memory, action, json).await,
         Command::Segments { action } => log::segments(&memory, action, json).await,

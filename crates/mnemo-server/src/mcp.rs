@@ -31,6 +31,7 @@ mod jobs;
 mod links;
 mod log;
 mod streamable;
+mod timeline;
 pub use streamable::{
     routes as http_routes, SessionOwners, MAX_MESSAGE_BYTES, MAX_SESSIONS_PER_KEY, SESSION_IDLE,
 };
@@ -280,7 +281,8 @@ impl MemoryTools {
                 + Self::link_router()
                 + Self::context_router()
                 + Self::log_router()
-                + Self::job_router(),
+                + Self::job_router()
+                + Self::timeline_router(),
         }
     }
 

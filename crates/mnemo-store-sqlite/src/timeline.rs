@@ -7,6 +7,7 @@ use crate::codec::*;
 use crate::predicate::{self, Pred};
 use crate::read::{candidate_pred, query_memories, with_sources};
 use crate::SqliteStore;
+use mnemo_core::time::EventTime;
 use mnemo_core::*;
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, Transaction};

@@ -25,6 +25,7 @@ mod segments;
 mod sessions;
 pub mod settings;
 mod store;
+mod timeline;
 mod transfer;
 mod usage;
 
@@ -45,6 +46,7 @@ pub use search::SearchResponse;
 pub use segments::{ProfileView, SegmentView};
 pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
 pub use settings::Settings;
+pub use timeline::{TimelineEntry, TimelinePage, TimelineRequest};
 pub use store::{
     import_legacy_keys, key_store, open_store, reembed_store, Reembedded, StoreConfig,
     DEFAULT_STORE_POOL_SIZE,
