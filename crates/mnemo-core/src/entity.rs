@@ -40,6 +40,8 @@ mod identity;
 mod names;
 mod score;
 
+/// Month and weekday names, shared with the temporal tagger (`time`).
+pub(crate) use dates::{MONTHS, WEEKDAYS};
 pub use extract::extract_entities;
 pub use identity::{entities_match, exact_match_variants, near_match_lengths, normalize_entity};
 pub use score::entity_score;

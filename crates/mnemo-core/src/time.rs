@@ -6,6 +6,19 @@
 //! (`time/tag.rs`) reads phrases such as "last May" or "two weeks ago" against an *anchor* — the
 //! time the message was said — and never invents a date: a phrase it cannot resolve gives none.
 
+mod answer;
+mod calendar;
+mod grammar;
+mod lexicon;
+mod query;
+mod tag;
+#[cfg(test)]
+mod tests;
+
+pub use answer::{parse_answer, parse_model_event_time, reconcile_model};
+pub use query::{earliest, latest, resolve_query};
+pub use tag::{event_time_of, tag};
+
 use crate::memory::Timestamp;
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,7 @@ const NOT_UNITS: &str = "\
     a am an and are as at be but by for from has have in is it of on or pm so than that the \
     then to was were with";
 
-pub(super) const MONTHS: &[&str] = &[
+pub(crate) const MONTHS: &[&str] = &[
     "january",
     "february",
     "march",
@@ -24,7 +24,7 @@ pub(super) const MONTHS: &[&str] = &[
     "december",
 ];
 
-pub(super) const WEEKDAYS: &[&str] = &[
+pub(crate) const WEEKDAYS: &[&str] = &[
     "monday",
     "tuesday",
     "wednesday",
