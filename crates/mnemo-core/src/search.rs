@@ -140,7 +140,7 @@ impl SearchRequest {
 /// resolved against `reference` by the rule tagger, or `None` when the query names no time it
 /// can resolve (then the search ranks as it would without event time).
 pub fn resolve_query(query: &str, reference: Timestamp) -> Option<crate::time::TemporalQuery> {
-    crate::pipeline::event_time::resolve_query(query, reference)
+    crate::time::resolve_query(query, reference, &crate::time::TaggerOptions::default())
 }
 
 /// Per-signal scores of a hit, so callers can see why it ranked where it did.

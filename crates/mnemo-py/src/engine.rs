@@ -201,6 +201,7 @@ impl Engine {
                 ..ReadOptions::default()
             },
             expand_links: k.count("expand_links")?.unwrap_or(0),
+            reference_date: k.time("reference_date")?,
         };
         k.finish()?;
         Ok(Pending::new(records::search(self.mem.clone(), parts, s)))
@@ -428,6 +429,25 @@ impl Engine {
         k.finish()?;
         let work = extra::messages(self.mem.clone(), parts, session, limit);
         Ok(Pending::new(work))
+    }
+
+    /// A page of the scope's timeline: memories in event-time order with their turns.
+    #[pyo3(signature = (**kw))]
+    fn timeline(&self, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let mut k = Kw::new(kw);
+        let parts = k.parts()?;
+        let page = crate::ops::timeline::Page {
+            from: k.time("start")?,
+            to: k.time("end")?,
+            limit: k.count("limit")?.unwrap_or(DEFAULT_LIMIT),
+            cursor: k.str("cursor")?,
+        };
+        k.finish()?;
+        Ok(Pending::new(crate::ops::timeline::timeline(
+            self.mem.clone(),
+            parts,
+            page,
+        )))
     }
 
     fn export(&self) -> Pending {

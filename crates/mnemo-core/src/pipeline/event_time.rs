@@ -10,27 +10,9 @@
 
 use crate::error::{Error, Result};
 use crate::memory::{Message, MessageId, Timestamp};
-use crate::time::{EventTime, TaggerOptions};
-pub(crate) use tagger_stub::resolve_query;
-use tagger_stub::{event_time_of, parse_model_event_time, reconcile_model};
-
-// TEMP-TAGGER: replaced by crate::time's functions when the tagger branch is merged.
-mod tagger_stub {
-    use crate::memory::Timestamp;
-    use crate::time::{EventTime, TaggerOptions};
-    pub fn event_time_of(_: &str, _: Timestamp, _: &TaggerOptions) -> Option<EventTime> {
-        None
-    }
-    pub fn parse_model_event_time(_: &str, _: Timestamp) -> Option<EventTime> {
-        None
-    }
-    pub fn resolve_query(_: &str, _: Timestamp) -> Option<crate::time::TemporalQuery> {
-        None
-    }
-    pub fn reconcile_model(m: Option<EventTime>, t: Option<EventTime>) -> Option<EventTime> {
-        t.or(m)
-    }
-}
+use crate::time::{
+    event_time_of, parse_model_event_time, reconcile_model, EventTime, TaggerOptions,
+};
 
 /// The earliest year an anchor may fall in: a conversation is not older than this, and a
 /// mistyped year (`0023`) is caught rather than resolved into a date nobody meant.

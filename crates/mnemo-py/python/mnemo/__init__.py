@@ -220,6 +220,7 @@ class Memory(_Engine):
         kinds: Optional[List[str]] = None,
         mode: Optional[str] = None,
         top_k: Optional[int] = None,
+        reference_date: Any = None,
     ) -> Result:
         """Hybrid search (meaning and keywords) in the scope; ``{"results": [memory + "score"]}``.
 
@@ -229,6 +230,10 @@ class Memory(_Engine):
         memories too. ``expand_links``: up to this many linked neighbours per hit. ``kinds``:
         only these memory kinds. ``mode``: ``"hybrid"`` (default), ``"dense"`` or ``"lexical"``.
         As in Mem0 2.x, the scope may come inside ``filters`` and ``top_k`` is ``limit``.
+        ``reference_date`` (datetime, RFC 3339 or Unix seconds; default now): what the query's
+        relative time ("last week") is read against; the answer then carries ``temporal``
+        (``phrase``, ``start``, ``end``) and memories whose event time falls in it rank higher.
+        ``{"event_time": {"gte": …, "lt": …}}`` in ``filters`` keeps only those.
         """
         filters, s = _scope_from_filters(
             filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
@@ -236,7 +241,7 @@ class Memory(_Engine):
         return self._engine.search(
             query, **s, limit=limit if top_k is None else top_k, filters=filters, threshold=threshold, as_of=as_of,
             include_inactive=include_inactive, include_expired=include_expired,
-            expand_links=expand_links, kinds=kinds, mode=mode,
+            expand_links=expand_links, kinds=kinds, mode=mode, reference_date=reference_date,
         ).wait()
 
     def get(
@@ -484,6 +489,25 @@ class Memory(_Engine):
             limit=limit,
         ).wait()
 
+    def timeline(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        start: Any = None,
+        end: Any = None,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+    ) -> Result:
+        """The scope's memories in the order their events happened (``event_time``), each with
+        the turn it was said in (``source_text``); ``start``/``end`` keep the events overlapping
+        that range. ``{"results": [...], "next_cursor": ...}``."""
+        return self._engine.timeline(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, start=start, end=end,
+            limit=limit, cursor=cursor,
+        ).wait()
+
     def export(self) -> List[Dict[str, Any]]:
         """Every memory, message, link and page as export records (what ``import_`` reads)."""
         out: List[Dict[str, Any]] = self._engine.export().wait()
@@ -593,6 +617,11 @@ class AsyncMemory(_Engine):
     async def messages(self, **kw: Any) -> Result:
         """See ``Memory.messages``."""
         out: Result = await self._engine.messages(**kw).future()
+        return out
+
+    async def timeline(self, **kw: Any) -> Result:
+        """See ``Memory.timeline``."""
+        out: Result = await self._engine.timeline(**kw).future()
         return out
 
     async def export(self) -> List[Dict[str, Any]]:

@@ -6,6 +6,7 @@ use mnemo_testkit::engines;
 mod context;
 mod embedding_work;
 mod erasure;
+mod event_time;
 mod infer;
 mod jobs;
 mod limits;
