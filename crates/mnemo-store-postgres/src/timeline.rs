@@ -22,7 +22,10 @@ fn range_pred(p: &mut Pred, range: &EventRange) {
 }
 
 fn keys_of(c: &mut impl GenericClient, p: &Pred, tail: &str) -> Result<Vec<i64>> {
-    let sql = format!("SELECT m.seq FROM memories m WHERE {} {tail}", p.where_sql());
+    let sql = format!(
+        "SELECT m.seq FROM memories m WHERE {} {tail}",
+        p.where_sql()
+    );
     let rows = c.query(&sql, &p.params()).map_err(pg_err)?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }

@@ -41,7 +41,10 @@ fn range_pred(p: &mut Pred, range: &EventRange) {
 }
 
 fn keys_of(conn: &rusqlite::Connection, p: &Pred, tail: &str) -> Result<Vec<i64>> {
-    let sql = format!("SELECT m.seq FROM memories m WHERE {} {tail}", p.where_sql());
+    let sql = format!(
+        "SELECT m.seq FROM memories m WHERE {} {tail}",
+        p.where_sql()
+    );
     let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
     let rows = stmt
         .query_map(rusqlite::params_from_iter(p.params.iter()), |r| r.get(0))

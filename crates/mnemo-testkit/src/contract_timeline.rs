@@ -65,13 +65,24 @@ pub fn event_time_is_stored_with_the_memory_and_shown_by_reads(h: &dyn Harness) 
     let store = h.fresh();
     let s = scope("tess");
     let e = event(day(2023, 5, 1), 7, "last week");
-    let with = put_event(store.as_ref(), &s, "tess moved to Lisbon last week", Some(e.clone()));
+    let with = put_event(
+        store.as_ref(),
+        &s,
+        "tess moved to Lisbon last week",
+        Some(e.clone()),
+    );
     let without = put_event(store.as_ref(), &s, "tess likes tea", None);
     let got = store.get(&s, with, &all(false)).unwrap();
     assert_eq!(got.event_time.as_ref(), Some(&e));
-    assert_ne!(got.created_at, e.start, "event time is not the creation time");
+    assert_ne!(
+        got.created_at, e.start,
+        "event time is not the creation time"
+    );
     assert_eq!(got.valid_from, None, "nor the valid time");
-    assert_eq!(store.get(&s, without, &all(false)).unwrap().event_time, None);
+    assert_eq!(
+        store.get(&s, without, &all(false)).unwrap().event_time,
+        None
+    );
     let listed = crate::contract::list_all(store.as_ref(), &s, 10);
     assert!(listed.iter().any(|m| m.event_time.as_ref() == Some(&e)));
     let store = h.reopen(store);
@@ -86,7 +97,12 @@ pub fn the_timeline_orders_ranges_and_pages_events_of_the_scope(h: &dyn Harness)
     let s = scope("uma");
     // Written out of event order; one with no event time, one of another scope, one deleted.
     for (text, d) in [("c", 20), ("a", 2), ("e", 28), ("b", 9), ("d", 21)] {
-        put_event(store.as_ref(), &s, text, Some(event(day(2023, 5, d), 1, "then")));
+        put_event(
+            store.as_ref(),
+            &s,
+            text,
+            Some(event(day(2023, 5, d), 1, "then")),
+        );
     }
     put_event(store.as_ref(), &s, "undated", None);
     put_event(
@@ -95,12 +111,20 @@ pub fn the_timeline_orders_ranges_and_pages_events_of_the_scope(h: &dyn Harness)
         "other scope",
         Some(event(day(2023, 5, 3), 1, "then")),
     );
-    let gone = put_event(store.as_ref(), &s, "gone", Some(event(day(2023, 5, 4), 1, "x")));
+    let gone = put_event(
+        store.as_ref(),
+        &s,
+        "gone",
+        Some(event(day(2023, 5, 4), 1, "x")),
+    );
     store
         .delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
         .unwrap();
     let everything = EventRange::default();
-    assert_eq!(walk(store.as_ref(), &s, everything, 100), ["a", "b", "c", "d", "e"]);
+    assert_eq!(
+        walk(store.as_ref(), &s, everything, 100),
+        ["a", "b", "c", "d", "e"]
+    );
     for limit in [1, 2, 3] {
         assert_eq!(
             walk(store.as_ref(), &s, everything, limit),
@@ -108,7 +132,8 @@ pub fn the_timeline_orders_ranges_and_pages_events_of_the_scope(h: &dyn Harness)
             "pages of {limit}"
         );
     }
-    let may_9_to_21 = EventRange::new("from", Some(day(2023, 5, 9)), Some(day(2023, 5, 21))).unwrap();
+    let may_9_to_21 =
+        EventRange::new("from", Some(day(2023, 5, 9)), Some(day(2023, 5, 21))).unwrap();
     assert_eq!(walk(store.as_ref(), &s, may_9_to_21, 100), ["b", "c"]);
     let after = EventRange::new("from", Some(day(2023, 5, 21)), None).unwrap();
     assert_eq!(walk(store.as_ref(), &s, after, 100), ["d", "e"]);
@@ -117,9 +142,13 @@ pub fn the_timeline_orders_ranges_and_pages_events_of_the_scope(h: &dyn Harness)
         from: Some(day(2023, 6, 1)),
         to: Some(day(2023, 5, 1)),
     };
-    let e = store.timeline(&timeline_query(&s, inverted, 10)).unwrap_err();
+    let e = store
+        .timeline(&timeline_query(&s, inverted, 10))
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
-    let e = store.timeline(&timeline_query(&s, everything, 0)).unwrap_err();
+    let e = store
+        .timeline(&timeline_query(&s, everything, 0))
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
     let cursor = store
         .timeline(&timeline_query(&s, everything, 1))
@@ -135,8 +164,18 @@ pub fn the_timeline_orders_ranges_and_pages_events_of_the_scope(h: &dyn Harness)
 pub fn event_candidates_keep_range_scope_and_pooled_keys(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("wes");
-    let in_may = put_event(store.as_ref(), &s, "may thing", Some(event(day(2023, 5, 10), 1, "x")));
-    put_event(store.as_ref(), &s, "june thing", Some(event(day(2023, 6, 10), 1, "y")));
+    let in_may = put_event(
+        store.as_ref(),
+        &s,
+        "may thing",
+        Some(event(day(2023, 5, 10), 1, "x")),
+    );
+    put_event(
+        store.as_ref(),
+        &s,
+        "june thing",
+        Some(event(day(2023, 6, 10), 1, "y")),
+    );
     put_event(store.as_ref(), &s, "no date", None);
     put_event(
         store.as_ref(),
@@ -165,8 +204,18 @@ pub fn event_candidates_keep_range_scope_and_pooled_keys(h: &dyn Harness) {
 pub fn the_event_time_filter_keeps_overlapping_memories(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("yan");
-    put_event(store.as_ref(), &s, "week of may 1", Some(event(day(2023, 5, 1), 7, "x")));
-    put_event(store.as_ref(), &s, "may 20", Some(event(day(2023, 5, 20), 1, "x")));
+    put_event(
+        store.as_ref(),
+        &s,
+        "week of may 1",
+        Some(event(day(2023, 5, 1), 7, "x")),
+    );
+    put_event(
+        store.as_ref(),
+        &s,
+        "may 20",
+        Some(event(day(2023, 5, 20), 1, "x")),
+    );
     put_event(store.as_ref(), &s, "no date", None);
     let f = Filter::from_json(&json!({"event_time": {
         "gte": "2023-05-05T00:00:00Z", "lt": "2023-05-10T00:00:00Z"

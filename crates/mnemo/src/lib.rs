@@ -46,11 +46,11 @@ pub use search::SearchResponse;
 pub use segments::{ProfileView, SegmentView};
 pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
 pub use settings::Settings;
-pub use timeline::{TimelineEntry, TimelinePage, TimelineRequest};
 pub use store::{
     import_legacy_keys, key_store, open_store, reembed_store, Reembedded, StoreConfig,
     DEFAULT_STORE_POOL_SIZE,
 };
+pub use timeline::{TimelineEntry, TimelinePage, TimelineRequest};
 
 use mnemo_core::{Binding, CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};

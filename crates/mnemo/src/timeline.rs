@@ -73,12 +73,8 @@ impl Memory {
                     .iter()
                     .filter_map(|m| m.sources.first().copied())
                     .collect();
-                let said = visible_messages(
-                    s,
-                    &q.scope,
-                    s.messages_by_id(&q.scope, &firsts)?,
-                    &q.read,
-                )?;
+                let said =
+                    visible_messages(s, &q.scope, s.messages_by_id(&q.scope, &firsts)?, &q.read)?;
                 let text: HashMap<MessageId, String> =
                     said.into_iter().map(|m| (m.id, m.content)).collect();
                 let results = page

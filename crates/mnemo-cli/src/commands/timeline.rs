@@ -40,7 +40,10 @@ pub(super) async fn run(memory: &Memory, args: TimelineArgs, json: bool) -> anyh
             e.memory.text
         );
         if let Some(said) = &e.source_text {
-            outln!("    said {}: {said}", e.memory.created_at.format("%-d %B %Y"));
+            outln!(
+                "    said {}: {said}",
+                e.memory.created_at.format("%-d %B %Y")
+            );
         }
     }
     if let Some(c) = &page.next_cursor {

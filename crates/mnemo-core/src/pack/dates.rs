@@ -38,7 +38,9 @@ pub fn when(e: &EventTime) -> String {
         Granularity::Month if (last.year(), last.month()) == (e.start.year(), e.start.month()) => {
             format!("in {}", e.start.format("%B %Y"))
         }
-        Granularity::Season if (e.end - e.start).num_days() <= 93 => format!("in {}", season(e.start)),
+        Granularity::Season if (e.end - e.start).num_days() <= 93 => {
+            format!("in {}", season(e.start))
+        }
         Granularity::Year if last.year() == e.start.year() => format!("in {}", e.start.year()),
         _ => format!("between {} and {}", day(e.start), day(last)),
     }
@@ -82,14 +84,26 @@ mod tests {
     #[test]
     fn each_granularity_reads_as_one_calendar_unit() {
         let cases = [
-            (event(at(2023, 5, 2), at(2023, 5, 3), Granularity::Day, ""), "on Tue 2 May 2023"),
+            (
+                event(at(2023, 5, 2), at(2023, 5, 3), Granularity::Day, ""),
+                "on Tue 2 May 2023",
+            ),
             (
                 event(at(2023, 5, 1), at(2023, 5, 8), Granularity::Week, ""),
                 "in the week of Mon 1 May 2023",
             ),
-            (event(at(2023, 5, 1), at(2023, 6, 1), Granularity::Month, ""), "in May 2023"),
-            (event(at(2022, 6, 1), at(2022, 9, 1), Granularity::Season, ""), "in summer 2022"),
-            (event(at(2021, 1, 1), at(2022, 1, 1), Granularity::Year, ""), "in 2021"),
+            (
+                event(at(2023, 5, 1), at(2023, 6, 1), Granularity::Month, ""),
+                "in May 2023",
+            ),
+            (
+                event(at(2022, 6, 1), at(2022, 9, 1), Granularity::Season, ""),
+                "in summer 2022",
+            ),
+            (
+                event(at(2021, 1, 1), at(2022, 1, 1), Granularity::Year, ""),
+                "in 2021",
+            ),
             (
                 event(at(2019, 1, 1), at(2023, 5, 8), Granularity::Year, ""),
                 "between Tue 1 January 2019 and Sun 7 May 2023",
@@ -102,7 +116,12 @@ mod tests {
 
     #[test]
     fn a_relative_phrase_keeps_its_words_and_the_day_they_were_said() {
-        let e = event(at(2023, 5, 2), at(2023, 5, 3), Granularity::Day, "last Tuesday");
+        let e = event(
+            at(2023, 5, 2),
+            at(2023, 5, 3),
+            Granularity::Day,
+            "last Tuesday",
+        );
         assert_eq!(
             event_note(&e, at(2023, 5, 8)),
             "on Tue 2 May 2023 — 'last Tuesday' said on 8 May 2023"

@@ -75,3 +75,81 @@ pub fn of_fact(f: &FactTime<'_>, opts: &TaggerOptions) -> Option<EventTime> {
         .and_then(|raw| parse_model_event_time(raw, anchor));
     reconcile_model(model, text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::Role;
+    use crate::scope::Scope;
+
+    fn at(raw: &str) -> Timestamp {
+        raw.parse().unwrap()
+    }
+
+    #[test]
+    fn anchors_fall_between_1900_and_a_day_ahead() {
+        let now = at("2024-01-10T12:00:00Z");
+        assert!(check_anchor("timestamp", at("1900-01-01T00:00:00Z"), now).is_ok());
+        assert!(check_anchor("timestamp", at("2024-01-11T11:59:00Z"), now).is_ok());
+        for bad in [at("1899-12-31T23:59:59Z"), at("2024-01-11T12:00:01Z")] {
+            let e = check_anchor("timestamp", bad, now).unwrap_err();
+            assert!(e.to_string().contains("timestamp"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_facts_time_is_read_against_its_source_message() {
+        let s = Scope::user("u").unwrap();
+        let said = Message::new(
+            &s,
+            Role::User,
+            None,
+            "I moved last May".into(),
+            at("2023-06-02T10:00:00Z"),
+        );
+        let fact = |text, model| FactTime {
+            text,
+            model,
+            sources: std::slice::from_ref(&said.id),
+            messages: std::slice::from_ref(&said),
+            fallback: at("2030-01-01T00:00:00Z"),
+        };
+        let opts = TaggerOptions::default();
+        let from_message = of_fact(&fact("Ann moved to Lisbon", None), &opts).unwrap();
+        assert_eq!(from_message.start, at("2023-05-01T00:00:00Z"));
+        let agreeing = of_fact(
+            &fact("Ann moved to Lisbon in May 2023", Some("2023-05")),
+            &opts,
+        )
+        .unwrap();
+        assert_eq!(agreeing.source, crate::time::EventTimeSource::Model);
+        let unsupported = of_fact(&fact("Ann likes Lisbon", Some("2021")), &opts);
+        let plain = Message::new(
+            &s,
+            Role::User,
+            None,
+            "I like Lisbon".into(),
+            said.created_at,
+        );
+        let unsupported_plain = of_fact(
+            &FactTime {
+                text: "Ann likes Lisbon",
+                model: Some("2021"),
+                sources: std::slice::from_ref(&plain.id),
+                messages: std::slice::from_ref(&plain),
+                fallback: said.created_at,
+            },
+            &opts,
+        );
+        assert_eq!(
+            unsupported_plain, None,
+            "a model's date with no support is dropped"
+        );
+        // The source message's own "last May" is the text reading here, and the model's 2021
+        // disagrees with it: the text's reading stands.
+        assert_eq!(
+            unsupported.map(|e| e.source),
+            Some(crate::time::EventTimeSource::Text)
+        );
+    }
+}

@@ -179,8 +179,14 @@ mod tests {
         let r = EventRange::new("event_time", Some(day(5)), Some(day(10))).unwrap();
         assert!(r.admits(Some(&event(9, 12))));
         assert!(r.admits(Some(&event(1, 6))));
-        assert!(!r.admits(Some(&event(10, 11))), "half-open: `to` is outside");
-        assert!(!r.admits(Some(&event(1, 5))), "an event ending at `from` is outside");
+        assert!(
+            !r.admits(Some(&event(10, 11))),
+            "half-open: `to` is outside"
+        );
+        assert!(
+            !r.admits(Some(&event(1, 5))),
+            "an event ending at `from` is outside"
+        );
         assert!(!r.admits(None));
         assert!(EventRange::default().admits(Some(&event(1, 2))));
     }

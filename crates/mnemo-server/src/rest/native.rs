@@ -3,8 +3,8 @@
 
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::log::*;
-use super::timeline::*;
 use super::middleware::RequestId;
+use super::timeline::*;
 use super::AppState;
 use crate::api::*;
 use crate::auth::{Principal, ScopeParts};

@@ -28,7 +28,9 @@ impl Service {
             limit: q.limit.unwrap_or(DEFAULT_PAGE),
             cursor: q.cursor,
         };
-        self.run("timeline", p, async { Ok(self.memory.timeline(req).await?) })
-            .await
+        self.run("timeline", p, async {
+            Ok(self.memory.timeline(req).await?)
+        })
+        .await
     }
 }

@@ -46,11 +46,23 @@ async fn get(m: &Memory, id: MemoryId) -> mnemo::MemoryRecord {
 #[tokio::test]
 async fn a_raw_memory_reads_its_time_against_the_messages_timestamp() {
     let (m, _store, _dir) = raw_engine(RankParams::default());
-    let id = add_at(&m, "We adopted Biscuit two weeks ago", "2023-05-08T13:56:00Z").await;
+    let id = add_at(
+        &m,
+        "We adopted Biscuit two weeks ago",
+        "2023-05-08T13:56:00Z",
+    )
+    .await;
     let got = get(&m, id).await;
-    assert_eq!(got.created_at, at("2023-05-08T13:56:00Z"), "the anchor is kept");
+    assert_eq!(
+        got.created_at,
+        at("2023-05-08T13:56:00Z"),
+        "the anchor is kept"
+    );
     let e = got.event_time.expect("an event time");
-    assert!(e.overlaps(at("2023-04-24T00:00:00Z"), at("2023-04-25T00:00:00Z")), "{e:?}");
+    assert!(
+        e.overlaps(at("2023-04-24T00:00:00Z"), at("2023-04-25T00:00:00Z")),
+        "{e:?}"
+    );
     assert_eq!(e.source, EventTimeSource::Text);
     assert!(e.phrase.contains("two weeks ago"), "{e:?}");
     let plain = add_at(&m, "Biscuit likes carrots", "2023-05-08T13:56:00Z").await;
@@ -60,11 +72,18 @@ async fn a_raw_memory_reads_its_time_against_the_messages_timestamp() {
 #[tokio::test]
 async fn a_note_reads_its_time_against_the_messages_timestamp() {
     let (m, _store, _dir) = raw_engine(RankParams::default());
-    let mut req = AddRequest::note(ann(), "Ran the Lisbon half marathon yesterday", NoteInput::default());
+    let mut req = AddRequest::note(
+        ann(),
+        "Ran the Lisbon half marathon yesterday",
+        NoteInput::default(),
+    );
     req.timestamp = Some(at("2023-05-08T09:00:00Z"));
     let id = m.add(req).await.unwrap().results[0].id;
     let e = get(&m, id).await.event_time.expect("an event time");
-    assert_eq!((e.start, e.granularity), (at("2023-05-07T00:00:00Z"), Granularity::Day));
+    assert_eq!(
+        (e.start, e.granularity),
+        (at("2023-05-07T00:00:00Z"), Granularity::Day)
+    );
 }
 
 #[tokio::test]
@@ -89,7 +108,9 @@ fn extraction(fact: &str, when: Option<&str>) -> String {
 
 async fn inferred(fact: &str, said: &str, when: Option<&str>) -> Option<time::EventTime> {
     let answer = extraction(fact, when);
-    let chat = Arc::new(ScriptedChat::new("scripted:time", move |_| Ok(answer.clone())));
+    let chat = Arc::new(ScriptedChat::new("scripted:time", move |_| {
+        Ok(answer.clone())
+    }));
     let dir = engines::fresh_store();
     let m = Memory::from_parts(dir.store(), Arc::new(HashEmbedder), RankParams::default())
         .unwrap()
@@ -100,7 +121,10 @@ async fn inferred(fact: &str, said: &str, when: Option<&str>) -> Option<time::Ev
     let out = m.add(req).await.unwrap();
     let prompt = &chat.requests()[0];
     assert!(
-        prompt.messages.iter().any(|p| p.content.contains("event_time")),
+        prompt
+            .messages
+            .iter()
+            .any(|p| p.content.contains("event_time")),
         "extraction asks for each fact's event time"
     );
     get(&m, out.results[0].id).await.event_time
@@ -116,7 +140,10 @@ async fn the_models_event_time_is_kept_only_when_the_text_agrees() {
     )
     .await
     .expect("an event time");
-    assert_eq!((e.start, e.source), (at("2023-05-07T00:00:00Z"), EventTimeSource::Model));
+    assert_eq!(
+        (e.start, e.source),
+        (at("2023-05-07T00:00:00Z"), EventTimeSource::Model)
+    );
     // Another granularity: the text's reading stands.
     let e = inferred(
         "Mel painted a sunrise on 7 May 2023",
@@ -125,25 +152,46 @@ async fn the_models_event_time_is_kept_only_when_the_text_agrees() {
     )
     .await
     .expect("an event time");
-    assert_eq!((e.granularity, e.source), (Granularity::Day, EventTimeSource::Text));
+    assert_eq!(
+        (e.granularity, e.source),
+        (Granularity::Day, EventTimeSource::Text)
+    );
     // Nothing in the text supports it: no event time at all.
     assert_eq!(
-        inferred("Mel painted a sunrise", "I painted a sunrise", Some("2022-01-01")).await,
+        inferred(
+            "Mel painted a sunrise",
+            "I painted a sunrise",
+            Some("2022-01-01")
+        )
+        .await,
         None
     );
     // The fact states none, its only source message does.
-    let e = inferred("Mel painted a sunrise", "I painted a sunrise yesterday", None)
-        .await
-        .expect("from the source message");
+    let e = inferred(
+        "Mel painted a sunrise",
+        "I painted a sunrise yesterday",
+        None,
+    )
+    .await
+    .expect("from the source message");
     assert_eq!(e.start, at("2023-05-07T00:00:00Z"));
 }
 
 async fn seed(m: &Memory) {
     for (text, when) in [
-        ("Ann went hiking in the Alps last week", "2023-05-08T10:00:00Z"),
+        (
+            "Ann went hiking in the Alps last week",
+            "2023-05-08T10:00:00Z",
+        ),
         ("Ann adopted a cat named Biscuit", "2023-05-08T10:00:00Z"),
-        ("Ann started a pottery class in March 2023", "2023-05-09T10:00:00Z"),
-        ("Ann visited her sister in Porto yesterday", "2022-11-20T10:00:00Z"),
+        (
+            "Ann started a pottery class in March 2023",
+            "2023-05-09T10:00:00Z",
+        ),
+        (
+            "Ann visited her sister in Porto yesterday",
+            "2022-11-20T10:00:00Z",
+        ),
         ("Ann likes hiking and pottery", "2023-06-01T10:00:00Z"),
         ("Ann's cat Biscuit likes the garden", "2023-06-02T10:00:00Z"),
     ] {
@@ -174,13 +222,23 @@ async fn a_query_without_a_time_ranks_exactly_as_with_temporal_search_off() {
         },
     )
     .unwrap();
-    for q in ["what does Ann like?", "who is Biscuit", "pottery class", "Porto sister"] {
+    for q in [
+        "what does Ann like?",
+        "who is Biscuit",
+        "pottery class",
+        "Porto sister",
+    ] {
         let (a, temporal) = order(&on, q, Some("2023-06-10T00:00:00Z")).await;
         assert!(!temporal, "{q:?} names no time");
         assert_eq!(a, order(&off, q, None).await.0, "{q:?}");
     }
     // A query with a time: its range is reported and the memory in it rises to the top.
-    let (a, temporal) = order(&on, "what did Ann do in May 2023?", Some("2023-06-10T00:00:00Z")).await;
+    let (a, temporal) = order(
+        &on,
+        "what did Ann do in May 2023?",
+        Some("2023-06-10T00:00:00Z"),
+    )
+    .await;
     assert!(temporal);
     assert_eq!(a[0], "Ann went hiking in the Alps last week", "{a:?}");
     let mut req = SearchRequest::new(ann(), "what did Ann do last November?", 3);
@@ -188,7 +246,10 @@ async fn a_query_without_a_time_ranks_exactly_as_with_temporal_search_off() {
     let out = on.search(req).await.unwrap();
     let t = out.temporal.expect("a resolved range");
     assert_eq!(t.start, at("2022-11-01T00:00:00Z"));
-    assert_eq!(out.results[0].memory.text, "Ann visited her sister in Porto yesterday");
+    assert_eq!(
+        out.results[0].memory.text,
+        "Ann visited her sister in Porto yesterday"
+    );
 }
 
 #[tokio::test]
@@ -220,7 +281,11 @@ async fn the_timeline_lists_events_in_the_order_they_happened_with_their_turns()
     let (m, _store, _dir) = raw_engine(RankParams::default());
     seed(&m).await;
     let page = m.timeline(TimelineRequest::new(ann())).await.unwrap();
-    let texts: Vec<&str> = page.results.iter().map(|e| e.memory.text.as_str()).collect();
+    let texts: Vec<&str> = page
+        .results
+        .iter()
+        .map(|e| e.memory.text.as_str())
+        .collect();
     assert_eq!(
         texts,
         [

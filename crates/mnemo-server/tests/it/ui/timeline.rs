@@ -25,10 +25,23 @@ pub(super) fn events_in_the_order_they_happened(c: &Ctx) {
             .iter()
             .map(|e| c.b.text(e))
             .collect();
-    assert_eq!(rows.len(), 2, "the undated memory is not on the timeline: {rows:?}");
-    assert!(rows[0].contains("Tina learned to bake in 2015") && rows[0].contains("2015"), "{rows:?}");
-    assert!(rows[1].contains("Tina opened her bakery") && rows[1].contains("7 May 2023"), "{rows:?}");
-    assert!(rows[1].contains("yesterday"), "the phrase it was read from: {rows:?}");
+    assert_eq!(
+        rows.len(),
+        2,
+        "the undated memory is not on the timeline: {rows:?}"
+    );
+    assert!(
+        rows[0].contains("Tina learned to bake in 2015") && rows[0].contains("2015"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].contains("Tina opened her bakery") && rows[1].contains("7 May 2023"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].contains("yesterday"),
+        "the phrase it was read from: {rows:?}"
+    );
     go(c, "timeline", "#/timeline?limit=1");
     assert!(text_of(c, "#timeline-table").contains("2015"));
     let next = c.b.find("#timeline-next");
