@@ -11,6 +11,7 @@ mod calendar;
 mod grammar;
 mod lexicon;
 mod query;
+mod relative;
 mod tag;
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@
 //!   the BM25-alone and dense-alone baselines, and optionally answers with a chat model;
 //! - [`metrics`] holds the scores (evidence recall/hit@k, MRR, LoCoMo F1, BLEU-1, percentiles);
 //! - [`qa`] the answer and judge prompts;
+//! - [`temporal`] scores the temporal tagger on the temporal questions (`mnemo eval temporal`);
 //! - [`pack`] scores context packs against plain search cut to the same token budgets;
 //! - [`report`] the JSON schema and Markdown; [`plots`] the SVG and PNG charts.
 
@@ -17,6 +18,7 @@ pub mod plots;
 pub mod qa;
 pub mod report;
 pub mod run;
+pub mod temporal;
 
 pub use report::Report;
 pub use run::{run_locomo, EvalMode, EvalOptions};

@@ -46,6 +46,21 @@ pub(crate) enum EvalWorkload {
     Locomo(Box<LocomoArgs>),
     /// Memory correctness scenarios (moves, job changes, reversals, forgetting, corrections).
     Correctness(CorrectnessArgs),
+    /// LoCoMo's temporal questions: does the tagger date the evidence as the gold answer does?
+    Temporal(TemporalArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct TemporalArgs {
+    /// The LoCoMo JSON file.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Where the report JSON goes (default: stdout only).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Read numeric dates such as 05/08/2023 day first (5 August) instead of month first.
+    #[arg(long)]
+    pub day_first: bool,
 }
 
 #[derive(Debug, Args, Clone)]

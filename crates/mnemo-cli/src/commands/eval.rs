@@ -1,7 +1,8 @@
 //! `mnemo eval locomo`: builds the evaluation from CLI flags, runs it, writes the report JSON,
-//! the Markdown and the charts.
+//! the Markdown and the charts. `mnemo eval correctness` and `mnemo eval temporal` (the tagger
+//! on the temporal questions; no store, no model) write their reports.
 
-use crate::args::{CorrectnessArgs, LocomoArgs};
+use crate::args::{CorrectnessArgs, LocomoArgs, TemporalArgs};
 use crate::io::outln;
 use anyhow::{bail, Context};
 use mnemo::MemoryConfig;
@@ -279,4 +280,57 @@ fn pack_tuning(a: &LocomoArgs) -> mnemo::ContextTuning {
         t.excerpt_words = (n > 0).then_some(n);
     }
     t
+}
+
+/// `mnemo eval temporal`: the share of LoCoMo's temporal questions whose evidence the tagger
+/// dates as the gold answer does.
+pub(super) fn temporal(a: &TemporalArgs, json: bool) -> anyhow::Result<()> {
+    if !a.data.is_file() {
+        return Err(mnemo_core::Error::invalid(
+            "data",
+            format!("{} is not a readable file", a.data.display()),
+        )
+        .into());
+    }
+    let conversations = mnemo_eval::locomo::load(&a.data)?;
+    let opts = mnemo_core::time::TaggerOptions {
+        date_order: if a.day_first {
+            mnemo_core::time::DateOrder::DayFirst
+        } else {
+            mnemo_core::time::DateOrder::MonthFirst
+        },
+    };
+    let report = mnemo_eval::temporal::run_temporal(&conversations, &opts);
+    if let Some(out) = &a.out {
+        std::fs::write(out, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if json {
+        outln!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    outln!(
+        "temporal questions {}  answers parsed {}  matched {} ({:.3}; any sentence {:.3}; evidence dated {:.3})",
+        report.questions,
+        report.parsed,
+        report.matched,
+        report.matched_share,
+        report.matched_share_any_sentence,
+        report.tagged_share
+    );
+    for (granularity, s) in &report.per_granularity {
+        outln!(
+            "  {granularity:<7} {:>3}/{:<3} {:.3}",
+            s.matched,
+            s.questions,
+            s.matched_share
+        );
+    }
+    if !report.unparsed.is_empty() {
+        outln!("answers that are not a date or period:");
+        for u in &report.unparsed {
+            outln!("  {:?} ({})", u.answer, u.question);
+        }
+    }
+    Ok(())
 }
