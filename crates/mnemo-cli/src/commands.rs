@@ -47,7 +47,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         } => return eval::correctness(config_of(&cli)?, args.clone(), json).await,
         Command::Eval {
             workload: EvalWorkload::Temporal(args),
-        } => return eval::temporal(args, json),
+        } => return eval::temporal(config_of(&cli)?, args, json).await,
         Command::Serve(args) => return serve::serve(&cli, args, json).await,
         Command::Mcp { api_key } => return serve::mcp(&cli, api_key).await,
         Command::Keys { action } => return serve::keys(&cli, action, json).await,
