@@ -17,7 +17,7 @@ pub(crate) use measure::{
 };
 pub(crate) use memories::{
     AddArgs, ContextArgs, DeleteAllArgs, DeleteArgs, EraseArgs, GetArgs, HistoryArgs, LinkArgs,
-    ListArgs, SearchArgs, UpdateArgs,
+    ListArgs, SearchArgs, TimelineArgs, UpdateArgs,
 };
 pub(crate) use settings::{JobArgs, LlmArgs, NoteArgs, RemoteEmbedderArgs, TierArgs};
 
@@ -112,6 +112,8 @@ pub(crate) enum Command {
     /// Link a memory to another of its scope (`related` unless --kind), or list its links
     /// (only ID given), or remove a link (--remove).
     Link(LinkArgs),
+    /// A scope's memories in the order their events happened, with the turns they were said in.
+    Timeline(TimelineArgs),
     /// Conversation sessions: list a scope's, read one's messages, show its window, delete
     /// its memories.
     Sessions {

@@ -27,6 +27,7 @@ mod reembed;
 mod reset;
 mod search;
 mod serve;
+mod timeline;
 mod update;
 
 use crate::args::{Cli, Command, EvalWorkload, RemoteEmbedderArgs, ScopeArgs};
@@ -46,7 +47,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         } => return eval::correctness(config_of(&cli)?, args.clone(), json).await,
         Command::Eval {
             workload: EvalWorkload::Temporal(args),
-        } => return eval::temporal(args, json),
+        } => return eval::temporal(config_of(&cli)?, args, json).await,
         Command::Eval {
             workload: EvalWorkload::Relations(args),
         } => return eval::relations(args, json),
@@ -71,6 +72,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Erase(args) => erase::run(&memory, args, json).await,
         Command::DeleteAll(args) => delete::all(&memory, args, json).await,
         Command::Link(args) => link::run(&memory, args, json).await,
+        Command::Timeline(args) => timeline::run(&memory, args, json).await,
         Command::Profile { action } => profile::run(&memory, action, json).await,
         Command::Sessions { action } => log::sessions(&memory, action, json).await,
         Command::Segments { action } => log::segments(&memory, action, json).await,

@@ -132,5 +132,11 @@ pub(crate) fn human_memory(m: &mnemo_core::Memory) -> String {
     if let Some(e) = m.expires_at {
         line.push_str(&format!("  (expires {})", e.to_rfc3339()));
     }
+    if let Some(t) = &m.event_time {
+        line.push_str(&format!(
+            "  (happened {})",
+            mnemo_core::pack::dates::when(t)
+        ));
+    }
     line
 }

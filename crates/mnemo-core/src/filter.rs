@@ -12,6 +12,11 @@
 //! `icontains` is `contains` on a string field with ASCII letters compared case-insensitively
 //! (only A–Z fold, on every store alike, so a filter means the same on SQLite and PostgreSQL).
 //!
+//! `event_time` takes a range, `{"event_time": {"gte": from, "lt": to}}` (either bound may be
+//! left out, not both): it keeps memories whose event time overlaps `[from, to)`
+//! ([`crate::EventRange::admits`]); a memory without an event time never matches, and an
+//! inverted range is invalid input.
+//!
 //! The scope ids `user_id`, `agent_id` and `run_id` are never fields: scope is set by explicit
 //! parameters only, and a filter naming one, at any depth, is refused.
 //!
@@ -44,6 +49,8 @@ pub enum Filter {
         op: Op,
         at: Timestamp,
     },
+    /// Event time overlapping a range (see the module docs).
+    EventTime(crate::store::EventRange),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +178,13 @@ impl Filter {
                 }
                 spend(conditions, 1)
             }
+            Filter::EventTime(range) => {
+                if range.from.is_none() && range.to.is_none() {
+                    return Err(Error::invalid("event_time", "give gte, lt or both"));
+                }
+                crate::store::EventRange::new("event_time", range.from, range.to)?;
+                spend(conditions, 1)
+            }
         }
     }
 }
@@ -295,6 +309,10 @@ fn parse(value: &Value, depth: usize, conditions: &mut usize) -> Result<Filter> 
 }
 
 fn parse_field(raw_key: &str, val: &Value, conditions: &mut usize) -> Result<Filter> {
+    if raw_key == "event_time" {
+        spend(conditions, 1)?;
+        return parse_event_time(val);
+    }
     let key = raw_key.strip_prefix("metadata.").unwrap_or(raw_key);
     check_key(raw_key, key)?;
     let ops: Vec<(Op, &Value)> = match val {
@@ -343,6 +361,32 @@ fn parse_field(raw_key: &str, val: &Value, conditions: &mut usize) -> Result<Fil
         });
     }
     Ok(and_of(out))
+}
+
+/// `{"gte": from, "lt": to}` on `event_time`: a range, checked (not inverted, not empty).
+fn parse_event_time(val: &Value) -> Result<Filter> {
+    let ops = val
+        .as_object()
+        .filter(|o| !o.is_empty())
+        .ok_or_else(|| Error::invalid("event_time", "takes {\"gte\": from, \"lt\": to}"))?;
+    let (mut from, mut to) = (None, None);
+    for (op, v) in ops {
+        match op.to_ascii_lowercase().as_str() {
+            "gte" => from = Some(parse_time("event_time", v)?),
+            "lt" => to = Some(parse_time("event_time", v)?),
+            other => {
+                return Err(Error::invalid(
+                    "event_time",
+                    format!("only gte and lt apply to event time, not {other:?}"),
+                ))
+            }
+        }
+    }
+    Ok(Filter::EventTime(crate::store::EventRange::new(
+        "event_time",
+        from,
+        to,
+    )?))
 }
 
 /// The conjunction of `parts`: a single part stands alone rather than as an AND of one.

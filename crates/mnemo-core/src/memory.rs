@@ -183,6 +183,11 @@ pub struct Memory {
     /// [`crate::note`]). Absent in records written before notes existed.
     #[serde(default)]
     pub note: Option<NoteFields>,
+    /// When what it says happened (see [`crate::time`]); distinct from `created_at` (when
+    /// mnemo learnt it) and `valid_from`/`valid_until` (when it held). Absent when none was
+    /// read or given (null), and in records written before event time existed.
+    #[serde(default)]
+    pub event_time: Option<crate::time::EventTime>,
 }
 
 /// What a note carries besides its text. Each list holds trimmed, non-empty, distinct entries
@@ -248,6 +253,8 @@ pub struct NewMemory {
     pub reason: Option<String>,
     /// A note's fields (`kind = note`); `index_text` then holds the enriched text.
     pub note: Option<NoteFields>,
+    /// When what it says happened, read against its source message's time (the anchor).
+    pub event_time: Option<crate::time::EventTime>,
 }
 
 impl NewMemory {
@@ -277,6 +284,7 @@ impl NewMemory {
             entities: Vec::new(),
             reason: None,
             note: None,
+            event_time: None,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! `get_context`); assembly lives beside them.
 
 mod assemble;
+pub mod dates;
 mod excerpt;
 #[cfg(test)]
 mod tests;
@@ -98,6 +99,10 @@ pub struct PackItem {
     pub message_ids: Vec<MessageId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<Timestamp>,
+    /// For a memory: when what it says happened, rendered in its line as absolute dates
+    /// ([`dates::event_note`], against `at`, the day it was said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<crate::time::EventTime>,
 }
 
 /// One ordered part of a pack.

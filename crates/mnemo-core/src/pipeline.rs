@@ -22,6 +22,7 @@
 //!   neighbouring turns.
 //! - `prompts`: the prompt texts.
 
+pub mod event_time;
 mod infer;
 mod knowledge;
 mod notes;

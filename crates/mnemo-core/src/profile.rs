@@ -136,6 +136,7 @@ mod tests {
             access_count: 0,
             last_accessed_at: None,
             note: None,
+            event_time: None,
         }
     }
 

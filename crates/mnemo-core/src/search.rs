@@ -10,7 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::filter::Filter;
-use crate::memory::{Memory, MemoryKind};
+use crate::memory::{Memory, MemoryKind, Timestamp};
 use crate::scope::Scope;
 use crate::store::{Candidate, CandidateQuery, EntityQuery, ReadOptions, ScoreQuery, Store};
 use serde::Serialize;
@@ -39,6 +39,13 @@ pub struct SearchRequest {
     /// The most linked results added, in addition to the `top_k` direct hits; `None`: no cap
     /// beyond `expand_links` per hit.
     pub expand_limit: Option<usize>,
+    /// The instant the query's temporal expression ("last week") is resolved against; `None`:
+    /// now. Used by the facade, which fills `temporal`.
+    pub reference_date: Option<crate::memory::Timestamp>,
+    /// The query's resolved temporal expression: memories whose event time is in its range
+    /// ([`crate::EventRange::of_query`]) join the pool and gain `temporal_weight`. `None`: the
+    /// ranking is exactly the one without event time.
+    pub temporal: Option<crate::time::TemporalQuery>,
 }
 
 /// The most linked neighbours a search may ask for per hit.
@@ -81,6 +88,8 @@ impl SearchRequest {
             mode: SearchMode::Hybrid,
             expand_links: 0,
             expand_limit: None,
+            reference_date: None,
+            temporal: None,
         }
     }
 
@@ -92,6 +101,9 @@ impl SearchRequest {
         crate::limits::check_no_nul("query", &self.query)?;
         if let Some(t) = self.read.as_of {
             crate::limits::check_timestamp("as_of", t)?;
+        }
+        if let Some(t) = self.reference_date {
+            crate::limits::check_timestamp("reference_date", t)?;
         }
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return Err(Error::invalid(
@@ -124,6 +136,13 @@ impl SearchRequest {
     }
 }
 
+/// The temporal expression of a search query ("last week", "in May 2023", "before 2020")
+/// resolved against `reference` by the rule tagger, or `None` when the query names no time it
+/// can resolve (then the search ranks as it would without event time).
+pub fn resolve_query(query: &str, reference: Timestamp) -> Option<crate::time::TemporalQuery> {
+    crate::time::resolve_query(query, reference, &crate::time::TaggerOptions::default())
+}
+
 /// Per-signal scores of a hit, so callers can see why it ranked where it did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Scores {
@@ -136,6 +155,14 @@ pub struct Scores {
     /// How informative the query entities the memory is linked to are, in [0, 1] (rare names
     /// count more; see `Store::entity_candidates`); 0 when the query names none it matches.
     pub entity: f32,
+    /// 1 when the memory's event time is in the query's temporal range, else 0 (and left out
+    /// of the JSON form, as for every search without a temporal expression).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub temporal: f32,
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -172,6 +199,10 @@ pub struct RankParams {
     /// Link expansion: how much the direct hits' activation lifts a linked memory's own score:
     /// `own × (1 + link_weight × Σ parent score × link strength)` (see [`linked_score`]).
     pub link_weight: f32,
+    /// Weight of the temporal signal: what a memory whose event time falls in the query's
+    /// temporal range gains (hybrid mode, queries with a temporal expression only). 0 turns
+    /// temporal search off.
+    pub temporal_weight: f32,
 }
 
 impl Default for RankParams {
@@ -183,6 +214,7 @@ impl Default for RankParams {
             candidate_factor: 3,
             min_candidates: 30,
             link_weight: 0.25,
+            temporal_weight: 0.2,
         }
     }
 }
@@ -304,6 +336,7 @@ pub fn hybrid_search_embedding(
         entry.entity = c.score;
     }
     fill_dense(store, &cq, &mut pooled, &entity_only, vector, req.mode)?;
+    temporal_side(store, req, &cq, params, &mut pooled, vector)?;
     let mut ranked: Vec<(i64, f32, Scores)> = pooled
         .into_iter()
         .map(|(k, s)| {
@@ -312,6 +345,7 @@ pub fn hybrid_search_embedding(
                     params.dense_weight * s.dense.max(0.0)
                         + params.lexical_weight * s.bm25_norm
                         + params.entity_weight * s.entity
+                        + params.temporal_weight * s.temporal
                 }
                 SearchMode::Dense => s.dense,
                 SearchMode::Lexical => s.bm25_norm,
@@ -366,6 +400,38 @@ fn entity_keys(pooled: &HashMap<i64, Scores>, params: &RankParams, top_k: usize)
         .filter(|(_, s)| base(s) >= line)
         .map(|(k, _)| *k)
         .collect()
+}
+
+/// The temporal signal: memories whose event time is in the range of the query's temporal
+/// expression (those already pooled, and up to a pool's worth more) score 1; new ones get their
+/// exact cosine. Nothing happens without a temporal expression, so such a search ranks as it
+/// would without event time.
+fn temporal_side(
+    store: &dyn Store,
+    req: &SearchRequest,
+    cq: &CandidateQuery<'_>,
+    params: &RankParams,
+    pooled: &mut HashMap<i64, Scores>,
+    vector: &[f32],
+) -> Result<()> {
+    let Some(t) = &req.temporal else {
+        return Ok(());
+    };
+    if req.mode != SearchMode::Hybrid || params.temporal_weight <= 0.0 {
+        return Ok(());
+    }
+    let range = crate::store::EventRange::of_query(t);
+    let mut keys: Vec<i64> = pooled.keys().copied().collect();
+    keys.sort_unstable();
+    let mut temporal_only = Vec::new();
+    for c in store.event_candidates(cq, &range, &keys)? {
+        let entry = pooled.entry(c.key).or_insert_with(|| {
+            temporal_only.push(c.key);
+            Scores::default()
+        });
+        entry.temporal = c.score;
+    }
+    fill_dense(store, cq, pooled, &temporal_only, vector, req.mode)
 }
 
 /// Gives `keys` (pooled without a dense score) their exact cosine, in hybrid mode.

@@ -33,6 +33,7 @@ mod records;
 mod retrieval;
 mod steps;
 mod tiers;
+mod timeline;
 mod transfer;
 
 pub use admin::*;
@@ -44,18 +45,28 @@ pub use records::*;
 pub use retrieval::*;
 pub use steps::*;
 pub use tiers::*;
+pub use timeline::*;
 pub use transfer::*;
 
 /// Every capability a store has: what the pipelines and the facade hold as `Arc<dyn Store>`.
 /// Implemented by every type that implements all the capability traits; a backend never
 /// implements it by hand.
 pub trait Store:
-    Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin
+    Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Timeline
 {
 }
 
 impl<T> Store for T where
-    T: Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + ?Sized
+    T: Records
+        + Retrieval
+        + Graph
+        + Messages
+        + Erasure
+        + Tiers
+        + Transfer
+        + Admin
+        + Timeline
+        + ?Sized
 {
 }
 
@@ -145,6 +156,7 @@ pub(crate) mod fixtures {
             access_count: 0,
             last_accessed_at: None,
             note: None,
+            event_time: None,
         }
     }
 }

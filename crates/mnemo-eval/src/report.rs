@@ -95,6 +95,10 @@ pub struct Report {
     /// mnemo on a second backend, same questions (`--compare-store`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compare_store: Option<CompareSection>,
+    /// mnemo's own search with temporal search off (`temporal_weight` 0), same questions and
+    /// store: the matched control of `retrieval`/`per_category`, which run with it on. A
+    /// question naming no time ranks identically in both.
+    pub temporal_off: RetrievalSummary,
     pub config: serde_json::Value,
     /// Every search latency, for the histogram; not part of the JSON.
     #[serde(skip)]

@@ -118,6 +118,8 @@ struct Tally {
     expanded: RetrievalTally,
     /// The same searches' direct hits alone (the matched control of `expanded`).
     per_request: RetrievalTally,
+    /// mnemo's searches with temporal search off (the control of `mnemo`).
+    temporal_off: RetrievalTally,
     /// Add and search latencies in ms, per engine.
     add_ms: Vec<f64>,
     search_ms: Vec<f64>,
@@ -180,6 +182,9 @@ pub async fn run_locomo(opts: &EvalOptions) -> Result<Report> {
             turns: &turns,
             bpe: &bpe,
             counter: counter.as_ref(),
+            // Questions are asked after the conversation: "last week" means the week before
+            // its last session.
+            reference: c.sessions.iter().map(|s| s.date).max(),
         };
         for q in asked(c, opts) {
             asker.question(q, &mut tally).await?;

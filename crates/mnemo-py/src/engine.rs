@@ -331,6 +331,7 @@ impl Engine {
                 ..ReadOptions::default()
             },
             expand_links: k.count("expand_links")?.unwrap_or(0),
+            reference_date: k.time("reference_date")?,
         };
         // Mem0 2.x's `rerank`: mnemo's hybrid ranking always runs, and no second reranker
         // exists to switch on or off, so the flag is read (a bool) and changes nothing.
@@ -600,6 +601,25 @@ impl Engine {
         k.finish()?;
         let work = records::sessions(self.mem()?, parts, cursor, limit);
         Ok(Pending::new(work))
+    }
+
+    /// A page of the scope's timeline: memories in event-time order with their turns.
+    #[pyo3(signature = (**kw))]
+    fn timeline(&self, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let mut k = Kw::new(kw);
+        let parts = k.parts()?;
+        let page = crate::ops::timeline::Page {
+            from: k.time("start")?,
+            to: k.time("end")?,
+            limit: k.count("limit")?.unwrap_or(DEFAULT_LIMIT),
+            cursor: k.str("cursor")?,
+        };
+        k.finish()?;
+        Ok(Pending::new(crate::ops::timeline::timeline(
+            self.mem()?,
+            parts,
+            page,
+        )))
     }
 
     fn export(&self) -> PyResult<Pending> {

@@ -9,6 +9,7 @@
 
 pub(crate) mod extra;
 pub(crate) mod records;
+pub(crate) mod timeline;
 
 use crate::convert::Parts;
 use crate::errors::Failure;

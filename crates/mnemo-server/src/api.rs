@@ -41,7 +41,8 @@ pub struct AddBody {
     /// Extract facts with the configured chat model (its default) or store raw.
     pub infer: Option<bool>,
     pub expires_at: Option<DateTime<Utc>>,
-    /// Back-dates the messages and memories.
+    /// When the messages were said (RFC 3339; default now): their memories' event times are
+    /// read against it ("yesterday"), and it back-dates them. From 1900 to a day ahead.
     pub timestamp: Option<DateTime<Utc>>,
     /// A retry with the same key returns the first result and writes nothing.
     pub idempotency_key: Option<String>,
@@ -95,6 +96,9 @@ pub struct SearchBody {
     pub expand_links: usize,
     /// The most linked results added (default: no cap beyond `expand_links` per hit).
     pub expand_limit: Option<usize>,
+    /// The instant (RFC 3339) the query's temporal expression ("last week", "in May 2023") is
+    /// resolved against; default now. Memories whose event time falls in it rank higher.
+    pub reference_date: Option<DateTime<Utc>>,
 }
 
 /// `POST /v1/context`: a prompt-ready context pack for a query, under a token budget.
@@ -290,6 +294,35 @@ pub struct MemoryDoc {
     /// A note's fields (`kind: note`), else null.
     #[schema(value_type = Option<NoteDoc>)]
     pub note: Option<Value>,
+    /// When what it says happened (read from its text against the time it was said), else
+    /// null. Distinct from `created_at` (when it was learnt) and `valid_from`/`valid_until`.
+    #[schema(value_type = Option<EventTimeDoc>)]
+    pub event_time: Option<Value>,
+}
+
+/// An event time: `[start, end)` at a granularity, the words it was read from and its source.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventTimeDoc {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    /// `instant`, `day`, `week`, `month`, `season` or `year`.
+    pub granularity: String,
+    /// The words it was read from ("last week"); empty when a caller gave it.
+    pub phrase: String,
+    /// `text` (the rule tagger), `model` (the chat model, agreeing with the text) or `caller`.
+    pub source: String,
+}
+
+/// A query's temporal expression as a search understood it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TemporalDoc {
+    /// The words of the query it was read from.
+    pub phrase: String,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub granularity: String,
+    /// `during`, `before` or `after`: how matching events relate to `[start, end)`.
+    pub relation: String,
 }
 
 /// A note's fields.
@@ -306,7 +339,7 @@ pub struct HitDoc {
     #[serde(flatten)]
     pub memory: MemoryDoc,
     pub score: f32,
-    /// `dense`, `lexical`, `entity` (each may be absent).
+    /// `dense`, `lexical`, `entity`, `temporal` (each may be absent).
     #[schema(value_type = Object)]
     pub scores: Value,
     /// Only for a result of link expansion: `{memory_id, kind, strength}` of the hit and the
@@ -347,6 +380,9 @@ pub struct SearchDoc {
     pub search_ms: f64,
     #[schema(value_type = Vec<Object>)]
     pub usage: Vec<Value>,
+    /// The query's temporal expression resolved against `reference_date`; absent when the
+    /// query names no time.
+    pub temporal: Option<TemporalDoc>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -395,6 +431,9 @@ pub struct PackItemDoc {
     pub score: Option<f32>,
     /// For `linked`: the id of the item it was reached from.
     pub from: Option<String>,
+    /// For a memory with an event time: when it happened (its line says it in words).
+    #[schema(value_type = Option<EventTimeDoc>)]
+    pub event_time: Option<Value>,
     /// The messages it rests on (absent when none).
     #[schema(value_type = Option<Vec<String>>)]
     pub message_ids: Option<Vec<String>>,
@@ -508,4 +547,41 @@ pub struct EraseBody {
     pub sources: bool,
     /// Why (kept in the tombstone history event; never the erased text).
     pub reason: Option<String>,
+}
+
+/// Query parameters of `GET /v1/timeline`: a scope's events in event-time order.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct TimelineParams {
+    pub user_id: Option<String>,
+    pub agent_id: Option<String>,
+    pub run_id: Option<String>,
+    /// Events that end after this instant (RFC 3339); default: no bound.
+    pub from: Option<DateTime<Utc>>,
+    /// Events that start before this instant (RFC 3339); default: no bound.
+    pub to: Option<DateTime<Utc>>,
+    /// Comma-separated memory kinds.
+    pub kinds: Option<String>,
+    /// Page size: default 100, 1 to 1000.
+    pub limit: Option<usize>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// One timeline entry: the memory (with its `event_time`) and the text of the turn it was
+/// said in.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimelineEntryDoc {
+    #[serde(flatten)]
+    pub memory: MemoryDoc,
+    /// Its first source message's text, as the log shows it (null when hidden or absent).
+    pub source_text: Option<String>,
+}
+
+/// A page of a timeline.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimelineDoc {
+    pub results: Vec<TimelineEntryDoc>,
+    pub next_cursor: Option<String>,
 }

@@ -31,6 +31,7 @@ mod jobs;
 mod links;
 mod log;
 mod streamable;
+mod timeline;
 pub use streamable::{
     routes as http_routes, SessionOwners, MAX_MESSAGE_BYTES, MAX_SESSIONS_PER_KEY, SESSION_IDLE,
 };
@@ -45,7 +46,15 @@ fn mcp_error(e: ApiError) -> McpError {
 }
 
 fn as_of(raw: Option<&str>) -> Result<Option<chrono::DateTime<chrono::Utc>>, McpError> {
-    raw.map(|t| mnemo_core::filter::parse_rfc3339("as_of", t).map_err(|e| mcp_error(e.into())))
+    instant("as_of", raw)
+}
+
+/// An RFC 3339 argument; invalid params naming `field` otherwise.
+fn instant(
+    field: &str,
+    raw: Option<&str>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, McpError> {
+    raw.map(|t| mnemo_core::filter::parse_rfc3339(field, t).map_err(|e| mcp_error(e.into())))
         .transpose()
 }
 
@@ -119,6 +128,9 @@ pub struct AddArgs {
     pub context: Option<String>,
     /// Check the add, queue it and answer at once with a job id (see `get_job`).
     pub async_mode: Option<bool>,
+    /// When the messages were said (RFC 3339, default now): "yesterday" in them is read
+    /// against it. From 1900 to a day ahead.
+    pub timestamp: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -147,6 +159,9 @@ pub struct SearchArgs {
     pub as_of: Option<String>,
     /// Also return up to this many linked notes per hit, after the hits (each with `via`).
     pub expand_links: Option<usize>,
+    /// What the query's relative time ("last week") is resolved against (RFC 3339; default
+    /// now). Memories whose event time falls in it rank higher.
+    pub reference_date: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -268,7 +283,8 @@ impl MemoryTools {
                 + Self::link_router()
                 + Self::context_router()
                 + Self::log_router()
-                + Self::job_router(),
+                + Self::job_router()
+                + Self::timeline_router(),
         }
     }
 
@@ -320,6 +336,7 @@ impl MemoryTools {
             keywords: a.keywords.map(|k| json!(k)),
             tags: a.tags.map(|t| json!(t)),
             context: a.context,
+            timestamp: instant("timestamp", a.timestamp.as_deref())?,
             ..AddBody::default()
         };
         let rid = uuid::Uuid::now_v7().to_string();
@@ -352,10 +369,14 @@ impl MemoryTools {
             filters: a.filters.map(Value::Object),
             as_of: as_of(a.as_of.as_deref())?,
             expand_links: a.expand_links.unwrap_or(0),
+            reference_date: instant("reference_date", a.reference_date.as_deref())?,
             ..SearchBody::default()
         };
         let out = self.service.search(&p, body).await.map_err(mcp_error)?;
-        ok_json(json!({ "results": out.results }))
+        ok_json(match out.temporal {
+            Some(t) => json!({ "results": out.results, "temporal": t }),
+            None => json!({ "results": out.results }),
+        })
     }
 
     #[tool(

@@ -11,6 +11,7 @@ mod jobs;
 mod log;
 pub mod middleware;
 pub mod native;
+mod timeline;
 
 pub use middleware::RequestId;
 

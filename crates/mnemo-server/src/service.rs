@@ -30,6 +30,7 @@ mod links;
 mod log;
 mod memories;
 mod search;
+mod timeline;
 pub(crate) use authz::check_reason;
 pub use context::budget_tokens;
 pub use convert::parse_id;

@@ -50,6 +50,7 @@ static ASSETS: &[Asset] = assets![
     "views/graph.js" => JS,
     "views/pack.js" => JS,
     "views/admin.js" => JS,
+    "views/timeline.js" => JS,
 ];
 
 /// The inspector's routes (no key needed: the page asks for one).

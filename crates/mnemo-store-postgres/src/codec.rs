@@ -8,6 +8,7 @@
 //! order is JSONB's (by length, then bytes); JSON objects compare without regard to order.
 
 use chrono::{DateTime, TimeZone, Utc};
+use mnemo_core::time::EventTime;
 use mnemo_core::{
     Entity, EntityId, Error, HistoryEvent, Link, Memory, MemoryId, Message, MessageId, Metadata,
     NoteFields, Result, Scope, Timestamp,
@@ -20,7 +21,7 @@ use serde_json::Value;
 pub(crate) const MEMORY_COLUMNS: &str =
     "m.seq, m.id, m.text, m.kind, m.state, m.user_id, m.agent_id, m.run_id, m.metadata, m.hash, \
      m.created_at, m.updated_at, m.expires_at, m.valid_from, m.valid_until, m.actor, m.role, \
-     m.access_count, m.last_accessed_at, m.note";
+     m.access_count, m.last_accessed_at, m.note, m.event_time";
 
 /// The select list `message_from_row` reads (`messages` aliased `g`).
 pub(crate) const MESSAGE_COLUMNS: &str =
@@ -119,6 +120,17 @@ pub(crate) fn note_from_value(v: Option<Value>) -> Result<Option<NoteFields>> {
         .transpose()
 }
 
+/// A memory's event time from its JSONB column (`None` when it has none).
+pub(crate) fn event_time_from_value(v: Option<Value>) -> Result<Option<EventTime>> {
+    v.map(|v| serde_json::from_value(v).map_err(|e| Error::storage(format!("event time: {e}"))))
+        .transpose()
+}
+
+/// An event time as the JSONB parameter a write binds.
+pub(crate) fn event_time_value(e: &EventTime) -> Value {
+    serde_json::to_value(e).unwrap_or(Value::Null)
+}
+
 /// A note's fields as the JSONB parameter a write binds.
 pub(crate) fn note_value(n: &NoteFields) -> Value {
     serde_json::to_value(n).unwrap_or(Value::Null)
@@ -156,6 +168,7 @@ pub(crate) fn memory_from_row(row: &Row) -> Result<Memory> {
         access_count: col::<i64>(row, "access_count")?.max(0) as u64,
         last_accessed_at: opt_time(row, "last_accessed_at")?,
         note: note_from_value(col(row, "note")?)?,
+        event_time: event_time_from_value(col(row, "event_time")?)?,
     })
 }
 

@@ -5,7 +5,7 @@
 //! vectors pgvector `vector`. A memory has an embedding exactly when it is not deleted (a
 //! deleted memory leaves the dense index, and its generated `lexical` column is NULL too).
 
-use crate::codec::{metadata_value, ms, note_value};
+use crate::codec::{event_time_value, metadata_value, ms, note_value};
 use crate::pg_err;
 use mnemo_core::*;
 use postgres::error::SqlState;
@@ -82,6 +82,7 @@ pub(crate) struct MemoryRow<'a> {
     pub vector: Option<&'a [f32]>,
     pub sources: &'a [MessageId],
     pub note: Option<&'a NoteFields>,
+    pub event_time: Option<&'a mnemo_core::time::EventTime>,
 }
 
 /// Inserts a memory and its provenance rows; returns its candidate key (`seq`). An id the
@@ -101,8 +102,9 @@ pub(crate) fn insert_memory(tx: &mut Transaction<'_>, m: &MemoryRow<'_>) -> Resu
         .query_one(
             "INSERT INTO memories (scope_key, id, user_id, agent_id, run_id, kind, state, text, \
              index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, \
-             valid_until, actor, role, note, embedding) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-             $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING seq",
+             valid_until, actor, role, note, embedding, event_start, event_end, event_time) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             $18, $19, $20, $21, $22, $23) RETURNING seq",
             &[
                 &key,
                 &m.id.0,
@@ -124,6 +126,9 @@ pub(crate) fn insert_memory(tx: &mut Transaction<'_>, m: &MemoryRow<'_>) -> Resu
                 &m.role.map(Role::as_str),
                 &m.note.map(note_value),
                 &embedding,
+                &m.event_time.map(|e| e.start.timestamp_millis()),
+                &m.event_time.map(|e| e.end.timestamp_millis()),
+                &m.event_time.map(event_time_value),
             ],
         )
         .map_err(|e| match e.code() {

@@ -245,7 +245,8 @@ fn erase_in(
     let now = chrono::Utc::now().timestamp_millis().max(ms(m.updated_at));
     tx.execute(
         "UPDATE memories SET text = '', index_text = NULL, note = NULL, metadata = '{}'::jsonb, \
-         hash = '', embedding = NULL, state = 'deleted', updated_at = $1, \
+         hash = '', embedding = NULL, event_start = NULL, event_end = NULL, event_time = NULL, \
+         state = 'deleted', updated_at = $1, \
          valid_from = COALESCE(valid_until, $1), valid_until = COALESCE(valid_until, $1) \
          WHERE scope_key = $2 AND id = $3",
         &[&now, &key, &id.0],

@@ -27,6 +27,7 @@ mod schema;
 mod scratch;
 mod search;
 mod tiers;
+mod timeline;
 mod transfer;
 mod turn;
 mod write;

@@ -255,6 +255,15 @@ const MIGRATIONS: &[&str] = &[
         WHERE status IN ('pending', 'running');
     CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs (user_id, seq);
     "#,
+    // v6: event time (see `timeline.rs`): the interval's ends for range reads and the whole
+    // event time; indexed by owner and start for the timeline and temporal search.
+    r#"
+    ALTER TABLE memories ADD COLUMN IF NOT EXISTS event_start BIGINT;
+    ALTER TABLE memories ADD COLUMN IF NOT EXISTS event_end BIGINT;
+    ALTER TABLE memories ADD COLUMN IF NOT EXISTS event_time JSONB;
+    CREATE INDEX IF NOT EXISTS memories_by_event ON memories (scope_key, event_start)
+        WHERE event_start IS NOT NULL;
+    "#,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

@@ -237,6 +237,7 @@ impl BatchWriter for Writer<'_, '_> {
                 vector: Some(&m.vector),
                 sources: &m.sources,
                 note: m.note.as_ref(),
+                event_time: m.event_time.as_ref(),
             },
         )
         .map(drop)

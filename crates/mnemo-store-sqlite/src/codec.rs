@@ -2,6 +2,7 @@
 //! little-endian f32 blobs, metadata as JSON text (types preserved by serde_json).
 
 use chrono::{DateTime, TimeZone, Utc};
+use mnemo_core::time::EventTime;
 use mnemo_core::{Error, HistoryEvent, Memory, MemoryId, Metadata, NoteFields, Timestamp};
 use rusqlite::Row;
 
@@ -9,7 +10,7 @@ use rusqlite::Row;
 pub(crate) const MEMORY_COLS: &str =
     "m.seq, m.id, m.text, m.kind, m.state, m.user_id, m.agent_id, m.run_id, \
      m.metadata, m.hash, m.created_at, m.updated_at, m.expires_at, m.valid_from, m.valid_until, \
-     m.actor, m.role, m.access_count, m.last_accessed_at, m.note";
+     m.actor, m.role, m.access_count, m.last_accessed_at, m.note, m.event_time";
 
 pub(crate) fn from_ms(ms: i64) -> Timestamp {
     Utc.timestamp_millis_opt(ms)
@@ -63,6 +64,7 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> 
         access_count: row.get::<_, i64>(17)?.max(0) as u64,
         last_accessed_at: row.get::<_, Option<i64>>(18)?.map(from_ms),
         note: note_from_text(row.get(19)?)?,
+        event_time: event_time_from_text(row.get(20)?)?,
     };
     Ok((row.get(0)?, memory))
 }
@@ -107,6 +109,20 @@ pub(crate) fn note_from_text(raw: Option<String>) -> rusqlite::Result<Option<Not
         })
     })
     .transpose()
+}
+
+/// A memory's event time as stored (JSON text in `event_time`); `None` when it has none.
+pub(crate) fn event_time_from_text(raw: Option<String>) -> rusqlite::Result<Option<EventTime>> {
+    raw.map(|s| {
+        serde_json::from_str(&s).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+pub(crate) fn event_time_text(e: &EventTime) -> String {
+    serde_json::to_string(e).expect("an event time always serialises")
 }
 
 pub(crate) fn note_text(n: &NoteFields) -> String {

@@ -237,7 +237,7 @@ fn erase_in(
         .max(m.updated_at.timestamp_millis());
     tx.execute(
         "UPDATE memories SET text = '', index_text = NULL, note = NULL, metadata = '{}', hash = '', \
-         state = 'deleted', updated_at = ?1, valid_from = COALESCE(valid_until, ?1), \
+         event_start = NULL, event_end = NULL, event_time = NULL, state = 'deleted', updated_at = ?1, valid_from = COALESCE(valid_until, ?1), \
          valid_until = COALESCE(valid_until, ?1) WHERE seq = ?2",
         params![now, seq],
     )

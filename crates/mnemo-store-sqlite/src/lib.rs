@@ -25,6 +25,7 @@ mod retrieval;
 mod schema;
 mod sessions;
 mod tiers;
+mod timeline;
 mod transfer;
 mod write;
 

@@ -271,6 +271,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX segments_by_user ON segments (user_id) WHERE user_id IS NOT NULL;
     CREATE INDEX segments_by_agent ON segments (agent_id) WHERE agent_id IS NOT NULL;
     "#,
+    // v10: event time (see `timeline.rs`): the interval's ends for range reads and the whole
+    // event time as JSON; indexed per scope part by start, for the timeline and its ranges.
+    r#"
+    ALTER TABLE memories ADD COLUMN event_start INTEGER;
+    ALTER TABLE memories ADD COLUMN event_end INTEGER;
+    ALTER TABLE memories ADD COLUMN event_time TEXT;
+    CREATE INDEX memories_event_by_user ON memories (user_id, event_start)
+        WHERE event_start IS NOT NULL AND user_id IS NOT NULL;
+    CREATE INDEX memories_event_by_agent ON memories (agent_id, event_start)
+        WHERE event_start IS NOT NULL AND agent_id IS NOT NULL;
+    CREATE INDEX memories_event_by_run ON memories (run_id, event_start)
+        WHERE event_start IS NOT NULL AND run_id IS NOT NULL;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -495,6 +495,7 @@ impl BatchWriter for Writer<'_, '_> {
             &m.sources,
             m.note.as_ref(),
         )?;
+        crate::timeline::set_event_time(self.tx, seq, m.event_time.as_ref())?;
         if let Some(fresh) = self.memo.fresh.as_mut() {
             fresh.push((seq as u64, m.vector.clone()));
         }

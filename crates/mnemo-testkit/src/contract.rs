@@ -12,6 +12,7 @@ pub use crate::contract_notes::*;
 pub use crate::contract_search::*;
 pub use crate::contract_sessions::*;
 pub use crate::contract_tiers::*;
+pub use crate::contract_timeline::*;
 pub use crate::contract_transfer::*;
 pub use crate::contract_visibility::*;
 pub use crate::contract_writes::*;

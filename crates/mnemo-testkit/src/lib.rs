@@ -18,6 +18,7 @@ mod contract_notes;
 mod contract_search;
 mod contract_sessions;
 mod contract_tiers;
+mod contract_timeline;
 mod contract_transfer;
 mod contract_visibility;
 mod contract_writes;
@@ -81,7 +82,12 @@ macro_rules! store_contract_tests {
             retries_wait_for_their_time_and_failures_keep_their_error,
             concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue,
             open_jobs_are_counted_per_tenant,
-            dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was);
+            dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was,
+            event_time_is_stored_with_the_memory_and_shown_by_reads,
+            the_timeline_orders_ranges_and_pages_events_of_the_scope,
+            event_candidates_keep_range_scope_and_pooled_keys,
+            the_event_time_filter_keeps_overlapping_memories,
+            event_time_survives_export_and_import, erase_removes_the_event_time_and_its_phrase);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -132,6 +132,8 @@ impl MemoryConfig {
             && r.entity_weight.is_finite()
             && r.link_weight >= 0.0
             && r.link_weight.is_finite()
+            && r.temporal_weight >= 0.0
+            && r.temporal_weight.is_finite()
             && r.dense_weight + r.lexical_weight > 0.0)
         {
             return Err(Error::invalid(

@@ -245,6 +245,7 @@ fn profile(store: &dyn Store, scope: &Scope, read: &ReadOptions) -> Result<Optio
             from: None,
             message_ids: m.sources.clone(),
             at: Some(m.updated_at),
+            event_time: None,
         },
         // Always first: the profile frames everything else.
         value: 1e6,

@@ -25,6 +25,7 @@ mod segments;
 mod sessions;
 pub mod settings;
 mod store;
+mod timeline;
 mod transfer;
 mod usage;
 
@@ -49,6 +50,7 @@ pub use store::{
     import_legacy_keys, key_store, open_store, reembed_store, Reembedded, StoreConfig,
     DEFAULT_STORE_POOL_SIZE,
 };
+pub use timeline::{TimelineEntry, TimelinePage, TimelineRequest};
 
 use mnemo_core::{Binding, CachedEmbedder, ChatModel, Embedder, RankParams, Store};
 use std::sync::{Arc, OnceLock};

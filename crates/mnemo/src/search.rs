@@ -14,12 +14,28 @@ pub struct SearchResponse {
     pub search_ms: f64,
     /// The model calls this search made (the query embedding).
     pub usage: Vec<ModelCall>,
+    /// The query's temporal expression as understood: its words and the interval they name,
+    /// resolved against the request's `reference_date` (absent when the query names no time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temporal: Option<mnemo_core::time::TemporalQuery>,
 }
 
 impl Memory {
+    /// Resolves the query's temporal expression against its `reference_date` (now when
+    /// absent), unless the caller set `temporal` or temporal search is off (`temporal_weight`
+    /// 0); see [`mnemo_core::SearchRequest::temporal`].
+    pub fn resolve_temporal(&self, req: &mut SearchRequest) {
+        if req.temporal.is_none() && self.inner.rank.temporal_weight > 0.0 {
+            let reference = req.reference_date.unwrap_or_else(chrono::Utc::now);
+            req.temporal = mnemo_core::search::resolve_query(&req.query, reference);
+        }
+    }
+
     /// Hybrid search: embeds the query, then fuses dense and lexical candidates.
-    pub async fn search(&self, req: SearchRequest) -> Result<SearchResponse> {
+    pub async fn search(&self, mut req: SearchRequest) -> Result<SearchResponse> {
         req.validate()?;
+        self.resolve_temporal(&mut req);
+        let temporal = req.temporal.clone();
         if req.mode == SearchMode::Lexical {
             return self.search_with_vector(req, Vec::new()).await;
         }
@@ -68,15 +84,18 @@ impl Memory {
                 ms: embed_ms,
                 failed: false,
             }],
+            temporal,
         })
     }
 
     /// Hybrid search with a query vector the caller already has.
     pub async fn search_with_vector(
         &self,
-        req: SearchRequest,
+        mut req: SearchRequest,
         vector: Vec<f32>,
     ) -> Result<SearchResponse> {
+        self.resolve_temporal(&mut req);
+        let temporal = req.temporal.clone();
         let rank = self.inner.rank;
         let store = self.store().clone();
         let scope = req.scope.clone();
@@ -88,6 +107,7 @@ impl Memory {
                 embed_ms: 0.0,
                 search_ms: t.elapsed().as_secs_f64() * 1e3,
                 usage: Vec::new(),
+                temporal,
             })
         })
         .await?;

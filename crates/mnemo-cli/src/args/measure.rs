@@ -63,6 +63,10 @@ pub(crate) struct TemporalArgs {
     /// Read numeric dates such as 05/08/2023 day first (5 August) instead of month first.
     #[arg(long)]
     pub day_first: bool,
+    /// Also run the retrieval evaluation (raw adds, the configured embedder) and report the
+    /// temporal category's recall@10 with temporal search on and off, from the same run.
+    #[arg(long)]
+    pub recall: bool,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -78,6 +78,10 @@ pub(crate) struct SearchArgs {
     /// Also return up to N linked notes per hit, after the hits (marked with `via`).
     #[arg(long, default_value_t = 0)]
     pub expand_links: usize,
+    /// What the query's relative time ("last week") is resolved against (RFC 3339; default
+    /// now).
+    #[arg(long)]
+    pub reference_date: Option<String>,
     pub query: String,
 }
 
@@ -235,4 +239,25 @@ fn parse_mode(s: &str) -> Result<mnemo::core::SearchMode, String> {
             "unknown mode {other:?}: use hybrid, dense or lexical"
         )),
     }
+}
+
+/// `mnemo timeline`.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct TimelineArgs {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// Only events that end after this time (RFC 3339).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Only events that start before this time (RFC 3339).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Comma-separated kinds (raw, fact, note, …).
+    #[arg(long)]
+    pub kinds: Option<String>,
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    /// The cursor a previous page printed.
+    #[arg(long)]
+    pub cursor: Option<String>,
 }

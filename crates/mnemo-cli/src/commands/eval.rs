@@ -285,7 +285,11 @@ fn pack_tuning(a: &LocomoArgs) -> mnemo::ContextTuning {
 
 /// `mnemo eval temporal`: the share of LoCoMo's temporal questions whose evidence the tagger
 /// dates as the gold answer does.
-pub(super) fn temporal(a: &TemporalArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn temporal(
+    cfg: MemoryConfig,
+    a: &TemporalArgs,
+    json: bool,
+) -> anyhow::Result<()> {
     if !a.data.is_file() {
         return Err(mnemo_core::Error::invalid(
             "data",
@@ -301,7 +305,12 @@ pub(super) fn temporal(a: &TemporalArgs, json: bool) -> anyhow::Result<()> {
             mnemo_core::time::DateOrder::MonthFirst
         },
     };
-    let report = mnemo_eval::temporal::run_temporal(&conversations, &opts);
+    let mut report = mnemo_eval::temporal::run_temporal(&conversations, &opts);
+    if a.recall {
+        let (on, off) = temporal_recall(cfg, &a.data).await?;
+        report.recall_at_10_on = Some(on);
+        report.recall_at_10_off = Some(off);
+    }
     if let Some(out) = &a.out {
         std::fs::write(out, serde_json::to_string_pretty(&report)?)
             .with_context(|| format!("writing {}", out.display()))?;
@@ -319,6 +328,9 @@ pub(super) fn temporal(a: &TemporalArgs, json: bool) -> anyhow::Result<()> {
         report.matched_share_any_sentence,
         report.tagged_share
     );
+    if let (Some(on), Some(off)) = (report.recall_at_10_on, report.recall_at_10_off) {
+        outln!("temporal category recall@10: {on:.3} with temporal search, {off:.3} without");
+    }
     for (granularity, s) in &report.per_granularity {
         outln!(
             "  {granularity:<7} {:>3}/{:<3} {:.3}",
@@ -378,4 +390,50 @@ pub(super) fn relations(a: &RelationsArgs, json: bool) -> anyhow::Result<()> {
         t.relations_ns_per_turn, t.entities_ns_per_turn, t.ratio_to_entities, t.turns, t.passes
     );
     Ok(())
+}
+
+/// The temporal category's (2) recall@10 with temporal search on and off, from one retrieval
+/// run over `data` (raw adds, no baselines): `off` is the run's matched control
+/// (`Report::temporal_off`), the same questions on the same store.
+async fn temporal_recall(cfg: MemoryConfig, data: &std::path::Path) -> anyhow::Result<(f64, f64)> {
+    cfg.validate()?;
+    let work_dir = cfg.data_dir.join("eval").join(format!(
+        "temporal-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%.3f")
+    ));
+    let opts = EvalOptions {
+        data: data.to_path_buf(),
+        mode: EvalMode::Raw,
+        top_k: 10,
+        work_dir: work_dir.clone(),
+        embedder: load_embedder(&cfg).await?,
+        rank: cfg.rank,
+        indexing: cfg.indexing,
+        qa: None,
+        progress: false,
+        max_questions: None,
+        max_conversations: None,
+        infer_model: None,
+        baselines: false,
+        notes: None,
+        note_config: cfg.notes,
+        pack_budgets: Vec::new(),
+        pack_tuning: mnemo::ContextTuning::default(),
+        store_url: None,
+        compare_store: None,
+    };
+    let result = mnemo_eval::run_locomo(&opts).await;
+    let _ = std::fs::remove_dir_all(&work_dir);
+    let report = result?;
+    let at10 =
+        |per: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, f64>>| {
+            per.get("2")
+                .and_then(|c| c.get("recall@10"))
+                .copied()
+                .unwrap_or(0.0)
+        };
+    Ok((
+        at10(&report.per_category),
+        at10(&report.temporal_off.per_category),
+    ))
 }

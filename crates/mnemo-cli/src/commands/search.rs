@@ -18,6 +18,7 @@ pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow
         as_of,
         mode,
         expand_links,
+        reference_date,
         query,
     } = args;
     let filter = match filters {
@@ -40,11 +41,23 @@ pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow
         mode,
         expand_links,
         expand_limit: None,
+        reference_date: reference_date
+            .map(|t| parse_time_arg("reference_date", &t))
+            .transpose()?,
+        temporal: None,
     };
     let resp = memory.search(req).await?;
     if json {
         print_json(&resp)?;
     } else {
+        if let Some(t) = &resp.temporal {
+            outln!(
+                "time: {:?} = {} to {}",
+                t.phrase,
+                t.start.to_rfc3339(),
+                t.end.to_rfc3339()
+            );
+        }
         for h in &resp.results {
             match &h.via {
                 Some(v) => outln!(

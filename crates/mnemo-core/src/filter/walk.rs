@@ -94,6 +94,17 @@ fn walk<D: FilterDialect>(f: &Filter, d: &mut D) -> Result<String> {
         Filter::Meta { key, op, value } => {
             format!("COALESCE({}, {})", meta(d, key, *op, value)?, D::FALSE)
         }
+        // Overlap with `[from, to)`; a memory without an event time has NULL ends: false.
+        Filter::EventTime(range) => {
+            let mut sides = Vec::with_capacity(2);
+            if let Some(from) = range.from {
+                sides.push(d.time("event_end", ">", from));
+            }
+            if let Some(to) = range.to {
+                sides.push(d.time("event_start", "<", to));
+            }
+            format!("COALESCE(({}), {})", sides.join(" AND "), D::FALSE)
+        }
     })
 }
 
@@ -292,6 +303,27 @@ mod tests {
         for t in [json!({"created_at": "*"}), json!({"updated_at": {"icontains": "x"}})] {
             let e = sql(t.clone()).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{t}");
+        }
+    }
+
+    #[test]
+    fn event_time_is_an_overlap_that_a_missing_time_fails() {
+        let (s, bound) = sql(json!({"event_time": {
+            "gte": "2023-05-01T00:00:00Z", "lt": "2023-06-01T00:00:00Z"
+        }}))
+        .unwrap();
+        assert_eq!(s, "COALESCE(((event_end > $1) AND (event_start < $2)), F)");
+        assert_eq!(bound, ["1682899200000", "1685577600000"]);
+        let (s, _) = sql(json!({"event_time": {"lt": "2023-06-01T00:00:00Z"}})).unwrap();
+        assert_eq!(s, "COALESCE(((event_start < $1)), F)");
+        for bad in [
+            json!({"event_time": {"gte": "2023-06-01T00:00:00Z", "lt": "2023-05-01T00:00:00Z"}}),
+            json!({"event_time": {"gt": "2023-06-01T00:00:00Z"}}),
+            json!({"event_time": "2023-06-01T00:00:00Z"}),
+            json!({"event_time": {}}),
+        ] {
+            let e = sql(bad.clone()).unwrap_err();
+            assert!(e.to_string().contains("event_time"), "{bad}: {e}");
         }
     }
 

@@ -78,10 +78,16 @@ impl Candidate {
     /// The line (or lines) the item renders as.
     fn line(&self) -> String {
         match self.item.kind.as_str() {
-            "memory" => match self.item.at {
-                Some(at) => format!("- [{}] {}", at.format("%Y-%m-%d"), self.item.text),
-                None => format!("- {}", self.item.text),
-            },
+            "memory" => {
+                let mut line = match self.item.at {
+                    Some(at) => format!("- [{}] {}", at.format("%Y-%m-%d"), self.item.text),
+                    None => format!("- {}", self.item.text),
+                };
+                if let (Some(e), Some(at)) = (&self.item.event_time, self.item.at) {
+                    line.push_str(&format!(" ({})", super::dates::event_note(e, at)));
+                }
+                line
+            }
             "segment" => format!("Topic: {}", self.item.text),
             _ => self.item.text.clone(),
         }

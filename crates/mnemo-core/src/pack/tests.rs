@@ -79,6 +79,7 @@ fn item(kind: &str, id: &str, text: &str, reason: Reason, messages: Vec<MessageI
         from: None,
         message_ids: messages,
         at: None,
+        event_time: None,
     }
 }
 

@@ -36,6 +36,8 @@ struct Fact {
     sources: Vec<MessageId>,
     entities: Vec<EntityMention>,
     vector: Vec<f32>,
+    /// The model's answer for when it happened, as given.
+    when: Option<String>,
 }
 
 const FORGET: &str = "forget:";
@@ -135,7 +137,7 @@ pub fn infer(
     let vectors = log.embed(embedder, &texts)?;
     let mut candidates: Vec<Fact> = Vec::new();
     let mut seen = HashSet::new();
-    for ((text, speaker, sources, entities), vector) in facts.into_iter().zip(vectors) {
+    for ((text, speaker, sources, entities, when), vector) in facts.into_iter().zip(vectors) {
         if !seen.insert(content_hash(&text)) {
             plan.warnings.push(format!(
                 "fact {text:?} repeated in one extraction; kept once"
@@ -148,6 +150,7 @@ pub fn infer(
             sources,
             entities,
             vector,
+            when,
         });
     }
     // Exact duplicates anywhere in the scope are dropped without asking the model.
@@ -215,7 +218,14 @@ pub fn infer(
     Ok(plan)
 }
 
-type Extracted = (String, Option<String>, Vec<MessageId>, Vec<EntityMention>);
+/// A fact as extracted: text, speaker, sources, entities and the model's event time answer.
+type Extracted = (
+    String,
+    Option<String>,
+    Vec<MessageId>,
+    Vec<EntityMention>,
+    Option<String>,
+);
 
 fn extract(
     chat: &dyn ChatModel,
@@ -261,8 +271,8 @@ fn extract(
     };
     let mut out = Vec::new();
     for item in items {
-        let (text, speaker, sources, entities) = match item {
-            Value::String(s) => (s, None, Vec::new(), Vec::new()),
+        let (text, speaker, sources, entities, when) = match item {
+            Value::String(s) => (s, None, Vec::new(), Vec::new(), None),
             Value::Object(o) => {
                 let text = o
                     .get("text")
@@ -304,7 +314,11 @@ fn extract(
                         })
                     })
                     .collect();
-                (text, speaker, sources, entities)
+                let when = o
+                    .get("event_time")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                (text, speaker, sources, entities, when)
             }
             _ => {
                 return Err(shape_error(
@@ -331,6 +345,7 @@ fn extract(
             speaker.filter(|s| !s.trim().is_empty()),
             sources,
             entities,
+            when,
         ));
     }
     Ok(out)
@@ -436,6 +451,16 @@ fn apply(
                         entities.push(e);
                     }
                 }
+                let event_time = super::event_time::of_fact(
+                    &super::event_time::FactTime {
+                        text: &fact.text,
+                        model: fact.when.as_deref(),
+                        sources: &fact.sources,
+                        messages: input.messages,
+                        fallback: at,
+                    },
+                    &crate::time::TaggerOptions::default(),
+                );
                 let memory = NewMemory {
                     id: MemoryId::new(),
                     scope: input.scope.clone(),
@@ -453,6 +478,7 @@ fn apply(
                     entities,
                     reason: d.reason.clone(),
                     note: None,
+                    event_time,
                 };
                 let replaces = match event {
                     Event::Update(t) => Some((t, d.reason.clone())),

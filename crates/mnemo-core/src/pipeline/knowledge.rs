@@ -184,6 +184,7 @@ pub(crate) fn knowledge(
             sources: cited.iter().map(|m| m.id).collect(),
             reason: s.reason,
             note: None,
+            event_time: None,
         });
     }
     Ok(())

@@ -123,6 +123,7 @@ pub fn procedural(
         sources: msgs.iter().map(|m| m.id).collect(),
         reason: Some("procedural summary of the agent's steps".into()),
         note: None,
+        event_time: None,
     };
     Ok(Plan {
         memories: vec![memory],

@@ -343,6 +343,7 @@ fn apply(
                     entities: extract_entities(&doc.render()),
                     reason: reason.clone(),
                     note: None,
+                    event_time: None,
                 });
                 if let Some(old) = current {
                     plan.changes
@@ -459,6 +460,7 @@ mod tests {
             entities: Vec::new(),
             reason: None,
             note: None,
+            event_time: None,
         };
         let (p, k) = (
             memory(&user, MemoryKind::Profile),

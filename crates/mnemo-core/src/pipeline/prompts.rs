@@ -11,9 +11,10 @@ Rules:
 - If the user asks to forget something, write a fact that says what should be forgotten, starting with "Forget:".
 - Greetings, small talk and questions without information produce no facts. An empty list is a correct answer.
 - For each fact give "speaker" (who said it), "sources" (the numbers of the NEW messages it comes from) and "entities" (people, places, organisations, dates, titles it mentions, each with a "type").
+- When the messages say when the fact's event happened, give "event_time": the date (2023-05-07), month (2023-05) or year (2023) it happened, resolved against the date of its message; otherwise null. Never guess a date the messages do not give.
 
 Answer with one JSON object and nothing else:
-{"facts": [{"text": "...", "speaker": "...", "sources": [1], "entities": [{"name": "...", "type": "person|place|organization|date|title|other"}]}]}"#;
+{"facts": [{"text": "...", "speaker": "...", "sources": [1], "entities": [{"name": "...", "type": "person|place|organization|date|title|other"}], "event_time": null}]}"#;
 
 pub(crate) const RECONCILE_SYSTEM: &str = r#"You keep a memory store consistent. You get EXISTING memories, each with a number, and NEW facts, each with a number. Decide for every new fact exactly one event:
 - "ADD": it is new information; keep it as a new memory.

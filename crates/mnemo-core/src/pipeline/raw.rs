@@ -210,6 +210,8 @@ pub fn raw_memories(
             );
             memory.index_text = Some(t.index.clone()).filter(|i| *i != m.content);
             memory.entities = extract_entities(&m.content);
+            memory.event_time =
+                super::event_time::of_message(m, &crate::time::TaggerOptions::default());
             memory
         })
         .collect()

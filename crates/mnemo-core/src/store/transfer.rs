@@ -89,6 +89,9 @@ fn check_record_times(r: &ExportRecord) -> crate::Result<()> {
                     check_timestamp(field, t)?;
                 }
             }
+            if let Some(e) = &m.event_time {
+                super::check_event_time("event_time", e)?;
+            }
         }
         ExportRecord::Message(m) => {
             check_timestamp("created_at", m.created_at)?;

@@ -25,6 +25,8 @@ pub(super) struct Asker<'a> {
     pub bpe: &'a tiktoken_rs::CoreBPE,
     /// Counts pack budgets.
     pub counter: &'a dyn TokenCounter,
+    /// What a question's relative time is read against: the conversation's last session.
+    pub reference: Option<mnemo_core::Timestamp>,
 }
 
 impl Asker<'_> {
@@ -38,10 +40,12 @@ impl Asker<'_> {
             .entry(q.category.to_string())
             .or_default() += 1;
         let depth = opts.top_k.max(super::SCORED_DEPTH);
-        let req = SearchRequest::new(self.scope.clone(), q.question.clone(), depth);
+        let mut req = SearchRequest::new(self.scope.clone(), q.question.clone(), depth);
+        req.reference_date = self.reference;
         let t = Instant::now();
         let resp = self.engines.mnemo.search(req.clone()).await?;
         tally.search_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let off = self.temporal_off(&req, &resp).await?;
         let hits = resp.results;
         let top: &[Hit] = &hits[..hits.len().min(opts.top_k)];
         tally.returned += top.len();
@@ -60,11 +64,43 @@ impl Asker<'_> {
             Some(s) => {
                 tally.counts.questions_with_evidence += 1;
                 tally.mnemo.push(q.category, &s);
+                let s_off = score_question(&q.evidence, &covered(&off, &self.turns.mnemo))
+                    .ok_or_else(unscored)?;
+                tally.temporal_off.push(q.category, &s_off);
                 self.others(q, &req, tally).await?;
             }
             None => tally.counts.questions_without_evidence += 1,
         }
         self.answer(q, top, tally).await
+    }
+
+    /// The same search with temporal search off: the same hits when the question names no
+    /// time (the ranking is then identical by construction), else a search without the
+    /// resolved range.
+    async fn temporal_off(
+        &self,
+        req: &SearchRequest,
+        on: &mnemo::SearchResponse,
+    ) -> Result<Vec<Hit>> {
+        if on.temporal.is_none() {
+            return Ok(on.results.clone());
+        }
+        let engine = self.engines.mnemo.clone();
+        let vector = engine
+            .embed(vec![req.query.clone()])
+            .await?
+            .pop()
+            .ok_or_else(unscored)?;
+        let off = SearchRequest {
+            temporal: None,
+            reference_date: None,
+            ..req.clone()
+        };
+        // The blocking form does not resolve the query's time: `temporal` stays off.
+        let hits =
+            tokio::task::spawn_blocking(move || engine.search_with_vector_blocking(&off, &vector))
+                .await??;
+        Ok(hits)
     }
 
     /// A question with evidence asked of everything else the run compares mnemo with.

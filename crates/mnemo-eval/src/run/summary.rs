@@ -73,6 +73,7 @@ pub(super) fn report(opts: &EvalOptions, tally: Tally, tokenizer: &str) -> Repor
         }),
         pack: (!opts.pack_budgets.is_empty()).then(|| tally.pack.summary(tokenizer)),
         compare_store,
+        temporal_off: tally.temporal_off.summary(),
         counts: tally.counts,
         context: ContextCost {
             top_k: opts.top_k,
@@ -113,6 +114,7 @@ fn config(opts: &EvalOptions) -> serde_json::Value {
         "max_conversations": opts.max_conversations,
         "notes_expand_links": opts.notes,
         "link_weight": opts.rank.link_weight,
+        "temporal_weight": opts.rank.temporal_weight,
         "note_config": {
             "neighbours": opts.note_config.neighbours,
             "link_similarity": opts.note_config.link_similarity,

@@ -284,6 +284,7 @@ class Memory(_Engine):
         top_k: Optional[int] = None,
         show_expired: Optional[bool] = None,
         rerank: Optional[bool] = None,
+        reference_date: Any = None,
     ) -> Result:
         """Hybrid search (meaning and keywords) in the scope; ``{"results": [memory + "score"]}``.
 
@@ -297,6 +298,10 @@ class Memory(_Engine):
         As in Mem0 2.x, the scope may come inside ``filters``, ``top_k`` is ``limit`` and
         ``show_expired`` is ``include_expired``; ``rerank`` is accepted and changes nothing
         (mnemo's hybrid ranking always runs; there is no second reranker).
+        ``reference_date`` (datetime, RFC 3339 or Unix seconds; default now): what the query's
+        relative time ("last week") is read against; the answer then carries ``temporal``
+        (``phrase``, ``start``, ``end``) and memories whose event time falls in it rank higher.
+        ``{"event_time": {"gte": …, "lt": …}}`` in ``filters`` keeps only those.
         """
         filters, s = _scope_from_filters(
             filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
@@ -306,7 +311,7 @@ class Memory(_Engine):
             threshold=DEFAULT_THRESHOLD if threshold is None else threshold, as_of=as_of,
             include_inactive=include_inactive, include_expired=include_expired,
             show_expired=show_expired, rerank=rerank,
-            expand_links=expand_links, kinds=kinds, mode=mode,
+            expand_links=expand_links, kinds=kinds, mode=mode, reference_date=reference_date,
         ).wait()
 
     def get(
@@ -588,6 +593,25 @@ class Memory(_Engine):
             user_id=user_id, agent_id=agent_id, run_id=run_id, cursor=cursor, limit=limit
         ).wait()
 
+    def timeline(
+        self,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        start: Any = None,
+        end: Any = None,
+        limit: int = 100,
+        cursor: Optional[str] = None,
+    ) -> Result:
+        """The scope's memories in the order their events happened (``event_time``), each with
+        the turn it was said in (``source_text``); ``start``/``end`` keep the events overlapping
+        that range. ``{"results": [...], "next_cursor": ...}``."""
+        return self._engine.timeline(
+            user_id=user_id, agent_id=agent_id, run_id=run_id, start=start, end=end,
+            limit=limit, cursor=cursor,
+        ).wait()
+
     def export(self) -> List[Dict[str, Any]]:
         """Every memory, message, link and page as export records (what ``import_`` reads)."""
         out: List[Dict[str, Any]] = self._engine.export().wait()
@@ -720,6 +744,11 @@ class AsyncMemory(_Engine):
     async def sessions(self, **kw: Any) -> Result:
         """See ``Memory.sessions``."""
         out: Result = await self._engine.sessions(**kw).future()
+        return out
+
+    async def timeline(self, **kw: Any) -> Result:
+        """See ``Memory.timeline``."""
+        out: Result = await self._engine.timeline(**kw).future()
         return out
 
     async def export(self) -> List[Dict[str, Any]]:

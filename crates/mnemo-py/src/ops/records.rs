@@ -50,6 +50,8 @@ pub(crate) struct Search {
     pub mode: Option<String>,
     pub read: ReadOptions,
     pub expand_links: usize,
+    /// What the query's relative time is resolved against (default now).
+    pub reference_date: Option<mnemo_core::Timestamp>,
 }
 
 pub(crate) async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value, Failure> {
@@ -84,9 +86,14 @@ pub(crate) async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value
         mode,
         expand_links: s.expand_links,
         expand_limit: None,
+        reference_date: s.reference_date,
+        temporal: None,
     };
     let out = mem.search(req).await?;
-    Ok(json!({ "results": to_value(&out.results)? }))
+    Ok(match &out.temporal {
+        Some(t) => json!({ "results": to_value(&out.results)?, "temporal": to_value(t)? }),
+        None => json!({ "results": to_value(&out.results)? }),
+    })
 }
 
 /// One memory; `None` (Mem0's answer) when there is none the caller may see.

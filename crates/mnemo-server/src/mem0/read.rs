@@ -16,6 +16,9 @@ pub(super) struct Mem0Search {
     /// Older SDKs' search filter: metadata key/value pairs, each must match.
     metadata: Option<Value>,
     categories: Option<Value>,
+    /// What the query's relative time ("last week") is resolved against: `YYYY-MM-DD` or
+    /// RFC 3339; default now.
+    reference_date: Option<Value>,
     /// Every other field; see [`IGNORED_SEARCH`].
     #[serde(flatten)]
     rest: Map<String, Value>,
@@ -27,7 +30,6 @@ pub(super) const IGNORED_SEARCH: &[&str] = &[
     "keyword_search",
     "rerank",
     "fields",
-    "reference_date",
     "latest_only",
     "explain",
     "version",
@@ -53,6 +55,10 @@ pub(super) async fn search(
         Some(_) => return Err(ApiError::invalid("metadata must be a JSON object")),
     };
     let filters = and_filters(filters, metadata.into_iter().collect());
+    let reference_date = match &b.reference_date {
+        Some(v) => date_of("reference_date", v)?,
+        None => None,
+    };
     let body = SearchBody {
         query: b.query,
         user_id: parts.user_id,
@@ -66,10 +72,15 @@ pub(super) async fn search(
         include_expired: b.show_expired.unwrap_or(false),
         include_inactive: false,
         as_of: None,
+        reference_date,
         ..SearchBody::default()
     };
     let out = s.service.search(&p, body).await?;
-    Ok(Json(json!({ "results": out.results })).into_response())
+    Ok(match out.temporal {
+        Some(t) => Json(json!({ "results": out.results, "temporal": t })),
+        None => Json(json!({ "results": out.results })),
+    }
+    .into_response())
 }
 
 #[derive(Debug, Default, Deserialize)]

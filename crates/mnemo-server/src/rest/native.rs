@@ -4,6 +4,7 @@
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::log::*;
 use super::middleware::RequestId;
+use super::timeline::*;
 use super::AppState;
 use crate::api::*;
 use crate::auth::{Principal, ScopeParts};
@@ -55,6 +56,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(reset))
         .routes(routes!(export))
         .routes(routes!(import))
+        .routes(routes!(timeline))
 }
 
 type Caller = Extension<Principal>;

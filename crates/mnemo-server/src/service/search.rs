@@ -48,6 +48,8 @@ impl Service {
             mode,
             expand_links: body.expand_links,
             expand_limit: body.expand_limit,
+            reference_date: body.reference_date,
+            temporal: None,
         };
         self.run("search", p, async {
             let out = self.memory.search(req).await?;

@@ -23,6 +23,7 @@ mod sessions;
 mod shutdown;
 mod tenancy;
 mod tenancy_log;
+mod timeline;
 mod ui;
 
 use mnemo::Memory;

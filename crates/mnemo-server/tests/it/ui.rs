@@ -7,6 +7,7 @@
 mod fixture;
 mod memories;
 mod security;
+mod timeline;
 mod views;
 mod webdriver;
 
@@ -122,6 +123,10 @@ pub(crate) fn run_all(c: &Ctx) {
         (
             "admin_sees_keys_stats_and_metrics_and_creates_a_key",
             views::admin_view,
+        ),
+        (
+            "the_timeline_shows_events_in_the_order_they_happened",
+            timeline::events_in_the_order_they_happened,
         ),
         (
             "keyboard_focus_is_visible_and_reaches_the_views",

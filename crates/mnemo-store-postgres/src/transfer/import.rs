@@ -181,6 +181,7 @@ fn memory(
             vector: new.vector,
             sources: &m.sources,
             note: new.note.as_ref(),
+            event_time: m.event_time.as_ref(),
         },
     )?;
     tx.execute(

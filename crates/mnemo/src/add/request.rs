@@ -49,7 +49,9 @@ pub struct AddRequest {
     /// Must be a JSON object when given; identity keys inside it are dropped with a warning.
     pub metadata: Option<serde_json::Value>,
     pub expires_at: Option<Timestamp>,
-    /// Back-dates the messages and memories (imports); defaults to now.
+    /// When the messages were said (the anchor their event times are read against; back-dates
+    /// the messages and memories of an import); defaults to now. Not before 1900, at most a
+    /// day ahead.
     pub timestamp: Option<Timestamp>,
     pub idempotency_key: Option<String>,
     /// `None`: infer when a chat model is configured, else raw.
@@ -165,7 +167,7 @@ pub(crate) fn prepare(
     // Message times are `at` plus their index in milliseconds; the year bound keeps that sum
     // far from the end of chrono's range.
     let at = match req.timestamp {
-        Some(t) => limits::check_timestamp("timestamp", t)?,
+        Some(t) => pipeline::event_time::check_anchor("timestamp", t, now)?,
         None => now,
     };
     let inputs: Vec<InputMessage> = match &req.input {

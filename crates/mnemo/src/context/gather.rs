@@ -276,6 +276,7 @@ impl<'a> Gatherer<'a> {
                 from: None,
                 message_ids: m.sources.clone(),
                 at: Some(m.created_at),
+                event_time: m.event_time.clone(),
             },
             value: h.score.max(0.0),
             block: None,
@@ -503,7 +504,8 @@ fn session_log(session: &str, messages: &[Message], pages: &[StoredPage]) -> Ses
     let block = Block {
         key: session.to_string(),
         header: match first {
-            Some(t) => format!("[{}]", t.format("%-d %B %Y")),
+            // The weekday too: "the Friday before" is then read off the header.
+            Some(t) => format!("[{}]", mnemo_core::pack::dates::day(t)),
             None => format!("[{session}]"),
         },
         order: first.map_or(0, |t| t.timestamp_millis()),
@@ -536,6 +538,7 @@ fn candidate(
             from,
             message_ids: u.message_ids.clone(),
             at: Some(u.at),
+            event_time: None,
         },
         value,
         block: None,
@@ -559,6 +562,7 @@ fn summary_candidate(seg: &Segment, value: f32, reason: Reason) -> Option<Candid
             from: None,
             message_ids: Vec::new(),
             at: Some(seg.updated_at),
+            event_time: None,
         },
         value,
         block: None,

@@ -7,6 +7,7 @@ mod content;
 mod context;
 mod embedding_work;
 mod erasure;
+mod event_time;
 mod infer;
 mod jobs;
 mod limits;

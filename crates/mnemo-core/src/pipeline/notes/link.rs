@@ -116,6 +116,10 @@ pub(super) fn link_and_evolve(
             entities,
             reason: None,
             note: Some(f.clone()),
+            event_time: crate::pipeline::event_time::of_message(
+                m,
+                &crate::time::TaggerOptions::default(),
+            ),
         });
     }
     plan.evolutions.extend(embed_evolutions(run, evolved, log)?);

@@ -11,8 +11,9 @@ import * as profile from "./views/profile.js";
 import * as graph from "./views/graph.js";
 import * as pack from "./views/pack.js";
 import * as admin from "./views/admin.js";
+import * as timeline from "./views/timeline.js";
 
-const VIEWS = { scopes, memories, memory, conversations, profile, graph, pack, admin };
+const VIEWS = { scopes, memories, memory, conversations, profile, graph, pack, admin, timeline };
 const $ = (id) => document.getElementById(id);
 let renderSeq = 0;
 
