@@ -30,6 +30,8 @@ mod erase;
 mod graph;
 mod messages;
 mod records;
+mod relation_rules;
+mod relations;
 mod retrieval;
 mod steps;
 mod tiers;
@@ -41,6 +43,8 @@ pub use erase::*;
 pub use graph::*;
 pub use messages::*;
 pub use records::*;
+pub use relation_rules::*;
+pub use relations::*;
 pub use retrieval::*;
 pub use steps::*;
 pub use tiers::*;
@@ -50,12 +54,21 @@ pub use transfer::*;
 /// Implemented by every type that implements all the capability traits; a backend never
 /// implements it by hand.
 pub trait Store:
-    Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin
+    Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Relations
 {
 }
 
 impl<T> Store for T where
-    T: Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + ?Sized
+    T: Records
+        + Retrieval
+        + Graph
+        + Messages
+        + Erasure
+        + Tiers
+        + Transfer
+        + Admin
+        + Relations
+        + ?Sized
 {
 }
 

@@ -255,6 +255,7 @@ const MIGRATIONS: &[&str] = &[
         WHERE status IN ('pending', 'running');
     CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs (user_id, seq);
     "#,
+    crate::relations::MIGRATION,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

@@ -15,6 +15,7 @@ mod contract_job_log;
 mod contract_jobs;
 mod contract_log;
 mod contract_notes;
+mod contract_relations;
 mod contract_search;
 mod contract_sessions;
 mod contract_tiers;
@@ -78,7 +79,10 @@ macro_rules! store_contract_tests {
             a_renewed_lease_keeps_the_job_with_its_worker,
             retries_wait_for_their_time_and_failures_keep_their_error,
             concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue,
-            dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was);
+            dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was,
+            relations_are_written_with_their_memory, a_functional_predicate_closes_the_old_edge_and_as_of_reads_the_past,
+            deleted_memories_hide_their_edges_and_erasure_removes_them, relations_are_isolated_by_scope,
+            walks_are_bounded_and_check_their_depth, relations_round_trip_through_export);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -78,6 +78,7 @@ impl Memory {
                     tiers: Default::default(),
                     idempotency: idem,
                     context,
+                    relations: Vec::new(),
                 }),
                 warnings,
                 // One embedding call serves every request of the batch.
