@@ -43,6 +43,9 @@ mod score;
 pub use extract::extract_entities;
 pub use identity::{entities_match, exact_match_variants, near_match_lengths, normalize_entity};
 pub use score::entity_score;
+// The relation rules read the same tokens and names.
+pub(crate) use extract::{common_words, listed, tokenize, Kind, Token};
+pub(crate) use names::{name_at, split_word};
 
 pub const PERSON: &str = "person";
 pub const PLACE: &str = "place";

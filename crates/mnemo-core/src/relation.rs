@@ -4,6 +4,42 @@
 //! Predicates are lower-case snake case; the common ones have canonical names
 //! ([`CANONICAL_PREDICATES`]) and some are functional — one object at a time per subject, so a
 //! new object supersedes the old edge instead of sitting beside it.
+//!
+//! The pieces (pure, no I/O):
+//! - `predicate`: [`normalize_predicate`] (written form → snake case → canonical name) and
+//!   [`is_functional`] (which predicates supersede);
+//! - `rules`, `patterns`, `lexicon`: [`extract_relations`], the model-free extractor for the
+//!   common English forms, tuned for precision (docs/relations-extraction.md has its measured
+//!   precision and recall);
+//! - `model`: the prompt that asks a chat model for entities and relations, and
+//!   [`parse_model_relations`] / [`parse_model_extraction`], which read a weak model's answer.
+
+mod lexicon;
+mod model;
+mod patterns;
+mod predicate;
+mod rules;
+
+pub use model::{
+    parse_model_extraction, parse_model_relations, relations_user_prompt, ModelExtraction,
+    MAX_MODEL_RELATIONS, RELATIONS_SYSTEM_PROMPT,
+};
+pub use predicate::{is_functional, normalize_predicate, FUNCTIONAL_PREDICATES};
+pub use rules::{extract_relations, MAX_RELATIONS, MAX_RELATIONS_PER_SENTENCE};
+
+#[cfg(test)]
+mod tests_model;
+#[cfg(test)]
+mod tests_rules;
+
+/// Entity types a relation's ends may have; a model's other types become [`THING`].
+pub const PERSON: &str = "person";
+pub const PLACE: &str = "place";
+pub const ORGANIZATION: &str = "organization";
+pub const PET: &str = "pet";
+pub const THING: &str = "thing";
+/// The entity types relations use, in the order the prompt lists them.
+pub const ENTITY_TYPES: &[&str] = &[PERSON, PLACE, ORGANIZATION, PET, THING];
 
 use serde::{Deserialize, Serialize};
 

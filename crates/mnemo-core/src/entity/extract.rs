@@ -7,19 +7,19 @@ use super::{EntityMention, CURRENCY, MAX_MENTIONS, MAX_MENTION_CHARS, TITLE};
 use std::collections::HashSet;
 
 /// Whether `word` is one of the space-separated words of `list`.
-pub(super) fn listed(list: &str, word: &str) -> bool {
+pub(crate) fn listed(list: &str, word: &str) -> bool {
     list.split_whitespace().any(|w| w == word)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Word,
     Number,
     Punct,
 }
 
 #[derive(Debug)]
-pub(super) struct Token<'a> {
+pub(crate) struct Token<'a> {
     pub text: &'a str,
     pub start: usize,
     pub end: usize,
@@ -30,18 +30,18 @@ pub(super) struct Token<'a> {
 }
 
 impl Token<'_> {
-    pub(super) fn lower(&self) -> String {
+    pub(crate) fn lower(&self) -> String {
         self.text.to_lowercase()
     }
-    pub(super) fn is_punct(&self, c: &str) -> bool {
+    pub(crate) fn is_punct(&self, c: &str) -> bool {
         self.kind == Kind::Punct && self.text == c
     }
-    pub(super) fn capitalised(&self) -> bool {
+    pub(crate) fn capitalised(&self) -> bool {
         self.kind == Kind::Word && self.text.chars().next().is_some_and(char::is_uppercase)
     }
 }
 
-fn tokenize(text: &str) -> Vec<Token<'_>> {
+pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let byte = |k: usize| chars.get(k).map_or(text.len(), |c| c.0);
     let next_is = |k: usize, f: fn(&char) -> bool| chars.get(k + 1).is_some_and(|c| f(&c.1));
@@ -151,6 +151,23 @@ fn outside_titles<'a>(
         .collect()
 }
 
+/// Words the text uses in lower case and never capitalises mid-sentence: a sentence's first
+/// word that is one of them is no name.
+pub(crate) fn common_words(tokens: &[Token<'_>]) -> HashSet<String> {
+    let base_of = |t: &Token<'_>| split_word(t.text).0.to_lowercase();
+    let mid_sentence_caps: HashSet<String> = tokens
+        .iter()
+        .filter(|t| t.capitalised() && !t.sentence_start)
+        .map(base_of)
+        .collect();
+    tokens
+        .iter()
+        .filter(|t| t.kind == Kind::Word && !t.capitalised())
+        .map(base_of)
+        .filter(|w| !mid_sentence_caps.contains(w))
+        .collect()
+}
+
 /// Extracts the entities a text mentions, by the rules described in the module docs.
 pub fn extract_entities(text: &str) -> Vec<EntityMention> {
     extract(text, &mut 0)
@@ -164,19 +181,7 @@ pub(super) fn extract(text: &str, work: &mut usize) -> Vec<EntityMention> {
         .map(|(start, _, t)| (*start, EntityMention::new(t.clone(), TITLE)))
         .collect();
     let tokens = outside_titles(tokenize(text), &title_spans, work);
-    let base_of = |t: &Token<'_>| split_word(t.text).0.to_lowercase();
-    let mid_sentence_caps: HashSet<String> = tokens
-        .iter()
-        .filter(|t| t.capitalised() && !t.sentence_start)
-        .map(base_of)
-        .collect();
-    // Words the text uses in lower case and never capitalises mid-sentence.
-    let common: HashSet<String> = tokens
-        .iter()
-        .filter(|t| t.kind == Kind::Word && !t.capitalised())
-        .map(base_of)
-        .filter(|w| !mid_sentence_caps.contains(w))
-        .collect();
+    let common = common_words(&tokens);
     let mut i = 0;
     while i < tokens.len() {
         let t = &tokens[i];

@@ -44,7 +44,7 @@ const NON_PERSON: &str = "\
 
 /// Splits a trailing contraction or possessive off a word: the base, whether it was a
 /// possessive, and whether the word was a negation (`Don't`), which is never a name.
-pub(super) fn split_word(word: &str) -> (&str, bool, bool) {
+pub(crate) fn split_word(word: &str) -> (&str, bool, bool) {
     let lower = word.to_lowercase().replace('’', "'");
     if lower.ends_with("n't") {
         return (word, false, true);
@@ -76,7 +76,7 @@ fn nameable<'a>(t: &Token<'a>) -> Option<(&'a str, bool)> {
 }
 
 /// A run of capitalised words starting at token `i`.
-pub(super) fn name_at(
+pub(crate) fn name_at(
     tokens: &[Token<'_>],
     i: usize,
     text: &str,
