@@ -41,8 +41,8 @@ pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
 #[cfg(feature = "testing")]
 pub use mnemo_store_postgres::ScratchSchema;
 pub use profile::{ProfileOptions, ProfileOutcome};
-pub use relations::RelationConfig;
 pub use records::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, UpdateRequest};
+pub use relations::RelationConfig;
 pub use search::SearchResponse;
 pub use segments::{ProfileView, SegmentView};
 pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
