@@ -14,8 +14,8 @@ pub(crate) use admin::{ImportArgs, KeysAction, ModelsAction, ServeArgs};
 pub(crate) use log::{JobsAction, ProfileAction, SegmentsAction, SessionsAction};
 pub(crate) use measure::{BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs};
 pub(crate) use memories::{
-    AddArgs, ContextArgs, DeleteAllArgs, DeleteArgs, EraseArgs, GetArgs, HistoryArgs, LinkArgs,
-    ListArgs, SearchArgs, UpdateArgs,
+    AddArgs, ContextArgs, DeleteAllArgs, DeleteArgs, EraseArgs, GetArgs, GraphArgs, HistoryArgs,
+    LinkArgs, ListArgs, SearchArgs, UpdateArgs,
 };
 pub(crate) use settings::{JobArgs, LlmArgs, NoteArgs, RemoteEmbedderArgs, TierArgs};
 
@@ -107,6 +107,8 @@ pub(crate) enum Command {
     DeleteAll(DeleteAllArgs),
     /// A memory's history.
     History(HistoryArgs),
+    /// An entity's relations: its neighbourhood in the entity graph, now or as of a time.
+    Graph(GraphArgs),
     /// Link a memory to another of its scope (`related` unless --kind), or list its links
     /// (only ID given), or remove a link (--remove).
     Link(LinkArgs),

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 mod args;
 mod context;
+mod graph;
 mod jobs;
 mod links;
 mod log;
@@ -266,7 +267,8 @@ impl MemoryTools {
                 + Self::link_router()
                 + Self::context_router()
                 + Self::log_router()
-                + Self::job_router(),
+                + Self::job_router()
+                + Self::graph_router(),
         }
     }
 

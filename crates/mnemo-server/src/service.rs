@@ -29,6 +29,7 @@ pub mod jobs;
 mod links;
 mod log;
 mod memories;
+mod relations;
 mod search;
 pub(crate) use authz::check_reason;
 pub use context::budget_tokens;

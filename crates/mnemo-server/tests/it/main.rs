@@ -8,6 +8,7 @@ mod batches;
 mod context;
 mod erase;
 mod fuzz;
+mod graph;
 mod http_hardening;
 mod inproc;
 mod input;
