@@ -29,7 +29,7 @@ pub mod jobs;
 mod links;
 mod log;
 mod memories;
-mod relations;
+pub mod relations;
 mod search;
 pub(crate) use authz::check_reason;
 pub use context::budget_tokens;

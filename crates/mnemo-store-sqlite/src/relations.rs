@@ -30,7 +30,14 @@ fn kind_str(k: ObjectKind) -> &'static str {
     }
 }
 
-fn edge_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Relation>> {
+/// A UUID column as an id type (a malformed one is a conversion failure of the row).
+fn uuid_col<T>(raw: &str, wrap: fn(uuid::Uuid) -> T) -> rusqlite::Result<T> {
+    uuid::Uuid::parse_str(raw).map(wrap).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn edge_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Relation> {
     let object_id: Option<String> = r.get(8)?;
     let closed_by: Option<String> = r.get(17)?;
     let kind: String = r.get(11)?;
@@ -41,36 +48,40 @@ fn edge_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Relation>> {
         (r.get(1)?, r.get(2)?, r.get(3)?, r.get(7)?, r.get(12)?);
     let (from, until, created, expired): (i64, Option<i64>, i64, Option<i64>) =
         (r.get(13)?, r.get(14)?, r.get(15)?, r.get(16)?);
-    Ok((|| {
-        Ok(Relation {
-            id: RelationId::parse(&id)?,
-            user_id,
-            agent_id,
-            run_id,
-            subject: RelationNode {
-                id: Some(EntityId::parse(&subject)?),
-                name: subject_name,
-                entity_type: subject_type,
-            },
-            predicate,
-            object: RelationNode {
-                id: object_id.as_deref().map(EntityId::parse).transpose()?,
-                name: object_name,
-                entity_type: object_type,
-            },
-            object_kind: match kind.as_str() {
-                "entity" => ObjectKind::Entity,
-                _ => ObjectKind::Literal,
-            },
-            fact,
-            valid_from: from_ms(from),
-            valid_until: until.map(from_ms),
-            created_at: from_ms(created),
-            expired_at: expired.map(from_ms),
-            closed_by: closed_by.as_deref().map(RelationId::parse).transpose()?,
-            sources: Vec::new(),
-        })
-    })())
+    Ok(Relation {
+        id: uuid_col(&id, RelationId)?,
+        user_id,
+        agent_id,
+        run_id,
+        subject: RelationNode {
+            id: Some(uuid_col(&subject, EntityId)?),
+            name: subject_name,
+            entity_type: subject_type,
+        },
+        predicate,
+        object: RelationNode {
+            id: object_id
+                .as_deref()
+                .map(|o| uuid_col(o, EntityId))
+                .transpose()?,
+            name: object_name,
+            entity_type: object_type,
+        },
+        object_kind: match kind.as_str() {
+            "entity" => ObjectKind::Entity,
+            _ => ObjectKind::Literal,
+        },
+        fact,
+        valid_from: from_ms(from),
+        valid_until: until.map(from_ms),
+        created_at: from_ms(created),
+        expired_at: expired.map(from_ms),
+        closed_by: closed_by
+            .as_deref()
+            .map(|c| uuid_col(c, RelationId))
+            .transpose()?,
+        sources: Vec::new(),
+    })
 }
 
 /// The edges `p` selects (over [`EDGE_FROM`]), with their sources and whether each source's
@@ -92,7 +103,7 @@ fn read_edges(
         .map_err(sql_err)?;
     let mut edges = Vec::new();
     for r in rows {
-        let e = r.map_err(sql_err)??;
+        let e = r.map_err(sql_err)?;
         if view.holds(e.valid_from, e.valid_until) {
             edges.push(e);
         }
@@ -453,7 +464,7 @@ pub(crate) fn export_edges(conn: &Connection) -> Result<Vec<Relation>> {
     let rows = stmt.query_map([], edge_from_row).map_err(sql_err)?;
     let mut out = Vec::new();
     for r in rows {
-        let mut e = r.map_err(sql_err)??;
+        let mut e = r.map_err(sql_err)?;
         e.sources = by_edge.remove(&e.id.to_string()).unwrap_or_default();
         out.push(e);
     }

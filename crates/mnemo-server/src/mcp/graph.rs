@@ -5,7 +5,7 @@
 
 use super::args::Parameters;
 use super::{mcp_error, ok_json, MemoryTools, ScopeArgs};
-use mnemo_core::Timestamp;
+use crate::service::relations::parse_as_of;
 use rmcp::model::CallToolResult;
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
@@ -21,8 +21,7 @@ pub(super) struct RelationsArgs {
     /// Hops to walk, 1 to 3 (default 1).
     pub depth: Option<u8>,
     /// The graph as it was at this time (RFC 3339).
-    #[schemars(with = "Option<String>")]
-    pub as_of: Option<Timestamp>,
+    pub as_of: Option<String>,
     /// The most edges returned (default 50).
     pub limit: Option<usize>,
     #[serde(flatten)]
@@ -34,8 +33,7 @@ pub(super) struct RelationsArgs {
 pub(super) struct BetweenArgs {
     pub a: String,
     pub b: String,
-    #[schemars(with = "Option<String>")]
-    pub as_of: Option<Timestamp>,
+    pub as_of: Option<String>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }
@@ -62,7 +60,13 @@ impl MemoryTools {
         let p = self.caller(&ctx)?;
         let n = self
             .service
-            .neighbourhood(&p, &a.scope.parts(), a.entity, (a.depth, a.limit), a.as_of)
+            .neighbourhood(
+                &p,
+                &a.scope.parts(),
+                a.entity,
+                (a.depth, a.limit),
+                parse_as_of(a.as_of).map_err(mcp_error)?,
+            )
             .await
             .map_err(mcp_error)?;
         ok_json(json!(n))
@@ -77,7 +81,12 @@ impl MemoryTools {
         let p = self.caller(&ctx)?;
         let r = self
             .service
-            .relations_between(&p, &a.scope.parts(), (a.a, a.b), a.as_of)
+            .relations_between(
+                &p,
+                &a.scope.parts(),
+                (a.a, a.b),
+                parse_as_of(a.as_of).map_err(mcp_error)?,
+            )
             .await
             .map_err(mcp_error)?;
         ok_json(json!({ "results": r }))

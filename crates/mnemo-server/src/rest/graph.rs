@@ -9,10 +9,10 @@ use super::AppState;
 use crate::api::ErrorDoc;
 use crate::auth::{Principal, ScopeParts};
 use crate::error::ApiResult;
+use crate::service::relations::parse_as_of as as_of;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use mnemo_core::Timestamp;
 use serde::Deserialize;
 use serde_json::json;
 use utoipa::IntoParams;
@@ -40,8 +40,7 @@ pub(super) struct EntityParams {
     /// The entity's name (near matches count).
     pub entity: String,
     /// The graph as it was at this time (RFC 3339); default now.
-    #[param(value_type = Option<String>)]
-    pub as_of: Option<Timestamp>,
+    pub as_of: Option<String>,
     /// Hops, 1 to 3 (neighbourhood only; default 1).
     pub depth: Option<u8>,
     /// The most edges returned (default 50, at most 1000).
@@ -58,8 +57,8 @@ pub(super) struct BetweenParams {
     pub run_id: Option<String>,
     pub a: String,
     pub b: String,
-    #[param(value_type = Option<String>)]
-    pub as_of: Option<Timestamp>,
+    /// The graph as it was at this time (RFC 3339); default now.
+    pub as_of: Option<String>,
 }
 
 /// `GET /v1/graph/relations/{id}/history`.
@@ -83,7 +82,7 @@ async fn entity_relations(
 ) -> ApiResult<Response> {
     let parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
     let r = (s.service)
-        .entity_relations(&p, &parts, q.entity, q.as_of, q.limit)
+        .entity_relations(&p, &parts, q.entity, as_of(q.as_of)?, q.limit)
         .await?;
     Ok(Json(json!({ "results": r })).into_response())
 }
@@ -98,7 +97,7 @@ async fn between(
 ) -> ApiResult<Response> {
     let parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
     let r = (s.service)
-        .relations_between(&p, &parts, (q.a, q.b), q.as_of)
+        .relations_between(&p, &parts, (q.a, q.b), as_of(q.as_of)?)
         .await?;
     Ok(Json(json!({ "results": r })).into_response())
 }
@@ -113,7 +112,7 @@ async fn neighbourhood(
 ) -> ApiResult<Response> {
     let parts = ScopeParts::new(q.user_id, q.agent_id, q.run_id);
     let n = (s.service)
-        .neighbourhood(&p, &parts, q.entity, (q.depth, q.limit), q.as_of)
+        .neighbourhood(&p, &parts, q.entity, (q.depth, q.limit), as_of(q.as_of)?)
         .await?;
     Ok(Json(n).into_response())
 }

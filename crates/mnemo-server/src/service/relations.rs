@@ -7,6 +7,16 @@ use crate::auth::{Principal, ScopeParts};
 use crate::error::{ApiError, ApiResult};
 use mnemo_core::{Neighbourhood, Relation, RelationEvent, RelationId, Scope, Timestamp};
 
+/// An `as_of` parameter: an RFC 3339 time, or none (now).
+pub fn parse_as_of(raw: Option<String>) -> ApiResult<Option<Timestamp>> {
+    raw.map(|t| {
+        chrono::DateTime::parse_from_rfc3339(t.trim())
+            .map(|d| d.with_timezone(&chrono::Utc))
+            .map_err(|_| ApiError::invalid(format!("as_of: {t:?} is not an RFC 3339 time")))
+    })
+    .transpose()
+}
+
 /// The most edges one graph read returns unless it asks for fewer.
 pub const DEFAULT_GRAPH_LIMIT: usize = 50;
 

@@ -214,28 +214,23 @@ async fn ingest(
             }
             let off = match rules_off {
                 Some(m) => {
-                    let off_scope = Scope::user(format!("{}-norules", scope.key()))?;
+                    let off_scope = Scope::user(&format!(
+                        "{}-norules",
+                        scope.user_id().map_or("bench", |u| u.as_str())
+                    ))?;
                     Some((m, add_request(&off_scope, c, s, EvalMode::Raw)))
                 }
                 None => None,
             };
-            let timed_off = |off: Option<(&Memory, mnemo::AddRequest)>| async move {
-                let Some((m, r)) = off else {
-                    return anyhow::Ok(0.0);
-                };
-                let t = Instant::now();
-                m.add(r).await?;
-                Ok(t.elapsed().as_secs_f64() * 1e3)
-            };
             let mut off_ms = 0.0;
             if !embed_first {
-                off_ms = timed_off(off.clone()).await?;
+                off_ms = timed_add(off.clone()).await?;
             }
             let add_t = Instant::now();
             memory.add(req).await?;
             add_ms.push(add_t.elapsed().as_secs_f64() * 1e3);
             if embed_first {
-                off_ms = timed_off(off).await?;
+                off_ms = timed_add(off).await?;
             }
             if rules_off.is_some() {
                 let ab = rules_ab.get_or_insert_with(RulesAb::default);
@@ -260,6 +255,16 @@ async fn ingest(
         scopes,
         rules_ab,
     })
+}
+
+/// One add's wall time in ms; 0 when there is none to make.
+async fn timed_add(add: Option<(&Memory, mnemo::AddRequest)>) -> anyhow::Result<f64> {
+    let Some((m, req)) = add else {
+        return Ok(0.0);
+    };
+    let t = Instant::now();
+    m.add(req).await?;
+    Ok(t.elapsed().as_secs_f64() * 1e3)
 }
 
 /// Per-question timings in ms, each sorted ascending.
