@@ -16,8 +16,8 @@ pub(crate) use measure::{
     BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs, RelationsArgs, TemporalArgs,
 };
 pub(crate) use memories::{
-    AddArgs, ContextArgs, DeleteAllArgs, DeleteArgs, EraseArgs, GetArgs, HistoryArgs, LinkArgs,
-    ListArgs, SearchArgs, TimelineArgs, UpdateArgs,
+    AddArgs, ContextArgs, DeleteAllArgs, DeleteArgs, EraseArgs, GetArgs, GraphArgs, HistoryArgs,
+    LinkArgs, ListArgs, SearchArgs, TimelineArgs, UpdateArgs,
 };
 pub(crate) use settings::{JobArgs, LlmArgs, NoteArgs, RemoteEmbedderArgs, TierArgs};
 
@@ -109,6 +109,8 @@ pub(crate) enum Command {
     DeleteAll(DeleteAllArgs),
     /// A memory's history.
     History(HistoryArgs),
+    /// An entity's relations: its neighbourhood in the entity graph, now or as of a time.
+    Graph(GraphArgs),
     /// Link a memory to another of its scope (`related` unless --kind), or list its links
     /// (only ID given), or remove a link (--remove).
     Link(LinkArgs),

@@ -14,6 +14,7 @@ mod erase;
 mod eval;
 mod export;
 mod get;
+mod graph;
 mod history;
 mod import;
 mod jobs;
@@ -78,6 +79,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Segments { action } => log::segments(&memory, action, json).await,
         Command::Jobs { action } => jobs::jobs(&memory, action, json).await,
         Command::History(args) => history::run(&memory, args, json).await,
+        Command::Graph(args) => graph::run(&memory, args, json).await,
         Command::Reset { confirm } => reset::run(&memory, confirm, json).await,
         Command::Import(args) => {
             import::run(&memory, &args.scope, args.batch_size, &args.file, json).await

@@ -52,6 +52,7 @@ uuid_id!(PageId, "page_id");
 uuid_id!(SegmentId, "segment_id");
 uuid_id!(MessageId, "message_id");
 uuid_id!(EntityId, "entity_id");
+uuid_id!(RelationId, "relation_id");
 
 macro_rules! string_enum {
     ($(#[$m:meta])* $name:ident { $($variant:ident => $s:literal),+ $(,)? }) => {

@@ -31,6 +31,7 @@ mod profile;
 mod profile_answer;
 mod prompts;
 pub mod raw;
+pub mod relations;
 
 pub use infer::{infer, InferInput};
 pub use notes::{notes, notes_many, NotePlan, NoteWindow, NotesInput};

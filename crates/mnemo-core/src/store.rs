@@ -30,6 +30,8 @@ mod erase;
 mod graph;
 mod messages;
 mod records;
+mod relation_rules;
+mod relations;
 mod retrieval;
 mod steps;
 mod tiers;
@@ -42,6 +44,8 @@ pub use erase::*;
 pub use graph::*;
 pub use messages::*;
 pub use records::*;
+pub use relation_rules::*;
+pub use relations::*;
 pub use retrieval::*;
 pub use steps::*;
 pub use tiers::*;
@@ -53,6 +57,7 @@ pub use transfer::*;
 /// implements it by hand.
 pub trait Store:
     Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Timeline
+        + Relations
 {
 }
 
@@ -66,6 +71,7 @@ impl<T> Store for T where
         + Transfer
         + Admin
         + Timeline
+        + Relations
         + ?Sized
 {
 }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 mod args;
 mod context;
+mod graph;
 mod jobs;
 mod links;
 mod log;
@@ -285,6 +286,7 @@ impl MemoryTools {
                 + Self::log_router()
                 + Self::job_router()
                 + Self::timeline_router(),
+                + Self::graph_router(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! ([`crate::server`]).
 
 pub mod extract;
+mod graph;
 pub mod inspect;
 mod jobs;
 mod log;
@@ -80,6 +81,7 @@ pub fn router(state: AppState, http: &HttpConfig) -> Router {
     let (native, openapi) = native::routes()
         .merge(inspect::routes())
         .merge(jobs::routes())
+        .merge(graph::routes())
         .split_for_parts();
     // The document never changes while the server runs: serialise it once.
     let openapi = axum::body::Bytes::from(

@@ -29,6 +29,7 @@ pub mod jobs;
 mod links;
 mod log;
 mod memories;
+pub mod relations;
 mod search;
 mod timeline;
 pub(crate) use authz::check_reason;

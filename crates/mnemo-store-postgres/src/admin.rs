@@ -154,7 +154,7 @@ impl Admin for PgStore {
             tx.batch_execute(
                 "TRUNCATE memories, messages, memory_sources, history, links, entities, \
                  entity_memories, idempotency, pages, segments, lexical_scopes, lexical_terms, \
-                 lexical_postings, jobs; \
+                 lexical_postings, jobs, relations, relation_sources; \
                  DELETE FROM mnemo_meta WHERE key IN ('model_id', 'dimension');",
             )
             .map_err(pg_err)

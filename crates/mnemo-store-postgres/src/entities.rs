@@ -94,6 +94,33 @@ pub(crate) fn link_entity(
         return Ok(());
     }
     let key = scope.key();
+    let id = resolve_entity(tx, scope, mention, at)?;
+    let linked = tx
+        .execute(
+            "INSERT INTO entity_memories (scope_key, entity_id, memory_id) VALUES ($1, $2, $3) \
+             ON CONFLICT DO NOTHING",
+            &[&key, &id, &memory.0],
+        )
+        .map_err(pg_err)?;
+    if linked > 0 {
+        tx.execute(
+            "UPDATE entities SET mentions = mentions + 1 WHERE scope_key = $1 AND id = $2",
+            &[&key, &id],
+        )
+        .map_err(pg_err)?;
+    }
+    Ok(())
+}
+
+/// The entity of exactly `scope` for `mention`: one whose normal form equals or nearly matches
+/// it, else a new one.
+pub(crate) fn resolve_entity(
+    tx: &mut postgres::Transaction<'_>,
+    scope: &Scope,
+    mention: &EntityMention,
+    at: i64,
+) -> Result<uuid::Uuid> {
+    let key = scope.key();
     let candidates =
         matching_entities(tx, ("e.scope_key = $1", &[&key]), &mention.normalized, true)?;
     let existing = candidates
@@ -125,21 +152,7 @@ pub(crate) fn link_entity(
             id
         }
     };
-    let linked = tx
-        .execute(
-            "INSERT INTO entity_memories (scope_key, entity_id, memory_id) VALUES ($1, $2, $3) \
-             ON CONFLICT DO NOTHING",
-            &[&key, &id, &memory.0],
-        )
-        .map_err(pg_err)?;
-    if linked > 0 {
-        tx.execute(
-            "UPDATE entities SET mentions = mentions + 1 WHERE scope_key = $1 AND id = $2",
-            &[&key, &id],
-        )
-        .map_err(pg_err)?;
-    }
-    Ok(())
+    Ok(id)
 }
 
 /// Unlinks a memory from its entities (a hard delete), each entity counting one memory less.

@@ -127,6 +127,9 @@ fn erase_log_in(
     for id in &ids {
         erase_in(tx, &log.memory(MemoryId(*id)), ctx)?;
     }
+    if target == EraseTarget::Scope {
+        crate::relations::drop_scope(tx, scope)?;
+    }
     crate::jobs::scrub_erased(tx, scope, &turns, chrono::Utc::now())?;
     tx.execute(
         &format!(
@@ -278,6 +281,7 @@ fn erase_in(
     report.pages_scrubbed = crate::tiers::scrub_tiers(tx, &owner, &plan.tier_texts(contents))?;
 
     // Entities: unlinked; one that named only this memory goes, its name with it.
+    crate::relations::drop_support(tx, &key, id)?;
     crate::entities::unlink_memory(tx, &key, id)?;
     report.entities_removed = tx
         .execute(

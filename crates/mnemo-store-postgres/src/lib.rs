@@ -22,6 +22,7 @@ mod pool;
 mod predicate;
 mod read;
 mod records;
+mod relations;
 mod retrieval;
 mod schema;
 mod scratch;

@@ -264,6 +264,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS memories_by_event ON memories (scope_key, event_start)
         WHERE event_start IS NOT NULL;
     "#,
+    crate::relations::MIGRATION,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

@@ -136,6 +136,9 @@ fn export_records(tx: &mut Transaction<'_>, sink: Sink<'_>) -> Result<()> {
             })))
         },
     )?;
+    for e in crate::relations::export_edges(tx)? {
+        sink(ExportRecord::Relation(Box::new(e)))?;
+    }
     each_row(
         tx,
         &format!("SELECT {SEGMENT_COLS} FROM segments s ORDER BY s.seq"),

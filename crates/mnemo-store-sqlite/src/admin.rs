@@ -143,7 +143,7 @@ impl Admin for SqliteStore {
             tx.execute_batch(
                 "DELETE FROM memories; DELETE FROM memories_fts; DELETE FROM vectors; DELETE FROM messages; \
                  DELETE FROM memory_sources; DELETE FROM history; DELETE FROM links; DELETE FROM entities; \
-                 DELETE FROM entity_memories; DELETE FROM idempotency; DELETE FROM vector_changes; \
+                 DELETE FROM entity_memories; DELETE FROM relations; DELETE FROM relation_sources; DELETE FROM idempotency; DELETE FROM vector_changes; \
                  DELETE FROM pages; DELETE FROM segments; DELETE FROM jobs; \
                  DELETE FROM meta WHERE key IN ('embedding_model', 'dimension');",
             )

@@ -121,6 +121,9 @@ fn erase_log_in(
     for id in &ids {
         erase_in(tx, &log.memory(MemoryId::parse(id)?), ctx)?;
     }
+    if target == EraseTarget::Scope {
+        crate::relations::drop_scope(tx, scope)?;
+    }
     crate::jobs::scrub_erased(tx, scope, &turns, chrono::Utc::now())?;
     tx.execute(
         &format!(
@@ -263,6 +266,7 @@ fn erase_in(
     crate::jobs::scrub_erased(tx, &owner, &job_texts, chrono::Utc::now())?;
     report.pages_scrubbed = crate::tiers::scrub(tx, &owner, &plan.tier_texts(contents))?;
 
+    crate::relations::drop_support(tx, &ids)?;
     report.entities_removed = unlink_entities(tx, &ids)?;
 
     report.messages_erased = if plan.sources {

@@ -183,6 +183,28 @@ pub(crate) fn link_entity(
     if mention.normalized.is_empty() {
         return Ok(());
     }
+    let id = resolve_entity(tx, memo, scope, mention, at)?;
+    let linked = tx
+        .execute_cached(
+            "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id, memory_seq) VALUES (?1, ?2, ?3)",
+            params![id, memory.to_string(), seq],
+        )
+        .map_err(sql_err)?;
+    if linked > 0 {
+        *memo.mentions.entry(id).or_default() += 1;
+    }
+    Ok(())
+}
+
+/// The entity of exactly `scope` for `mention`: one whose normal form equals or nearly matches
+/// it, else a new one (see [`EntityMemo`] for what the transaction remembers).
+pub(crate) fn resolve_entity(
+    tx: &Transaction<'_>,
+    memo: &mut EntityMemo,
+    scope: &Scope,
+    mention: &EntityMention,
+    at: i64,
+) -> Result<String> {
     let key = (scope.key(), mention.normalized.clone());
     let id = match memo.exact.get(&key) {
         Some(id) => id.clone(),
@@ -204,16 +226,7 @@ pub(crate) fn link_entity(
             }
         }
     };
-    let linked = tx
-        .execute_cached(
-            "INSERT OR IGNORE INTO entity_memories (entity_id, memory_id, memory_seq) VALUES (?1, ?2, ?3)",
-            params![id, memory.to_string(), seq],
-        )
-        .map_err(sql_err)?;
-    if linked > 0 {
-        *memo.mentions.entry(id).or_default() += 1;
-    }
-    Ok(())
+    Ok(id)
 }
 
 /// A new entity of `scope` for `mention`; its id.

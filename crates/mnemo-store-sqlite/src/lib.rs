@@ -21,6 +21,7 @@ mod predicate;
 mod read;
 mod records;
 mod reembed;
+mod relations;
 mod retrieval;
 mod schema;
 mod sessions;

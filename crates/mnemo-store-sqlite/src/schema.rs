@@ -284,6 +284,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX memories_event_by_run ON memories (run_id, event_start)
         WHERE event_start IS NOT NULL AND run_id IS NOT NULL;
     "#,
+    crate::relations::MIGRATION,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

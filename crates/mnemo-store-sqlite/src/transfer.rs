@@ -85,6 +85,9 @@ pub(crate) fn export_rest(conn: &Connection, sink: Sink<'_>) -> Result<()> {
             })))?;
         }
     }
+    for e in crate::relations::export_edges(conn)? {
+        sink(ExportRecord::Relation(Box::new(e)))?;
+    }
     for seg in crate::tiers::all_segments(conn)? {
         sink(ExportRecord::Segment(Box::new(seg)))?;
     }
@@ -133,6 +136,7 @@ impl SqliteStore {
             } => import_index_text(tx, memory_id, index_text, state),
             ExportRecord::History(h) => import_history(tx, h),
             ExportRecord::Entity(r) => import_entity(tx, r),
+            ExportRecord::Relation(e) => crate::relations::import_edge(tx, e),
             ExportRecord::Segment(s) => {
                 let dim = Self::dimension_of(tx)?;
                 let n = crate::tiers::import_segment(tx, s, dim)?;

@@ -376,6 +376,7 @@ impl SqliteStore {
                     [m.id.to_string()],
                 )
                 .map_err(sql_err)?;
+                crate::relations::drop_support(tx, &m.id.to_string())?;
                 tx.execute_cached(
                     "DELETE FROM links WHERE from_id = ?1 OR to_id = ?1",
                     [m.id.to_string()],
@@ -412,7 +413,7 @@ pub(crate) struct Writer<'a, 't> {
 #[derive(Default)]
 pub(crate) struct TxMemo {
     dimension: Option<usize>,
-    entities: crate::graph::EntityMemo,
+    pub(crate) entities: crate::graph::EntityMemo,
     fresh: Option<Vec<(u64, Vec<f32>)>>,
 }
 

@@ -42,6 +42,7 @@ pub fn batch_at(
         tiers: Default::default(),
         idempotency: None,
         context: WriteContext::default(),
+        relations: Vec::new(),
     }
 }
 

@@ -15,6 +15,7 @@ mod contract_job_log;
 mod contract_jobs;
 mod contract_log;
 mod contract_notes;
+mod contract_relations;
 mod contract_search;
 mod contract_sessions;
 mod contract_tiers;
@@ -87,7 +88,10 @@ macro_rules! store_contract_tests {
             the_timeline_orders_ranges_and_pages_events_of_the_scope,
             event_candidates_keep_range_scope_and_pooled_keys,
             the_event_time_filter_keeps_overlapping_memories,
-            event_time_survives_export_and_import, erase_removes_the_event_time_and_its_phrase);
+            event_time_survives_export_and_import, erase_removes_the_event_time_and_its_phrase,
+            relations_are_written_with_their_memory, a_functional_predicate_closes_the_old_edge_and_as_of_reads_the_past,
+            deleted_memories_hide_their_edges_and_erasure_removes_them, relations_are_isolated_by_scope,
+            walks_are_bounded_and_check_their_depth, relations_round_trip_through_export);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

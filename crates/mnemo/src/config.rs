@@ -50,6 +50,8 @@ pub struct MemoryConfig {
     pub usage_tracking: bool,
     /// Async adds and their workers (see `jobs`).
     pub jobs: crate::JobConfig,
+    /// Relation extraction and graph search (see `relations`).
+    pub relations: crate::RelationConfig,
 }
 
 /// Which chat model infers memories.
@@ -106,6 +108,7 @@ impl MemoryConfig {
             tiers: mnemo_core::TierConfig::default(),
             usage_tracking: true,
             jobs: crate::JobConfig::default(),
+            relations: crate::RelationConfig::default(),
         }
     }
 

@@ -19,6 +19,7 @@ pub mod jobs;
 mod links;
 mod profile;
 mod records;
+mod relations;
 mod scope_lock;
 mod search;
 mod segments;
@@ -42,6 +43,7 @@ pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
 pub use mnemo_store_postgres::ScratchSchema;
 pub use profile::{ProfileOptions, ProfileOutcome};
 pub use records::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, UpdateRequest};
+pub use relations::RelationConfig;
 pub use search::SearchResponse;
 pub use segments::{ProfileView, SegmentView};
 pub use sessions::{LogMessage, PageView, SessionList, SessionMessages, SessionView};
@@ -73,6 +75,7 @@ struct Inner {
     jobs: JobConfig,
     /// Wakes this process's idle workers when a job is enqueued or retried through it.
     job_ready: Arc<tokio::sync::Notify>,
+    relations: RelationConfig,
 }
 
 /// The memory engine. Cheap to clone; all clones share one store and one embedder.
@@ -103,7 +106,8 @@ impl Memory {
         .with_note_config(config.notes)
         .with_tier_config(config.tiers.clone())
         .with_usage_tracking(config.usage_tracking)
-        .with_job_config(config.jobs.clone());
+        .with_job_config(config.jobs.clone())
+        .with_relation_config(config.relations);
         Ok(match &config.llm {
             Some(llm) => {
                 let llm = llm.clone();
@@ -170,6 +174,7 @@ impl Memory {
                 usage_tracking: true,
                 jobs: JobConfig::default(),
                 job_ready: Arc::default(),
+                relations: RelationConfig::default(),
             }),
         }
     }

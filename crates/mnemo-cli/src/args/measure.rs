@@ -38,6 +38,10 @@ pub(crate) struct BenchArgs {
     /// Results per search in the conversation workload.
     #[arg(long, default_value_t = 10, requires = "conversations")]
     pub top_k: usize,
+    /// In the conversation workload, also add every session with the relation rules off (into
+    /// a scope of its own, alternating with the rules-on add) and report the ratio.
+    #[arg(long, requires = "conversations")]
+    pub compare_relation_rules: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -118,6 +118,25 @@ pub(crate) struct ListArgs {
     pub as_of: Option<String>,
 }
 
+/// `mnemo graph`.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct GraphArgs {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// The entity's name (near matches count: "Carolin" finds "Caroline").
+    #[arg(long)]
+    pub entity: String,
+    /// Hops to walk, 1 to 3.
+    #[arg(long, default_value_t = 1)]
+    pub depth: u8,
+    /// The graph as it was at this time (RFC 3339).
+    #[arg(long)]
+    pub as_of: Option<String>,
+    /// The most edges shown.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+}
+
 /// `mnemo update`.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct UpdateArgs {

@@ -32,6 +32,7 @@ pub(super) async fn run(cfg: MemoryConfig, args: &BenchArgs, json: bool) -> anyh
             data: data.clone(),
             top_k: args.top_k,
             store_dir: args.store_dir.clone(),
+            compare_rules: args.compare_relation_rules,
         };
         return conversations::run(cfg, opts, json).await;
     }

@@ -56,7 +56,7 @@ impl<'a> HistoryEntry<'a> {
 /// What a backend does at each step of a batch, inside the batch's transaction. Every method
 /// reads or writes rows and decides nothing: [`write_batch`] calls them in the write order and
 /// turns their answers into outcomes and errors.
-pub trait BatchWriter: TierWriter {
+pub trait BatchWriter: TierWriter + RelationWriter {
     /// A stored memory's handle in this backend (a row number, or nothing), from
     /// [`BatchWriter::locate`] and [`BatchWriter::insert_memory`] to the writes that follow.
     type Key;
@@ -251,6 +251,7 @@ fn write_steps<W: BatchWriter + ?Sized>(
         false => None,
     };
     batch.validate(dim)?;
+    check_new_relations(batch)?;
     let existing: Vec<MemoryId> = (batch.changes.iter().map(|c| c.old))
         .chain(batch.evolutions.iter().map(|e| e.id))
         .collect();
@@ -270,6 +271,7 @@ fn write_steps<W: BatchWriter + ?Sized>(
         add_memory(tx, batch, m)?;
         results.push(AddResult::added(m, &retired));
     }
+    write_relations(tx, batch)?;
     let now = chrono::Utc::now();
     let now_ms = now.timestamp_millis();
     // The instant at millisecond precision, as the stores keep it.
@@ -366,7 +368,7 @@ fn add_memory<W: BatchWriter + ?Sized>(
         new_metadata: Some(&m.metadata),
         ..HistoryEntry::new(m.id, &m.scope, HistoryKind::Add, &ctx, at)
     })?;
-    for e in &m.entities {
+    for e in m.entities.iter().chain(&relation_mentions(batch, m.id)) {
         tx.step(WriteStep::Entity)?;
         tx.link_entity(m, &key, e, at)?;
     }
@@ -459,6 +461,31 @@ mod tests {
         }
         fn mark_analysed(&mut self, _: &Scope, _: PageId) -> Result<bool> {
             Ok(false)
+        }
+    }
+
+    impl RelationWriter for Fake {
+        fn resolve_entity(&mut self, _: &Scope, _: &EntityMention, _: i64) -> Result<EntityId> {
+            Ok(EntityId::new())
+        }
+        fn rival_edges(&mut self, _: &Scope, _: EntityId, _: &str) -> Result<Vec<RivalEdge>> {
+            Ok(Vec::new())
+        }
+        fn insert_relation(&mut self, _: &Scope, e: &Relation) -> Result<()> {
+            self.calls.push(format!("relation {}", e.predicate));
+            Ok(())
+        }
+        fn support_relation(&mut self, _: RelationId, _: &RelationSource) -> Result<()> {
+            Ok(())
+        }
+        fn close_relation(
+            &mut self,
+            _: RelationId,
+            _: Timestamp,
+            _: Timestamp,
+            _: RelationId,
+        ) -> Result<()> {
+            Ok(())
         }
     }
 

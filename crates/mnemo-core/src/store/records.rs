@@ -32,6 +32,9 @@ pub struct WriteBatch {
     pub tiers: crate::tier::TierWrite,
     pub idempotency: Option<Idempotency>,
     pub context: WriteContext,
+    /// Relations the batch's memories state, written as edges after them (see
+    /// [`write_relations`]).
+    pub relations: Vec<NewRelation>,
 }
 
 /// A change to an existing note's context and tags, decided while adding another note. The
@@ -116,6 +119,7 @@ impl WriteBatch {
             tiers: crate::tier::TierWrite::default(),
             idempotency: None,
             context: WriteContext::default(),
+            relations: Vec::new(),
         }
     }
 }

@@ -19,6 +19,8 @@ pub enum WriteStep {
     History,
     /// Linking a new memory to an entity.
     Entity,
+    /// Writing a relation between entities (an edge, a statement of one, a closing).
+    Relation,
     /// Writing a link (a supersession's edge or one of the batch's links).
     Link,
     /// Evolving an existing note.
@@ -48,6 +50,7 @@ impl WriteStep {
         Memory,
         History,
         Entity,
+        Relation,
         Link,
         Evolve,
         Page,
@@ -66,6 +69,7 @@ impl WriteStep {
         Memory,
         History,
         Entity,
+        Relation,
         Link,
         Evolve,
         Idempotency,
@@ -108,6 +112,7 @@ impl WriteStep {
             Memory => "memory",
             History => "history",
             Entity => "entity",
+            Relation => "relation",
             Link => "link",
             Evolve => "evolve",
             Page => "page",

@@ -28,6 +28,9 @@ pub enum ExportRecord {
     Page(Box<crate::tier::StoredPage>),
     /// A stored idempotency result, so a retry after a move still replays.
     Idempotency(Box<IdempotencyRecord>),
+    /// An edge between entities with its sources; exported after the entities, imported after
+    /// them (its ends and memories must be in its scope).
+    Relation(Box<Relation>),
 }
 
 /// Checks records before an import (or a migration) writes any: no key or string of any record

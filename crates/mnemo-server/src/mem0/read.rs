@@ -5,6 +5,9 @@ use super::*;
 #[derive(Debug, Deserialize)]
 pub(super) struct Mem0Search {
     query: String,
+    /// Mem0's graph memory: the answer also carries `relations`, the edges of the entities the
+    /// query names, as `{source, relationship, destination}`.
+    enable_graph: Option<bool>,
     user_id: Option<String>,
     agent_id: Option<String>,
     run_id: Option<String>,
@@ -59,6 +62,8 @@ pub(super) async fn search(
         Some(v) => date_of("reference_date", v)?,
         None => None,
     };
+    let graph_scope = parts.clone();
+    let graph_query = b.enable_graph.unwrap_or(false).then(|| b.query.clone());
     let body = SearchBody {
         query: b.query,
         user_id: parts.user_id,
@@ -76,11 +81,47 @@ pub(super) async fn search(
         ..SearchBody::default()
     };
     let out = s.service.search(&p, body).await?;
-    Ok(match out.temporal {
-        Some(t) => Json(json!({ "results": out.results, "temporal": t })),
-        None => Json(json!({ "results": out.results })),
+    let mut body = json!({ "results": out.results });
+    if let Some(t) = out.temporal {
+        body["temporal"] = json!(t);
     }
-    .into_response())
+    let Some(query) = graph_query else {
+        return Ok(Json(body).into_response());
+    };
+    body["relations"] = json!(query_relations(&s, &p, &graph_scope, &query).await?);
+    Ok(Json(body).into_response())
+}
+
+/// The current edges of the entities `query` names (rule mentions), in Mem0's graph shape;
+/// a name no entity of the scope has adds nothing.
+async fn query_relations(
+    s: &AppState,
+    p: &Principal,
+    parts: &ScopeParts,
+    query: &str,
+) -> ApiResult<Vec<Value>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for m in mnemo_core::extract_entities(query).into_iter().take(8) {
+        let edges = match (s.service)
+            .entity_relations(p, parts, m.name, None, Some(20))
+            .await
+        {
+            Ok(edges) => edges,
+            Err(e) if e.status() == axum::http::StatusCode::NOT_FOUND => continue,
+            Err(e) => return Err(e),
+        };
+        for e in edges {
+            if seen.insert(e.id) {
+                out.push(json!({
+                    "source": e.subject.name,
+                    "relationship": e.predicate,
+                    "destination": e.object.name,
+                }));
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -9,6 +9,7 @@ mod content;
 mod context;
 mod erase;
 mod fuzz;
+mod graph;
 mod http_hardening;
 mod inproc;
 mod input;

@@ -81,6 +81,7 @@ pub(super) fn import_records(
             }
             ExportRecord::History(h) => history(tx, h, &mut state)?,
             ExportRecord::Entity(e) => entity(tx, e)?,
+            ExportRecord::Relation(e) => crate::relations::import_edge(tx, e)?,
             ExportRecord::Segment(s) => {
                 let dim = state.dimension(tx)?;
                 let n = segment(tx, s, dim)?;
@@ -135,6 +136,7 @@ fn scope_keys(records: &[(ExportRecord, Option<Vec<f32>>)]) -> Result<BTreeSet<S
             ExportRecord::Memory(m) => m.scope()?.key(),
             ExportRecord::History(h) => owner(&h.user_id, &h.agent_id, &h.run_id)?,
             ExportRecord::Entity(e) => owner(&e.user_id, &e.agent_id, &e.run_id)?,
+            ExportRecord::Relation(e) => e.scope()?.key(),
             ExportRecord::Segment(s) => s.scope.key(),
             ExportRecord::Page(p) => p.scope.key(),
             ExportRecord::Idempotency(i) => i.scope_key.clone(),

@@ -91,6 +91,7 @@ pub(crate) fn delete_one(
                 &[&key, &m.id.0],
             )
             .map_err(pg_err)?;
+            crate::relations::drop_support(tx, &key, m.id)?;
             crate::entities::unlink_memory(tx, &key, m.id)?;
             tx.execute(
                 "DELETE FROM links WHERE scope_key = $1 AND (from_id = $2 OR to_id = $2)",

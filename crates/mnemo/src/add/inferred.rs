@@ -150,6 +150,7 @@ impl Memory {
                 tiers: Default::default(),
                 idempotency: idem,
                 context: ctx,
+                relations: Vec::new(),
             };
             let prepared = Prepared::Write {
                 batch: Box::new(batch),

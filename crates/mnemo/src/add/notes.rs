@@ -126,6 +126,7 @@ impl Memory {
                             actor: req.actor.clone(),
                             ..WriteContext::default()
                         },
+                        relations: Vec::new(),
                     };
                     (
                         Prepared::Write {

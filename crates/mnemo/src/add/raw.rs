@@ -62,6 +62,10 @@ impl Memory {
                 expires_at: req.expires_at,
             };
             let memories = raw::raw_memories(&input, &call, slots, &line_vectors);
+            let relations = match self.relation_config().rules {
+                true => mnemo_core::pipeline::relations::rule_relations(&memories),
+                false => Vec::new(),
+            };
             let context = WriteContext {
                 actor: req.actor.clone(),
                 request_id: req.request_id.clone(),
@@ -78,6 +82,7 @@ impl Memory {
                     tiers: Default::default(),
                     idempotency: idem,
                     context,
+                    relations,
                 }),
                 warnings,
                 // One embedding call serves every request of the batch.

@@ -121,6 +121,18 @@ impl mnemo::core::Graph for Racing {
     }
 }
 
+impl mnemo::core::Relations for Racing {
+    fn find_entities(&self, s: &Scope, name: &str, limit: usize) -> Result<Vec<Entity>> {
+        self.inner.find_entities(s, name, limit)
+    }
+    fn edges(&self, q: &mnemo::core::EdgeQuery<'_>) -> Result<Vec<mnemo::core::Relation>> {
+        self.inner.edges(q)
+    }
+    fn relation(&self, s: &Scope, id: mnemo::core::RelationId) -> Result<mnemo::core::Relation> {
+        self.inner.relation(s, id)
+    }
+}
+
 impl mnemo::core::Messages for Racing {
     fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.inner.messages_by_id(s, ids)

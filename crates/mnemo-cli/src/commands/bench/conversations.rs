@@ -24,6 +24,7 @@
 //! | `search_p50_ms_no_embed`, `search_p95_ms_no_embed` | the same searches with the query vector given |
 //! | `query_embed_p50_ms` | the embedder alone on one question (no store, no runtime hop) |
 //! | `search_p50_ms_no_embed_tracking_on`, `…_off`, `usage_tracking_p50_ratio` | the async search with the vector given, usage bookkeeping (read counts, segment visits) on and off, alternating |
+//! | `session_add_ms_total_rules_on`, `…_off`, `relation_rules_add_ratio` | with `--compare-relation-rules`: the summed session adds with the relation rules on and off (alternating), and their ratio |
 //! | `peak_rss_mb`, `rss_mb` | `VmHWM` and `VmRSS` of the process at the end |
 //! | `embedder`, `embedder_threads`, `top_k`, `file_mb`, `wall_s` | setup and size |
 
@@ -41,6 +42,8 @@ pub(super) struct Options {
     pub top_k: usize,
     /// Build the store here and keep it (it must not exist); default: a removed temp dir.
     pub store_dir: Option<PathBuf>,
+    /// Also add every session with the relation rules off (see [`RulesAb`]).
+    pub compare_rules: bool,
 }
 
 fn seconds(f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<f64> {
@@ -83,7 +86,19 @@ pub(super) async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> any
     let embedder = memory.embedder().await?;
 
     progress("ingesting: each session added, and embedded alone, in alternating order");
-    let mut ingested = ingest(&memory, embedder.as_ref(), &conversations).await?;
+    let rules_off = opts.compare_rules.then(|| {
+        memory.clone().with_relation_config(mnemo::RelationConfig {
+            rules: false,
+            ..memory.relation_config()
+        })
+    });
+    let mut ingested = ingest(
+        &memory,
+        rules_off.as_ref(),
+        embedder.as_ref(),
+        &conversations,
+    )
+    .await?;
     let add_s: f64 = ingested.add_ms.iter().sum::<f64>() / 1e3;
 
     progress("searching every question at the final store size");
@@ -137,6 +152,12 @@ pub(super) async fn run(mut cfg: MemoryConfig, opts: Options, json: bool) -> any
         "usage_tracking_p50_ratio": percentile(&s.tracking_on, 0.5) / percentile(&s.tracking_off, 0.5),
         "usage_rows_written_at_end": s.visits_written,
     });
+    let mut report = report;
+    if let Some(ab) = &ingested.rules_ab {
+        report["session_add_ms_total_rules_on"] = ab.on_ms.into();
+        report["session_add_ms_total_rules_off"] = ab.off_ms.into();
+        report["relation_rules_add_ratio"] = (ab.on_ms / ab.off_ms).into();
+    }
     let temporary = opts.store_dir.is_none().then_some(dir.as_path());
     finish(report, memory, stats.file_bytes, started, temporary, json)
 }
@@ -153,17 +174,29 @@ struct Ingested {
     sessions: usize,
     /// One scope per conversation, in file order.
     scopes: Vec<Scope>,
+    rules_ab: Option<RulesAb>,
+}
+
+/// The relation rules' share of the add: every session added once with the rules on (the
+/// measured store) and once with them off (into `<scope>-norules`), alternating which goes
+/// first; the summed add times of each side, in ms.
+#[derive(Default)]
+struct RulesAb {
+    on_ms: f64,
+    off_ms: f64,
 }
 
 /// Adds every session of every conversation, each paired with the embedder alone on the texts
 /// that add embeds, the two in alternating order.
 async fn ingest(
     memory: &Memory,
+    rules_off: Option<&Memory>,
     embedder: &dyn Embedder,
     conversations: &[Conversation],
 ) -> anyhow::Result<Ingested> {
     let (mut add_ms, mut embed_s, mut embedded) = (Vec::new(), 0.0, 0usize);
     let (mut turns, mut sessions) = (0usize, 0usize);
+    let mut rules_ab: Option<RulesAb> = None;
     let mut scopes: Vec<Scope> = Vec::with_capacity(conversations.len());
     for c in conversations {
         let scope = scope_of(c)?;
@@ -179,9 +212,31 @@ async fn ingest(
             if embed_first {
                 embed_s += seconds(embed_only)?;
             }
+            let off = match rules_off {
+                Some(m) => {
+                    let off_scope = Scope::user(&format!(
+                        "{}-norules",
+                        scope.user_id().map_or("bench", |u| u.as_str())
+                    ))?;
+                    Some((m, add_request(&off_scope, c, s, EvalMode::Raw)))
+                }
+                None => None,
+            };
+            let mut off_ms = 0.0;
+            if !embed_first {
+                off_ms = timed_add(off.clone()).await?;
+            }
             let add_t = Instant::now();
             memory.add(req).await?;
             add_ms.push(add_t.elapsed().as_secs_f64() * 1e3);
+            if embed_first {
+                off_ms = timed_add(off).await?;
+            }
+            if rules_off.is_some() {
+                let ab = rules_ab.get_or_insert_with(RulesAb::default);
+                ab.on_ms += add_ms[add_ms.len() - 1];
+                ab.off_ms += off_ms;
+            }
             if !embed_first {
                 embed_s += seconds(embed_only)?;
             }
@@ -198,7 +253,18 @@ async fn ingest(
         turns,
         sessions,
         scopes,
+        rules_ab,
     })
+}
+
+/// One add's wall time in ms; 0 when there is none to make.
+async fn timed_add(add: Option<(&Memory, mnemo::AddRequest)>) -> anyhow::Result<f64> {
+    let Some((m, req)) = add else {
+        return Ok(0.0);
+    };
+    let t = Instant::now();
+    m.add(req).await?;
+    Ok(t.elapsed().as_secs_f64() * 1e3)
 }
 
 /// Per-question timings in ms, each sorted ascending.

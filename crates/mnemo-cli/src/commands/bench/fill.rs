@@ -102,6 +102,7 @@ fn write_bulk(bench: &Bench<'_>, texts: &[String], vectors: &[Vec<f32>]) -> anyh
                 links: Vec::new(),
                 idempotency: None,
                 context: WriteContext::default(),
+                relations: Vec::new(),
             });
         }
         blocking(|| store.write(batches))?;
