@@ -6,6 +6,7 @@
 //! (`mnemo`) joins them. `search::hybrid_search` is the ranking every backend shares; `limits`
 //! lists the bounds on what one request may carry.
 
+pub mod blocks;
 pub mod chat;
 pub mod cursor;
 pub mod embed;
@@ -30,6 +31,7 @@ pub mod text;
 pub mod tier;
 pub mod time;
 
+pub use blocks::{BlockActor, BlockChange, BlockEvent, BlockLabel, BlockLimits, BlockOp, MemoryBlock};
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use cursor::CursorCodec;
 pub use embed::{CachedEmbedder, Embedder};

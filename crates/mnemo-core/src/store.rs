@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 mod admin;
 mod batch;
+mod blocks;
 mod erase;
 mod graph;
 mod messages;
@@ -37,6 +38,7 @@ mod transfer;
 
 pub use admin::*;
 pub use batch::*;
+pub use blocks::*;
 pub use erase::*;
 pub use graph::*;
 pub use messages::*;
@@ -50,12 +52,12 @@ pub use transfer::*;
 /// Implemented by every type that implements all the capability traits; a backend never
 /// implements it by hand.
 pub trait Store:
-    Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin
+    Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Blocks
 {
 }
 
 impl<T> Store for T where
-    T: Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + ?Sized
+    T: Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Blocks + ?Sized
 {
 }
 

@@ -304,6 +304,7 @@ impl Engine {
         let options = ContextOptions {
             session_id: k.str("session_id")?,
             no_profile: k.bool("no_profile")?.unwrap_or(false),
+            no_blocks: k.bool("no_blocks")?.unwrap_or(false),
             memory_candidates: k.count("memory_candidates")?,
             tokenizer: k.str("tokenizer")?,
         };

@@ -5,6 +5,7 @@
 //! limiting. The header read timeout is the connection's, set where connections are served
 //! ([`crate::server`]).
 
+mod blocks;
 pub mod extract;
 pub mod inspect;
 mod jobs;
@@ -79,6 +80,7 @@ pub fn router(state: AppState, http: &HttpConfig) -> Router {
     let (native, openapi) = native::routes()
         .merge(inspect::routes())
         .merge(jobs::routes())
+        .merge(blocks::routes())
         .split_for_parts();
     // The document never changes while the server runs: serialise it once.
     let openapi = axum::body::Bytes::from(

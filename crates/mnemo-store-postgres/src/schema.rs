@@ -255,6 +255,8 @@ const MIGRATIONS: &[&str] = &[
         WHERE status IN ('pending', 'running');
     CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs (user_id, seq);
     "#,
+    // Core memory blocks, their attachments to agents and their history (see `blocks.rs`).
+    crate::blocks::BLOCKS_DDL,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

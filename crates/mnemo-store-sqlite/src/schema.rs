@@ -271,6 +271,8 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX segments_by_user ON segments (user_id) WHERE user_id IS NOT NULL;
     CREATE INDEX segments_by_agent ON segments (agent_id) WHERE agent_id IS NOT NULL;
     "#,
+    // Core memory blocks, their attachments to agents and their history (see `blocks.rs`).
+    crate::blocks::BLOCKS_DDL,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

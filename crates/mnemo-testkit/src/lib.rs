@@ -10,6 +10,7 @@
 
 mod chat;
 pub mod contract;
+mod contract_blocks;
 mod contract_index;
 mod contract_job_log;
 mod contract_jobs;
@@ -78,7 +79,11 @@ macro_rules! store_contract_tests {
             a_renewed_lease_keeps_the_job_with_its_worker,
             retries_wait_for_their_time_and_failures_keep_their_error,
             concurrent_claims_never_share_a_job, queue_stats_count_and_jobs_survive_reopen, reset_clears_the_queue,
-            dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was);
+            dense_scores_are_exact_cosines, a_failed_planned_write_leaves_the_index_as_it_was,
+            blocks_are_created_edited_and_deleted_with_versioned_history, concurrent_block_editors_lose_no_update,
+            refused_block_edits_write_nothing, shared_blocks_are_seen_by_their_agents_only,
+            block_listing_pages_and_the_owner_maximum_holds, blocks_move_through_export_and_go_with_their_scope,
+            blocks_survive_reopen);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -28,6 +28,8 @@ pub enum ExportRecord {
     Page(Box<crate::tier::StoredPage>),
     /// A stored idempotency result, so a retry after a move still replays.
     Idempotency(Box<IdempotencyRecord>),
+    /// A core memory block with its attachments and whole history.
+    Block(Box<BlockRecord>),
 }
 
 /// Checks records before an import (or a migration) writes any: no key or string of any record

@@ -362,6 +362,7 @@ class Memory(_Engine):
         no_profile: bool = False,
         memory_candidates: Optional[int] = None,
         tokenizer: Optional[str] = None,
+        no_blocks: bool = False,
     ) -> Result:
         """A prompt-ready context pack within ``budget_tokens``: ``sections`` (profile,
         short-term window of ``session_id``, segments, memories) of ``items`` each with its
@@ -369,7 +370,7 @@ class Memory(_Engine):
         return self._engine.context(
             query, user_id=user_id, agent_id=agent_id, run_id=run_id,
             budget_tokens=budget_tokens, session_id=session_id, no_profile=no_profile,
-            memory_candidates=memory_candidates, tokenizer=tokenizer,
+            memory_candidates=memory_candidates, tokenizer=tokenizer, no_blocks=no_blocks,
         ).wait()
 
     def erase(
