@@ -16,6 +16,7 @@ mod export;
 mod get;
 mod history;
 mod import;
+mod blocks;
 mod jobs;
 mod link;
 mod list;
@@ -69,6 +70,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sessions { action } => log::sessions(&memory, action, json).await,
         Command::Segments { action } => log::segments(&memory, action, json).await,
         Command::Jobs { action } => jobs::jobs(&memory, action, json).await,
+        Command::Blocks { action } => blocks::run(&memory, action, json).await,
         Command::History(args) => history::run(&memory, args, json).await,
         Command::Reset { confirm } => reset::run(&memory, confirm, json).await,
         Command::Import(args) => {

@@ -292,6 +292,30 @@ impl Engine {
         )))
     }
 
+    /// A core memory block operation (`list`, `get`, `create`, `append`, `replace`, `rewrite`,
+    /// `delete`, `history`, `seed`); see `ops::blocks`.
+    #[pyo3(signature = (op, **kw))]
+    fn block_call(&self, op: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let mut k = Kw::new(kw);
+        let parts = k.parts()?;
+        let args = crate::ops::blocks::BlockArgs {
+            label: k.str("label")?,
+            value: k.str("value")?,
+            text: k.str("text")?,
+            old: k.str("old")?,
+            new: k.str("new")?,
+            description: k.str("description")?,
+            limit: k.count("limit")?,
+            read_only: k.bool("read_only")?,
+            agents: k.strs("agents")?,
+            expected_version: k.count("expected_version")?,
+            reason: k.str("reason")?,
+            cursor: k.str("cursor")?,
+        };
+        k.finish()?;
+        Ok(Pending::new(crate::ops::blocks::call(self.mem.clone(), op, parts, args)))
+    }
+
     fn reset(&self) -> Pending {
         Pending::new(records::reset(self.mem.clone()))
     }

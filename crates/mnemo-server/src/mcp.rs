@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 mod args;
+mod blocks;
 mod context;
 mod jobs;
 mod links;
@@ -266,7 +267,8 @@ impl MemoryTools {
                 + Self::link_router()
                 + Self::context_router()
                 + Self::log_router()
-                + Self::job_router(),
+                + Self::job_router()
+                + Self::block_router(),
         }
     }
 

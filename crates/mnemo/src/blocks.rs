@@ -7,7 +7,7 @@ use crate::Memory;
 use mnemo_core::blocks::BlockActor;
 use mnemo_core::*;
 
-/// Characters of facts a seeded block takes at most, when its limit allows.
+/// Facts a seeded block takes at most (the most recent), when its limit allows.
 const SEED_FACTS: usize = 50;
 
 /// Where a seeded `human` block came from.
@@ -130,26 +130,19 @@ fn seed(
             SeedSource::Profile,
         ),
         None => {
-            // The list is oldest first; the most recent facts are what the user is now.
-            let mut facts = Vec::new();
-            let mut cursor = None;
-            loop {
-                let page = s.list(&ListQuery {
-                    scope: owner.clone(),
-                    kinds: Some(vec![MemoryKind::Fact]),
-                    filter: None,
-                    limit: 500,
-                    cursor,
-                    read: ReadOptions::default(),
-                })?;
-                facts.extend(page.results.into_iter().map(|m| format!("- {}", m.text.trim())));
-                match page.next_cursor {
-                    Some(c) => cursor = Some(c),
-                    None => break,
-                }
+            // Facts a pipeline inferred; without a model, what the user said themselves.
+            let mut facts = all_of(s, owner, vec![MemoryKind::Fact, MemoryKind::Knowledge])?;
+            if facts.is_empty() {
+                facts = all_of(s, owner, vec![MemoryKind::Raw])?;
+                facts.retain(|m| m.role.is_none_or(|r| r == Role::User));
             }
+            // Lists are oldest first; the most recent facts are what the user is now.
             let recent = facts.split_off(facts.len().saturating_sub(SEED_FACTS));
-            (recent, SeedSource::Facts)
+            let lines = recent
+                .iter()
+                .map(|m| format!("- {}", m.text.trim()))
+                .collect();
+            (lines, SeedSource::Facts)
         }
     };
     let existing = s.block(owner, &label)?.filter(|b| b.owner == *owner);
@@ -187,6 +180,27 @@ fn seed(
         )?,
     };
     Ok((block, source))
+}
+
+/// Every active memory of `kinds` of the owner, oldest first.
+fn all_of(s: &dyn Store, owner: &Scope, kinds: Vec<MemoryKind>) -> Result<Vec<Memory>> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = s.list(&ListQuery {
+            scope: owner.clone(),
+            kinds: Some(kinds.clone()),
+            filter: None,
+            limit: 500,
+            cursor,
+            read: ReadOptions::default(),
+        })?;
+        out.extend(page.results);
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => return Ok(out),
+        }
+    }
 }
 
 /// The non-empty lines that fit in `limit` characters together (joined by newlines).

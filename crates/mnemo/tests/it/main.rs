@@ -3,6 +3,7 @@
 use mnemo::core::*;
 use mnemo_testkit::engines;
 
+mod blocks;
 mod context;
 mod embedding_work;
 mod erasure;
