@@ -109,7 +109,7 @@ fn need(field: &str, v: Option<String>) -> ApiResult<String> {
 }
 
 /// The change a wire body asks for; `invalid_input` naming the missing field or `op`.
-pub(crate) fn change_of(b: &EditBlockBody) -> ApiResult<BlockChange> {
+fn change_of(b: &EditBlockBody) -> ApiResult<BlockChange> {
     let b = b.clone();
     Ok(match b.op.as_str() {
         "append" => BlockChange::Append { text: need("text", b.text)? },

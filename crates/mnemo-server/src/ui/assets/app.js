@@ -10,9 +10,10 @@ import * as conversations from "./views/conversations.js";
 import * as profile from "./views/profile.js";
 import * as graph from "./views/graph.js";
 import * as pack from "./views/pack.js";
+import * as blocks from "./views/blocks.js";
 import * as admin from "./views/admin.js";
 
-const VIEWS = { scopes, memories, memory, conversations, profile, graph, pack, admin };
+const VIEWS = { scopes, memories, memory, conversations, profile, graph, pack, blocks, admin };
 const $ = (id) => document.getElementById(id);
 let renderSeq = 0;
 
