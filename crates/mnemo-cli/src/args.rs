@@ -11,8 +11,8 @@ mod measure;
 mod memories;
 mod settings;
 
-pub(crate) use blocks::{BlockRef, BlocksAction, EditOpts};
 pub(crate) use admin::{ImportArgs, KeysAction, ModelsAction, ServeArgs};
+pub(crate) use blocks::{BlockRef, BlocksAction, EditOpts};
 pub(crate) use log::{JobsAction, ProfileAction, SegmentsAction, SessionsAction};
 pub(crate) use measure::{BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs};
 pub(crate) use memories::{

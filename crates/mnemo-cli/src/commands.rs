@@ -7,6 +7,7 @@
 
 mod add;
 mod bench;
+mod blocks;
 mod context;
 mod delete;
 mod doctor;
@@ -16,7 +17,6 @@ mod export;
 mod get;
 mod history;
 mod import;
-mod blocks;
 mod jobs;
 mod link;
 mod list;

@@ -128,7 +128,9 @@ impl MemoryBlock {
     /// user (one with no owner agent) attached to it. Runs do not own blocks: a scope's run part
     /// is not constrained. Every backend's SQL implements this rule (see their `blocks.rs`).
     pub fn seen_by(&self, scope: &Scope) -> bool {
-        let user_ok = scope.user_id().is_none_or(|u| self.owner.user_id() == Some(u));
+        let user_ok = scope
+            .user_id()
+            .is_none_or(|u| self.owner.user_id() == Some(u));
         let agent_ok = scope.agent_id().is_none_or(|a| {
             self.owner.agent_id() == Some(a)
                 || (self.owner.agent_id().is_none() && self.agents.contains(a))

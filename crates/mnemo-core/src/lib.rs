@@ -31,7 +31,9 @@ pub mod text;
 pub mod tier;
 pub mod time;
 
-pub use blocks::{BlockActor, BlockChange, BlockEvent, BlockLabel, BlockLimits, BlockOp, MemoryBlock};
+pub use blocks::{
+    BlockActor, BlockChange, BlockEvent, BlockLabel, BlockLimits, BlockOp, MemoryBlock,
+};
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use cursor::CursorCodec;
 pub use embed::{CachedEmbedder, Embedder};

@@ -57,7 +57,16 @@ pub trait Store:
 }
 
 impl<T> Store for T where
-    T: Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Blocks + ?Sized
+    T: Records
+        + Retrieval
+        + Graph
+        + Messages
+        + Erasure
+        + Tiers
+        + Transfer
+        + Admin
+        + Blocks
+        + ?Sized
 {
 }
 

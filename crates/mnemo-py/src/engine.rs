@@ -313,7 +313,12 @@ impl Engine {
             cursor: k.str("cursor")?,
         };
         k.finish()?;
-        Ok(Pending::new(crate::ops::blocks::call(self.mem.clone(), op, parts, args)))
+        Ok(Pending::new(crate::ops::blocks::call(
+            self.mem.clone(),
+            op,
+            parts,
+            args,
+        )))
     }
 
     fn reset(&self) -> Pending {

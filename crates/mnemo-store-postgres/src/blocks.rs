@@ -89,7 +89,10 @@ fn block_from_row(r: &Row) -> Result<MemoryBlock> {
         description: r.get(5),
         limit: u32::try_from(r.get::<_, i64>(6)).map_err(Error::storage)?,
         read_only: r.get(7),
-        agents: agents.iter().map(|a| AgentId::new(a)).collect::<Result<_>>()?,
+        agents: agents
+            .iter()
+            .map(|a| AgentId::new(a))
+            .collect::<Result<_>>()?,
         version: r.get::<_, i64>(8) as u64,
         created_at: crate::codec::from_ms(r.get(9)),
         updated_at: crate::codec::from_ms(r.get(10)),
@@ -97,7 +100,11 @@ fn block_from_row(r: &Row) -> Result<MemoryBlock> {
 }
 
 /// The block labelled `label` that `scope` sees (the trait's order when several do).
-fn find(c: &mut impl GenericClient, scope: &Scope, label: &BlockLabel) -> Result<Option<MemoryBlock>> {
+fn find(
+    c: &mut impl GenericClient,
+    scope: &Scope,
+    label: &BlockLabel,
+) -> Result<Option<MemoryBlock>> {
     let (u, a) = parts(scope);
     let sql = format!(
         "SELECT {COLS} FROM blocks b WHERE {SEEN} AND b.label = $3 \
@@ -213,7 +220,11 @@ fn events(c: &mut impl GenericClient, block: uuid::Uuid, limit: usize) -> Result
     Ok(out)
 }
 
-fn query_blocks(c: &mut impl GenericClient, sql: &str, p: &[&(dyn ToSql + Sync)]) -> Result<Vec<MemoryBlock>> {
+fn query_blocks(
+    c: &mut impl GenericClient,
+    sql: &str,
+    p: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<MemoryBlock>> {
     c.query(sql, p)
         .map_err(pg_err)?
         .iter()
@@ -294,7 +305,12 @@ impl Blocks for PgStore {
             )?;
             tx.execute(
                 "UPDATE blocks SET value = $1, version = $2, updated_at = $3 WHERE id = $4",
-                &[&next.value, &(next.version as i64), &ms(next.updated_at), &next.id],
+                &[
+                    &next.value,
+                    &(next.version as i64),
+                    &ms(next.updated_at),
+                    &next.id,
+                ],
             )
             .map_err(pg_err)?;
             if next.agents != current.agents {
@@ -345,7 +361,10 @@ impl Blocks for PgStore {
 }
 
 /// Every block with its history, for an export (inside the export's snapshot).
-pub(crate) fn export(tx: &mut Transaction<'_>, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+pub(crate) fn export(
+    tx: &mut Transaction<'_>,
+    sink: &mut dyn FnMut(ExportRecord) -> Result<()>,
+) -> Result<()> {
     let all = query_blocks(
         tx,
         &format!("SELECT {COLS} FROM blocks b ORDER BY b.created_at, b.id"),
@@ -353,7 +372,10 @@ pub(crate) fn export(tx: &mut Transaction<'_>, sink: &mut dyn FnMut(ExportRecord
     )?;
     for block in all {
         let history = events(tx, block.id, usize::MAX)?;
-        sink(ExportRecord::Block(Box::new(BlockRecord { block, history })))?;
+        sink(ExportRecord::Block(Box::new(BlockRecord {
+            block,
+            history,
+        })))?;
     }
     Ok(())
 }
@@ -386,9 +408,13 @@ pub(crate) fn erase_scope(tx: &mut Transaction<'_>, scope: &Scope) -> Result<u64
         return Ok(0);
     }
     let (u, a) = parts(scope);
-    const OWNED: &str = "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR agent_id = $2)";
-    tx.execute(&format!("DELETE FROM block_history WHERE {OWNED}"), &[&u, &a])
-        .map_err(pg_err)?;
+    const OWNED: &str =
+        "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR agent_id = $2)";
+    tx.execute(
+        &format!("DELETE FROM block_history WHERE {OWNED}"),
+        &[&u, &a],
+    )
+    .map_err(pg_err)?;
     let n = tx
         .execute(&format!("DELETE FROM blocks WHERE {OWNED}"), &[&u, &a])
         .map_err(pg_err)?;

@@ -113,7 +113,9 @@ fn find(conn: &Connection, scope: &Scope, label: &BlockLabel) -> Result<Option<M
     let (pred, mut p) = seen(scope, false);
     p.push(Sql::Text(label.to_string()));
     p.push(Sql::Text(scope.user_id().map_or("", |u| u.as_str()).into()));
-    p.push(Sql::Text(scope.agent_id().map_or("", |a| a.as_str()).into()));
+    p.push(Sql::Text(
+        scope.agent_id().map_or("", |a| a.as_str()).into(),
+    ));
     let sql = format!(
         "SELECT {COLS} FROM blocks b WHERE {pred} AND b.label = ? \
          ORDER BY (COALESCE(b.user_id, '') = ? AND COALESCE(b.agent_id, '') = ?) DESC, \
@@ -161,8 +163,11 @@ fn insert_block(tx: &Connection, b: &MemoryBlock) -> Result<()> {
 }
 
 fn set_agents(tx: &Connection, b: &MemoryBlock) -> Result<()> {
-    tx.execute("DELETE FROM block_agents WHERE block_id = ?1", [b.id.to_string()])
-        .map_err(sql_err)?;
+    tx.execute(
+        "DELETE FROM block_agents WHERE block_id = ?1",
+        [b.id.to_string()],
+    )
+    .map_err(sql_err)?;
     for a in &b.agents {
         tx.execute(
             "INSERT INTO block_agents (block_id, agent_id) VALUES (?1, ?2)",
@@ -204,7 +209,10 @@ fn events(conn: &Connection, block: uuid::Uuid, limit: usize) -> Result<Vec<Bloc
         )
         .map_err(sql_err)?;
     let mut rows = st
-        .query(params![block.to_string(), limit.min(i64::MAX as usize) as i64])
+        .query(params![
+            block.to_string(),
+            limit.min(i64::MAX as usize) as i64
+        ])
         .map_err(sql_err)?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(sql_err)? {
@@ -283,7 +291,11 @@ impl Blocks for SqliteStore {
         let mut sql = format!("SELECT {COLS} FROM blocks b WHERE {pred}");
         if let Some((label, id)) = after {
             sql.push_str(" AND (b.label > ? OR (b.label = ? AND b.id > ?))");
-            p.extend([Sql::Text(label.clone()), Sql::Text(label), Sql::Text(id.to_string())]);
+            p.extend([
+                Sql::Text(label.clone()),
+                Sql::Text(label),
+                Sql::Text(id.to_string()),
+            ]);
         }
         sql.push_str(" ORDER BY b.label, b.id LIMIT ?");
         p.push(Sql::Integer(query.limit as i64 + 1));
@@ -300,7 +312,8 @@ impl Blocks for SqliteStore {
 
     fn edit_block(&self, edit: &BlockEdit) -> Result<MemoryBlock> {
         self.block_write(|tx| {
-            let current = find(tx, &edit.scope, &edit.label)?.ok_or_else(|| no_block(&edit.label))?;
+            let current =
+                find(tx, &edit.scope, &edit.label)?.ok_or_else(|| no_block(&edit.label))?;
             let (next, event) = edit.change.apply(
                 &current,
                 &edit.actor,
@@ -336,8 +349,11 @@ impl Blocks for SqliteStore {
         self.block_write(|tx| {
             let current = find(tx, scope, label)?.ok_or_else(|| no_block(label))?;
             let event = delete_event(&current, actor, reason, chrono::Utc::now())?;
-            tx.execute("DELETE FROM block_agents WHERE block_id = ?1", [current.id.to_string()])
-                .map_err(sql_err)?;
+            tx.execute(
+                "DELETE FROM block_agents WHERE block_id = ?1",
+                [current.id.to_string()],
+            )
+            .map_err(sql_err)?;
             tx.execute("DELETE FROM blocks WHERE id = ?1", [current.id.to_string()])
                 .map_err(sql_err)?;
             insert_event(tx, &current.owner, &event)?;
@@ -365,7 +381,10 @@ impl Blocks for SqliteStore {
 }
 
 /// Every block with its history, for an export.
-pub(crate) fn export(conn: &Connection, sink: &mut dyn FnMut(ExportRecord) -> Result<()>) -> Result<()> {
+pub(crate) fn export(
+    conn: &Connection,
+    sink: &mut dyn FnMut(ExportRecord) -> Result<()>,
+) -> Result<()> {
     let all = query_blocks(
         conn,
         &format!("SELECT {COLS} FROM blocks b ORDER BY b.created_at, b.id"),
@@ -373,7 +392,10 @@ pub(crate) fn export(conn: &Connection, sink: &mut dyn FnMut(ExportRecord) -> Re
     )?;
     for block in all {
         let history = events(conn, block.id, usize::MAX)?;
-        sink(ExportRecord::Block(Box::new(BlockRecord { block, history })))?;
+        sink(ExportRecord::Block(Box::new(BlockRecord {
+            block,
+            history,
+        })))?;
     }
     Ok(())
 }
@@ -383,7 +405,11 @@ pub(crate) fn import(tx: &Connection, r: &BlockRecord) -> Result<u64> {
     let b = &r.block;
     mnemo_core::blocks::block_owner(&b.owner)?;
     let known: Option<i64> = tx
-        .query_row("SELECT 1 FROM blocks WHERE id = ?1", [b.id.to_string()], |r| r.get(0))
+        .query_row(
+            "SELECT 1 FROM blocks WHERE id = ?1",
+            [b.id.to_string()],
+            |r| r.get(0),
+        )
         .optional()
         .map_err(sql_err)?;
     if known.is_some() {
@@ -417,9 +443,15 @@ pub(crate) fn erase_scope(tx: &Connection, scope: &Scope) -> Result<u64> {
         p.push(Sql::Text(a.to_string()));
     }
     let owned = owned.join(" AND ");
-    let run = |sql: String, p: &[Sql]| tx.execute(&sql, params_from_iter(p.iter())).map_err(sql_err);
+    let run = |sql: String, p: &[Sql]| {
+        tx.execute(&sql, params_from_iter(p.iter()))
+            .map_err(sql_err)
+    };
     run(format!("DELETE FROM block_history WHERE {owned}"), &p)?;
-    run(format!("DELETE FROM block_agents WHERE block_id IN (SELECT id FROM blocks WHERE {owned})"), &p)?;
+    run(
+        format!("DELETE FROM block_agents WHERE block_id IN (SELECT id FROM blocks WHERE {owned})"),
+        &p,
+    )?;
     let n = run(format!("DELETE FROM blocks WHERE {owned}"), &p)?;
     if let Some(a) = scope.agent_id() {
         let mut q = vec![Sql::Text(a.to_string())];
@@ -430,7 +462,10 @@ pub(crate) fn erase_scope(tx: &Connection, scope: &Scope) -> Result<u64> {
             }
             None => "",
         };
-        run(format!("DELETE FROM block_agents WHERE agent_id = ?{users}"), &q)?;
+        run(
+            format!("DELETE FROM block_agents WHERE agent_id = ?{users}"),
+            &q,
+        )?;
     }
     Ok(n as u64)
 }

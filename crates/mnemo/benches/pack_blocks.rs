@@ -18,13 +18,27 @@ fn setup(rt: &tokio::runtime::Runtime) -> (Memory, Scope) {
     let user = Scope::user("ann").unwrap();
     rt.block_on(async {
         for i in 0..300 {
-            let text = format!("Ann note {i}: trip {} to city {} with budget {}", i % 17, i % 29, i * 13);
+            let text = format!(
+                "Ann note {i}: trip {} to city {} with budget {}",
+                i % 17,
+                i % 29,
+                i * 13
+            );
             m.add(AddRequest::text(scope.clone(), &text)).await.unwrap();
         }
         let blocks = [
-            ("human", "Ann lives in Porto. Prefers metric units. Vegetarian. Travels in spring."),
-            ("persona", "I am Ann's travel planner. I answer briefly and cite prices in euros."),
-            ("task", "Plan a week in Japan in April: trains, two cities, quiet hotels."),
+            (
+                "human",
+                "Ann lives in Porto. Prefers metric units. Vegetarian. Travels in spring.",
+            ),
+            (
+                "persona",
+                "I am Ann's travel planner. I answer briefly and cite prices in euros.",
+            ),
+            (
+                "task",
+                "Plan a week in Japan in April: trains, two cities, quiet hotels.",
+            ),
         ];
         for (label, value) in blocks {
             let mut new = NewBlock::new(user.clone(), BlockLabel::new(label).unwrap(), value);
@@ -51,7 +65,11 @@ fn bench(c: &mut Criterion) {
         },
     };
     let with = rt.block_on(m.context(req(false))).unwrap();
-    assert_eq!(with.sections[0].items.len(), 3, "the three blocks are pinned");
+    assert_eq!(
+        with.sections[0].items.len(),
+        3,
+        "the three blocks are pinned"
+    );
     let mut g = c.benchmark_group("pack");
     g.bench_function("without_blocks", |b| {
         b.iter(|| rt.block_on(m.context(req(true))).unwrap())

@@ -40,7 +40,8 @@ impl Memory {
     /// Creates a block (see [`Blocks::create_block`]).
     pub async fn create_block(&self, new: NewBlock) -> Result<MemoryBlock> {
         let limits = self.inner.block_limits;
-        self.with_store(move |s| s.create_block(&new, &limits)).await
+        self.with_store(move |s| s.create_block(&new, &limits))
+            .await
     }
 
     /// The block labelled `label` that `scope` sees; `not_found` when there is none.
@@ -103,7 +104,8 @@ impl Memory {
             .ok_or_else(|| Error::invalid("user_id", "seeding a human block needs a user"))?;
         let owner = Scope::of_user(user);
         let limits = self.inner.block_limits;
-        self.with_store(move |s| seed(s, &owner, &actor, &limits)).await
+        self.with_store(move |s| seed(s, &owner, &actor, &limits))
+            .await
     }
 }
 
@@ -126,7 +128,10 @@ fn seed(
     };
     let (lines, source) = match read(vec![MemoryKind::Profile], 1)?.results.pop() {
         Some(p) => (
-            p.text.lines().map(|l| l.trim().to_string()).collect::<Vec<_>>(),
+            p.text
+                .lines()
+                .map(|l| l.trim().to_string())
+                .collect::<Vec<_>>(),
             SeedSource::Profile,
         ),
         None => {
@@ -156,10 +161,13 @@ fn seed(
             "the user has no profile and no facts to seed a human block from",
         ));
     }
-    let reason = Some(format!("seeded from the {}", match source {
-        SeedSource::Profile => "profile",
-        SeedSource::Facts => "user's facts",
-    }));
+    let reason = Some(format!(
+        "seeded from the {}",
+        match source {
+            SeedSource::Profile => "profile",
+            SeedSource::Facts => "user's facts",
+        }
+    ));
     let block = match existing {
         Some(b) => s.edit_block(&BlockEdit {
             scope: owner.clone(),
@@ -183,7 +191,7 @@ fn seed(
 }
 
 /// Every active memory of `kinds` of the owner, oldest first.
-fn all_of(s: &dyn Store, owner: &Scope, kinds: Vec<MemoryKind>) -> Result<Vec<Memory>> {
+fn all_of(s: &dyn Store, owner: &Scope, kinds: Vec<MemoryKind>) -> Result<Vec<mnemo_core::Memory>> {
     let mut out = Vec::new();
     let mut cursor = None;
     loop {

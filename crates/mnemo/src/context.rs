@@ -30,8 +30,8 @@
 use crate::{run_blocking, Memory};
 use mnemo_core::blocks::pack_with_blocks;
 use mnemo_core::pack::{
-    Candidate, ContextOptions, ContextPack, PackItem, PackParams, Reason, Section,
-    TokenCounter, DEFAULT_TOKENIZER, MAX_BUDGET_TOKENS,
+    Candidate, ContextOptions, ContextPack, PackItem, PackParams, Reason, Section, TokenCounter,
+    DEFAULT_TOKENIZER, MAX_BUDGET_TOKENS,
 };
 use mnemo_core::{Error, ListQuery, MemoryKind, ReadOptions, Result, Scope, SearchRequest, Store};
 

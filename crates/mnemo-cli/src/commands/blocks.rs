@@ -20,7 +20,14 @@ fn show(b: &MemoryBlock) {
         if b.agents.is_empty() {
             String::new()
         } else {
-            format!(" attached to {}", b.agents.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "))
+            format!(
+                " attached to {}",
+                b.agents
+                    .iter()
+                    .map(|a| a.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
     );
     if !b.description.is_empty() {
@@ -81,7 +88,10 @@ pub(super) async fn run(memory: &Memory, action: BlocksAction, json: bool) -> an
                 description: description.unwrap_or_default(),
                 limit,
                 read_only,
-                agents: agents.iter().map(|a| AgentId::new(a)).collect::<Result<_>>()?,
+                agents: agents
+                    .iter()
+                    .map(|a| AgentId::new(a))
+                    .collect::<Result<_>>()?,
                 ..NewBlock::new(scope, label, value)
             };
             print(&memory.create_block(new).await?, json)
@@ -115,16 +125,39 @@ pub(super) async fn run(memory: &Memory, action: BlocksAction, json: bool) -> an
             Ok(())
         }
         BlocksAction::Append { block, opts, text } => {
-            edit(memory, &block, BlockChange::Append { text }, Some(opts), json).await
+            edit(
+                memory,
+                &block,
+                BlockChange::Append { text },
+                Some(opts),
+                json,
+            )
+            .await
         }
         BlocksAction::Replace {
             block,
             opts,
             old,
             new,
-        } => edit(memory, &block, BlockChange::Replace { old, new }, Some(opts), json).await,
+        } => {
+            edit(
+                memory,
+                &block,
+                BlockChange::Replace { old, new },
+                Some(opts),
+                json,
+            )
+            .await
+        }
         BlocksAction::Rewrite { block, opts, value } => {
-            edit(memory, &block, BlockChange::Rewrite { value }, Some(opts), json).await
+            edit(
+                memory,
+                &block,
+                BlockChange::Rewrite { value },
+                Some(opts),
+                json,
+            )
+            .await
         }
         BlocksAction::Attach { block, agent } => {
             let change = BlockChange::Attach {
@@ -162,7 +195,10 @@ pub(super) async fn run(memory: &Memory, action: BlocksAction, json: bool) -> an
                     e.op.as_str(),
                     e.at.to_rfc3339(),
                     e.actor.as_deref().unwrap_or("owner"),
-                    e.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+                    e.reason
+                        .as_deref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default()
                 );
                 if let Some(after) = &e.after {
                     outln!("  -> {}", after.replace('\n', "\n     "));

@@ -395,7 +395,10 @@ fn mcp_python_client_over_stdio_and_http() {
         assert_eq!(t["left_after_delete_all"], 0, "{transport}: {t}");
         // Core memory through the official client: seeded, edited, refused with typed codes.
         let b = &t["blocks"];
-        assert_eq!(b["value"], "Lives in Porto. Prefers imperial units.", "{transport}: {b}");
+        assert_eq!(
+            b["value"], "Lives in Porto. Prefers imperial units.",
+            "{transport}: {b}"
+        );
         assert_eq!(b["version"], 5, "{transport}: {b}");
         assert_eq!(b["ambiguous_code"], -32602, "{transport}: {b}");
         assert_eq!(b["conflict_code"], -32009, "{transport}: {b}");

@@ -44,14 +44,25 @@ impl BlockActor {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum BlockChange {
     /// `text` at the end, on a line of its own when the block holds text.
-    Append { text: String },
+    Append {
+        text: String,
+    },
     /// `old`, which must occur exactly once, becomes `new`.
-    Replace { old: String, new: String },
+    Replace {
+        old: String,
+        new: String,
+    },
     /// A whole new value.
-    Rewrite { value: String },
+    Rewrite {
+        value: String,
+    },
     /// The block (a user's) is attached to one more of the user's agents.
-    Attach { agent_id: AgentId },
-    Detach { agent_id: AgentId },
+    Attach {
+        agent_id: AgentId,
+    },
+    Detach {
+        agent_id: AgentId,
+    },
 }
 
 impl BlockChange {
@@ -149,7 +160,9 @@ fn replaced(value: &str, old: &str, new: &str, label: &str) -> Result<String> {
         1 => Ok(value.replacen(old, new, 1)),
         0 => Err(Error::invalid(
             "old",
-            format!("occurs 0 times in block {label}; it must occur exactly once (copy it exactly)"),
+            format!(
+                "occurs 0 times in block {label}; it must occur exactly once (copy it exactly)"
+            ),
         )),
         n => Err(Error::invalid(
             "old",

@@ -242,7 +242,10 @@ pub fn delete_event(
     if actor.is_agent() && block.read_only {
         return Err(crate::Error::invalid(
             "read_only",
-            format!("block {} is read-only: only the owner's key deletes it", block.label),
+            format!(
+                "block {} is read-only: only the owner's key deletes it",
+                block.label
+            ),
         ));
     }
     Ok(BlockEvent {

@@ -39,7 +39,12 @@ fn required(field: &'static str, v: Option<String>) -> Result<String, Failure> {
     Ok(v.ok_or_else(|| Error::invalid(field, "must be given"))?)
 }
 
-pub(crate) async fn call(mem: Memory, op: String, parts: Parts, a: BlockArgs) -> Result<Value, Failure> {
+pub(crate) async fn call(
+    mem: Memory,
+    op: String,
+    parts: Parts,
+    a: BlockArgs,
+) -> Result<Value, Failure> {
     let scope = parts.scope()?;
     let edit = |change: BlockChange, a: &BlockArgs| -> Result<BlockEdit, Failure> {
         Ok(BlockEdit {
@@ -55,7 +60,11 @@ pub(crate) async fn call(mem: Memory, op: String, parts: Parts, a: BlockArgs) ->
         "list" => {
             let limit = a.limit.unwrap_or(100);
             let page = mem
-                .blocks(BlockQuery { scope, limit, cursor: a.cursor })
+                .blocks(BlockQuery {
+                    scope,
+                    limit,
+                    cursor: a.cursor,
+                })
                 .await?;
             Ok(json!({ "results": page.blocks, "next_cursor": page.next_cursor }))
         }
@@ -74,12 +83,18 @@ pub(crate) async fn call(mem: Memory, op: String, parts: Parts, a: BlockArgs) ->
                 read_only: a.read_only.unwrap_or(false),
                 agents,
                 reason: a.reason.clone(),
-                ..NewBlock::new(scope.clone(), label(&a)?, a.value.clone().unwrap_or_default())
+                ..NewBlock::new(
+                    scope.clone(),
+                    label(&a)?,
+                    a.value.clone().unwrap_or_default(),
+                )
             };
             to_value(&mem.create_block(new).await?)
         }
         "append" => {
-            let change = BlockChange::Append { text: required("text", a.text.clone())? };
+            let change = BlockChange::Append {
+                text: required("text", a.text.clone())?,
+            };
             to_value(&mem.edit_block(edit(change, &a)?).await?)
         }
         "replace" => {
@@ -90,7 +105,9 @@ pub(crate) async fn call(mem: Memory, op: String, parts: Parts, a: BlockArgs) ->
             to_value(&mem.edit_block(edit(change, &a)?).await?)
         }
         "rewrite" => {
-            let change = BlockChange::Rewrite { value: required("value", a.value.clone())? };
+            let change = BlockChange::Rewrite {
+                value: required("value", a.value.clone())?,
+            };
             to_value(&mem.edit_block(edit(change, &a)?).await?)
         }
         "delete" => to_value(

@@ -125,8 +125,15 @@ impl MemoryTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let change = BlockChange::Append { text: a.text };
-        self.edit(&ctx, &a.scope, a.label, change, a.expected_version, a.reason)
-            .await
+        self.edit(
+            &ctx,
+            &a.scope,
+            a.label,
+            change,
+            a.expected_version,
+            a.reason,
+        )
+        .await
     }
 
     #[tool(
@@ -137,9 +144,19 @@ impl MemoryTools {
         Parameters(a): Parameters<ReplaceArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let change = BlockChange::Replace { old: a.old, new: a.new };
-        self.edit(&ctx, &a.scope, a.label, change, a.expected_version, a.reason)
-            .await
+        let change = BlockChange::Replace {
+            old: a.old,
+            new: a.new,
+        };
+        self.edit(
+            &ctx,
+            &a.scope,
+            a.label,
+            change,
+            a.expected_version,
+            a.reason,
+        )
+        .await
     }
 
     #[tool(
@@ -151,8 +168,15 @@ impl MemoryTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let change = BlockChange::Rewrite { value: a.value };
-        self.edit(&ctx, &a.scope, a.label, change, a.expected_version, a.reason)
-            .await
+        self.edit(
+            &ctx,
+            &a.scope,
+            a.label,
+            change,
+            a.expected_version,
+            a.reason,
+        )
+        .await
     }
 
     #[tool(

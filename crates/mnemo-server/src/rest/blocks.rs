@@ -47,7 +47,11 @@ pub(super) struct BlockParams {
 
 impl BlockParams {
     fn parts(&self) -> ScopeParts {
-        ScopeParts::new(self.user_id.clone(), self.agent_id.clone(), self.run_id.clone())
+        ScopeParts::new(
+            self.user_id.clone(),
+            self.agent_id.clone(),
+            self.run_id.clone(),
+        )
     }
 }
 
@@ -112,14 +116,22 @@ fn need(field: &str, v: Option<String>) -> ApiResult<String> {
 fn change_of(b: &EditBlockBody) -> ApiResult<BlockChange> {
     let b = b.clone();
     Ok(match b.op.as_str() {
-        "append" => BlockChange::Append { text: need("text", b.text)? },
+        "append" => BlockChange::Append {
+            text: need("text", b.text)?,
+        },
         "replace" => BlockChange::Replace {
             old: need("old", b.old)?,
             new: b.new.unwrap_or_default(),
         },
-        "rewrite" => BlockChange::Rewrite { value: need("value", b.value)? },
-        "attach" => BlockChange::Attach { agent_id: AgentId::new(&need("agent", b.agent)?)? },
-        "detach" => BlockChange::Detach { agent_id: AgentId::new(&need("agent", b.agent)?)? },
+        "rewrite" => BlockChange::Rewrite {
+            value: need("value", b.value)?,
+        },
+        "attach" => BlockChange::Attach {
+            agent_id: AgentId::new(&need("agent", b.agent)?)?,
+        },
+        "detach" => BlockChange::Detach {
+            agent_id: AgentId::new(&need("agent", b.agent)?)?,
+        },
         other => {
             return Err(mnemo_core::Error::invalid(
                 "op",
@@ -138,7 +150,10 @@ async fn list_blocks(
     Extension(p): Caller,
     ApiQuery(q): ApiQuery<BlockParams>,
 ) -> ApiResult<Response> {
-    let page = s.service.blocks(&p, &q.parts(), q.cursor.clone(), q.limit).await?;
+    let page = s
+        .service
+        .blocks(&p, &q.parts(), q.cursor.clone(), q.limit)
+        .await?;
     Ok(Json(json!({ "results": page.blocks, "next_cursor": page.next_cursor })).into_response())
 }
 
@@ -198,7 +213,10 @@ async fn delete_block(
     ApiPath(label): ApiPath<String>,
     ApiQuery(q): ApiQuery<BlockParams>,
 ) -> ApiResult<Response> {
-    let block = s.service.delete_block(&p, &label, &q.parts(), q.reason.clone()).await?;
+    let block = s
+        .service
+        .delete_block(&p, &label, &q.parts(), q.reason.clone())
+        .await?;
     Ok(Json(block).into_response())
 }
 
@@ -232,6 +250,9 @@ async fn block_history(
     ApiPath(label): ApiPath<String>,
     ApiQuery(q): ApiQuery<BlockParams>,
 ) -> ApiResult<Response> {
-    let events = s.service.block_history(&p, &label, &q.parts(), q.limit).await?;
+    let events = s
+        .service
+        .block_history(&p, &label, &q.parts(), q.limit)
+        .await?;
     Ok(Json(json!({ "results": events })).into_response())
 }

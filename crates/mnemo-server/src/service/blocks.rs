@@ -78,15 +78,24 @@ impl Service {
             actor: Some(p.key_id.clone()),
             reason: req.reason,
         };
-        self.run("create_block", p, async { Ok(self.memory.create_block(new).await?) })
-            .await
+        self.run("create_block", p, async {
+            Ok(self.memory.create_block(new).await?)
+        })
+        .await
     }
 
-    pub async fn block(&self, p: &Principal, label: &str, parts: &ScopeParts) -> ApiResult<MemoryBlock> {
+    pub async fn block(
+        &self,
+        p: &Principal,
+        label: &str,
+        parts: &ScopeParts,
+    ) -> ApiResult<MemoryBlock> {
         let scope = p.require_scope(parts)?;
         let label = parse_label(label)?;
-        self.run("block", p, async { Ok(self.memory.block(scope, label).await?) })
-            .await
+        self.run("block", p, async {
+            Ok(self.memory.block(scope, label).await?)
+        })
+        .await
     }
 
     pub async fn blocks(
@@ -115,8 +124,10 @@ impl Service {
             reason: req.reason,
         };
         super::authz::check_reason(edit.reason.as_deref())?;
-        self.run("edit_block", p, async { Ok(self.memory.edit_block(edit).await?) })
-            .await
+        self.run("edit_block", p, async {
+            Ok(self.memory.edit_block(edit).await?)
+        })
+        .await
     }
 
     pub async fn delete_block(
@@ -131,7 +142,10 @@ impl Service {
         super::authz::check_reason(reason.as_deref())?;
         let actor = block_actor(p);
         self.run("delete_block", p, async {
-            Ok(self.memory.delete_block(scope, label, actor, reason).await?)
+            Ok(self
+                .memory
+                .delete_block(scope, label, actor, reason)
+                .await?)
         })
         .await
     }

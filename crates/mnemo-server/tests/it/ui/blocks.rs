@@ -20,43 +20,78 @@ fn set_scope(c: &Ctx, scope: serde_json::Value) {
 }
 
 pub(super) fn blocks_with_history_and_edits(c: &Ctx) {
-    api(c, "POST", "/v1/blocks", json!({"user_id": "alice", "label": "human",
-        "value": "Alice likes trains.", "description": "About Alice", "agents": ["bot"]}));
-    api(c, "POST", "/v1/blocks", json!({"user_id": "alice", "label": "policy",
-        "value": "Be kind.", "read_only": true, "agents": ["bot"]}));
-    api(c, "POST", "/v1/blocks/human/edit", json!({"user_id": "alice", "op": "append",
-        "text": "Alice is vegetarian.", "reason": "she said so"}));
+    api(
+        c,
+        "POST",
+        "/v1/blocks",
+        json!({"user_id": "alice", "label": "human",
+        "value": "Alice likes trains.", "description": "About Alice", "agents": ["bot"]}),
+    );
+    api(
+        c,
+        "POST",
+        "/v1/blocks",
+        json!({"user_id": "alice", "label": "policy",
+        "value": "Be kind.", "read_only": true, "agents": ["bot"]}),
+    );
+    api(
+        c,
+        "POST",
+        "/v1/blocks/human/edit",
+        json!({"user_id": "alice", "op": "append",
+        "text": "Alice is vegetarian.", "reason": "she said so"}),
+    );
 
     sign_in(c, Some(&c.s.admin));
     set_scope(c, json!({"user_id": "alice"}));
     go(c, "blocks", "#/blocks");
     let human = "section.block[data-label='human']";
     let t = text_of(c, human);
-    for want in ["v2", "40/2000 chars", "About Alice", "Alice is vegetarian.", "Attached to: bot"] {
+    for want in [
+        "v2",
+        "40/2000 chars",
+        "About Alice",
+        "Alice is vegetarian.",
+        "Attached to: bot",
+    ] {
         assert!(t.contains(want), "{want}: {t}");
     }
     let hist = text_of(c, &format!("{human} table.block-history"));
-    assert!(hist.contains("append") && hist.contains("she said so") && hist.contains("create"), "{hist}");
+    assert!(
+        hist.contains("append") && hist.contains("she said so") && hist.contains("create"),
+        "{hist}"
+    );
     assert!(text_of(c, "section.block[data-label='policy']").contains("read-only"));
 
     // The owner's edit in the page: a new version, in the history with its before and after.
     let area = c.b.find(&format!("{human} textarea"));
     c.b.clear(&area);
     c.b.type_into(&area, "Alice likes night trains.");
-    c.b.render("blocks", || c.b.click(&c.b.find(&format!("{human} button.block-save"))));
+    c.b.render("blocks", || {
+        c.b.click(&c.b.find(&format!("{human} button.block-save")))
+    });
     let t = text_of(c, human);
-    assert!(t.contains("v3") && t.contains("Alice likes night trains."), "{t}");
+    assert!(
+        t.contains("v3") && t.contains("Alice likes night trains."),
+        "{t}"
+    );
     let hist = text_of(c, &format!("{human} table.block-history"));
-    assert!(hist.contains("rewrite") && hist.contains("Alice is vegetarian."), "{hist}");
+    assert!(
+        hist.contains("rewrite") && hist.contains("Alice is vegetarian."),
+        "{hist}"
+    );
     c.shot("blocks");
 
     // An agent's key sees the blocks attached to it and is refused the read-only one.
-    let agent_key = c
-        .s
-        .keys
-        .create(None, false, &ScopeParts::new(Some("alice".into()), Some("bot".into()), None))
-        .unwrap()
-        .key;
+    let agent_key =
+        c.s.keys
+            .create(
+                None,
+                false,
+                &ScopeParts::new(Some("alice".into()), Some("bot".into()), None),
+            )
+            .unwrap()
+            .key;
     sign_in(c, Some(&agent_key));
     set_scope(c, json!({"user_id": "alice", "agent_id": "bot"}));
     go(c, "blocks", "#/blocks");
@@ -73,8 +108,18 @@ pub(super) fn blocks_with_history_and_edits(c: &Ctx) {
         t.as_str().map(str::to_string)
     });
     assert!(refused.contains("read-only"), "{refused}");
-    let now = c.s.call("GET", "/v1/blocks/policy?user_id=alice", Some(&c.s.admin), None).body;
-    assert_eq!((now["value"].as_str(), now["version"].as_u64()), (Some("Be kind."), Some(1)));
+    let now =
+        c.s.call(
+            "GET",
+            "/v1/blocks/policy?user_id=alice",
+            Some(&c.s.admin),
+            None,
+        )
+        .body;
+    assert_eq!(
+        (now["value"].as_str(), now["version"].as_u64()),
+        (Some("Be kind."), Some(1))
+    );
     // The next cases go on as the admin in alice's scope.
     sign_in(c, Some(&c.s.admin));
     use_scope(c, "alice");
