@@ -5,12 +5,14 @@
 //! store's import, [`measure`] `bench` and `eval`.
 
 mod admin;
+mod blocks;
 mod log;
 mod measure;
 mod memories;
 mod settings;
 
 pub(crate) use admin::{ImportArgs, KeysAction, ModelsAction, ServeArgs};
+pub(crate) use blocks::{BlockRef, BlocksAction, EditOpts};
 pub(crate) use log::{JobsAction, ProfileAction, SegmentsAction, SessionsAction};
 pub(crate) use measure::{
     BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs, RelationsArgs, TemporalArgs,
@@ -121,6 +123,12 @@ pub(crate) enum Command {
     Sessions {
         #[command(subcommand)]
         action: SessionsAction,
+    },
+    /// Core memory blocks: pinned, size-limited texts every pack starts with, edited by agents
+    /// (create, get, list, append, replace, rewrite, attach, detach, delete, history, seed).
+    Blocks {
+        #[command(subcommand)]
+        action: BlocksAction,
     },
     /// Background jobs (async adds): list, show, retry a failed one.
     Jobs {

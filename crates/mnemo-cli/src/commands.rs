@@ -7,6 +7,7 @@
 
 mod add;
 mod bench;
+mod blocks;
 mod context;
 mod delete;
 mod doctor;
@@ -78,6 +79,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sessions { action } => log::sessions(&memory, action, json).await,
         Command::Segments { action } => log::segments(&memory, action, json).await,
         Command::Jobs { action } => jobs::jobs(&memory, action, json).await,
+        Command::Blocks { action } => blocks::run(&memory, action, json).await,
         Command::History(args) => history::run(&memory, args, json).await,
         Command::Graph(args) => graph::run(&memory, args, json).await,
         Command::Reset { confirm } => reset::run(&memory, confirm, json).await,

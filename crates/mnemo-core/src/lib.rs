@@ -6,6 +6,7 @@
 //! (`mnemo`) joins them. `search::hybrid_search` is the ranking every backend shares; `limits`
 //! lists the bounds on what one request may carry.
 
+pub mod blocks;
 pub mod chat;
 pub mod content;
 pub mod cursor;
@@ -32,6 +33,9 @@ pub mod text;
 pub mod tier;
 pub mod time;
 
+pub use blocks::{
+    BlockActor, BlockChange, BlockEvent, BlockLabel, BlockLimits, BlockOp, MemoryBlock,
+};
 pub use chat::{ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatRole, TokenUsage};
 pub use content::{Content, ContentMessage};
 pub use cursor::CursorCodec;

@@ -43,6 +43,8 @@ pub struct ContextOptions {
     pub session_id: Option<String>,
     /// Leave the profile out.
     pub no_profile: bool,
+    /// Leave the scope's core memory blocks out (they are shown first otherwise).
+    pub no_blocks: bool,
     /// Memories retrieved for the pack (default: `budget_tokens / 10`, between 20 and 200).
     pub memory_candidates: Option<usize>,
     /// The tokenizer to count with (`cl100k_base` when absent; see
@@ -54,6 +56,8 @@ pub struct ContextOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Section {
+    /// The scope's core memory blocks (`crate::blocks`): always first, never dropped.
+    Blocks,
     Profile,
     ShortTerm,
     Segments,
@@ -75,6 +79,8 @@ pub enum Reason {
     Hot,
     /// The user profile.
     Profile,
+    /// A core memory block, pinned at the head of every pack of its scope.
+    Pinned,
 }
 
 /// One item of a pack.

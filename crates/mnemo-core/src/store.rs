@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 mod admin;
 mod batch;
+mod blocks;
 mod erase;
 mod graph;
 mod messages;
@@ -40,6 +41,7 @@ mod transfer;
 
 pub use admin::*;
 pub use batch::*;
+pub use blocks::*;
 pub use erase::*;
 pub use graph::*;
 pub use messages::*;
@@ -58,6 +60,7 @@ pub use transfer::*;
 pub trait Store:
     Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Timeline
         + Relations
+        + Blocks
 {
 }
 
@@ -72,6 +75,7 @@ impl<T> Store for T where
         + Admin
         + Timeline
         + Relations
+        + Blocks
         + ?Sized
 {
 }

@@ -447,6 +447,35 @@ impl Engine {
         )))
     }
 
+    /// A core memory block operation (`list`, `get`, `create`, `append`, `replace`, `rewrite`,
+    /// `delete`, `history`, `seed`); see `ops::blocks`.
+    #[pyo3(signature = (op, **kw))]
+    fn block_call(&self, op: String, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+        let mut k = Kw::new(kw);
+        let parts = k.parts()?;
+        let args = crate::ops::blocks::BlockArgs {
+            label: k.str("label")?,
+            value: k.str("value")?,
+            text: k.str("text")?,
+            old: k.str("old")?,
+            new: k.str("new")?,
+            description: k.str("description")?,
+            limit: k.count("limit")?,
+            read_only: k.bool("read_only")?,
+            agents: k.strs("agents")?,
+            expected_version: k.count("expected_version")?,
+            reason: k.str("reason")?,
+            cursor: k.str("cursor")?,
+        };
+        k.finish()?;
+        Ok(Pending::new(crate::ops::blocks::call(
+            self.mem()?,
+            op,
+            parts,
+            args,
+        )))
+    }
+
     fn reset(&self) -> PyResult<Pending> {
         Ok(Pending::new(records::reset(self.mem()?)))
     }
@@ -460,6 +489,7 @@ impl Engine {
         let options = ContextOptions {
             session_id: k.str("session_id")?,
             no_profile: k.bool("no_profile")?.unwrap_or(false),
+            no_blocks: k.bool("no_blocks")?.unwrap_or(false),
             memory_candidates: k.count("memory_candidates")?,
             tokenizer: k.str("tokenizer")?,
         };

@@ -7,6 +7,7 @@
 //! A call that names a memory by id without a scope acts on the memory's owner: in process the
 //! caller holds the whole store, as an admin key does on the server.
 
+pub(crate) mod blocks;
 pub(crate) mod extra;
 pub(crate) mod records;
 pub(crate) mod timeline;

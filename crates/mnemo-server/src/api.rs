@@ -117,6 +117,9 @@ pub struct ContextBody {
     /// Leave the user profile out.
     #[serde(default)]
     pub no_profile: bool,
+    /// Leave the scope's core memory blocks out (a pack starts with them otherwise).
+    #[serde(default)]
+    pub no_blocks: bool,
     /// Candidate memories retrieved for the memories section (default 50).
     pub memory_candidates: Option<usize>,
     /// The tokenizer tokens are counted with: `cl100k_base` (default), `o200k_base`,

@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 mod args;
+mod blocks;
 mod context;
 mod graph;
 mod jobs;
@@ -285,8 +286,9 @@ impl MemoryTools {
                 + Self::context_router()
                 + Self::log_router()
                 + Self::job_router()
-                + Self::timeline_router(),
-                + Self::graph_router(),
+                + Self::timeline_router()
+                + Self::graph_router()
+                + Self::block_router(),
         }
     }
 

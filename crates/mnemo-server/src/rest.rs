@@ -5,6 +5,7 @@
 //! limiting. The header read timeout is the connection's, set where connections are served
 //! ([`crate::server`]).
 
+mod blocks;
 pub mod extract;
 mod graph;
 pub mod inspect;
@@ -82,6 +83,7 @@ pub fn router(state: AppState, http: &HttpConfig) -> Router {
         .merge(inspect::routes())
         .merge(jobs::routes())
         .merge(graph::routes())
+        .merge(blocks::routes())
         .split_for_parts();
     // The document never changes while the server runs: serialise it once.
     let openapi = axum::body::Bytes::from(

@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 
 mod admin;
 mod authz;
+pub mod blocks;
 mod context;
 mod convert;
 mod erase;

@@ -49,6 +49,7 @@ static ASSETS: &[Asset] = assets![
     "views/profile.js" => JS,
     "views/graph.js" => JS,
     "views/pack.js" => JS,
+    "views/blocks.js" => JS,
     "views/admin.js" => JS,
     "views/timeline.js" => JS,
 ];

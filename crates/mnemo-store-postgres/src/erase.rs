@@ -124,6 +124,9 @@ fn erase_log_in(
         .map(|r| r.get(0))
         .collect();
     let mut report = EraseLogReport::new(ids.len(), messages_erased as u64);
+    if target == EraseTarget::Scope {
+        crate::blocks::erase_scope(tx, scope)?;
+    }
     for id in &ids {
         erase_in(tx, &log.memory(MemoryId(*id)), ctx)?;
     }

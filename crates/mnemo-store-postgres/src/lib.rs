@@ -10,6 +10,7 @@
 //! mnemo, is a typed error naming what to do, and nothing is half-migrated.
 
 mod admin;
+mod blocks;
 mod codec;
 mod encode;
 mod entities;

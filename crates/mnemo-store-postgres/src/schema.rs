@@ -265,6 +265,8 @@ const MIGRATIONS: &[&str] = &[
         WHERE event_start IS NOT NULL;
     "#,
     crate::relations::MIGRATION,
+    // Core memory blocks, their attachments to agents and their history (see `blocks.rs`).
+    crate::blocks::BLOCKS_DDL,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

@@ -165,7 +165,8 @@ fn export_records(tx: &mut Transaction<'_>, sink: Sink<'_>) -> Result<()> {
                 created_at: from_ms(col(r, "created_at")?),
             })))
         },
-    )
+    )?;
+    crate::blocks::export(tx, sink)
 }
 
 impl Transfer for PgStore {

@@ -118,6 +118,9 @@ fn erase_log_in(
         rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
     };
     let mut report = EraseLogReport::new(ids.len(), messages_erased as u64);
+    if target == EraseTarget::Scope {
+        crate::blocks::erase_scope(tx, scope)?;
+    }
     for id in &ids {
         erase_in(tx, &log.memory(MemoryId::parse(id)?), ctx)?;
     }

@@ -8,6 +8,7 @@
 
 mod admin;
 mod ann;
+mod blocks;
 mod checkpoint;
 mod codec;
 mod erase;

@@ -285,6 +285,8 @@ const MIGRATIONS: &[&str] = &[
         WHERE event_start IS NOT NULL AND run_id IS NOT NULL;
     "#,
     crate::relations::MIGRATION,
+    // Core memory blocks, their attachments to agents and their history (see `blocks.rs`).
+    crate::blocks::BLOCKS_DDL,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -110,7 +110,7 @@ pub(crate) fn export_rest(conn: &Connection, sink: Sink<'_>) -> Result<()> {
             })))?;
         }
     }
-    Ok(())
+    crate::blocks::export(conn, sink)
 }
 
 /// What an import has done so far: core's [`ImportState`], and the segments it wrote, whose
@@ -159,6 +159,7 @@ impl SqliteStore {
                     )
                     .map_err(sql_err)? as u64)
             }
+            ExportRecord::Block(r) => crate::blocks::import(tx, r),
             ExportRecord::Memory(_) | ExportRecord::Message(_) | ExportRecord::Link(_) => Err(
                 Error::internal("memories, messages and links are imported by import_records"),
             ),

@@ -5,6 +5,7 @@ use mnemo_core::*;
 use serde_json::json;
 use std::collections::HashSet;
 
+pub use crate::contract_blocks::*;
 pub use crate::contract_index::*;
 pub use crate::contract_jobs::*;
 pub use crate::contract_log::*;

@@ -2,6 +2,9 @@
 //! prompt-ready text under a token budget (types and assembly in `mnemo_core::pack`).
 //!
 //! Gathering, in one blocking pass over the store:
+//! - the **core memory blocks** pinned for the scope (`mnemo_core::blocks`), unless
+//!   `options.no_blocks`: rendered first and counted first; a budget that cannot hold them is
+//!   `invalid_input` saying how many tokens they need;
 //! - the **profile**: the user's active `profile` memory, when the scope has one;
 //! - the **short-term window** of `options.session_id`: its short-term pages, or its last
 //!   logged turns where no page holds them yet;
@@ -25,9 +28,10 @@
 //! bookkeeping, off the answer's path).
 
 use crate::{run_blocking, Memory};
+use mnemo_core::blocks::pack_with_blocks;
 use mnemo_core::pack::{
-    assemble, Candidate, ContextOptions, ContextPack, PackItem, PackParams, Reason, Section,
-    TokenCounter, DEFAULT_TOKENIZER, MAX_BUDGET_TOKENS,
+    Candidate, ContextOptions, ContextPack, PackItem, PackParams, Reason, Section, TokenCounter,
+    DEFAULT_TOKENIZER, MAX_BUDGET_TOKENS,
 };
 use mnemo_core::{Error, ListQuery, MemoryKind, ReadOptions, Result, Scope, SearchRequest, Store};
 
@@ -159,6 +163,11 @@ impl Memory {
         let store = self.store().as_ref();
         let scope = &req.scope;
         let read = ReadOptions::default();
+        let blocks = if req.options.no_blocks {
+            Vec::new()
+        } else {
+            store.pinned_blocks(scope)?
+        };
         let mut cands: Vec<Candidate> = Vec::new();
         if !req.options.no_profile {
             cands.extend(profile(store, scope, &read)?);
@@ -189,12 +198,13 @@ impl Memory {
         cands.extend(g.candidates());
         crate::cancel::check_cancelled("the context pack")?;
         // Once the request is abandoned the counter counts nothing, so assembly ends at once.
-        let pack = assemble(
+        let pack = pack_with_blocks(
+            &blocks,
             cands,
             req.budget_tokens,
             &StopWhenCancelled(counter),
             &tuning.pack,
-        );
+        )?;
         crate::cancel::check_cancelled("the context pack")?;
         let shown = g.shown(&pack);
         Ok((pack, shown))

@@ -11,6 +11,7 @@
 //! reconciliation, or procedural summaries (`mnemo_core::pipeline`).
 
 mod add;
+mod blocks;
 pub mod cancel;
 mod config;
 mod context;
@@ -31,6 +32,7 @@ mod transfer;
 mod usage;
 
 pub use add::{AddInput, AddRequest};
+pub use blocks::SeedSource;
 pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexing, MemoryConfig};
 pub use context::{ContextRequest, ContextTuning};
 pub use jobs::{job_view, JobConfig, JobWorkers, OnJobRun};
@@ -73,6 +75,8 @@ struct Inner {
     /// Whether reads are counted (see `usage`).
     usage_tracking: bool,
     jobs: JobConfig,
+    /// The bounds on core memory blocks (see `blocks`).
+    block_limits: mnemo_core::BlockLimits,
     /// Wakes this process's idle workers when a job is enqueued or retried through it.
     job_ready: Arc<tokio::sync::Notify>,
     relations: RelationConfig,
@@ -173,6 +177,7 @@ impl Memory {
                 usage: Arc::default(),
                 usage_tracking: true,
                 jobs: JobConfig::default(),
+                block_limits: mnemo_core::BlockLimits::default(),
                 job_ready: Arc::default(),
                 relations: RelationConfig::default(),
             }),

@@ -242,6 +242,9 @@ pub(crate) struct ContextArgs {
     /// Leave the user profile out.
     #[arg(long)]
     pub no_profile: bool,
+    /// Leave the core memory blocks out (a pack starts with them otherwise).
+    #[arg(long)]
+    pub no_blocks: bool,
     /// The tokenizer to count with: cl100k_base (default), o200k_base, p50k_base, r50k_base.
     #[arg(long)]
     pub tokenizer: Option<String>,

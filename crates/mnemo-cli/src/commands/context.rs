@@ -17,6 +17,7 @@ pub(super) async fn run(memory: &Memory, args: ContextArgs, json: bool) -> anyho
         options: ContextOptions {
             session_id: args.session_id,
             no_profile: args.no_profile,
+            no_blocks: args.no_blocks,
             memory_candidates: None,
             tokenizer: args.tokenizer,
         },

@@ -355,6 +355,11 @@ fn mcp_python_client_over_stdio_and_http() {
     let tools = [
         "add_link",
         "add_memory",
+        "core_memory_append",
+        "core_memory_list",
+        "core_memory_replace",
+        "core_memory_rewrite",
+        "core_memory_seed",
         "delete_all_memories",
         "delete_memory",
         "delete_session",
@@ -390,6 +395,15 @@ fn mcp_python_client_over_stdio_and_http() {
             "{transport}: {t}"
         );
         assert_eq!(t["left_after_delete_all"], 0, "{transport}: {t}");
+        // Core memory through the official client: seeded, edited, refused with typed codes.
+        let b = &t["blocks"];
+        assert_eq!(
+            b["value"], "Lives in Porto. Prefers imperial units.",
+            "{transport}: {b}"
+        );
+        assert_eq!(b["version"], 5, "{transport}: {b}");
+        assert_eq!(b["ambiguous_code"], -32602, "{transport}: {b}");
+        assert_eq!(b["conflict_code"], -32009, "{transport}: {b}");
     }
     // stdio wrote to its own data dir, not the HTTP server's.
     assert!(stdio_data.join("mnemo.db").exists());
@@ -413,6 +427,10 @@ fn mcp_python_client_over_stdio_and_http() {
             "list_memories",
             "delete_all_memories",
             "get_context",
+            "core_memory_list",
+            "core_memory_replace",
+            "core_memory_rewrite",
+            "core_memory_seed",
         ]
         .contains(&d["tool"].as_str().unwrap())
         {

@@ -47,6 +47,11 @@ TOOLS = {
     "list_segments",
     "get_segment_pages",
     "get_job",
+    "core_memory_list",
+    "core_memory_append",
+    "core_memory_replace",
+    "core_memory_rewrite",
+    "core_memory_seed",
 }
 FORBIDDEN, NOT_FOUND = -32003, -32004
 STEP_TIMEOUT = 120  # seconds for one transport's whole run
@@ -139,7 +144,10 @@ async def lifecycle(s: ClientSession, user: str) -> dict:
     assert pack["budget_tokens"] == 200 and 0 < pack["used_tokens"] <= 200, pack
     assert "Porto" in pack["rendered"], pack
 
+    blocks = await core_memory(s, user)
+
     return {
+        "blocks": blocks,
         "server": init.server_info.name,
         "protocol": init.protocol_version,
         "tools": names,
@@ -147,6 +155,54 @@ async def lifecycle(s: ClientSession, user: str) -> dict:
         "other_id": oid,
         "history_events": events,
     }
+
+
+async def rejected(s: ClientSession, tool: str, args: dict) -> dict:
+    """Calls a tool that must fail; returns its code, kind and message."""
+    try:
+        res = await s.call_tool(tool, args)
+    except MCPError as e:
+        kind = e.data.get("kind") if isinstance(e.data, dict) else None
+        log(f"{tool} rejected: {e.code} {kind} {e.message}")
+        return {"code": e.code, "kind": kind, "message": e.message}
+    raise AssertionError(f"{tool}({args}) was not rejected: {res}")
+
+
+async def core_memory(s: ClientSession, user: str) -> dict:
+    """The core memory tools on `user`'s scope: seed the `human` block from what the user said,
+    list, append, replace (ambiguous: refused), rewrite with a stale version (conflict), and the
+    pack starting with the block."""
+    seeded = await call(s, "core_memory_seed", {"user_id": user})
+    assert seeded["source"] == "facts" and "ramen" in seeded["block"]["value"], seeded
+    listed = await call(s, "core_memory_list", {"user_id": user})
+    assert [b["label"] for b in listed["results"]] == ["human"], listed
+    v = listed["results"][0]["version"]
+    appended = await call(s, "core_memory_append", {
+        "label": "human", "text": "Prefers metric units.", "expected_version": v,
+        "reason": "stated in chat", "user_id": user})
+    assert appended["version"] == v + 1 and appended["value"].endswith("Prefers metric units."), appended
+    replaced = await call(s, "core_memory_replace", {
+        "label": "human", "old": "metric", "new": "imperial", "user_id": user})
+    assert "Prefers imperial units." in replaced["value"], replaced
+    await call(s, "core_memory_append", {"label": "human", "text": "units units", "user_id": user})
+    ambiguous = await rejected(s, "core_memory_replace", {
+        "label": "human", "old": "units", "new": "x", "user_id": user})
+    assert ambiguous["kind"] == "invalid_input" and "occurs 3 times" in ambiguous["message"], ambiguous
+    stale = await rejected(s, "core_memory_rewrite", {
+        "label": "human", "value": "lost update", "expected_version": v, "user_id": user})
+    assert stale["kind"] == "conflict", stale
+    too_long = await rejected(s, "core_memory_rewrite", {
+        "label": "human", "value": "x" * 2001, "user_id": user})
+    assert too_long["kind"] == "invalid_input" and "limit of 2000" in too_long["message"], too_long
+    rewritten = await call(s, "core_memory_rewrite", {
+        "label": "human", "value": "Lives in Porto. Prefers imperial units.", "user_id": user})
+    pack = await call(s, "get_context", {"query": "ramen", "budget_tokens": 300, "user_id": user})
+    assert pack["rendered"].startswith("## Core memory"), pack["rendered"]
+    assert "Lives in Porto. Prefers imperial units." in pack["rendered"], pack
+    bare = await call(s, "get_context", {"query": "ramen", "budget_tokens": 300, "user_id": user, "no_blocks": True})
+    assert "Core memory" not in bare["rendered"], bare
+    return {"version": rewritten["version"], "value": rewritten["value"],
+            "ambiguous_code": ambiguous["code"], "conflict_code": stale["code"]}
 
 
 async def finish(s: ClientSession, user: str, summary: dict) -> None:
@@ -230,6 +286,13 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                                 ("list_segments", {"user_id": "alice"}),
                                 ("get_segment_pages", {"segment_id": mid, "user_id": "alice"}),
                                 ("get_job", {"job_id": "00000000-0000-0000-0000-000000000000"}),
+                                ("core_memory_list", {"user_id": "alice"}),
+                                ("core_memory_append", {"label": "human", "text": "bob", "user_id": "alice"}),
+                                ("core_memory_replace", {"label": "human", "old": "Porto", "new": "bob", "user_id": "alice"}),
+                                ("core_memory_rewrite", {"label": "human", "value": "bob", "user_id": "alice"}),
+                                ("core_memory_seed", {"user_id": "alice"}),
+                                # bob's own scope: alice's label answers as a missing one
+                                ("core_memory_append", {"label": "human", "text": "bob"}),
                             ]
                             denied = [await refused(bob, tool, args) for tool, args in attempts]
                             assert {d["tool"] for d in denied} == TOOLS
@@ -249,6 +312,8 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                 assert len(listed["results"]) == 2, listed
                 seen = await call(alice, "get_links", {"memory_id": mid})
                 assert [l["to"] for l in seen["results"]] == [oid], seen
+                blocks = await call(alice, "core_memory_list", {"user_id": "alice"})
+                assert [b["value"] for b in blocks["results"]] == [summary["blocks"]["value"]], blocks
                 summary["unchanged_after_cross_tenant"] = True
 
                 await finish(alice, "alice", summary)

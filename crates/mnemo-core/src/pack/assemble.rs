@@ -97,6 +97,7 @@ impl Candidate {
 /// The header line of a section.
 pub fn section_header(section: Section) -> &'static str {
     match section {
+        Section::Blocks => crate::blocks::BLOCKS_HEADER,
         Section::Profile => "## User profile",
         Section::ShortTerm => "## This session (most recent last)",
         Section::Segments => "## Earlier conversation excerpts",

@@ -31,6 +31,8 @@ pub enum ExportRecord {
     /// An edge between entities with its sources; exported after the entities, imported after
     /// them (its ends and memories must be in its scope).
     Relation(Box<Relation>),
+    /// A core memory block with its attachments and whole history.
+    Block(Box<BlockRecord>),
 }
 
 /// Checks records before an import (or a migration) writes any: no key or string of any record

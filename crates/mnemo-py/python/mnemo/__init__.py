@@ -455,6 +455,7 @@ class Memory(_Engine):
         no_profile: bool = False,
         memory_candidates: Optional[int] = None,
         tokenizer: Optional[str] = None,
+        no_blocks: bool = False,
     ) -> Result:
         """A prompt-ready context pack within ``budget_tokens``: ``sections`` (profile,
         short-term window of ``session_id``, segments, memories) of ``items`` each with its
@@ -462,7 +463,7 @@ class Memory(_Engine):
         return self._engine.context(
             query, user_id=user_id, agent_id=agent_id, run_id=run_id,
             budget_tokens=budget_tokens, session_id=session_id, no_profile=no_profile,
-            memory_candidates=memory_candidates, tokenizer=tokenizer,
+            memory_candidates=memory_candidates, tokenizer=tokenizer, no_blocks=no_blocks,
         ).wait()
 
     def erase(
@@ -621,6 +622,74 @@ class Memory(_Engine):
         """Writes export records back in one transaction; ``{"imported": n}``."""
         return self._engine.import_(records).wait()
 
+    # Core memory blocks: pinned, size-limited texts every context pack starts with.
+    # Scope keywords (user_id, agent_id) pick the owner or the viewer, as elsewhere.
+
+    def blocks(self, *, limit: int = 100, cursor: Optional[str] = None, **scope: Any) -> Result:
+        """The blocks the scope sees, by label: ``{"results": [...], "next_cursor"}``."""
+        out: Result = self._engine.block_call("list", limit=limit, cursor=cursor, **scope).wait()
+        return out
+
+    def block(self, label: str, **scope: Any) -> Result:
+        """One block (``label``, ``value``, ``description``, ``limit``, ``version``, …)."""
+        out: Result = self._engine.block_call("get", label=label, **scope).wait()
+        return out
+
+    def create_block(
+        self, label: str, value: str = "", *, description: Optional[str] = None,
+        limit: Optional[int] = None, read_only: bool = False,
+        agents: Optional[List[str]] = None, **scope: Any,
+    ) -> Result:
+        """Creates a block owned by the scope (default limit 2000 characters)."""
+        out: Result = self._engine.block_call(
+            "create", label=label, value=value, description=description, limit=limit,
+            read_only=read_only, agents=agents, **scope,
+        ).wait()
+        return out
+
+    def append_block(self, label: str, text: str, *, expected_version: Optional[int] = None,
+                     reason: Optional[str] = None, **scope: Any) -> Result:
+        """Adds ``text`` at the end of the block, on a line of its own."""
+        out: Result = self._engine.block_call(
+            "append", label=label, text=text, expected_version=expected_version,
+            reason=reason, **scope,
+        ).wait()
+        return out
+
+    def replace_block(self, label: str, old: str, new: str, *,
+                      expected_version: Optional[int] = None, reason: Optional[str] = None,
+                      **scope: Any) -> Result:
+        """Replaces ``old`` (which must occur exactly once) with ``new``."""
+        out: Result = self._engine.block_call(
+            "replace", label=label, old=old, new=new, expected_version=expected_version,
+            reason=reason, **scope,
+        ).wait()
+        return out
+
+    def rewrite_block(self, label: str, value: str, *, expected_version: Optional[int] = None,
+                      reason: Optional[str] = None, **scope: Any) -> Result:
+        """Gives the block a whole new value."""
+        out: Result = self._engine.block_call(
+            "rewrite", label=label, value=value, expected_version=expected_version,
+            reason=reason, **scope,
+        ).wait()
+        return out
+
+    def delete_block(self, label: str, *, reason: Optional[str] = None, **scope: Any) -> Result:
+        """Deletes the block (its history stays); returns it as it was."""
+        out: Result = self._engine.block_call("delete", label=label, reason=reason, **scope).wait()
+        return out
+
+    def block_history(self, label: str, *, limit: int = 100, **scope: Any) -> Result:
+        """The block's history, oldest first: ``{"results": [event]}``."""
+        out: Result = self._engine.block_call("history", label=label, limit=limit, **scope).wait()
+        return out
+
+    def seed_block(self, **scope: Any) -> Result:
+        """Writes the user's ``human`` block from the profile, else the user's facts."""
+        out: Result = self._engine.block_call("seed", **scope).wait()
+        return out
+
 
 class AsyncMemory(_Engine):
     """``Memory`` for asyncio: the same constructor and methods, each a coroutine. The work runs
@@ -759,4 +828,50 @@ class AsyncMemory(_Engine):
     async def import_(self, records: List[Dict[str, Any]]) -> Result:
         """See ``Memory.import_``."""
         out: Result = await self._engine.import_(records).future()
+        return out
+
+    async def blocks(self, **kw: Any) -> Result:
+        """See ``Memory.blocks``."""
+        out: Result = await self._engine.block_call("list", **kw).future()
+        return out
+
+    async def block(self, label: str, **kw: Any) -> Result:
+        """See ``Memory.block``."""
+        out: Result = await self._engine.block_call("get", label=label, **kw).future()
+        return out
+
+    async def create_block(self, label: str, value: str = "", **kw: Any) -> Result:
+        """See ``Memory.create_block``."""
+        out: Result = await self._engine.block_call("create", label=label, value=value, **kw).future()
+        return out
+
+    async def append_block(self, label: str, text: str, **kw: Any) -> Result:
+        """See ``Memory.append_block``."""
+        out: Result = await self._engine.block_call("append", label=label, text=text, **kw).future()
+        return out
+
+    async def replace_block(self, label: str, old: str, new: str, **kw: Any) -> Result:
+        """See ``Memory.replace_block``."""
+        out: Result = await self._engine.block_call(
+            "replace", label=label, old=old, new=new, **kw).future()
+        return out
+
+    async def rewrite_block(self, label: str, value: str, **kw: Any) -> Result:
+        """See ``Memory.rewrite_block``."""
+        out: Result = await self._engine.block_call("rewrite", label=label, value=value, **kw).future()
+        return out
+
+    async def delete_block(self, label: str, **kw: Any) -> Result:
+        """See ``Memory.delete_block``."""
+        out: Result = await self._engine.block_call("delete", label=label, **kw).future()
+        return out
+
+    async def block_history(self, label: str, **kw: Any) -> Result:
+        """See ``Memory.block_history``."""
+        out: Result = await self._engine.block_call("history", label=label, **kw).future()
+        return out
+
+    async def seed_block(self, **kw: Any) -> Result:
+        """See ``Memory.seed_block``."""
+        out: Result = await self._engine.block_call("seed", **kw).future()
         return out

@@ -23,6 +23,8 @@ pub(super) struct ContextArgs {
     pub session_id: Option<String>,
     /// Leave the user profile out.
     pub no_profile: Option<bool>,
+    /// Leave the core memory blocks out (the pack starts with them otherwise).
+    pub no_blocks: Option<bool>,
     /// The tokenizer to count with (default cl100k_base).
     pub tokenizer: Option<String>,
 }
@@ -46,6 +48,7 @@ impl MemoryTools {
             budget_tokens: a.budget_tokens,
             session_id: a.session_id,
             no_profile: a.no_profile.unwrap_or(false),
+            no_blocks: a.no_blocks.unwrap_or(false),
             memory_candidates: None,
             tokenizer: a.tokenizer,
         };

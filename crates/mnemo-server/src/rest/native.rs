@@ -29,7 +29,7 @@ use utoipa_axum::routes;
             server runs with `--no-auth` on loopback.",
     ),
     components(schemas(ErrorDoc, ErrorDetailDoc)),
-    tags((name = "memories", description = "The memory API"), (name = "admin", description = "Store-wide operations (admin keys)"), (name = "sessions", description = "The conversation log: sessions, messages, segments and pages"), (name = "profile", description = "The user profile and knowledge"))
+    tags((name = "memories", description = "The memory API"), (name = "admin", description = "Store-wide operations (admin keys)"), (name = "sessions", description = "The conversation log: sessions, messages, segments and pages"), (name = "profile", description = "The user profile and knowledge"), (name = "blocks", description = "Core memory blocks: pinned, size-limited, versioned texts an agent edits"))
 )]
 struct ApiDoc;
 

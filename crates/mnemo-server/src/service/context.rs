@@ -35,6 +35,7 @@ impl Service {
             options: ContextOptions {
                 session_id: body.session_id,
                 no_profile: body.no_profile,
+                no_blocks: body.no_blocks,
                 memory_candidates: body.memory_candidates,
                 tokenizer: body.tokenizer,
             },

@@ -4,6 +4,7 @@
 //! `MNEMO_UI_SHOTS`, e.g. `docs/ui/`; by default under the target directory) (1280×800, and the memories view at a phone's 390 px) and prints the time the
 //! browser took to show 1,000 memories. If Chromium cannot start, the test fails saying why.
 
+mod blocks;
 mod fixture;
 mod memories;
 mod security;
@@ -107,6 +108,10 @@ pub(crate) fn run_all(c: &Ctx) {
         (
             "a_pack_shows_reasons_within_its_budget",
             views::pack_within_budget,
+        ),
+        (
+            "blocks_show_their_history_and_take_the_owners_edit_not_an_agents",
+            blocks::blocks_with_history_and_edits,
         ),
         (
             "bad_input_gets_clear_messages_in_the_page",

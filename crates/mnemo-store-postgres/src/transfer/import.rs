@@ -107,6 +107,7 @@ pub(super) fn import_records(
                     ],
                 )
                 .map_err(pg_err)?,
+            ExportRecord::Block(b) => crate::blocks::import(tx, b)?,
         };
     }
     for (key, id) in &state.segments {
@@ -140,6 +141,7 @@ fn scope_keys(records: &[(ExportRecord, Option<Vec<f32>>)]) -> Result<BTreeSet<S
             ExportRecord::Segment(s) => s.scope.key(),
             ExportRecord::Page(p) => p.scope.key(),
             ExportRecord::Idempotency(i) => i.scope_key.clone(),
+            ExportRecord::Block(b) => b.block.owner.key(),
             ExportRecord::Link(_) | ExportRecord::IndexText { .. } => continue,
         });
     }

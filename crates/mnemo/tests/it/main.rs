@@ -3,6 +3,7 @@
 use mnemo::core::*;
 use mnemo_testkit::engines;
 
+mod blocks;
 mod content;
 mod context;
 mod embedding_work;

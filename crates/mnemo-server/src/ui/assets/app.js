@@ -10,10 +10,13 @@ import * as conversations from "./views/conversations.js";
 import * as profile from "./views/profile.js";
 import * as graph from "./views/graph.js";
 import * as pack from "./views/pack.js";
+import * as blocks from "./views/blocks.js";
 import * as admin from "./views/admin.js";
 import * as timeline from "./views/timeline.js";
 
-const VIEWS = { scopes, memories, memory, conversations, profile, graph, pack, admin, timeline };
+const VIEWS = {
+  scopes, memories, memory, conversations, profile, graph, pack, blocks, admin, timeline,
+};
 const $ = (id) => document.getElementById(id);
 let renderSeq = 0;
 

@@ -239,6 +239,7 @@ pub(super) fn bob_sees_no_alice(c: &Ctx) {
             "#/pack?query=Lisbon+door+code&session=trip-chat&budget=500".into(),
         ),
         ("admin", "#/admin".into()),
+        ("blocks", "#/blocks".into()),
     ];
     for (view, hash) in &views {
         go(c, view, hash);

@@ -21,7 +21,7 @@ pub(super) fn pack_within_budget(c: &Ctx) {
         assert!(!reasons.is_empty());
         for r in &reasons {
             assert!(
-                ["recent", "matched", "linked", "hot", "profile"].contains(&r.as_str()),
+                ["recent", "matched", "linked", "hot", "profile", "pinned"].contains(&r.as_str()),
                 "{r}"
             );
         }
