@@ -26,7 +26,7 @@ impl Default for RelationConfig {
 }
 
 /// The edge view for an optional `as_of` instant: the graph as it was then, else now.
-pub fn view(as_of: Option<Timestamp>) -> EdgeView {
+pub(crate) fn view(as_of: Option<Timestamp>) -> EdgeView {
     as_of.map_or(EdgeView::Current, EdgeView::AsOf)
 }
 

@@ -92,6 +92,7 @@ pub fn pack_with_blocks(
             from: None,
             message_ids: Vec::new(),
             at: Some(b.updated_at),
+            event_time: None,
         })
         .collect();
     // The rest is chosen under what the blocks leave; token merges across the seam can make

@@ -273,6 +273,7 @@ fn memory_candidate(text: &str) -> Candidate {
             from: None,
             message_ids: Vec::new(),
             at: None,
+            event_time: None,
         },
         value: 0.5,
         block: None,

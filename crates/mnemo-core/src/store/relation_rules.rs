@@ -92,10 +92,14 @@ pub fn object_key(kind: ObjectKind, entity: Option<EntityId>, value: &str) -> St
     }
 }
 
-/// When a memory's relations begin to hold: the memory's own valid time where it states one,
-/// else when it was said. (The one place to read an event time from, once memories carry it.)
+/// When a memory's relations begin to hold: when its event happened where the text says (event
+/// time), else its own valid time, else when it was said.
 pub fn relation_valid_from(m: &NewMemory) -> Timestamp {
-    m.valid_from.unwrap_or(m.created_at)
+    m.event_time
+        .as_ref()
+        .map(|e| e.start)
+        .or(m.valid_from)
+        .unwrap_or(m.created_at)
 }
 
 /// A name an edge or a read takes: non-empty after trimming, at most [`MAX_RELATION_NAME`]

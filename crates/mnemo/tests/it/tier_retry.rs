@@ -133,6 +133,50 @@ impl mnemo::core::Relations for Racing {
     }
 }
 
+impl mnemo::core::Timeline for Racing {
+    fn timeline(&self, q: &TimelineQuery) -> Result<Page> {
+        self.inner.timeline(q)
+    }
+    fn event_candidates(
+        &self,
+        q: &CandidateQuery<'_>,
+        range: &EventRange,
+        pooled: &[i64],
+    ) -> Result<Vec<Candidate>> {
+        self.inner.event_candidates(q, range, pooled)
+    }
+}
+
+impl mnemo::core::Blocks for Racing {
+    fn create_block(&self, new: &NewBlock, limits: &BlockLimits) -> Result<MemoryBlock> {
+        self.inner.create_block(new, limits)
+    }
+    fn block(&self, s: &Scope, label: &BlockLabel) -> Result<Option<MemoryBlock>> {
+        self.inner.block(s, label)
+    }
+    fn list_blocks(&self, q: &BlockQuery) -> Result<BlockPage> {
+        self.inner.list_blocks(q)
+    }
+    fn edit_block(&self, edit: &BlockEdit) -> Result<MemoryBlock> {
+        self.inner.edit_block(edit)
+    }
+    fn delete_block(
+        &self,
+        s: &Scope,
+        label: &BlockLabel,
+        actor: &BlockActor,
+        reason: Option<&str>,
+    ) -> Result<MemoryBlock> {
+        self.inner.delete_block(s, label, actor, reason)
+    }
+    fn block_history(&self, s: &Scope, label: &BlockLabel, limit: usize) -> Result<Vec<BlockEvent>> {
+        self.inner.block_history(s, label, limit)
+    }
+    fn pinned_blocks(&self, s: &Scope) -> Result<Vec<MemoryBlock>> {
+        self.inner.pinned_blocks(s)
+    }
+}
+
 impl mnemo::core::Messages for Racing {
     fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.inner.messages_by_id(s, ids)
