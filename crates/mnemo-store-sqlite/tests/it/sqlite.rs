@@ -113,9 +113,9 @@ fn a_damaged_file_is_corrupt_not_internal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");
     std::fs::write(&path, b"not a database, only text ".repeat(200)).unwrap();
-    let err = mnemo_store_sqlite::SqliteStore::open(&path)
-        .err()
-        .expect("a damaged file is refused");
+    let Err(err) = mnemo_store_sqlite::SqliteStore::open(&path) else {
+        panic!("a damaged file is refused");
+    };
     assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
     assert!(err.to_string().contains("damaged"), "{err}");
 }

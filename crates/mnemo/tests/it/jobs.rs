@@ -615,3 +615,34 @@ async fn an_async_inferred_adds_turns_are_new_not_earlier_context() {
         extract[0]
     );
 }
+
+/// `JobWorkers::stop` lets each worker end the job it runs: after it returns no job is
+/// `running` (none is left under a lease nobody renews), and jobs still pending stay queued for
+/// the next workers, which run every one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_workers_leave_no_job_running_and_lose_none() {
+    let (m, _d) = engine(quick());
+    let workers = m.start_workers(1);
+    let mut ids = Vec::new();
+    for i in 0..8 {
+        let job = m
+            .enqueue_add(AddRequest::text(ana(), format!("stop fact {i}")))
+            .await
+            .unwrap();
+        ids.push(job.id);
+    }
+    workers.stop().await;
+    let stats = m.queue_stats().await.unwrap();
+    assert_eq!(stats.running, 0, "{stats:?}");
+    assert_eq!(stats.done + stats.pending, 8, "{stats:?}");
+    let again = m.start_workers(1);
+    let done = tokio::time::timeout(Duration::from_secs(20), async {
+        while m.queue_stats().await.unwrap().done < 8 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(done.is_ok(), "jobs not run: {:?}", m.queue_stats().await);
+    again.stop().await;
+    assert_eq!(count(&m).await, 8);
+}

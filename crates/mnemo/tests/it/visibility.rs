@@ -2,7 +2,7 @@
 //! as-of lists and searches.
 
 use mnemo::core::*;
-use mnemo::{ListRequest, Memory};
+use mnemo::{AddInput, AddRequest, ListRequest, Memory, UpdateRequest};
 use mnemo_testkit::engines;
 use mnemo_testkit::{batch_at, HashEmbedder};
 use serde_json::json;
@@ -107,4 +107,57 @@ async fn as_of_reads_answer_where_someone_lived_then() {
         .unwrap();
     assert_eq!(listed.results.len(), 1);
     assert_eq!(listed.results[0].text, "Zoe lives in Oslo");
+}
+
+/// The recent log as the Python package reads it (`recent_messages`): deleted, expired and
+/// erased turns never come back, no erased turn leaves an empty entry, and hidden turns do not
+/// use up the limit. An empty session id is refused, as on add.
+#[tokio::test]
+async fn recent_messages_keep_the_log_rule_and_the_limit() {
+    let (m, _d) = engine();
+    let s = Scope::user("rena").unwrap();
+    let turn = |text: &str| {
+        let mut req = AddRequest::text(s.clone(), "");
+        req.input = AddInput::Messages(vec![InputMessage {
+            role: Role::User,
+            content: text.into(),
+            name: None,
+        }]);
+        req.session_id = Some("s".into());
+        req.infer = Some(false);
+        req
+    };
+    m.add(turn("kept turn")).await.unwrap();
+    let mut hidden = Vec::new();
+    for text in ["deleted turn", "expired turn", "erased turn"] {
+        hidden.push(m.add(turn(text)).await.unwrap().results[0].id);
+    }
+    let ctx = WriteContext::default();
+    m.delete(s.clone(), hidden[0], DeleteMode::Soft, ctx.clone())
+        .await
+        .unwrap();
+    let past = UpdateRequest {
+        expires_at: Some(Some(chrono::Utc::now() - chrono::Duration::hours(1))),
+        ..Default::default()
+    };
+    m.update(s.clone(), hidden[1], past, ctx.clone())
+        .await
+        .unwrap();
+    m.erase(s.clone(), hidden[2], false, ctx).await.unwrap();
+    for session in [None, Some("s".to_string())] {
+        let shown = m.recent_messages(s.clone(), session, 1).await.unwrap();
+        let texts: Vec<&str> = shown.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(texts, ["kept turn"]);
+    }
+    let err = m
+        .recent_messages(s.clone(), Some(String::new()), 5)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let mut empty = turn("x");
+    empty.session_id = Some(String::new());
+    assert_eq!(
+        m.add(empty).await.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
 }
