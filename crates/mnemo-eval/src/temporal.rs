@@ -15,9 +15,9 @@
 //! was said (`matched_share_with_said_day`: what a search that falls back on the anchor sees).
 
 use crate::locomo::{Conversation, Turn};
+use chrono::{NaiveTime, TimeDelta};
 use mnemo_core::time::{event_time_of, parse_answer, tag, EventTime, Granularity, TaggerOptions};
 use mnemo_core::Timestamp;
-use chrono::{NaiveTime, TimeDelta};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -99,7 +99,11 @@ pub fn run_temporal(conversations: &[Conversation], opts: &TaggerOptions) -> Tem
         let turns: HashMap<&str, (&Turn, Timestamp)> = conversation
             .sessions
             .iter()
-            .flat_map(|s| s.turns.iter().map(move |t| (t.dia_id.as_str(), (t, s.date))))
+            .flat_map(|s| {
+                s.turns
+                    .iter()
+                    .map(move |t| (t.dia_id.as_str(), (t, s.date)))
+            })
             .collect();
         for q in conversation.questions.iter().filter(|q| q.category == 2) {
             report.questions += 1;
@@ -109,8 +113,7 @@ pub fn run_temporal(conversations: &[Conversation], opts: &TaggerOptions) -> Tem
                 .filter_map(|id| turns.get(id.as_str()).copied())
                 .collect();
             let question_anchor = evidence.first().map(|(_, said)| *said);
-            let Some((start, end, granularity)) = parse_answer(&q.answer, question_anchor)
-            else {
+            let Some((start, end, granularity)) = parse_answer(&q.answer, question_anchor) else {
                 report.unparsed.push(Unparsed {
                     question: q.question.clone(),
                     answer: q.answer.clone(),
@@ -126,9 +129,11 @@ pub fn run_temporal(conversations: &[Conversation], opts: &TaggerOptions) -> Tem
                     event_time: event_time_of(&turn.text, *said, opts),
                 })
                 .collect();
-            let hit = readings
-                .iter()
-                .any(|r| r.event_time.as_ref().is_some_and(|e| e.overlaps(start, end)));
+            let hit = readings.iter().any(|r| {
+                r.event_time
+                    .as_ref()
+                    .is_some_and(|e| e.overlaps(start, end))
+            });
             tagged += usize::from(readings.iter().any(|r| r.event_time.is_some()));
             said_day += usize::from(readings.iter().any(|r| match &r.event_time {
                 Some(e) => e.overlaps(start, end),
@@ -220,11 +225,18 @@ mod tests {
         let day = &r.per_granularity["day"];
         assert_eq!((day.questions, day.matched), (3, 1));
         assert_eq!(r.per_granularity["week"].matched, 1);
-        let race = r.misses.iter().find(|m| m.question == "When race?").unwrap();
+        let race = r
+            .misses
+            .iter()
+            .find(|m| m.question == "When race?")
+            .unwrap();
         let read = race.evidence[0].event_time.as_ref().unwrap();
         assert_eq!(read.phrase, "last Saturday");
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["matched_share"], 0.5);
-        assert!(json.get("recall_at_10_on").is_none(), "absent until measured");
+        assert!(
+            json.get("recall_at_10_on").is_none(),
+            "absent until measured"
+        );
     }
 }
