@@ -146,3 +146,64 @@ fn eval_without_answer_model_skips_qa_and_refuses_bad_input() {
         "{err}"
     );
 }
+
+/// `mnemo eval temporal` on a two-session file: the report on stdout equals the `--out` file,
+/// the matched share and granularities follow the tagger, and the unparsable answer is listed.
+#[test]
+fn eval_temporal_reports_matched_share_per_granularity_and_unparsed_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("temporal.json");
+    let file = serde_json::json!([{
+        "sample_id": "t1",
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "We adopted Biscuit two weeks ago."},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "I'm going camping next month!"}
+            ],
+            "session_2_date_time": "9:00 am on 14 July, 2023",
+            "session_2": [
+                {"speaker": "Ann", "dia_id": "D2:1", "text": "Nice to see you."}
+            ]
+        },
+        "qa": [
+            {"question": "When adopt?", "answer": "Two weeks before 8 May 2023", "evidence": ["D1:1"], "category": 2},
+            {"question": "When camping?", "answer": "June 2023", "evidence": ["D1:2"], "category": 2},
+            {"question": "When meet?", "answer": "13 July 2023", "evidence": ["D2:1"], "category": 2},
+            {"question": "How long?", "answer": "three years", "evidence": ["D2:1"], "category": 2}
+        ]
+    }]);
+    std::fs::write(&data, file.to_string()).unwrap();
+    let out = dir.path().join("temporal-report.json");
+    let report = run_ok(
+        mnemo(&dir.path().join("data"))
+            .args(["eval", "temporal", "--data"])
+            .arg(&data)
+            .arg("--out")
+            .arg(&out),
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        report, written,
+        "stdout carries the same report as the file"
+    );
+    assert_eq!(written["questions"], 4);
+    assert_eq!(written["parsed"], 3);
+    assert_eq!(written["matched"], 2);
+    assert!((written["matched_share"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9);
+    assert_eq!(written["per_granularity"]["week"]["matched"], 1);
+    assert_eq!(written["per_granularity"]["month"]["matched"], 1);
+    assert_eq!(written["per_granularity"]["day"]["matched"], 0);
+    assert_eq!(written["unparsed"][0]["answer"], "three years");
+    assert_eq!(written["misses"][0]["question"], "When meet?");
+
+    let (_, err) = run_err(
+        mnemo(&dir.path().join("data"))
+            .args(["eval", "temporal", "--data"])
+            .arg(dir.path().join("missing.json")),
+    );
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(message.contains("missing.json"), "{err}");
+}

@@ -74,7 +74,7 @@ impl Cx<'_, '_> {
         match self.toks.get(i) {
             None => true,
             Some(t) if t.kind == Kind::Punct => true,
-            Some(_) => self.is(i, "and but so or when because i we"),
+            Some(_) => self.is(i, "and but so"),
         }
     }
 

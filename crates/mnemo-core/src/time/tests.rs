@@ -117,6 +117,8 @@ const TEXT: &[(&str, &str, Expect)] = &[
     (A, "I was there the week before last.", Some(("2023-04-24", "2023-05-01", "week"))),
     (A, "We argued the week before.", Some(("2023-05-01", "2023-05-08", "week"))),
     (A, "We argued the week before the wedding.", None),
+    (A, "We argued the week before I moved.", None),
+    (A, "It was two days before we left.", None),
     (A, "I will leave in two weeks.", Some(("2023-05-22", "2023-05-29", "week"))),
     (A, "I finished it in two weeks.", None),
     (A, "The results come three days from now.", Some(("2023-05-11", "2023-05-12", "day"))),
