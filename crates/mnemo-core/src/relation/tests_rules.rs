@@ -218,3 +218,97 @@ fn long_input_is_linear_and_quotes_stay_short() {
     // Text without any trigger word returns before tokenising.
     assert!(extract_relations(&"Nothing here. ".repeat(5_000), Some("Cara")).is_empty());
 }
+
+mod fuzz {
+    use super::super::extract_relations;
+    use proptest::prelude::*;
+
+    /// Sentences made of the words the patterns look at, in any order: every index walk and
+    /// window edge gets exercised.
+    fn near_english() -> impl Strategy<Value = String> {
+        let words = vec![
+            "my",
+            "our",
+            "I",
+            "I'm",
+            "we",
+            "Ana",
+            "Tom",
+            "Caroline's",
+            "sister",
+            "friends",
+            "dog",
+            "named",
+            "called",
+            "is",
+            "was",
+            "to",
+            "at",
+            "in",
+            "work",
+            "live",
+            "moved",
+            "love",
+            "like",
+            "likes",
+            "don't",
+            "can't",
+            "stand",
+            "fan",
+            "of",
+            "a",
+            "the",
+            "old",
+            "years",
+            "turned",
+            "32",
+            ",",
+            ".",
+            "!",
+            "and",
+            "student",
+            "member",
+            "school",
+            "go",
+            "adopted",
+            "have",
+            "cats",
+            "name",
+            "my",
+            "'s",
+            "Sierra",
+            "Club",
+            "\n",
+            "’",
+        ];
+        proptest::collection::vec(proptest::sample::select(words), 0..60).prop_map(|w| w.join(" "))
+    }
+
+    proptest! {
+        #[test]
+        fn any_word_salad_is_read_without_panic_self_loop_or_excess(
+            text in near_english(),
+            speaker in proptest::option::of("[A-Z][a-z]{0,6}"),
+        ) {
+            let got = extract_relations(&text, speaker.as_deref());
+            prop_assert!(got.len() <= super::MAX_RELATIONS);
+            for r in &got {
+                prop_assert!(
+                    crate::entity::normalize_entity(&r.subject)
+                        != crate::entity::normalize_entity(&r.object)
+                );
+                prop_assert!(!r.subject.is_empty() && !r.object.is_empty());
+                prop_assert!(r.subject != "I" && r.object != "I");
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics_and_quotes_what_it_read(text in "\\PC{0,200}") {
+            let got = extract_relations(&text, Some("Cara"));
+            prop_assert!(got.len() <= super::MAX_RELATIONS);
+            for r in &got {
+                prop_assert!(!r.sentence.is_empty() && text.contains(r.sentence.as_str()));
+            }
+        }
+    }
+}
