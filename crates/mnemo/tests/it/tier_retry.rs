@@ -103,6 +103,20 @@ impl mnemo::core::Retrieval for Racing {
     }
 }
 
+impl mnemo::core::Timeline for Racing {
+    fn timeline(&self, q: &TimelineQuery) -> Result<Page> {
+        self.inner.timeline(q)
+    }
+    fn event_candidates(
+        &self,
+        q: &CandidateQuery<'_>,
+        r: &EventRange,
+        pooled: &[i64],
+    ) -> Result<Vec<Candidate>> {
+        self.inner.event_candidates(q, r, pooled)
+    }
+}
+
 impl mnemo::core::Graph for Racing {
     fn links(&self, s: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.inner.links(s, id)
