@@ -12,7 +12,7 @@ mod settings;
 
 pub(crate) use admin::{ImportArgs, KeysAction, ModelsAction, ServeArgs};
 pub(crate) use log::{JobsAction, ProfileAction, SegmentsAction, SessionsAction};
-pub(crate) use measure::{BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs};
+pub(crate) use measure::{BenchArgs, CorrectnessArgs, EvalWorkload, LocomoArgs, RelationsArgs};
 pub(crate) use memories::{
     AddArgs, ContextArgs, DeleteAllArgs, DeleteArgs, EraseArgs, GetArgs, GraphArgs, HistoryArgs,
     LinkArgs, ListArgs, SearchArgs, UpdateArgs,

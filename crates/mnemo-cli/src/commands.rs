@@ -45,6 +45,9 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Eval {
             workload: EvalWorkload::Correctness(args),
         } => return eval::correctness(config_of(&cli)?, args.clone(), json).await,
+        Command::Eval {
+            workload: EvalWorkload::Relations(args),
+        } => return eval::relations(args, json),
         Command::Serve(args) => return serve::serve(&cli, args, json).await,
         Command::Mcp { api_key } => return serve::mcp(&cli, api_key).await,
         Command::Keys { action } => return serve::keys(&cli, action, json).await,

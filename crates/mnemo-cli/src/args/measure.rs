@@ -50,6 +50,21 @@ pub(crate) enum EvalWorkload {
     Locomo(Box<LocomoArgs>),
     /// Memory correctness scenarios (moves, job changes, reversals, forgetting, corrections).
     Correctness(CorrectnessArgs),
+    /// Precision and recall of the rule relation extractor on hand-labelled sentences.
+    Relations(RelationsArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct RelationsArgs {
+    /// The LoCoMo JSON file the dev labels refer to (without it only the built-in own set runs).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Dev labels to use instead of the built-in ones (needs --data).
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Where the report JSON goes (default: stdout only).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -1,7 +1,7 @@
 //! `mnemo eval locomo`: builds the evaluation from CLI flags, runs it, writes the report JSON,
 //! the Markdown and the charts.
 
-use crate::args::{CorrectnessArgs, LocomoArgs};
+use crate::args::{CorrectnessArgs, LocomoArgs, RelationsArgs};
 use crate::io::outln;
 use anyhow::{bail, Context};
 use mnemo::MemoryConfig;
@@ -279,4 +279,48 @@ fn pack_tuning(a: &LocomoArgs) -> mnemo::ContextTuning {
         t.excerpt_words = (n > 0).then_some(n);
     }
     t
+}
+
+/// `mnemo eval relations`: the rule extractor's precision and recall, per set and predicate.
+pub(super) fn relations(a: &RelationsArgs, json: bool) -> anyhow::Result<()> {
+    let report = mnemo_eval::relations::run_relations(a.data.as_deref(), a.labels.as_deref())?;
+    if let Some(out) = &a.out {
+        std::fs::write(out, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if json {
+        outln!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    for set in &report.sets {
+        let o = &set.overall;
+        outln!(
+            "{} ({} texts, {} with relations): precision {:.3} ({}/{}), recall {:.3} ({}/{})",
+            set.name,
+            set.texts,
+            set.texts_with_relations,
+            o.precision,
+            o.correct,
+            o.predicted,
+            o.recall,
+            o.correct,
+            o.labelled
+        );
+        for (p, c) in &set.per_predicate {
+            outln!(
+                "  {p:<12} labelled {:>3} predicted {:>3} correct {:>3}  P {:.2} R {:.2}",
+                c.labelled,
+                c.predicted,
+                c.correct,
+                c.precision,
+                c.recall
+            );
+        }
+    }
+    let t = &report.timing;
+    outln!(
+        "cost: {:.0} ns per turn for relation rules, {:.0} ns for entity rules ({:.2}x), {} turns, median of {}",
+        t.relations_ns_per_turn, t.entities_ns_per_turn, t.ratio_to_entities, t.turns, t.passes
+    );
+    Ok(())
 }

@@ -163,18 +163,25 @@ pub(super) fn liking(word: &str) -> Option<&'static str> {
 /// First words that make what follows a verb of liking no object worth keeping ("I love you",
 /// "I like how…", "I love it when…").
 pub(super) const OBJECT_STOP: &str = "\
-    a an another my your his her its our their you it this that these those them him me us \
+    a an the another my your his her its our their you it this that these those them him me us \
     myself yourself to how when what where why who which whenever if so too that's it's \
     everything everyone everybody anything something nothing all both each every some any \
-    being having getting hearing seeing knowing doing making reading about such as there here \
+    having getting hearing seeing knowing doing about such as there here \
     more most much very lot lots one ones way thing things idea fact going coming trying \
     taking giving putting letting keeping feeling thinking looking";
+
+/// Determiners and possessives: a phrase that stops right before one was cut short.
+pub(super) const DETERMINERS: &str = "this the a an my your our his her their these those";
 
 /// Words that end a lower-case object phrase.
 pub(super) const OBJECT_END: &str = "\
     and or but with because when while so too to in at on for of about from by that this is \
     are was were as like than then since if though although very really also just now even \
     much more lot lots here there together again always sometimes every each which who";
+
+/// Words allowed between a pet verb and its pet noun ("adopted this cute pup").
+pub(super) const PET_DETERMINERS: &str = "\
+    a an another this two three new little rescue cute adorable sweet tiny fluffy";
 
 /// Verbs after which a subject takes a pet ("we adopted a dog named Biscuit").
 pub(super) const PET_VERBS: &str = "\

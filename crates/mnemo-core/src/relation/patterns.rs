@@ -2,7 +2,8 @@
 //! of working/living/moving/studying/marrying/joining, verbs of liking, and ages.
 
 use super::lexicon::{
-    kin, liking, pet, verb, AUX, MODIFIERS, NOT_CURRENT, OBJECT_END, OBJECT_STOP, PET_VERBS,
+    kin, liking, pet, verb, AUX, DETERMINERS, MODIFIERS, NOT_CURRENT, OBJECT_END, OBJECT_STOP,
+    PET_DETERMINERS, PET_VERBS,
 };
 use super::rules::{End, Found, Name, Sentence};
 use super::{ObjectKind, ORGANIZATION, PERSON, PET, PLACE, THING};
@@ -170,22 +171,31 @@ fn kinship(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
             j += 1;
         }
     }
-    if listed_names > 0
-        || plural
-        || !matches!(
-            cx.word(k + 1),
-            "" | "," | "." | "!" | "?" | ";" | "and" | "who" | ")"
-        )
-    {
+    if listed_names > 0 {
         return;
     }
     // "Ana, my sister" and "Ana is my sister": the name right before the possessor.
-    if anchor_start < cx.start + 2 || !matches!(cx.word(anchor_start - 1), "," | "is") {
-        return;
+    let closed = matches!(
+        cx.word(k + 1),
+        "" | "," | "." | "!" | "?" | ";" | "and" | "who" | ")"
+    );
+    let linked = anchor_start >= cx.start + 2 && matches!(cx.word(anchor_start - 1), "," | "is");
+    if !plural && closed && linked {
+        let before = anchor_start - 2;
+        if let Some(n) = named(cx.name_ending_at(before)).filter(|n| !n.possessive) {
+            emit(&n, out, (before, k + 1));
+            return;
+        }
     }
-    let before = anchor_start - 2;
-    if let Some(n) = named(cx.name_ending_at(before)).filter(|n| !n.possessive) {
-        emit(&n, out, (before, k + 1));
+    // "my dog" without a name: the owner has a pet of that kind ("my pets" says too little).
+    if is_pet && pet(base) != Some("pet") {
+        out.push(Found {
+            subject: anchor,
+            predicate: "has_pet",
+            object: (pet(base).unwrap_or("pet").to_string(), THING),
+            object_kind: ObjectKind::Literal,
+            span: (anchor_start, k + 1),
+        });
     }
 }
 
@@ -227,10 +237,7 @@ fn pet_unnamed(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
     };
     let between_ok = (k + 1..at).all(|j| {
         let w = cx.word(j);
-        matches!(
-            w,
-            "a" | "an" | "two" | "three" | "another" | "new" | "little" | "rescue"
-        ) || listed(MODIFIERS, w)
+        listed(PET_DETERMINERS, w) || listed(MODIFIERS, w)
     });
     let named_next = matches!(cx.word(at + 1), "named" | "called") || cx.name(at + 1).is_some();
     if !between_ok || named_next || cx.base(at).1 {
@@ -240,6 +247,38 @@ fn pet_unnamed(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
         return;
     };
     let kind = pet(cx.base(at).0).unwrap_or("pet");
+    // "I have two cats, Mochi and Tofu": the names after a comma.
+    let mut j = at + 2;
+    let mut names = 0;
+    while cx.word(j - 1) == "," || (names > 0 && cx.word(j - 1) == "and") {
+        let Some(n) = cx.name(j).filter(|n| !n.possessive) else {
+            break;
+        };
+        out.push(Found {
+            subject: owner.clone(),
+            predicate: "has_pet",
+            object: entity(&n, PET),
+            object_kind: ObjectKind::Entity,
+            span: (k, n.next),
+        });
+        if kind != "pet" {
+            out.push(Found {
+                subject: entity(&n, PET),
+                predicate: "is_a",
+                object: (kind.to_string(), THING),
+                object_kind: ObjectKind::Literal,
+                span: (k, n.next),
+            });
+        }
+        names += 1;
+        j = n.next + 1;
+        if names == 4 {
+            break;
+        }
+    }
+    if names > 0 {
+        return;
+    }
     out.push(Found {
         subject: owner,
         predicate: "has_pet",
@@ -255,10 +294,7 @@ fn pet_owner(cx: &Sentence<'_, '_>, noun: usize) -> Option<(End, usize)> {
     let v = (lo..noun).rev().find(|&j| listed(PET_VERBS, cx.word(j)))?;
     let between_ok = (v + 1..noun).all(|j| {
         let w = cx.word(j);
-        matches!(
-            w,
-            "a" | "an" | "another" | "new" | "little" | "rescue" | "sweet"
-        ) || listed(MODIFIERS, w)
+        listed(PET_DETERMINERS, w) || listed(MODIFIERS, w)
     });
     between_ok.then_some(())?;
     Some((subject_before(cx, v, None)?.0, v))
@@ -409,14 +445,27 @@ fn likes(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
             return;
         };
     }
-    let mut j = if w == "fan" { k + 2 } else { k + 1 };
-    if cx.word(j) == "the" {
-        j += 1;
-    }
+    // "I love the colour": a definite object is mostly a reaction to something at hand (a
+    // photo, a dish), not a lasting taste, so it is not read.
+    let j = if w == "fan" { k + 2 } else { k + 1 };
     let object = if cx.tokens.get(j).is_some_and(|t| t.capitalised()) && j < cx.end {
-        let Some(n) = cx.name(j).filter(|n| !n.possessive && boundary(cx, n.next)) else {
+        let Some(n) = cx.name(j).filter(|n| !n.possessive) else {
             return;
         };
+        if !boundary(cx, n.next) {
+            // "Nintendo games", "Italian food": a name qualifying a noun is a literal phrase.
+            let Some((rest, next)) = literal_phrase(cx, n.next).filter(|(_, m)| *m <= n.next + 2)
+            else {
+                return;
+            };
+            return out.push(Found {
+                subject,
+                predicate,
+                object: (format!("{} {rest}", n.text), THING),
+                object_kind: ObjectKind::Literal,
+                span: (k.saturating_sub(1), next),
+            });
+        }
         let t = match n.entity_type {
             entity::PERSON => PERSON,
             entity::PLACE => PLACE,
@@ -452,7 +501,8 @@ fn literal_phrase(cx: &Sentence<'_, '_>, j: usize) -> Option<(String, usize)> {
         }
         m += 1;
     }
-    if m == j || m == j + 4 || !boundary(cx, m) {
+    // A phrase cut before a determiner ("making this cake") is half a noun phrase.
+    if m == j || m == j + 4 || !boundary(cx, m) || listed(DETERMINERS, cx.word(m)) {
         return None;
     }
     Some((

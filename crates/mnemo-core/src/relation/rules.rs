@@ -17,6 +17,7 @@ use super::{patterns, ObjectKind, RelationCandidate, PERSON};
 use crate::entity::{
     common_words, name_at, normalize_entity, split_word, tokenize, Token, MAX_MENTION_CHARS,
 };
+use std::cell::OnceCell;
 use std::collections::HashSet;
 
 /// The most candidates one sentence yields; the first ones in the sentence are kept.
@@ -47,7 +48,8 @@ pub fn extract_relations(text: &str, speaker: Option<&str>) -> Vec<RelationCandi
         return Vec::new();
     }
     let tokens = tokenize(text);
-    let common = common_words(&tokens);
+    // Built on the first name read: most turns that pass the trigger check read none.
+    let common = OnceCell::new();
     let lower: Vec<String> = tokens
         .iter()
         .map(|t| t.text.to_lowercase().replace('’', "'"))
@@ -96,7 +98,7 @@ pub(super) struct Sentence<'t, 'a> {
     /// Each token in lower case with `’` as `'`.
     pub lower: &'t [String],
     pub text: &'a str,
-    pub common: &'t HashSet<String>,
+    pub common: &'t OnceCell<HashSet<String>>,
     pub speaker: Option<&'a str>,
     pub start: usize,
     pub end: usize,
@@ -151,7 +153,8 @@ impl<'a> Sentence<'_, 'a> {
         }
         let lo = k.saturating_sub(2).max(self.start);
         let hi = (k + NAME_WINDOW).min(self.end);
-        let (used, mention) = name_at(&self.tokens[lo..hi], k - lo, self.text, self.common);
+        let common = self.common.get_or_init(|| common_words(self.tokens));
+        let (used, mention) = name_at(&self.tokens[lo..hi], k - lo, self.text, common);
         let mention = mention?;
         let next = k + used;
         // The run went on past the window: too long to be a name the rules trust.

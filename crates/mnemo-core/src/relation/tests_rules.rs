@@ -90,7 +90,6 @@ fn each_form_yields_its_triples() {
             "I really enjoy pottery and painting.",
             &["Cara|likes|pottery"],
         ),
-        ("I love the beach.", &["Cara|likes|beach"]),
         ("I hate olives.", &["Cara|dislikes|olives"]),
         ("I don't like crowds.", &["Cara|dislikes|crowds"]),
         ("I can't stand spiders.", &["Cara|dislikes|spiders"]),
@@ -135,6 +134,9 @@ fn near_misses_yield_nothing() {
         "I'm 5 minutes away.",
         "The store is 3 years old.",
         "my friend is great",
+        "I love the colour of it.",
+        "I love making this cake.",
+        "We love our pets.",
     ];
     for text in table {
         assert_eq!(

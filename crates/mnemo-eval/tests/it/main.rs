@@ -4,3 +4,4 @@
 mod correctness;
 mod metrics;
 mod pipeline;
+mod relations;
