@@ -448,9 +448,10 @@ pub(crate) fn import_edge(tx: &mut Transaction<'_>, e: &Relation) -> Result<u64>
     insert_edge(tx, &key, e).map(|()| 1)
 }
 
-/// The relations tables (appended to `schema::MIGRATIONS`), keyed by owner like every table.
+/// The relations tables (appended to `schema::MIGRATIONS`), keyed by owner like every table;
+/// re-runnable, as the migrations after v4 are (upgrade tests replay them over a current schema).
 pub(crate) const MIGRATION: &str = r#"
-    CREATE TABLE relations (
+    CREATE TABLE IF NOT EXISTS relations (
         scope_key TEXT NOT NULL,
         id UUID NOT NULL,
         user_id TEXT, agent_id TEXT, run_id TEXT,
@@ -467,10 +468,10 @@ pub(crate) const MIGRATION: &str = r#"
         closed_by UUID,
         PRIMARY KEY (scope_key, id)
     );
-    CREATE INDEX relations_by_id ON relations (id);
-    CREATE INDEX relations_by_subject ON relations (subject_id, predicate);
-    CREATE INDEX relations_by_object ON relations (object_id) WHERE object_id IS NOT NULL;
-    CREATE TABLE relation_sources (
+    CREATE INDEX IF NOT EXISTS relations_by_id ON relations (id);
+    CREATE INDEX IF NOT EXISTS relations_by_subject ON relations (subject_id, predicate);
+    CREATE INDEX IF NOT EXISTS relations_by_object ON relations (object_id) WHERE object_id IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS relation_sources (
         scope_key TEXT NOT NULL,
         relation_id UUID NOT NULL,
         memory_id UUID NOT NULL,
@@ -479,6 +480,6 @@ pub(crate) const MIGRATION: &str = r#"
         added_at BIGINT NOT NULL,
         PRIMARY KEY (scope_key, relation_id, memory_id)
     );
-    CREATE INDEX relation_sources_by_relation ON relation_sources (relation_id);
-    CREATE INDEX relation_sources_by_memory ON relation_sources (scope_key, memory_id);
+    CREATE INDEX IF NOT EXISTS relation_sources_by_relation ON relation_sources (relation_id);
+    CREATE INDEX IF NOT EXISTS relation_sources_by_memory ON relation_sources (scope_key, memory_id);
 "#;

@@ -333,6 +333,12 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<u32> {
         tx.commit().map_err(crate::codec::sql_err)?;
         tracing::info!(version = i + 1, "migrated store schema");
     }
+    if current < SCHEMA_VERSION {
+        // The migrations' pages go to the main file now: a new or upgraded store starts with an
+        // empty log, so the checkpoint marks judge the writes that follow by their own frames.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(Error::storage)?;
+    }
     Ok(SCHEMA_VERSION)
 }
 

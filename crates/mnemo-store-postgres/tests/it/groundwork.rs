@@ -21,6 +21,8 @@ const TABLES: &[&str] = &[
     "messages",
     "mnemo_meta",
     "pages",
+    "relation_sources",
+    "relations",
     "segments",
 ];
 

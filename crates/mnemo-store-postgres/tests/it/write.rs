@@ -27,12 +27,16 @@ fn note(context: &str) -> NoteFields {
     }
 }
 
-/// A batch that passes every write step: a message, a retirement, a memory with an entity, a
-/// link, a note evolution and an idempotency key.
+/// A batch that passes every write step: a message, a retirement, a memory with an entity and
+/// a relation, a link, a note evolution and an idempotency key.
 fn full_batch(s: &Scope, old: MemoryId, target: MemoryId, noted: MemoryId) -> WriteBatch {
     let mut b = batch(s, "Caroline moved to Oslo", json!({"n": 1}));
     let new = b.memories[0].id;
     b.memories[0].entities = vec![EntityMention::new("Caroline", "person")];
+    b.relations = vec![NewRelation {
+        memory: new,
+        candidate: mnemo_testkit::contract::triple("Caroline", "lives_in", "Oslo"),
+    }];
     b.changes = vec![Supersession {
         old,
         by: Some(new),
@@ -117,7 +121,10 @@ fn an_add_failing_at_any_step_writes_nothing() {
         Some(note("after the move"))
     );
     assert_eq!(store.links(&s, target).expect("links").len(), 1);
-    assert_eq!(store.entities_of(&s, new).expect("entities").len(), 1);
+    // Caroline, and Oslo as the end of the relation the memory states.
+    assert_eq!(store.entities_of(&s, new).expect("entities").len(), 2);
+    let edges = store.relations_of(&s, "Caroline", EdgeView::Current, 10);
+    assert_eq!(edges.expect("relations").len(), 1);
     let replayed = store.replay(&s, &idem).expect("replay").expect("stored");
     assert!(replayed.replayed);
     assert_eq!(replayed.results, out[0].results);
