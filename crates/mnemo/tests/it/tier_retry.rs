@@ -147,20 +147,6 @@ impl mnemo::core::Relations for Racing {
     }
 }
 
-impl mnemo::core::Timeline for Racing {
-    fn timeline(&self, q: &TimelineQuery) -> Result<Page> {
-        self.inner.timeline(q)
-    }
-    fn event_candidates(
-        &self,
-        q: &CandidateQuery<'_>,
-        range: &EventRange,
-        pooled: &[i64],
-    ) -> Result<Vec<Candidate>> {
-        self.inner.event_candidates(q, range, pooled)
-    }
-}
-
 impl mnemo::core::Blocks for Racing {
     fn create_block(&self, new: &NewBlock, limits: &BlockLimits) -> Result<MemoryBlock> {
         self.inner.create_block(new, limits)
