@@ -83,6 +83,11 @@ pub(crate) struct Ann {
     dim: usize,
     pub generation: i64,
     pub dirty: bool,
+    /// A node left the graph since its free slots were last overwritten: its vector may still
+    /// lie in its slot, so the next save scrubs first ([`Ann::scrub_free_slots`]). An instance
+    /// that learns of an erase from the change log (another handle, another process) must not
+    /// save the erased vector either.
+    unscrubbed: bool,
     /// Indexed by key (the memory's `seq`, dense from 1): a lookup per visited node must be cheap.
     info: Vec<Option<KeyInfo>>,
     infos: usize,
@@ -201,6 +206,7 @@ impl Ann {
             dim,
             generation: 0,
             dirty: false,
+            unscrubbed: false,
             info: Vec::new(),
             infos: 0,
             restricted: 0,
@@ -312,6 +318,7 @@ impl Ann {
     fn remove(&mut self, key: u64) -> Result<()> {
         if self.index.contains(key) {
             self.index.remove(key).map_err(ann_err)?;
+            self.unscrubbed = true;
         }
         self.exact.clear(key);
         self.drop_info(key);
@@ -451,6 +458,7 @@ impl Ann {
     pub(crate) fn scrub_free_slots(&mut self) -> Result<()> {
         let free = self.index.stats().nodes.saturating_sub(self.index.size());
         if free == 0 {
+            self.unscrubbed = false;
             return Ok(());
         }
         self.reserve_for(free)?;
@@ -467,6 +475,7 @@ impl Ann {
             }
         }
         added.map_err(ann_err)?;
+        self.unscrubbed = false;
         self.dirty = true;
         Ok(())
     }
@@ -477,10 +486,19 @@ impl Ann {
         (self.index.get(key, &mut out).ok()? > 0).then_some(out)
     }
 
-    /// Saves the graph and its generation beside the database (only when it changed).
+    /// The half-precision copy kept for `key`, as the saved file holds it (tests).
+    pub(crate) fn exact_bytes(&self, key: u64) -> Option<Vec<u8>> {
+        self.exact.bytes(key)
+    }
+
+    /// Saves the graph and its generation beside the database (only when it changed), with
+    /// the slots of removed nodes overwritten first.
     pub(crate) fn save(&mut self, db: &Path) -> Result<()> {
         if !self.dirty {
             return Ok(());
+        }
+        if self.unscrubbed {
+            self.scrub_free_slots()?;
         }
         let (graph, meta, exact) = sidecar_paths(db);
         let _ = std::fs::remove_file(&meta);
