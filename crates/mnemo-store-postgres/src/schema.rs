@@ -255,6 +255,18 @@ const MIGRATIONS: &[&str] = &[
         WHERE status IN ('pending', 'running');
     CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs (user_id, seq);
     "#,
+    // v6: the erase gates across servers (see `turn.rs`): one row per scope part, only ever
+    // locked. Distributed by `part` on Citus (each lock a one-row statement).
+    "CREATE TABLE IF NOT EXISTS scope_gates (part TEXT PRIMARY KEY);",
+    // v7: the layout Citus needs (docs/postgres.md): the unique index on `seq` carries the
+    // distribution column (a plain one keeps lookups by key fast), and the scope write locks
+    // are rows of a table distributed with `memories` (`write::lock_scopes`).
+    r#"
+    DROP INDEX IF EXISTS memories_by_seq;
+    CREATE UNIQUE INDEX IF NOT EXISTS memories_by_scope_seq ON memories (scope_key, seq);
+    CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
+    CREATE TABLE IF NOT EXISTS scope_locks (scope_key TEXT PRIMARY KEY);
+    "#,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

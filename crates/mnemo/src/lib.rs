@@ -25,6 +25,7 @@ mod segments;
 mod sessions;
 pub mod settings;
 mod store;
+pub mod testing;
 mod transfer;
 mod usage;
 

@@ -21,6 +21,8 @@ const TABLES: &[&str] = &[
     "messages",
     "mnemo_meta",
     "pages",
+    "scope_gates",
+    "scope_locks",
     "segments",
 ];
 
