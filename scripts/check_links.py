@@ -4,11 +4,15 @@
 Usage: scripts/check_links.py [FILE.md ...]   (default: README.md, ARCHITECTURE.md,
 BENCHMARKS.md and docs/*.md, from the repository root). Links with a scheme (https:, mailto:)
 and pure anchors (#section) are skipped; a `#fragment` after a path is ignored. Fenced code
-blocks and inline code are not read. Exit status 1 lists every broken link as FILE:LINE: TARGET.
+blocks and inline code are not read. A link is broken when its target does not exist, is a
+file git no longer tracks (deleted from the index, left in the work tree), or is an empty file:
+nothing in it but blank lines, comments, `use` lines and empty `impl` blocks (a stub). Exit
+status 1 lists every broken link as FILE:LINE: TARGET (why).
 """
 import glob
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,7 +45,37 @@ def targets(path):
                 yield n, m.group(1)
 
 
-def broken(path):
+def tracked():
+    """Files git tracks (None outside a git work tree: then existence is all that counts)."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {os.path.normpath(p) for p in out.decode("utf-8", "replace").split("\0") if p}
+
+
+# Lines that carry nothing: comments, imports, attributes, an empty impl block.
+HOLLOW = re.compile(r"^\s*(//.*|#.*|use\s.*;|impl\b[^{]*\{\s*\}|[{}]|)\s*$")
+
+
+def empty(path):
+    if os.path.isdir(path):
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return True
+    if not text.strip():
+        return True
+    if not path.endswith(".rs"):
+        return False
+    return all(HOLLOW.match(line) for line in text.splitlines())
+
+
+def broken(path, known):
     base = os.path.dirname(path)
     for n, target in targets(path):
         if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
@@ -51,7 +85,11 @@ def broken(path):
             continue
         resolved = os.path.normpath(os.path.join(base, file_part))
         if not os.path.exists(resolved):
-            yield n, target
+            yield n, f"{target} (missing)"
+        elif os.path.isfile(resolved) and known is not None and resolved not in known:
+            yield n, f"{target} (not tracked: deleted)"
+        elif empty(resolved):
+            yield n, f"{target} (empty)"
 
 
 def main(argv):
@@ -59,6 +97,7 @@ def main(argv):
         ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md"] + sorted(glob.glob("docs/*.md"))
     )
     os.chdir(ROOT)
+    known = tracked()
     bad = 0
     checked = 0
     for f in files:
@@ -67,7 +106,7 @@ def main(argv):
             bad += 1
             continue
         checked += 1
-        for n, target in broken(f):
+        for n, target in broken(f, known):
             print(f"{f}:{n}: {target}")
             bad += 1
     if bad:

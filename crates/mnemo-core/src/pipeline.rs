@@ -29,7 +29,7 @@ mod notes;
 mod procedural;
 mod profile;
 mod profile_answer;
-mod prompts;
+pub(crate) mod prompts;
 pub mod raw;
 pub mod relations;
 
@@ -228,8 +228,8 @@ pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
         ("enrich", prompts::ENRICH_SYSTEM),
         ("evolve", prompts::EVOLVE_SYSTEM),
         ("profile", prompts::PROFILE_SYSTEM),
-        ("summarise", crate::tier::plan::SUMMARY_SYSTEM),
-        ("continuity", crate::tier::plan::CONTINUITY_SYSTEM),
+        ("summarise", prompts::SUMMARY_SYSTEM),
+        ("continuity", prompts::CONTINUITY_SYSTEM),
     ]
     .into_iter()
     .find(|(_, p)| *p == system)

@@ -347,6 +347,10 @@ impl Erasure for PgStore {
     fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport> {
         self.tx(|tx| erase_log_in(tx, log, ctx))
     }
+
+    fn erase_gate(&self, parts: &[String], exclusive: bool) -> Result<Option<PlanTurn>> {
+        crate::turn::gate(&self.pool, parts, exclusive).map(|g| Some(Box::new(g) as PlanTurn))
+    }
 }
 
 /// This memory's history events lose their content, its links their reasons; other events of

@@ -82,6 +82,11 @@ pub(crate) fn scope(p: &mut Pred, alias: &str, scope: &Scope) {
             p.and(&format!("{alias}.{column} = {a}"));
         }
     }
+    // A scope naming every part covers one owner: naming its distribution key as well lets
+    // Citus send the statement to that owner's shard alone (docs/postgres.md).
+    if parts.iter().all(|(_, v)| v.is_some()) {
+        exact_scope(p, alias, scope);
+    }
 }
 
 /// Exactly `scope`: every part, unset ones as NULL (where a write puts its rows).

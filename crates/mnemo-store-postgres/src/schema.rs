@@ -264,9 +264,22 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS memories_by_event ON memories (scope_key, event_start)
         WHERE event_start IS NOT NULL;
     "#,
+    // v7: relations between entities (see `relations.rs`).
     crate::relations::MIGRATION,
-    // Core memory blocks, their attachments to agents and their history (see `blocks.rs`).
+    // v8: core memory blocks, their attachments to agents and their history (see `blocks.rs`).
     crate::blocks::BLOCKS_DDL,
+    // v9: the erase gates across servers (see `turn.rs`): one row per scope part, only ever
+    // locked. Distributed by `part` on Citus (each lock a one-row statement).
+    "CREATE TABLE IF NOT EXISTS scope_gates (part TEXT PRIMARY KEY);",
+    // v10: the layout Citus needs (docs/postgres.md): the unique index on `seq` carries the
+    // distribution column (a plain one keeps lookups by key fast), and the scope write locks
+    // are rows of a table distributed with `memories` (`write::lock_scopes`).
+    r#"
+    DROP INDEX IF EXISTS memories_by_seq;
+    CREATE UNIQUE INDEX IF NOT EXISTS memories_by_scope_seq ON memories (scope_key, seq);
+    CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
+    CREATE TABLE IF NOT EXISTS scope_locks (scope_key TEXT PRIMARY KEY);
+    "#,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

@@ -102,8 +102,6 @@ pub(crate) fn segment_from_row(row: &Row) -> Result<Segment> {
     })
 }
 
-impl PgStore {}
-
 impl Tiers for PgStore {
     fn plan_turn(&self, scope_keys: &[String]) -> Result<Option<PlanTurn>> {
         crate::turn::take(&self.pool, scope_keys).map(|t| Some(Box::new(t) as PlanTurn))

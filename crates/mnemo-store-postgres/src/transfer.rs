@@ -59,8 +59,6 @@ fn each_row(
     })
 }
 
-impl PgStore {}
-
 fn export_records(tx: &mut Transaction<'_>, sink: Sink<'_>) -> Result<()> {
     each_row(
         tx,

@@ -5,8 +5,7 @@
 //!
 //! Concurrency. Transactions run at READ COMMITTED, and the checks a write makes are kept true
 //! until it commits by locks:
-//! - an add first takes a transaction-scoped advisory lock per exact scope it writes
-//!   ([`lock_scopes`]). Adds of one scope therefore run one after another, as on the embedded
+//! - an add first locks a row per exact scope it writes ([`lock_scopes`], `scope_locks`). Adds of one scope therefore run one after another, as on the embedded
 //!   store: an idempotency key is looked up and stored under the lock (a concurrent retry waits
 //!   and then replays), and an entity is never created twice. Adds of different scopes run in
 //!   parallel.
@@ -19,7 +18,7 @@
 //! - counters (`access_count`, `mentions`) change by `SET x = x + n`, which PostgreSQL applies
 //!   to the newest row version.
 //!
-//! Locks are taken in one order — scope locks sorted by hash, then memory rows by id
+//! Locks are taken in one order — scope locks sorted by key, then memory rows by id
 //! ([`lock_memories`] before a write that changes several) — so writers do not deadlock on
 //! them. A deadlock PostgreSQL still detects elsewhere rolls the whole transaction back, and
 //! [`PgStore::write_tx`] runs it again (at most [`DEADLOCK_RETRIES`] times).
@@ -34,23 +33,29 @@ use crate::{pg_err, PgStore};
 use mnemo_core::*;
 use postgres::{GenericClient, Transaction};
 
-/// The class of the scope write locks: two-key advisory locks, a key space apart from the
-/// one-key locks of migration and binding ("mnmo").
-const SCOPE_LOCK_CLASS: i32 = 0x6d6e_6d6f;
-
-/// Takes the write lock of each exact scope (by its key) until the transaction ends, in one
-/// global order. Keys are hashed to 32 bits: two scopes sharing a hash only wait on each other.
+/// Takes the write lock of each exact scope until the transaction ends, in one global order
+/// (by key): the scope's row of `scope_locks`, locked `FOR UPDATE`. A row lock lives where the
+/// row does — on Citus, the shard the scope's own rows share (`scope_locks` is distributed by
+/// `scope_key` with `memories`), so the write stays a one-shard transaction and the lock holds
+/// whichever node runs it, which a per-node advisory lock would not.
 pub(crate) fn lock_scopes(
     tx: &mut Transaction<'_>,
     keys: impl IntoIterator<Item = impl AsRef<str>>,
 ) -> Result<()> {
-    let mut hashes: Vec<i32> = keys.into_iter().map(|k| fnv1a(k.as_ref())).collect();
-    hashes.sort_unstable();
-    hashes.dedup();
-    for h in hashes {
+    let mut keys: Vec<String> = keys.into_iter().map(|k| k.as_ref().to_string()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        // The row exists once; a concurrent first insert of it waits here for the other's
+        // commit, and the lock below then waits for nothing more.
         tx.execute(
-            "SELECT pg_advisory_xact_lock($1, $2)",
-            &[&SCOPE_LOCK_CLASS, &h],
+            "INSERT INTO scope_locks (scope_key) VALUES ($1) ON CONFLICT (scope_key) DO NOTHING",
+            &[&key],
+        )
+        .map_err(pg_err)?;
+        tx.execute(
+            "SELECT 1 FROM scope_locks WHERE scope_key = $1 FOR UPDATE",
+            &[&key],
         )
         .map_err(pg_err)?;
     }
@@ -87,15 +92,6 @@ const DEADLOCK_RETRIES: u32 = 3;
 /// message with.
 fn is_deadlock(e: &Error) -> bool {
     matches!(e, Error::Storage { reason } if reason.ends_with("(40P01)"))
-}
-
-/// FNV-1a: a hash every server computes alike (the standard library's is seeded per process).
-pub(crate) fn fnv1a(s: &str) -> i32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in s.bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    h as i32
 }
 
 /// The memory `id` that `scope` may change — owned by a scope it covers, active and unexpired

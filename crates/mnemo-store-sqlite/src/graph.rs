@@ -322,8 +322,6 @@ pub(crate) fn owned(conn: &Connection, scope: &Scope, id: MemoryId) -> Result<bo
         .map_err(sql_err)
 }
 
-impl SqliteStore {}
-
 impl Graph for SqliteStore {
     fn links(&self, scope: &Scope, id: MemoryId) -> Result<Vec<Link>> {
         self.read(|conn| {

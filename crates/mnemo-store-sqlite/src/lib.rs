@@ -103,16 +103,28 @@ pub mod testing {
     /// The 8-bit vector the graph holds for the memory `id` (its copy in the saved graph file),
     /// if it is indexed.
     pub fn graph_vector(store: &SqliteStore, id: MemoryId) -> Option<Vec<i8>> {
-        let seq: i64 = store
+        let seq = seq_of(store, id)?;
+        store.ann.read().as_ref()?.graph_vector(seq)
+    }
+
+    /// The half-precision copy the index keeps of the memory `id`'s vector, as the saved
+    /// `.hnsw.f16` file holds it (little-endian halves), if it is indexed.
+    pub fn exact_vector_bytes(store: &SqliteStore, id: MemoryId) -> Option<Vec<u8>> {
+        let seq = seq_of(store, id)?;
+        store.ann.read().as_ref()?.exact_bytes(seq)
+    }
+
+    fn seq_of(store: &SqliteStore, id: MemoryId) -> Option<u64> {
+        store
             .writer
             .lock()
             .query_row(
                 "SELECT seq FROM memories WHERE id = ?1",
                 [id.to_string()],
-                |r| r.get(0),
+                |r| r.get::<_, i64>(0),
             )
-            .ok()?;
-        store.ann.read().as_ref()?.graph_vector(seq as u64)
+            .ok()
+            .map(|s| s as u64)
     }
 
     /// Rows in every table, by table name (for all-or-nothing checks).
@@ -437,17 +449,43 @@ impl SqliteStore {
     }
 
     /// Saves the derived vector index beside the file so the next open need not rebuild it.
+    ///
+    /// The save holds the database's write lock from its catch-up to its last file, so an
+    /// erase by another handle or process on the same file commits either before it (the
+    /// catch-up applies the erase and the save overwrites the freed slots: see
+    /// [`ann::Ann::save`]) or after it (that erase then removes the files this save wrote).
+    /// Either way no saved file holds an erased vector once the erase has returned, whichever
+    /// instance saves last. When the lock cannot be had, nothing is saved (the next open
+    /// rebuilds).
     pub fn flush_index(&self) -> Result<()> {
-        if let (Some(path), Some(ann)) = (&self.path, self.ann.write().as_mut()) {
-            ann.save(path)?;
-            let conn = self.writer.lock();
-            // Keep the change log bounded; older entries are covered by the saved graph.
-            conn.execute(
-                "DELETE FROM vector_changes WHERE generation <= ?1 AND generation < (SELECT MAX(generation) FROM vector_changes) - 100000",
-                [ann.generation],
-            )
-            .map_err(sql_err)?;
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        if self.ann.read().is_none() {
+            return Ok(());
         }
+        let conn = self.writer.lock();
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(sql_err)?;
+        let saved = self.save_locked(&conn, path);
+        let end = if saved.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = conn.execute_batch(end).map_err(sql_err);
+        saved.and(ended)
+    }
+
+    /// [`Self::flush_index`]'s work, inside its write transaction on `conn`.
+    fn save_locked(&self, conn: &Connection, path: &Path) -> Result<()> {
+        self.sync_ann(conn)?;
+        let mut guard = self.ann.write();
+        let Some(ann) = guard.as_mut() else {
+            return Ok(());
+        };
+        ann.save(path)?;
+        // Keep the change log bounded; older entries are covered by the saved graph.
+        conn.execute(
+            "DELETE FROM vector_changes WHERE generation <= ?1 AND generation < (SELECT MAX(generation) FROM vector_changes) - 100000",
+            [ann.generation],
+        )
+        .map_err(sql_err)?;
         Ok(())
     }
 }

@@ -4,16 +4,19 @@
 //! messages, idempotency keys), then every vector of the copy is replaced in one transaction
 //! with the new model's ([`Admin::rebind_embedder`], which embeds each memory from the same
 //! text as before, conversation context included). When the counts and indexes of the copy
-//! check out, the copy replaces the store in one rename and the old file stays as
-//! `<db>.bak-<UTC time>`. Until that rename the original is untouched; a failure removes the
-//! copy.
+//! check out, the copy replaces the store in one rename. Until that rename the original is
+//! untouched; a failure removes the copy.
+//!
+//! No backup of the old file is kept: a file outside the store is outside erasure's reach, and
+//! an erase that returned must leave no file holding the text (a backup written before it
+//! would). Going back is re-embedding with the old model, or a copy the operator made first.
 //!
 //! A store is more than one file: SQLite's `-wal` / `-shm` and the saved vector index (`.hnsw`,
 //! `.hnsw.json`, `.hnsw.f16`, named by `SIDECARS` in `ann.rs`). Both stores are closed by
 //! a handle that only ever used the writer connection, so SQLite checkpoints and deletes the
 //! WAL; a WAL that survives means another process has the store open, and the swap is
-//! refused. The old index files move to the backup's name before the rename, so a graph of the
-//! old vectors can never load beside the new file.
+//! refused. The old index files are removed before the rename, so a graph of the old vectors
+//! can never load beside the new file.
 
 use crate::SqliteStore;
 use mnemo_core::{Admin, EmbedBatch, Error, IntegrityReport, Rebind, Result, StoreStats};
@@ -34,8 +37,6 @@ pub struct FileReembed {
     pub old_stats: StoreStats,
     /// Memories embedded again.
     pub written: u64,
-    /// Where the old file (and its saved index) now lies.
-    pub backup: PathBuf,
 }
 
 fn with_suffix(db: &Path, suffix: &str) -> PathBuf {
@@ -136,9 +137,9 @@ pub fn reembed_file(
             ),
         });
     }
-    let backup = swap(db, &staging.path).map_err(|e| {
+    swap(db, &staging.path).map_err(|e| {
         Error::internal(format!(
-            "swapping {} and {} failed ({e}); the old store is kept at its own name or the backup name",
+            "swapping {} and {} failed ({e}); the old store is kept at its own name (its saved index is rebuilt at the next open)",
             db.display(),
             staging.path.display()
         ))
@@ -149,7 +150,6 @@ pub fn reembed_file(
         after,
         old_stats,
         written,
-        backup,
     })
 }
 
@@ -194,19 +194,6 @@ fn settle(db: &Path) -> Result<IntegrityReport> {
     Ok(report)
 }
 
-/// `<db>.bak-<UTC time>`, with a counter when that name is taken.
-fn backup_path(db: &Path) -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let base = with_suffix(db, &format!(".bak-{stamp}"));
-    let mut candidate = base.clone();
-    let mut n = 1;
-    while candidate.exists() {
-        n += 1;
-        candidate = with_suffix(&base, &format!("-{n}"));
-    }
-    candidate
-}
-
 fn rename_if_exists(from: &Path, to: &Path) -> std::io::Result<()> {
     match std::fs::rename(from, to) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -214,16 +201,15 @@ fn rename_if_exists(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Puts the settled copy at `db`, keeping the old file (and its saved index) under a backup name.
+/// Puts the settled copy at `db` in one rename, the old file's saved index removed first.
 /// `db` names a store at every instant: the old one until the rename, the copy after it.
-fn swap(db: &Path, staging: &Path) -> std::io::Result<PathBuf> {
-    let backup = backup_path(db);
+fn swap(db: &Path, staging: &Path) -> std::io::Result<()> {
     // The old graph must not lie beside the new file; without one the store rebuilds it.
     for suffix in INDEX_FILES {
-        rename_if_exists(&with_suffix(db, suffix), &with_suffix(&backup, suffix))?;
-    }
-    if std::fs::hard_link(db, &backup).is_err() {
-        std::fs::copy(db, &backup)?;
+        match std::fs::remove_file(with_suffix(db, suffix)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
     }
     std::fs::File::open(staging)?.sync_all()?;
     std::fs::rename(staging, db)?;
@@ -236,5 +222,5 @@ fn swap(db: &Path, staging: &Path) -> std::io::Result<PathBuf> {
             let _ = d.sync_all();
         }
     }
-    Ok(backup)
+    Ok(())
 }

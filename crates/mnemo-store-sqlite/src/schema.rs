@@ -284,8 +284,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX memories_event_by_run ON memories (run_id, event_start)
         WHERE event_start IS NOT NULL AND run_id IS NOT NULL;
     "#,
+    // v11: relations between entities (see `relations.rs`).
     crate::relations::MIGRATION,
-    // Core memory blocks, their attachments to agents and their history (see `blocks.rs`).
+    // v12: core memory blocks, their attachments to agents and their history (see `blocks.rs`).
     crate::blocks::BLOCKS_DDL,
 ];
 

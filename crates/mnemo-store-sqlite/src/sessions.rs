@@ -3,7 +3,6 @@
 
 use crate::codec::*;
 use crate::predicate::{self, Pred};
-use crate::SqliteStore;
 use mnemo_core::*;
 use rusqlite::types::Value as Sql;
 use rusqlite::{params_from_iter, Connection, OptionalExtension};
@@ -35,5 +34,3 @@ pub(crate) fn check_known(conn: &Connection, scope: &Scope, session: &str) -> Re
         )),
     }
 }
-
-impl SqliteStore {}

@@ -20,6 +20,7 @@ impl Memory {
         }
         self.with_store(move |s| {
             let _turns = crate::scope_lock::take_erase_turn(&scope);
+            let _gate = crate::scope_lock::take_store_gate(s, &[scope.key()], true)?;
             s.erase(&EraseMemory::new(&scope, id, sources), &ctx)
         })
         .await
@@ -42,6 +43,7 @@ impl Memory {
         }
         self.with_store(move |s| {
             let _turns = crate::scope_lock::take_erase_turn(&scope);
+            let _gate = crate::scope_lock::take_store_gate(s, &[scope.key()], true)?;
             s.erase_log(
                 &EraseLog::new(&scope, EraseTarget::Session(&session_id))?,
                 &ctx,
@@ -70,6 +72,7 @@ impl Memory {
         }
         self.with_store(move |s| {
             let _turns = crate::scope_lock::take_erase_turn(&scope);
+            let _gate = crate::scope_lock::take_store_gate(s, &[scope.key()], true)?;
             s.erase_log(&EraseLog::new(&scope, EraseTarget::Scope)?, &ctx)
         })
         .await

@@ -28,6 +28,7 @@ mod sessions;
 pub mod settings;
 mod store;
 mod timeline;
+pub mod testing;
 mod transfer;
 mod usage;
 

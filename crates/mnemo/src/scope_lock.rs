@@ -207,6 +207,27 @@ pub(crate) fn take_erase_turn(scope: &mnemo_core::Scope) -> Gates {
     take_gates(parts(&scope.key()).map(String::from).collect(), true)
 }
 
+/// The store's erase gate across processes (see [`mnemo_core::Erasure::erase_gate`]) over the
+/// parts of the scope keys given: shared for an add, exclusive for an erase. Taken after this
+/// process's own gates and turns, so a caller waits on the database only once no writer of its
+/// own process is ahead of it; nothing of the database is held while waiting here.
+pub(crate) fn take_store_gate<K: AsRef<str>>(
+    store: &dyn mnemo_core::Store,
+    keys: &[K],
+    exclusive: bool,
+) -> mnemo_core::Result<Option<mnemo_core::PlanTurn>> {
+    let mut all: Vec<String> = keys
+        .iter()
+        .flat_map(|k| parts(k.as_ref()).map(String::from).collect::<Vec<_>>())
+        .collect();
+    if all.is_empty() {
+        return Ok(None);
+    }
+    all.sort_unstable();
+    all.dedup();
+    store.erase_gate(&all, exclusive)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,15 +136,16 @@ pub struct Reembedded {
     pub old_stats: mnemo_core::StoreStats,
     /// Memories embedded again.
     pub written: u64,
-    /// The embedded store's old file, kept under a backup name; `None` for a shared database,
-    /// whose vectors are replaced in place.
-    pub backup: Option<PathBuf>,
+    /// Whether the store was copied, re-embedded and swapped in (the embedded file: the old
+    /// file is gone, no backup is kept, so nothing outlives an erase); `false` for a shared
+    /// database, whose vectors are replaced in place.
+    pub swapped: bool,
 }
 
 /// Moves the configured store to another embedding model (`rebind.to`), embedding every memory
 /// again through `embed` in batches of at most `rebind.batch` texts; `start` is told
 /// how many before the first batch. Dispatched like [`open_store`]: the embedded file is copied,
-/// re-embedded and swapped in (the original untouched until one rename, kept as a backup; see
+/// re-embedded and swapped in (the original untouched until one rename, then gone; see
 /// `mnemo_store_sqlite::reembed_file`); a PostgreSQL database is re-embedded in place, in the one
 /// transaction of `Admin::rebind_embedder` (other processes read the old vectors until it
 /// commits; a failure changes nothing). Nothing else may write meanwhile. Blocking.
@@ -162,7 +163,7 @@ pub fn reembed_store(
                 after: r.after,
                 old_stats: r.old_stats,
                 written: r.written,
-                backup: Some(r.backup),
+                swapped: true,
             })
         }
         StoreConfig::InMemory => Err(Error::invalid(
@@ -185,7 +186,7 @@ pub fn reembed_store(
                 after,
                 old_stats,
                 written,
-                backup: None,
+                swapped: false,
             })
         }
     }

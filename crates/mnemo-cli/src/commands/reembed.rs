@@ -67,9 +67,9 @@ pub(super) async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> any
     let done = done?;
     let (after, store) = (&done.after, location.describe());
     let summary = serde_json::json!({"reembedded": {
-        "store": store, "backup": done.backup,
+        "store": store, "swapped": done.swapped,
         "memories": after.memories, "messages": after.messages,
-        "vectors": if done.backup.is_some() { after.vectors } else { done.written },
+        "vectors": if done.swapped { after.vectors } else { done.written },
         "from": {"model": done.old_stats.embedding_model, "dimension": done.old_stats.dimension},
         "to": {"model": new_model, "dimension": new_dim},
         "seconds": started.elapsed().as_secs_f64(),
@@ -78,7 +78,7 @@ pub(super) async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> any
         print_json(&summary)?;
         return Ok(());
     }
-    let what = if done.backup.is_some() {
+    let what = if done.swapped {
         after.memories
     } else {
         done.written
@@ -87,15 +87,10 @@ pub(super) async fn run(cfg: MemoryConfig, batch_size: usize, json: bool) -> any
         "re-embedded {what} memories ({} messages) with {new_model} ({new_dim} dimensions)",
         after.messages
     );
-    match &done.backup {
-        Some(backup) => {
-            outln!("store:  {store}");
-            outln!(
-                "backup: {} (to go back, move it and its .hnsw files over the store's)",
-                backup.display()
-            );
-        }
-        None => outln!("store: {store} (in place, one transaction)"),
+    if done.swapped {
+        outln!("store: {store} (a re-embedded copy swapped in; no backup of the old file is kept)");
+    } else {
+        outln!("store: {store} (in place, one transaction)");
     }
     Ok(())
 }

@@ -78,3 +78,44 @@ fn erase_takes_raw_turns_sessions_and_scopes_out_of_the_files() {
     let listed = run_ok(mnemo(d).args(["list", "--user-id", "u1"]));
     assert_eq!(listed["results"].as_array().unwrap().len(), 0, "{listed}");
 }
+
+/// Two processes on one data dir (this test's process holds the store, as a server would; the
+/// CLI adds and erases beside it): the CLI adds T, the held store has T in its vector index,
+/// the CLI erases T and exits, and the held store closes last. Neither saved index file holds
+/// T's vector (8-bit in `.hnsw`, half precision in `.hnsw.f16`); the other memory's stays.
+#[test]
+fn an_erased_vector_is_in_no_saved_index_when_another_process_saves_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let kept = add_turn(d, "u1", "s1", "The quince trees are watered every Sunday");
+    let secret = add_turn(d, "u1", "s1", "The letters are hidden in the Qwertzu attic");
+    let held_store = mnemo_store_sqlite::SqliteStore::open(d.join("mnemo.db")).unwrap();
+    let needles = |id: &str| {
+        let id = mnemo_core::MemoryId::parse(id).unwrap();
+        let graph = mnemo_store_sqlite::testing::graph_vector(&held_store, id)
+            .expect("the held store indexed it");
+        let halves = mnemo_store_sqlite::testing::exact_vector_bytes(&held_store, id)
+            .expect("the held store keeps it");
+        (graph.iter().map(|v| *v as u8).collect::<Vec<u8>>(), halves)
+    };
+    let (secret_graph, secret_halves) = needles(&secret);
+    let (kept_graph, kept_halves) = needles(&kept);
+    let r = run_ok(mnemo(d).args(["erase", "--user-id", "u1", &secret]));
+    assert_eq!(r["memories_erased"], 1, "{r}");
+    drop(held_store);
+    let file = |suffix: &str| std::fs::read(d.join(format!("mnemo.db{suffix}"))).unwrap();
+    let has = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    let (graph, halves) = (file(".hnsw"), file(".hnsw.f16"));
+    assert!(
+        !has(&graph, &secret_graph),
+        "the graph file keeps the erased vector"
+    );
+    assert!(
+        !has(&halves, &secret_halves),
+        "the exact copies keep the erased vector"
+    );
+    assert!(
+        has(&graph, &kept_graph) && has(&halves, &kept_halves),
+        "the other memory stays"
+    );
+}

@@ -3,8 +3,6 @@
 //! both stubs on 127.0.0.1. No model files are needed.
 
 use crate::{run_err, run_ok};
-use mnemo_core::Records;
-use mnemo_core::{HistoryQuery, ReadOptions, Scope};
 use mnemo_testkit::stub_http::{embeddings, StubEndpoint};
 use serde_json::Value;
 use std::path::Path;
@@ -80,7 +78,7 @@ fn store_files(data: &Path) -> Vec<String> {
 }
 
 #[test]
-fn reembed_moves_a_store_to_another_model_and_keeps_a_backup() {
+fn reembed_moves_a_store_to_another_model_and_keeps_no_copy_an_erase_misses() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let old_ep = StubEndpoint::embeddings(8);
@@ -143,16 +141,12 @@ fn reembed_moves_a_store_to_another_model_and_keeps_a_backup() {
         .as_str()
         .unwrap()
         .starts_with("openai:new-embed/"));
-    let backup = Path::new(s["backup"].as_str().unwrap()).to_path_buf();
-    assert!(backup.is_file(), "{summary}");
+    assert_eq!(s["swapped"], true, "{summary}");
 
-    // The data directory holds the new store, its index, and the backup; no leftovers.
+    // The data directory holds the new store and its index: no backup, no leftovers.
     let files = store_files(&data);
     assert!(files.contains(&"mnemo.db".to_string()), "{files:?}");
-    assert!(
-        files.iter().any(|f| f.starts_with("mnemo.db.bak-")),
-        "{files:?}"
-    );
+    assert!(!files.iter().any(|f| f.contains(".bak")), "{files:?}");
     assert!(!files.iter().any(|f| f.contains("reembed")), "{files:?}");
     assert!(!files.iter().any(|f| f.ends_with("-wal")), "{files:?}");
 
@@ -185,20 +179,24 @@ fn reembed_moves_a_store_to_another_model_and_keeps_a_backup() {
     assert_eq!(got["memory"], "Alice moved to Porto in June");
     assert_eq!(got["metadata"]["n"], 1);
 
-    // History survives the move whole, and the backup keeps it too.
+    // History survives the move whole.
     let history_after = run_ok(new().args(["history", "--user-id", "ann", &city]));
     assert_eq!(history_after, history_before);
-    let backup_store = mnemo_store_sqlite::SqliteStore::open(&backup).unwrap();
-    let id = mnemo_core::MemoryId::parse(&city).unwrap();
-    let kept = backup_store
-        .history(&HistoryQuery::new(
-            &Scope::user("ann").unwrap(),
-            id,
-            ReadOptions::default(),
-        ))
-        .unwrap();
-    assert_eq!(kept.len(), 2);
-    drop(backup_store);
+
+    // An erase after the move leaves the text in no file of the data directory (a backup of
+    // the old file would still hold it).
+    let held = |needle: &str| -> Vec<String> {
+        store_files(&data)
+            .into_iter()
+            .filter(|f| {
+                std::fs::read(data.join(f))
+                    .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            })
+            .collect()
+    };
+    assert!(!held("greyhound named Biscuit").is_empty());
+    run_ok(new().args(["erase", "--user-id", "ann", &dog]));
+    assert_eq!(held("greyhound named Biscuit"), Vec::<String>::new());
 
     // The old embedder is now refused, and the error says what to do.
     let (out, err) = run_err(old().args(["search", "--user-id", "ann", "Biscuit"]));
@@ -242,11 +240,7 @@ fn a_failed_reembed_leaves_the_store_untouched() {
         "{err}"
     );
 
-    assert_eq!(
-        store_files(&data),
-        files_before,
-        "no copy, no backup left behind"
-    );
+    assert_eq!(store_files(&data), files_before, "no copy left behind");
     assert_eq!(exported(&mut old()), before);
     let hits = run_ok(old().args(["search", "--user-id", "ann", "--top-k", "1", "greyhound"]));
     assert_eq!(hits["results"].as_array().unwrap().len(), 1);
@@ -318,7 +312,7 @@ fn a_store_held_open_elsewhere_is_not_swapped() {
         .into_iter()
         .filter(|f| !f.ends_with("-wal") && !f.ends_with("-shm"))
         .collect();
-    assert_eq!(files, files_before, "no copy, no backup left behind");
+    assert_eq!(files, files_before, "no copy left behind");
     let hits =
         run_ok(remote(&data, &old_ep, "old-embed").args(["search", "--user-id", "ann", "Lisbon"]));
     assert_eq!(hits["results"].as_array().unwrap().len(), 1);

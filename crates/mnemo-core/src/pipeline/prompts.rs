@@ -57,3 +57,14 @@ For every statement give "messages" (the numbers it rests on). When a statement 
 
 Answer with one JSON object and nothing else:
 {"profile": {"dimensions": [{"name": "...", "value": "...", "messages": [1]}], "removed": [], "reason": "..."}, "user_knowledge": [{"text": "...", "messages": [2], "replaces": null, "reason": "..."}], "assistant_knowledge": [{"text": "...", "messages": [3]}]}"#;
+
+pub(crate) const SUMMARY_SYSTEM: &str = r#"You keep the mid-term memory of an assistant as topic threads. You get one thread's current SUMMARY and KEYWORDS (both empty when the thread is new) and the NEW exchanges that join it.
+Write the thread's updated summary in at most three sentences: who took part, what was said, decided or planned, with dates where the exchanges give them. Keep what the old summary says unless the new exchanges change it. Then give up to 10 keywords for the whole thread: its most specific names, places, things and events, most important first. Use the language of the conversation.
+
+Answer with one JSON object and nothing else:
+{"summary": "...", "keywords": ["..."]}"#;
+
+pub(crate) const CONTINUITY_SYSTEM: &str = r#"You follow the threads of conversations. For every numbered PAIR you get an EARLIER exchange and the LATER exchange that came right after it in the same session. Decide whether the later exchange continues the earlier one's topic (the same subject, a follow-up question, an answer, a reference back) or turns to something new.
+
+Answer with one JSON object and nothing else:
+{"pairs": [{"pair": 1, "continues": true}]}"#;

@@ -76,6 +76,21 @@ pub trait Erasure: Send + Sync {
     /// `invalid_input` naming `session_id`, and nothing is written. Required: only the backend
     /// knows where its copies live.
     fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport>;
+    /// The erase gate of the scope parts `parts` (`u=…`, `a=…`, `r=…`, as [`Scope::key`]
+    /// names them) across every process writing this store, held until the returned value
+    /// drops: shared for an add that quotes its session's earlier turns (from before its
+    /// window re-check to its commit), exclusive for an erase (its whole run). An erase then
+    /// never commits between an add's re-check and that add's commit, whichever server runs
+    /// each. Waits while the other kind holds a part. `None`: the store's writers all share
+    /// the caller's process, whose own gates (the facade's) are then all there is.
+    fn erase_gate(
+        &self,
+        parts: &[String],
+        exclusive: bool,
+    ) -> Result<Option<crate::store::PlanTurn>> {
+        let _ = (parts, exclusive);
+        Ok(None)
+    }
 }
 
 /// What one [`Erasure::erase`] erases: memory `id` of (or under) `scope`, and the content of its

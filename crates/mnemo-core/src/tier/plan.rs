@@ -32,7 +32,6 @@
 mod model;
 pub mod pages;
 
-pub(crate) use model::{CONTINUITY_SYSTEM, SUMMARY_SYSTEM};
 pub use pages::{estimate_tokens, exchanges, new_page, page_text};
 
 use crate::chat::ChatModel;

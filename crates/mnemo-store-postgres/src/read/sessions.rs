@@ -1,8 +1,8 @@
 //! The log by session: a scope's sessions with their sizes, a session's messages a page at a
 //! time, and the memories a session's messages are the sources of.
 
+use crate::pg_err;
 use crate::predicate::{self, Pred};
-use crate::{pg_err, PgStore};
 use mnemo_core::*;
 
 /// Binds the session's messages (alias `g`) into `p` and returns the condition.
@@ -36,5 +36,3 @@ pub(crate) fn check_known(c: &mut postgres::Client, scope: &Scope, session: &str
         )),
     }
 }
-
-impl PgStore {}

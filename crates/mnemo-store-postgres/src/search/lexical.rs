@@ -28,8 +28,8 @@
 //!   for words with at most [`DEPTH`] postings in the scope, approximate beyond.
 
 use super::candidate_pred;
+use crate::pg_err;
 use crate::pool::Conn;
-use crate::{pg_err, PgStore};
 use mnemo_core::*;
 
 /// BM25's term-frequency saturation and length normalisation (as the embedded store; the
@@ -46,8 +46,6 @@ pub(crate) const DEPTH: i64 = 200;
 /// Scored memories checked against the visibility predicate on the first try, as a multiple of
 /// the limit (at least 64).
 pub(crate) const KEEP_FACTOR: i64 = 4;
-
-impl PgStore {}
 
 /// How far the query's postings reach: the largest posting list of one lexeme and owner, and
 /// the postings of all its lexemes together (a try that read that deep read them whole).

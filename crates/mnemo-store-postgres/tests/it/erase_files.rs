@@ -46,12 +46,30 @@ fn after_an_erase_vacuum_full_and_a_checkpoint_clear_the_relation_files() {
         .map(|r| r.get(0))
         .collect();
     assert!(tables.iter().any(|t| t == "messages"), "{tables:?}");
-    for t in &tables {
-        admin
-            .batch_execute(&format!("VACUUM (FULL) {schema}.{t}"))
-            .expect("vacuum");
-    }
-    admin.batch_execute("CHECKPOINT").expect("checkpoint");
+    // VACUUM keeps a dead row version while a transaction older than its deletion is open
+    // anywhere in the database (other tests' and other sessions' on a shared server; a store's
+    // turns and erase gates are such transactions while held): the operator's pass is run
+    // again until none is left, as an operator would after the concurrent work ended.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let held = loop {
+        for t in &tables {
+            admin
+                .batch_execute(&format!("VACUUM (FULL) {schema}.{t}"))
+                .expect("vacuum");
+        }
+        admin.batch_execute("CHECKPOINT").expect("checkpoint");
+        let (held, read) = holding(&mut admin, &schema, &data);
+        assert!(read >= tables.len(), "the relation files were read: {read}");
+        if held.is_empty() || std::time::Instant::now() > deadline {
+            break held;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    assert!(held.is_empty(), "{held:?} hold the erased text");
+}
+
+/// The relation files of `schema` that hold the erased text, and how many files were read.
+fn holding(admin: &mut postgres::Client, schema: &str, data: &str) -> (Vec<String>, usize) {
     // Every relation of the schema: tables, indexes, and the TOAST tables and their indexes.
     let files: Vec<String> = admin
         .query(
@@ -69,17 +87,16 @@ fn after_an_erase_vacuum_full_and_a_checkpoint_clear_the_relation_files() {
         .iter()
         .filter_map(|r| r.get::<_, Option<String>>(0))
         .collect();
-    assert!(files.len() > tables.len(), "{files:?}");
     let mut read = 0;
+    let mut held = Vec::new();
     for f in &files {
-        let path = std::path::Path::new(&data).join(f);
+        let path = std::path::Path::new(data).join(f);
         if let Ok(bytes) = std::fs::read(&path) {
             read += 1;
-            assert!(
-                !bytes.windows(8).any(|w| w == b"Qz4417xv"),
-                "{f} holds the erased text"
-            );
+            if bytes.windows(8).any(|w| w == b"Qz4417xv") {
+                held.push(f.clone());
+            }
         }
     }
-    assert!(read >= tables.len(), "the relation files were read: {read}");
+    (held, read)
 }

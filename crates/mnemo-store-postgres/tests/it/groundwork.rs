@@ -23,6 +23,8 @@ const TABLES: &[&str] = &[
     "pages",
     "relation_sources",
     "relations",
+    "scope_gates",
+    "scope_locks",
     "segments",
 ];
 

@@ -6,6 +6,7 @@
 //! test works in its own schema of that one database. If PostgreSQL cannot start, every test
 //! fails with the reason.
 
+mod citus;
 mod cpu_check;
 
 /// The server's admin URL (panics with the reason when there is none).

@@ -47,6 +47,17 @@ impl Exact {
         }
     }
 
+    /// `key`'s vector as the saved file holds it: little-endian halves (tests).
+    pub(crate) fn bytes(&self, key: u64) -> Option<Vec<u8>> {
+        let at = key as usize * self.dim;
+        let slot = self.halves.get(at..at + self.dim)?;
+        Some(
+            slot.iter()
+                .flat_map(|h| h.to_bits().to_le_bytes())
+                .collect(),
+        )
+    }
+
     /// The inner product of `query` with `key`'s vector, widened into `buf` (`dim` long);
     /// `None` past the last key kept (callers check the key is indexed).
     pub(crate) fn dot(&self, query: &[f32], key: u64, buf: &mut [f32]) -> Option<f32> {

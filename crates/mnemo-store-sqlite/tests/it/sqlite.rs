@@ -453,6 +453,75 @@ fn an_erased_vector_is_in_no_byte_of_the_saved_index() {
     assert_eq!(kept_seq[0].1.id, kept);
 }
 
+/// Two handles on one file (two `Memory` on one data dir in one process): A adds T, B reads
+/// it into its own index, A erases T, and B — which learns of the erase only from the change
+/// log — closes last. Neither saved file holds T's vector (8-bit or half precision), whether B
+/// read again after the erase or not; they hold the others and load as saved.
+#[test]
+fn an_erased_vector_is_in_no_saved_index_when_another_handle_saves_last() {
+    for b_reads_after in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mnemo.db");
+        let a = open_concrete(&path);
+        let b = open_concrete(&path);
+        let s = scope("rhea");
+        for i in 0..40 {
+            put(
+                &a,
+                &s,
+                &format!("filler note {i} about the orchard"),
+                json!({}),
+            );
+        }
+        let secret = "Rhea hid the seven letters from Oslo in the Qwertzu attic under a plank";
+        let id = put(&a, &s, secret, json!({}));
+        let other = "Rhea waters the quince trees every Sunday before the market opens";
+        let kept = put(&a, &s, other, json!({}));
+        let read = |store: &mnemo_store_sqlite::SqliteStore| {
+            store
+                .dense_candidates(
+                    &candidates(&s, ReadOptions::default()),
+                    &HashEmbedder::vector(secret),
+                )
+                .unwrap()
+        };
+        read(&b);
+        let needles = |id: MemoryId| {
+            (
+                mnemo_store_sqlite::testing::graph_vector(&b, id)
+                    .expect("B indexed it")
+                    .iter()
+                    .map(|v| *v as u8)
+                    .collect::<Vec<u8>>(),
+                mnemo_store_sqlite::testing::exact_vector_bytes(&b, id).expect("B keeps it"),
+            )
+        };
+        let (secret_graph, secret_halves) = needles(id);
+        let (kept_graph, kept_halves) = needles(kept);
+        a.erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+            .unwrap();
+        if b_reads_after {
+            assert_eq!(read(&b).len(), 41, "B sees the erase");
+        }
+        drop(a);
+        drop(b);
+        let (graph, halves) = index_bytes(&path);
+        assert!(
+            !has(&graph, &secret_graph),
+            "the graph file B saved keeps the erased vector (B read after: {b_reads_after})"
+        );
+        assert!(
+            !has(&halves, &secret_halves),
+            "the exact copies B saved keep the erased vector (B read after: {b_reads_after})"
+        );
+        assert!(
+            has(&graph, &kept_graph) && has(&halves, &kept_halves),
+            "the others stay"
+        );
+        assert!(mnemo_store_sqlite::testing::saved_index_loads(&path).unwrap());
+    }
+}
+
 /// Another process holding the write lock past the busy timeout makes a write fail as
 /// `unavailable` (retryable: the server answers 503 with Retry-After), not as an internal error.
 #[test]

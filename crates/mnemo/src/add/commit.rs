@@ -69,11 +69,20 @@ pub(super) fn write_prepared(
         // it), then the turns; nothing is held while waiting for a gate.
         let _gates = crate::scope_lock::take_add_gates(&turns);
         let _turns = crate::scope_lock::take_turns(&turns);
+        // And the store's gate, for erases run by other processes on the same store (servers
+        // on one database): held from before the re-check to the commit, like the above.
+        let sessioned: Vec<String> = to_write
+            .iter()
+            .filter(|b| b.messages.iter().any(|m| m.session_id.is_some()))
+            .map(|b| b.scope.key())
+            .collect();
+        let _store_gate = crate::scope_lock::take_store_gate(store, &sessioned, false)?;
         // Waiting for the turn may be long: a request abandoned meanwhile writes nothing.
         crate::cancel::check_cancelled("the add")?;
         for b in &mut to_write {
             recheck_window(store, b)?;
         }
+        crate::testing::after_window_recheck(&sessioned);
         // And across processes, where the store keeps turns (servers on one database).
         let _store_turn = if planned.is_empty() {
             None

@@ -187,3 +187,112 @@ async fn an_erase_racing_an_add_of_its_session_is_not_quoted_by_the_new_turn() {
     // store's own, so look at both files.
     assert_eq!(occurrences(&path, "Qz4417xv"), (0, 0));
 }
+
+/// Two servers on one PostgreSQL database (two stores, each with its own pool, as two `mnemo
+/// serve` processes have): an erase the second runs while the first's add of the same session
+/// is between its window re-check and its commit waits for that commit (the erase gate is a
+/// row lock in the database, not a lock of one process), and then takes the quote out of the
+/// new turn: the new turn never quotes the erased one.
+#[tokio::test]
+async fn an_erase_on_another_server_racing_an_add_of_its_session_is_not_quoted() {
+    let first = engines::fresh_postgres("");
+    let url = first.schema().expect("a PostgreSQL store").url();
+    let second: Arc<dyn Store> = Arc::new(
+        engines::off_runtime(|| mnemo_store_postgres::PgStore::connect(&url, 4))
+            .expect("a second server's store"),
+    );
+    let m =
+        Memory::from_parts(first.store(), Arc::new(HashEmbedder), RankParams::default()).unwrap();
+    let scope = Scope::user("u").unwrap();
+    let id = m
+        .add(turn(&scope, "s", "My bank PIN is Qz4417xv"))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    let erased: Arc<std::sync::Mutex<Option<std::sync::mpsc::Receiver<Result<EraseReport>>>>> =
+        Arc::default();
+    let slot = erased.clone();
+    let hook_scope = scope.clone();
+    mnemo::testing::on_window_recheck(scope.key(), move || {
+        // The second server's erase as its facade runs it: its own process's gates are not
+        // this one's, so only the store's gate can hold it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let parts: Vec<String> = hook_scope
+                .key()
+                .split('\u{1f}')
+                .filter(|p| !p.is_empty() && !p.ends_with('='))
+                .map(String::from)
+                .collect();
+            let r = second.erase_gate(&parts, true).and_then(|_gate| {
+                second.erase(
+                    &EraseMemory::new(&hook_scope, id, false),
+                    &WriteContext::default(),
+                )
+            });
+            let _ = tx.send(r);
+        });
+        // Until the erase either finished (it raced this add) or waits on a lock (the gate).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < deadline && !erase_waits_on_a_lock() {
+            if let Ok(r) = rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                let (tx2, rx2) = std::sync::mpsc::channel();
+                let _ = tx2.send(r);
+                *slot.lock().unwrap() = Some(rx2);
+                return;
+            }
+        }
+        *slot.lock().unwrap() = Some(rx);
+    });
+    let next = m
+        .add(turn(&scope, "s", "Wombat facts are fun"))
+        .await
+        .unwrap()
+        .results[0]
+        .id;
+    let rx = erased
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the erase ran mid-add");
+    let report = engines::off_runtime(move || rx.recv_timeout(std::time::Duration::from_secs(30)))
+        .expect("the erase ends")
+        .expect("the erase succeeds");
+    assert_eq!(report.id, id);
+    let store = first.store();
+    let q = mnemo_testkit::candidates(&scope, ReadOptions::default());
+    let found =
+        engines::off_runtime(|| store.lexical_candidates(&q, &["qz4417xv".to_string()])).unwrap();
+    assert!(
+        found.is_empty(),
+        "the new turn quotes the erased one: {found:?}"
+    );
+    let wombat =
+        engines::off_runtime(|| store.lexical_candidates(&q, &["wombat".to_string()])).unwrap();
+    assert_eq!(wombat.len(), 1, "the new turn is indexed by its own words");
+    assert_eq!(
+        engines::off_runtime(|| store.get(&scope, next, &ReadOptions::default()))
+            .unwrap()
+            .text,
+        "Wombat facts are fun"
+    );
+}
+
+/// Whether a session of the test database waits for a row lock on the erase gates.
+fn erase_waits_on_a_lock() -> bool {
+    std::thread::spawn(|| {
+        let mut c = postgres::Client::connect(engines::pg_url(), postgres::NoTls).ok()?;
+        c.query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+             AND query LIKE '%scope_gates%FOR UPDATE%'",
+            &[],
+        )
+        .ok()
+        .map(|r| r.get::<_, i64>(0) > 0)
+    })
+    .join()
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}

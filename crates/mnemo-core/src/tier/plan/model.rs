@@ -6,6 +6,7 @@
 use super::MAX_SEGMENT_KEYWORDS;
 use crate::chat::{ChatMessage, ChatModel, ChatRequest};
 use crate::error::Result;
+use crate::pipeline::prompts::{CONTINUITY_SYSTEM, SUMMARY_SYSTEM};
 use crate::pipeline::{model_json, shape_error, CallLog};
 use serde_json::Value;
 
@@ -13,17 +14,6 @@ use serde_json::Value;
 const MAX_ANSWER_TOKENS: u32 = 512;
 /// The longest summary kept from a model, in characters.
 const MAX_SUMMARY_CHARS: usize = 2_000;
-
-pub(crate) const SUMMARY_SYSTEM: &str = r#"You keep the mid-term memory of an assistant as topic threads. You get one thread's current SUMMARY and KEYWORDS (both empty when the thread is new) and the NEW exchanges that join it.
-Write the thread's updated summary in at most three sentences: who took part, what was said, decided or planned, with dates where the exchanges give them. Keep what the old summary says unless the new exchanges change it. Then give up to 10 keywords for the whole thread: its most specific names, places, things and events, most important first. Use the language of the conversation.
-
-Answer with one JSON object and nothing else:
-{"summary": "...", "keywords": ["..."]}"#;
-
-pub(crate) const CONTINUITY_SYSTEM: &str = r#"You follow the threads of conversations. For every numbered PAIR you get an EARLIER exchange and the LATER exchange that came right after it in the same session. Decide whether the later exchange continues the earlier one's topic (the same subject, a follow-up question, an answer, a reference back) or turns to something new.
-
-Answer with one JSON object and nothing else:
-{"pairs": [{"pair": 1, "continues": true}]}"#;
 
 fn request(system: &str, user: String) -> ChatRequest {
     ChatRequest {
