@@ -457,7 +457,7 @@ pub struct Entity {
 
 /// Who is acting and why; recorded in history.
 #[derive(Debug, Clone, Default)]
-pub struct WriteContext {
+pub struct WritePlan {
     pub actor: Option<String>,
     pub role: Option<Role>,
     pub reason: Option<String>,

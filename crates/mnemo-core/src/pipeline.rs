@@ -37,7 +37,7 @@ pub use infer::{infer, InferInput};
 pub use notes::{notes, notes_many, NotePlan, NoteWindow, NotesInput};
 pub use procedural::procedural;
 pub use profile::{profile, ProfileConfig, ProfileInput, ProfilePlan, KNOWLEDGE_KEY};
-pub use raw::ContextIndexing;
+pub use raw::WindowIndexing;
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse};
 use crate::embed::Embedder;
@@ -49,7 +49,7 @@ use std::time::Instant;
 /// Settings of the model-driven add. Defaults are the documented ones.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InferConfig {
-    /// Recent messages of the scope shown to the extractor as context.
+    /// Recent messages of the scope shown to the extractor: its window.
     pub recent_messages: usize,
     /// Existing memories most similar to the new messages, shown to the extractor.
     pub similar_memories: usize,

@@ -31,7 +31,7 @@ use crate::qa::{QaModels, QaOutcome};
 use crate::report::{Counts, Report};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mnemo::ContextIndexing;
+use mnemo::WindowIndexing;
 use mnemo_core::{ChatModel, Embedder, Hit, MessageId, RankParams};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -63,7 +63,7 @@ pub struct EvalOptions {
     pub work_dir: PathBuf,
     pub embedder: Arc<dyn Embedder>,
     pub rank: RankParams,
-    pub indexing: ContextIndexing,
+    pub indexing: WindowIndexing,
     pub qa: Option<QaModels>,
     pub progress: bool,
     /// Only the first N questions of each conversation (quick runs).

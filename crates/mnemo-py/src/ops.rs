@@ -31,8 +31,8 @@ pub(crate) async fn scope_for_id(
 
 /// What a write records as its author (`actor`: `python`, or `python:<name>` when the settings
 /// name one) and why (`reason`, as the caller gave it).
-pub(crate) fn write_context(actor: &str, reason: Option<String>) -> mnemo_core::WriteContext {
-    mnemo_core::WriteContext {
+pub(crate) fn write_context(actor: &str, reason: Option<String>) -> mnemo_core::WritePlan {
+    mnemo_core::WritePlan {
         actor: Some(actor.to_string()),
         role: None,
         reason,

@@ -13,7 +13,7 @@ use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::Metrics;
 use mnemo::Memory;
-use mnemo_core::WriteContext;
+use mnemo_core::WritePlan;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
@@ -189,8 +189,8 @@ impl Service {
     }
 }
 
-pub(crate) fn ctx(p: &Principal, request_id: &str) -> WriteContext {
-    WriteContext {
+pub(crate) fn ctx(p: &Principal, request_id: &str) -> WritePlan {
+    WritePlan {
         actor: Some(format!("api-key:{}", p.key_id)),
         role: None,
         reason: None,

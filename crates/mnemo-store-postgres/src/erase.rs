@@ -35,7 +35,7 @@ fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str, session: bool) 
 fn erase_log_in(
     tx: &mut Transaction<'_>,
     log: &EraseLog<'_>,
-    ctx: &WriteContext,
+    ctx: &WritePlan,
 ) -> Result<EraseLogReport> {
     let (scope, target) = (log.scope(), log.target());
     let g = log_pred(scope, target, "g", true);
@@ -184,7 +184,7 @@ fn erase_log_in(
 fn erase_in(
     tx: &mut Transaction<'_>,
     req: &EraseMemory<'_>,
-    ctx: &WriteContext,
+    ctx: &WritePlan,
 ) -> Result<EraseReport> {
     let id = req.id;
     // Any state: a soft-deleted or superseded memory still holds its text.
@@ -340,11 +340,11 @@ fn scrub_replays(tx: &mut Transaction<'_>, id: MemoryId) -> Result<u64> {
 }
 
 impl Erasure for PgStore {
-    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WriteContext) -> Result<EraseReport> {
+    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WritePlan) -> Result<EraseReport> {
         self.tx(|tx| erase_in(tx, memory, ctx))
     }
 
-    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport> {
+    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WritePlan) -> Result<EraseLogReport> {
         self.tx(|tx| erase_log_in(tx, log, ctx))
     }
 

@@ -106,7 +106,7 @@ impl Records for PgStore {
         })
     }
 
-    fn update_many(&self, updates: &Updates, ctx: &WriteContext) -> Result<Vec<Memory>> {
+    fn update_many(&self, updates: &Updates, ctx: &WritePlan) -> Result<Vec<Memory>> {
         self.write_tx(|tx| {
             lock_memories(tx, updates.ids())?;
             updates
@@ -117,7 +117,7 @@ impl Records for PgStore {
         })
     }
 
-    fn delete_many(&self, deletes: &Deletes, ctx: &WriteContext) -> Result<u64> {
+    fn delete_many(&self, deletes: &Deletes, ctx: &WritePlan) -> Result<u64> {
         self.write_tx(|tx| {
             lock_memories(tx, deletes.ids())?;
             let now = chrono::Utc::now().timestamp_millis();
@@ -129,7 +129,7 @@ impl Records for PgStore {
         })
     }
 
-    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
+    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WritePlan) -> Result<u64> {
         self.write_tx(|tx| {
             let p = predicate::candidate(&delete_all_query(scope))?;
             let sql = format!(

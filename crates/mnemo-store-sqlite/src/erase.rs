@@ -53,7 +53,7 @@ fn log_pred(scope: &Scope, target: EraseTarget<'_>, alias: &str) -> Pred {
 fn erase_log_in(
     tx: &Transaction<'_>,
     log: &EraseLog<'_>,
-    ctx: &WriteContext,
+    ctx: &WritePlan,
 ) -> Result<EraseLogReport> {
     let (scope, target) = (log.scope(), log.target());
     let g = log_pred(scope, target, "g");
@@ -175,11 +175,7 @@ fn erase_log_in(
     Ok(report)
 }
 
-fn erase_in(
-    tx: &Transaction<'_>,
-    req: &EraseMemory<'_>,
-    ctx: &WriteContext,
-) -> Result<EraseReport> {
+fn erase_in(tx: &Transaction<'_>, req: &EraseMemory<'_>, ctx: &WritePlan) -> Result<EraseReport> {
     let id = req.id;
     // Any state: a soft-deleted or superseded memory still holds its text.
     let mut p = Pred::default();
@@ -343,7 +339,7 @@ impl SqliteStore {
 }
 
 impl Erasure for SqliteStore {
-    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WriteContext) -> Result<EraseReport> {
+    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WritePlan) -> Result<EraseReport> {
         let mut conn = self.writer.lock();
         // Every connection runs with `secure_delete` on (see `schema::configure`).
         let report = {
@@ -358,7 +354,7 @@ impl Erasure for SqliteStore {
         Ok(report)
     }
 
-    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport> {
+    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WritePlan) -> Result<EraseLogReport> {
         let mut conn = self.writer.lock();
         let report = {
             let tx = conn

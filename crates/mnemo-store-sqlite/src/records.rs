@@ -133,7 +133,7 @@ impl Records for SqliteStore {
         })
     }
 
-    fn update_many(&self, updates: &Updates, ctx: &WriteContext) -> Result<Vec<Memory>> {
+    fn update_many(&self, updates: &Updates, ctx: &WritePlan) -> Result<Vec<Memory>> {
         self.write_tx(|tx| {
             updates
                 .items()
@@ -143,7 +143,7 @@ impl Records for SqliteStore {
         })
     }
 
-    fn delete_many(&self, deletes: &Deletes, ctx: &WriteContext) -> Result<u64> {
+    fn delete_many(&self, deletes: &Deletes, ctx: &WritePlan) -> Result<u64> {
         self.write_tx(|tx| {
             let now = chrono::Utc::now().timestamp_millis();
             for (scope, id) in &deletes.items {
@@ -154,7 +154,7 @@ impl Records for SqliteStore {
         })
     }
 
-    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64> {
+    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WritePlan) -> Result<u64> {
         self.write_tx(|tx| {
             let p = candidate_pred(&delete_all_query(scope))?;
             let sql = format!(

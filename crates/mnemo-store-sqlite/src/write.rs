@@ -292,7 +292,7 @@ impl SqliteStore {
         scope: &Scope,
         id: MemoryId,
         patch: &MemoryPatch,
-        ctx: &WriteContext,
+        ctx: &WritePlan,
     ) -> Result<Memory> {
         let (seq, old) = Self::locate_in(tx, scope, id)?;
         let now = change_time(&old);
@@ -350,7 +350,7 @@ impl SqliteStore {
         seq: i64,
         m: &Memory,
         mode: DeleteMode,
-        ctx: &WriteContext,
+        ctx: &WritePlan,
         now: i64,
     ) -> Result<()> {
         unindex(tx, seq)?;

@@ -160,17 +160,17 @@ pub fn scope_isolation_on_every_read_path(h: &dyn Harness) {
                 metadata: Some(Metadata::new()),
                 ..Default::default()
             },
-            &WriteContext::default(),
+            &WritePlan::default(),
         ),
         "update",
     );
     assert_not_found(
-        store.delete(&b, id, DeleteMode::Soft, &WriteContext::default()),
+        store.delete(&b, id, DeleteMode::Soft, &WritePlan::default()),
         "delete",
     );
     assert_eq!(
         store
-            .delete_all(&b, DeleteMode::Soft, &WriteContext::default())
+            .delete_all(&b, DeleteMode::Soft, &WritePlan::default())
             .unwrap(),
         1
     );
@@ -266,7 +266,7 @@ pub fn identity_keys_never_set_scope(h: &dyn Harness) {
                 metadata: Some(patch_md),
                 ..Default::default()
             },
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .unwrap();
     assert_eq!(m.user_id.as_deref(), Some("carol"));
@@ -335,12 +335,12 @@ pub fn expiry_on_every_path(h: &dyn Harness) {
                 metadata: Some(Metadata::new()),
                 ..Default::default()
             },
-            &WriteContext::default(),
+            &WritePlan::default(),
         ),
         "update",
     );
     assert_not_found(
-        store.delete(&s, id, DeleteMode::Soft, &WriteContext::default()),
+        store.delete(&s, id, DeleteMode::Soft, &WritePlan::default()),
         "delete",
     );
     // Judged against the caller's clock: before expiry it is visible.
@@ -471,7 +471,7 @@ pub fn reopen_after_close(h: &dyn Harness) {
         .collect();
     let deleted = ids[3];
     store
-        .delete(&s, deleted, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, deleted, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let store = h.reopen(store);
     for id in ids.iter().filter(|i| **i != deleted) {

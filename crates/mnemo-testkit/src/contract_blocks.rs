@@ -502,7 +502,7 @@ pub fn blocks_move_through_export_and_go_with_their_scope(h: &dyn Harness) {
     store
         .erase_log(
             &EraseLog::new(&ann, EraseTarget::Scope).unwrap(),
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .expect("erase");
     assert_eq!(store.block(&ann, &label("human")).unwrap(), None);

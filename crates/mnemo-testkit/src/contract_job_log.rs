@@ -134,7 +134,7 @@ pub fn a_refused_enqueue_logs_nothing(h: &dyn Harness) {
     store
         .erase_log(
             &EraseLog::new(&ana, EraseTarget::Session("s1")).unwrap(),
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .expect("erased");
     let again = q
@@ -170,7 +170,7 @@ pub fn an_erased_turn_is_not_written_back(h: &dyn Harness) {
     store
         .erase_log(
             &EraseLog::new(&ana, EraseTarget::Session("s1")).unwrap(),
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .expect("erased");
     let b = turn("ana", 1, "noted");
@@ -295,7 +295,7 @@ pub fn an_erase_empties_the_jobs_that_carry_its_text(h: &dyn Harness) {
     store
         .erase_log(
             &EraseLog::new(&ana, EraseTarget::Session("s1")).unwrap(),
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .expect("erased");
     let after = q.job("queued").expect("read").expect("kept, emptied");
@@ -318,7 +318,7 @@ pub fn an_erase_empties_the_jobs_that_carry_its_text(h: &dyn Harness) {
     store
         .erase(
             &EraseMemory::new(&ana, memory_id, true),
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .expect("erased");
     let after = q.job("done").expect("read").expect("kept, emptied");

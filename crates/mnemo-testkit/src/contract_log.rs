@@ -84,7 +84,7 @@ fn conversation(store: &dyn Store) -> Conversation {
         .write(vec![WriteBatch::new(s.clone(), messages.clone(), memories)])
         .expect("the conversation is written");
     let ids: Vec<MemoryId> = out[0].results.iter().map(|r| r.id).collect();
-    let ctx = WriteContext::default();
+    let ctx = WritePlan::default();
     store
         .delete(&s, ids[2], DeleteMode::Soft, &ctx)
         .expect("delete");
@@ -214,7 +214,7 @@ pub fn the_log_is_shown_as_its_memories_are(h: &dyn Harness) {
         .expect("history");
     let again = store.erase(
         &EraseMemory::new(&c.scope, c.raws[3], true),
-        &WriteContext::default(),
+        &WritePlan::default(),
     );
     match again {
         Err(e) => {
@@ -334,7 +334,7 @@ pub fn a_session_or_a_scope_is_erased_in_one_call(h: &dyn Harness) {
     every.extend(c.facts);
     every.push(s2_raw);
     let before = history_len(store.as_ref(), s, &every);
-    let ctx = WriteContext::default();
+    let ctx = WritePlan::default();
     for (who, session) in [(s.clone(), "nope"), (scope("omar"), "s2"), (s.clone(), " ")] {
         // A blank session is refused when the erase is asked for, before the store reads it.
         let erased = EraseLog::new(&who, EraseTarget::Session(session))

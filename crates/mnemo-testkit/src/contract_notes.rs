@@ -533,13 +533,10 @@ pub fn erased_memories_take_no_new_links(h: &dyn Harness) {
         fields(&[], &[], ""),
     );
     store
-        .erase(&EraseMemory::new(&s, b, false), &WriteContext::default())
+        .erase(&EraseMemory::new(&s, b, false), &WritePlan::default())
         .unwrap();
     store
-        .erase(
-            &EraseMemory::new(&other, m, false),
-            &WriteContext::default(),
-        )
+        .erase(&EraseMemory::new(&other, m, false), &WritePlan::default())
         .unwrap();
     let mut reasoned = link(a, b, 0.6);
     reasoned.reason = Some("the door code again".into());

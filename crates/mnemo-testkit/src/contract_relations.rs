@@ -251,7 +251,7 @@ pub fn a_functional_predicate_closes_the_old_edge_and_as_of_reads_the_past(h: &d
 pub fn deleted_memories_hide_their_edges_and_erasure_removes_them(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("rel-gone");
-    let ctx = WriteContext::default();
+    let ctx = WritePlan::default();
     let once = state(
         store.as_ref(),
         &s,

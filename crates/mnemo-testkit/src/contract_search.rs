@@ -411,7 +411,7 @@ pub fn common_entities_score_the_pooled_keys(h: &dyn Harness) {
     check(&q, weight(151.0, 150.0));
     // Hard-deleting 100 of Caroline's memories (not the pooled two) leaves her on 50 of 51; a
     // limit of 60 has room for all of them.
-    let ctx = WriteContext::default();
+    let ctx = WritePlan::default();
     for id in &ids[10..110] {
         store.delete(&s, *id, DeleteMode::Hard, &ctx).unwrap();
     }
@@ -433,7 +433,7 @@ pub fn duplicates_are_found_by_hash_in_the_exact_scope(h: &dyn Harness) {
         .unwrap()
         .is_empty());
     store
-        .delete(&s, id, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, id, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     assert!(
         store.find_by_hash(&s, &[hash]).unwrap().is_empty(),

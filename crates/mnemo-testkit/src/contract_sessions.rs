@@ -175,7 +175,7 @@ pub fn session_memories_are_its_active_sources(h: &dyn Harness) {
     let other = store.session_memories(&ana, "s2").unwrap();
     assert!(ids.iter().all(|i| !other.contains(i)));
     store
-        .delete(&ana, ids[0], DeleteMode::Soft, &WriteContext::default())
+        .delete(&ana, ids[0], DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     assert_eq!(
         store.session_memories(&ana, "s1").unwrap(),
@@ -193,7 +193,7 @@ pub fn session_memories_are_its_active_sources(h: &dyn Harness) {
 pub fn add_events_name_the_requester_or_the_speaker(h: &dyn Harness) {
     let store = h.fresh();
     let ana = scope("ana");
-    let spoken = |ctx: WriteContext| {
+    let spoken = |ctx: WritePlan| {
         let mut b = batch(&ana, "I like figs", serde_json::json!({}));
         b.messages[0].name = Some("Ana".into());
         b.memories[0].actor = Some("Ana".into());
@@ -201,10 +201,10 @@ pub fn add_events_name_the_requester_or_the_speaker(h: &dyn Harness) {
         let out = store.write(vec![b]).expect("write");
         out[0].results[0].id
     };
-    let by_speaker = spoken(WriteContext::default());
-    let by_key = spoken(WriteContext {
+    let by_speaker = spoken(WritePlan::default());
+    let by_key = spoken(WritePlan {
         actor: Some("api-key:k1".into()),
-        ..WriteContext::default()
+        ..WritePlan::default()
     });
     let add = |id| {
         store

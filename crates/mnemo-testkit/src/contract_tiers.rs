@@ -656,7 +656,7 @@ pub fn erase_scrubs_pages_and_summaries(h: &dyn Harness) {
         )])
         .expect("segment");
     let report = store
-        .erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+        .erase(&EraseMemory::new(&s, id, true), &WritePlan::default())
         .expect("erase");
     assert_eq!(report.pages_scrubbed, 2, "{report:?}");
     let p = page(store.as_ref(), a);

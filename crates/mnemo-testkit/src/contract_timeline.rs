@@ -118,7 +118,7 @@ pub fn the_timeline_orders_ranges_and_pages_events_of_the_scope(h: &dyn Harness)
         Some(event(day(2023, 5, 4), 1, "x")),
     );
     store
-        .delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, gone, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let everything = EventRange::default();
     assert_eq!(
@@ -295,7 +295,7 @@ pub fn erase_removes_the_event_time_and_its_phrase(h: &dyn Harness) {
         Some(event(day(2022, 3, 4), 1, secret)),
     );
     store
-        .erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+        .erase(&EraseMemory::new(&s, id, true), &WritePlan::default())
         .unwrap();
     let inactive = ReadOptions {
         include_inactive: true,

@@ -146,7 +146,7 @@ fn fill_every_kind(src: &dyn Store, s: &Scope, other: &Scope) -> (MemoryId, Memo
     )
     .expect("link");
     let gone = put(src, s, "a passing remark", json!({}));
-    src.delete(s, gone, DeleteMode::Soft, &WriteContext::default())
+    src.delete(s, gone, DeleteMode::Soft, &WritePlan::default())
         .expect("delete");
     src.touch(s, &[turn, turn], chrono::Utc::now())
         .expect("touch");

@@ -12,7 +12,7 @@ pub fn export_import_round_trip(h: &dyn Harness) {
     let s = Scope::from_parts(Some("nora"), Some("bot"), None).unwrap();
     let keep = put(src.as_ref(), &s, "nora keeps bees", json!({"zip": "0012"}));
     let gone = put(src.as_ref(), &s, "nora forgot this", json!({}));
-    src.delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+    src.delete(&s, gone, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let mut records = Vec::new();
     src.export(&mut |r| {
@@ -108,7 +108,7 @@ pub fn numbered_pages_are_located_by_count_and_cursor(h: &dyn Harness) {
         put(store.as_ref(), &other, &format!("other {i}"), json!({}));
     }
     store
-        .delete(&s, ids[3], DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, ids[3], DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let visible: Vec<MemoryId> = ids.iter().copied().filter(|id| *id != ids[3]).collect();
     let query = |filter: Option<Filter>| ListQuery {
@@ -200,14 +200,14 @@ pub fn erase_removes_every_copy_of_the_text(h: &dyn Harness) {
                 vector: Some(HashEmbedder::vector(secret)),
                 ..MemoryPatch::default()
             },
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .unwrap();
 
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         actor: Some("dpo@example.com".into()),
         reason: Some("erasure request #12".into()),
-        ..WriteContext::default()
+        ..WritePlan::default()
     };
     assert_not_found(
         store.erase(&EraseMemory::new(&scope("zed"), id, true), &ctx),
@@ -331,7 +331,7 @@ pub fn visibility_follows_the_one_rule_on_every_path(h: &dyn Harness) {
     };
     let deleted = put(store.as_ref(), &s, "Xena's old phone", json!({}));
     store
-        .delete(&s, deleted, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, deleted, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let every = ReadOptions {
         include_expired: true,

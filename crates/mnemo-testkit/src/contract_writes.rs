@@ -17,7 +17,7 @@ pub fn update_delete_and_history(h: &dyn Harness) {
         metadata: Some(json!({"v": 2}).as_object().cloned().unwrap()),
         ..Default::default()
     };
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         actor: Some("tester".into()),
         reason: Some("moved".into()),
         ..Default::default()
@@ -107,7 +107,7 @@ pub fn delete_all_and_reset(h: &dyn Harness) {
     }
     assert_eq!(
         store
-            .delete_all(&a, DeleteMode::Soft, &WriteContext::default())
+            .delete_all(&a, DeleteMode::Soft, &WritePlan::default())
             .unwrap(),
         5
     );
@@ -236,7 +236,7 @@ pub fn rebind_replaces_every_vector_and_keeps_the_rest(h: &dyn Harness) {
     let keep = put(store.as_ref(), &s, "Vera grows tomatoes", json!({"n": 1}));
     let gone = put(store.as_ref(), &s, "Vera had a boat", json!({}));
     store
-        .delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, gone, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let history_before = store
         .history(&HistoryQuery::new(&s, keep, all(false)))
@@ -311,7 +311,7 @@ pub fn batch_updates_and_deletes_are_all_or_nothing(h: &dyn Harness) {
         vector: Some(HashEmbedder::vector(t)),
         ..MemoryPatch::default()
     };
-    let ctx = WriteContext::default();
+    let ctx = WritePlan::default();
     let before = (
         store
             .history(&HistoryQuery::new(&s, a, all(false)))

@@ -41,7 +41,7 @@ pub fn batch_at(
         evolutions: Vec::new(),
         tiers: Default::default(),
         idempotency: None,
-        context: WriteContext::default(),
+        context: WritePlan::default(),
         relations: Vec::new(),
     }
 }

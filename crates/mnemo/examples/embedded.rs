@@ -10,7 +10,7 @@
 //! Without `DATA_DIR` the store lives in a temporary directory removed at the end.
 
 use mnemo::core::pack::ContextOptions;
-use mnemo::core::{Scope, SearchRequest, WriteContext};
+use mnemo::core::{Scope, SearchRequest, WritePlan};
 use mnemo::{ContextRequest, Memory, MemoryConfig, Result, UpdateRequest};
 use std::process::ExitCode;
 
@@ -96,10 +96,10 @@ async fn run(config: MemoryConfig) -> Result<()> {
 
     // Change a memory, then read its history: the old text stays on record.
     let dog = ids[0];
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         actor: Some("example".into()),
         reason: Some("the dog was renamed".into()),
-        ..WriteContext::default()
+        ..WritePlan::default()
     };
     let update = UpdateRequest {
         text: Some("I adopted a greyhound named Pancake".into()),
@@ -115,7 +115,7 @@ async fn run(config: MemoryConfig) -> Result<()> {
 
     // Erase: the text leaves every copy the store keeps; the id and an ERASE event remain.
     let report = memory
-        .erase(me.clone(), ids[2], false, WriteContext::default())
+        .erase(me.clone(), ids[2], false, WritePlan::default())
         .await?;
     println!(
         "erased {}: {} history events scrubbed, {} messages erased",

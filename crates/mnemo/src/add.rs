@@ -31,7 +31,7 @@ mod raw;
 mod request;
 pub(crate) mod tiers;
 
-use crate::{run_blocking, ContextIndexing, Memory};
+use crate::{run_blocking, Memory, WindowIndexing};
 use commit::{write_prepared, Prepared};
 use mnemo_core::pipeline::raw::index_texts_for;
 use mnemo_core::*;
@@ -53,7 +53,7 @@ impl Memory {
     pub fn raw_embedding_texts(&self, req: &AddRequest) -> Result<Vec<String>> {
         let (messages, _, _) = prepare(req, chrono::Utc::now())?;
         let indexing = match req.input {
-            AddInput::Text(_) => ContextIndexing::plain(),
+            AddInput::Text(_) => WindowIndexing::plain(),
             AddInput::Messages(_) | AddInput::Parts(_) => self.inner.indexing,
         };
         let mut seen = std::collections::HashSet::new();

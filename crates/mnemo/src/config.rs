@@ -37,7 +37,7 @@ pub struct MemoryConfig {
     /// Entries in the content-hash embedding cache.
     pub embedding_cache: usize,
     pub rank: RankParams,
-    pub indexing: ContextIndexing,
+    pub indexing: WindowIndexing,
     /// The chat model for inferred adds; `None` runs in raw mode.
     pub llm: Option<ChatConfig>,
     pub infer: mnemo_core::pipeline::InferConfig,
@@ -91,7 +91,7 @@ impl ChatConfig {
 }
 
 /// What a raw memory is indexed with besides its own text (defined with the raw pipeline).
-pub use mnemo_core::pipeline::raw::ContextIndexing;
+pub use mnemo_core::pipeline::raw::WindowIndexing;
 
 impl MemoryConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
@@ -101,7 +101,7 @@ impl MemoryConfig {
             embedder: EmbedderConfig::new(EmbedderBackend::Onnx, default_models_dir()),
             embedding_cache: 10_000,
             rank: RankParams::default(),
-            indexing: ContextIndexing::default(),
+            indexing: WindowIndexing::default(),
             llm: None,
             infer: mnemo_core::pipeline::InferConfig::default(),
             notes: mnemo_core::NoteConfig::default(),

@@ -13,7 +13,7 @@ impl Memory {
         scope: Scope,
         id: MemoryId,
         sources: bool,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<EraseReport> {
         if let Some(r) = &ctx.reason {
             mnemo_core::limits::check_no_nul("reason", r)?;
@@ -35,7 +35,7 @@ impl Memory {
         &self,
         scope: Scope,
         session_id: String,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<EraseLogReport> {
         mnemo_core::limits::check_no_nul("session_id", &session_id)?;
         if let Some(r) = &ctx.reason {
@@ -59,7 +59,7 @@ impl Memory {
         &self,
         scope: Scope,
         confirm: bool,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<EraseLogReport> {
         if !confirm {
             return Err(Error::invalid(

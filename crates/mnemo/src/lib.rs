@@ -27,14 +27,14 @@ mod segments;
 mod sessions;
 pub mod settings;
 mod store;
-mod timeline;
 pub mod testing;
+mod timeline;
 mod transfer;
 mod usage;
 
 pub use add::{AddInput, AddRequest};
 pub use blocks::SeedSource;
-pub use config::{default_data_dir, default_models_dir, ChatConfig, ContextIndexing, MemoryConfig};
+pub use config::{default_data_dir, default_models_dir, ChatConfig, MemoryConfig, WindowIndexing};
 pub use context::{ContextRequest, ContextTuning};
 pub use jobs::{job_view, JobConfig, JobWorkers, OnJobRun};
 pub use mnemo_core as core;
@@ -67,7 +67,7 @@ struct Inner {
     lazy: Option<(mnemo_models::EmbedderConfig, usize)>,
     embedder: OnceLock<Arc<dyn Embedder>>,
     rank: RankParams,
-    indexing: ContextIndexing,
+    indexing: WindowIndexing,
     chat: Option<Arc<dyn ChatModel>>,
     infer: InferConfig,
     notes: mnemo_core::NoteConfig,
@@ -130,14 +130,14 @@ impl Memory {
         embedder: Arc<dyn Embedder>,
         rank: RankParams,
     ) -> Result<Self> {
-        Self::from_parts_with(store, embedder, rank, ContextIndexing::default())
+        Self::from_parts_with(store, embedder, rank, WindowIndexing::default())
     }
 
     pub fn from_parts_with(
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
         rank: RankParams,
-        indexing: ContextIndexing,
+        indexing: WindowIndexing,
     ) -> Result<Self> {
         // Built inside an async runtime (an application's `main`), the blocking bind runs on a
         // thread of its own: a store whose driver blocks on a runtime of its own (PostgreSQL)
@@ -162,7 +162,7 @@ impl Memory {
         store: Arc<dyn Store>,
         lazy: Option<(mnemo_models::EmbedderConfig, usize)>,
         rank: RankParams,
-        indexing: ContextIndexing,
+        indexing: WindowIndexing,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {

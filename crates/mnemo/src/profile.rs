@@ -259,9 +259,9 @@ impl Memory {
                         &mut log,
                     )?;
                     let warnings = plan.warnings.clone();
-                    let ctx = WriteContext {
+                    let ctx = WritePlan {
                         request_id: options.request_id.clone(),
-                        ..WriteContext::default()
+                        ..WritePlan::default()
                     };
                     let written = store.write(plan.batches(&user, &ctx))?;
                     Ok((written, warnings, log.calls, chunk.len()))

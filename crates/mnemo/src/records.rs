@@ -79,7 +79,7 @@ impl Memory {
         scope: Scope,
         id: MemoryId,
         req: UpdateRequest,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<MemoryRecord> {
         let mut patches = self.patches(vec![(scope, id, req)]).await?;
         let (scope, id, patch) = patches
@@ -95,7 +95,7 @@ impl Memory {
     pub async fn update_many(
         &self,
         items: Vec<(Scope, MemoryId, UpdateRequest)>,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<Vec<MemoryRecord>> {
         let updates = Updates::new(self.patches(items).await?)?;
         self.with_store(move |s| s.update_many(&updates, &ctx))
@@ -186,7 +186,7 @@ impl Memory {
         &self,
         items: Vec<(Scope, MemoryId)>,
         mode: DeleteMode,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<u64> {
         self.with_store(move |s| s.delete_many(&Deletes { items, mode }, &ctx))
             .await
@@ -197,18 +197,13 @@ impl Memory {
         scope: Scope,
         id: MemoryId,
         mode: DeleteMode,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<()> {
         self.with_store(move |s| s.delete(&scope, id, mode, &ctx))
             .await
     }
 
-    pub async fn delete_all(
-        &self,
-        scope: Scope,
-        mode: DeleteMode,
-        ctx: WriteContext,
-    ) -> Result<u64> {
+    pub async fn delete_all(&self, scope: Scope, mode: DeleteMode, ctx: WritePlan) -> Result<u64> {
         self.with_store(move |s| s.delete_all(&scope, mode, &ctx))
             .await
     }

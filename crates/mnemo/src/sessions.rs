@@ -290,7 +290,7 @@ impl Memory {
         &self,
         scope: Scope,
         session: String,
-        ctx: WriteContext,
+        ctx: WritePlan,
     ) -> Result<u64> {
         check_session_id(&session)?;
         if let Some(r) = &ctx.reason {

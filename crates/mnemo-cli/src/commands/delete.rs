@@ -5,7 +5,7 @@ use super::{id_of, scope_of};
 use crate::args::{DeleteAllArgs, DeleteArgs};
 use crate::io::{outln, print_json};
 use mnemo::Memory;
-use mnemo_core::{DeleteMode, WriteContext};
+use mnemo_core::{DeleteMode, WritePlan};
 
 fn mode(hard: bool) -> DeleteMode {
     if hard {
@@ -23,10 +23,10 @@ pub(super) async fn run(memory: &Memory, args: DeleteArgs, json: bool) -> anyhow
         id,
     } = args;
     let id = id_of(&id)?;
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         actor: Some("cli".into()),
         reason,
-        ..WriteContext::default()
+        ..WritePlan::default()
     };
     memory
         .delete(scope_of(&scope)?, id, mode(hard), ctx)
@@ -44,7 +44,7 @@ pub(super) async fn all(memory: &Memory, args: DeleteAllArgs, json: bool) -> any
         .delete_all(
             scope_of(&args.scope)?,
             mode(args.hard),
-            WriteContext::default(),
+            WritePlan::default(),
         )
         .await?;
     if json {

@@ -5,7 +5,7 @@ use super::{id_of, scope_of};
 use crate::args::EraseArgs;
 use crate::io::{outln, print_json};
 use mnemo::Memory;
-use mnemo_core::{Error, WriteContext};
+use mnemo_core::{Error, WritePlan};
 
 pub(super) async fn run(memory: &Memory, args: EraseArgs, json: bool) -> anyhow::Result<()> {
     let EraseArgs {
@@ -17,10 +17,10 @@ pub(super) async fn run(memory: &Memory, args: EraseArgs, json: bool) -> anyhow:
         confirm,
         id,
     } = args;
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         actor: Some("cli".into()),
         reason,
-        ..WriteContext::default()
+        ..WritePlan::default()
     };
     let log = match (id, session_id, all) {
         (Some(id), None, false) => {

@@ -92,10 +92,10 @@ pub(super) async fn sessions(
             reason,
             session_id,
         } => {
-            let ctx = WriteContext {
+            let ctx = WritePlan {
                 actor: Some("cli".into()),
                 reason,
-                ..WriteContext::default()
+                ..WritePlan::default()
             };
             let n = memory
                 .delete_session(scope_of(&scope)?, session_id.clone(), ctx)

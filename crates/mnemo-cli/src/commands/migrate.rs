@@ -11,7 +11,7 @@
 
 use crate::io::outln;
 use crate::io::print_json;
-use mnemo::{ContextIndexing, Memory, StoreConfig};
+use mnemo::{Memory, StoreConfig, WindowIndexing};
 use mnemo_core::{ErrorKind, ExportRecord, RankParams, Store};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -70,7 +70,7 @@ pub(super) async fn run(
             store,
             embedder,
             RankParams::default(),
-            ContextIndexing::default(),
+            WindowIndexing::default(),
         )?;
         Ok::<_, mnemo::Error>((dest, keys))
     })

@@ -4,7 +4,7 @@ use super::{id_of, scope_of};
 use crate::args::UpdateArgs;
 use crate::io::{human_memory, outln, parse_json_arg, parse_time_arg, print_json};
 use mnemo::{Memory, UpdateRequest};
-use mnemo_core::WriteContext;
+use mnemo_core::WritePlan;
 
 pub(super) async fn run(memory: &Memory, args: UpdateArgs, json: bool) -> anyhow::Result<()> {
     let UpdateArgs {
@@ -24,10 +24,10 @@ pub(super) async fn run(memory: &Memory, args: UpdateArgs, json: bool) -> anyhow
             .map(|e| parse_time_arg("expires_at", &e).map(Some))
             .transpose()?,
     };
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         actor: Some("cli".into()),
         reason,
-        ..WriteContext::default()
+        ..WritePlan::default()
     };
     let m = memory
         .update(scope_of(&scope)?, id_of(&id)?, req, ctx)

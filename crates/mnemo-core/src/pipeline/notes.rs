@@ -58,7 +58,7 @@ pub struct NotesInput<'a> {
 }
 
 /// The conversation window of a note's lexical entry, as raw turns get it (see the facade's
-/// `ContextIndexing`): the note's own line repeated `own_weight` times in all, then up to
+/// `WindowIndexing`): the note's own line repeated `own_weight` times in all, then up to
 /// `before` earlier turns (this add's, then `prior`, the session's stored log) and `after`
 /// later turns of this add; the vector is the length-weighted mean of the note's own
 /// embedding and those of `embed_before` / `embed_after` turns around it. The record keeps

@@ -96,7 +96,7 @@ pub struct ProfilePlan {
 impl ProfilePlan {
     /// The plan as write batches, one per scope it touches (the user's first), to be written
     /// together in one [`crate::Records::write`] call, i.e. one transaction.
-    pub fn batches(self, user: &Scope, context: &WriteContext) -> Vec<WriteBatch> {
+    pub fn batches(self, user: &Scope, context: &WritePlan) -> Vec<WriteBatch> {
         let mut batches: Vec<WriteBatch> =
             vec![WriteBatch::new(user.clone(), Vec::new(), Vec::new())];
         fn slot<'b>(batches: &'b mut Vec<WriteBatch>, scope: &Scope) -> &'b mut WriteBatch {
@@ -478,9 +478,9 @@ mod tests {
             analysed: vec![(agent.clone(), page_a), (user.clone(), page_u)],
             ..ProfilePlan::default()
         };
-        let ctx = WriteContext {
+        let ctx = WritePlan {
             request_id: Some("r1".into()),
-            ..WriteContext::default()
+            ..WritePlan::default()
         };
         let batches = plan.batches(&user, &ctx);
         assert_eq!(batches.len(), 2);

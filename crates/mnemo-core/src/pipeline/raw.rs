@@ -1,6 +1,6 @@
 //! The raw pipeline (`infer = false`): each message becomes one `raw` memory whose provenance is
 //! that message. A turn alone is often unfindable ("Yes, last Friday!"), so each is indexed
-//! with its neighbours ([`ContextIndexing`]): the lexical index text repeats the turn's own line
+//! with its neighbours ([`WindowIndexing`]): the lexical index text repeats the turn's own line
 //! and adds the lines around it, and the stored vector is a length-weighted sum of the vectors
 //! of the lines in a smaller window. Every distinct line is embedded once per batch
 //! ([`distinct_lines`]), however many windows it falls in; the caller embeds them (one model
@@ -16,7 +16,7 @@ use std::collections::HashMap;
 /// What a raw memory is indexed with besides its own text. The extra text changes how a memory
 /// is found, never what it says or what it was derived from.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ContextIndexing {
+pub struct WindowIndexing {
     /// Earlier messages of the same scope (and session, when given) in the lexical index text.
     /// They come from the same call first, then from the stored message log.
     pub before: usize,
@@ -33,7 +33,7 @@ pub struct ContextIndexing {
     pub own_weight: usize,
 }
 
-impl Default for ContextIndexing {
+impl Default for WindowIndexing {
     fn default() -> Self {
         Self {
             before: 2,
@@ -46,7 +46,7 @@ impl Default for ContextIndexing {
     }
 }
 
-impl ContextIndexing {
+impl WindowIndexing {
     /// Index text equals the memory text: what a plain vector store does.
     pub fn plain() -> Self {
         Self {
@@ -91,11 +91,7 @@ pub fn line(m: &Message, speaker: bool) -> String {
 /// Index texts of the messages of one call: each message's own line first, then up to
 /// `before` earlier messages (this call first, then `prior`, the scope's stored log) and
 /// `after` later ones of this call. The embedding is made from the lines of the embed window.
-pub fn index_texts_for(
-    messages: &[Message],
-    prior: &[Message],
-    cfg: &ContextIndexing,
-) -> CallIndex {
+pub fn index_texts_for(messages: &[Message], prior: &[Message], cfg: &WindowIndexing) -> CallIndex {
     let all: Vec<&Message> = prior.iter().chain(messages).collect();
     let lines: Vec<String> = all.iter().map(|m| line(m, cfg.speaker)).collect();
     let offset = prior.len();
@@ -297,7 +293,7 @@ mod tests {
             msg(&scope, "B", "two"),
             msg(&scope, "A", "three"),
         ];
-        let call = index_texts_for(&ms, &[], &ContextIndexing::default());
+        let call = index_texts_for(&ms, &[], &WindowIndexing::default());
         assert_eq!(call.lines, vec!["A: one", "B: two", "A: three"]);
         assert_eq!(
             call.texts[1].index,
@@ -312,10 +308,10 @@ mod tests {
         let scope = Scope::user("u").unwrap();
         let prior: Vec<Message> = (0..5).map(|i| msg(&scope, "A", &format!("p{i}"))).collect();
         let ms = vec![msg(&scope, "B", "now")];
-        let cfg = ContextIndexing {
+        let cfg = WindowIndexing {
             before: 3,
             embed_before: 1,
-            ..ContextIndexing::default()
+            ..WindowIndexing::default()
         };
         let call = index_texts_for(&ms, &prior, &cfg);
         // p0 and p1 reach neither window; p2 is only in the lexical window.
@@ -327,8 +323,8 @@ mod tests {
     #[test]
     fn a_line_shared_by_calls_is_embedded_once() {
         let scope = Scope::user("u").unwrap();
-        let a = index_texts_for(&[msg(&scope, "A", "same")], &[], &ContextIndexing::plain());
-        let b = index_texts_for(&[msg(&scope, "B", "same")], &[], &ContextIndexing::plain());
+        let a = index_texts_for(&[msg(&scope, "A", "same")], &[], &WindowIndexing::plain());
+        let b = index_texts_for(&[msg(&scope, "B", "same")], &[], &WindowIndexing::plain());
         let batch = distinct_lines(&[Some(&a), None, Some(&b)]);
         assert_eq!(batch.texts, vec!["same"]);
         assert_eq!(batch.slots, vec![vec![0], vec![], vec![0]]);
@@ -338,9 +334,9 @@ mod tests {
     fn a_memory_vector_is_the_length_weighted_unit_sum_of_its_window() {
         let scope = Scope::user("u").unwrap();
         let ms = vec![msg(&scope, "A", "x"), msg(&scope, "A", "yyyy")];
-        let cfg = ContextIndexing {
+        let cfg = WindowIndexing {
             speaker: false,
-            ..ContextIndexing::default()
+            ..WindowIndexing::default()
         };
         let call = index_texts_for(&ms, &[], &cfg);
         let batch = distinct_lines(&[Some(&call)]);

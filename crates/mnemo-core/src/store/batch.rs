@@ -23,7 +23,7 @@ pub struct HistoryEntry<'a> {
     pub old_note: Option<&'a NoteFields>,
     pub new_note: Option<&'a NoteFields>,
     /// Who asked, why, and the request's id.
-    pub ctx: &'a WriteContext,
+    pub ctx: &'a WritePlan,
     /// When, in milliseconds since the epoch.
     pub at: i64,
 }
@@ -34,7 +34,7 @@ impl<'a> HistoryEntry<'a> {
         memory: MemoryId,
         owner: &'a Scope,
         event: HistoryKind,
-        ctx: &'a WriteContext,
+        ctx: &'a WritePlan,
         at: i64,
     ) -> Self {
         Self {
@@ -157,8 +157,8 @@ impl WriteBatch {
 impl NewMemory {
     /// The context of the memory's `ADD` event: the batch's reason unless the memory states
     /// its own; who asked, else the memory's speaker, and the speaker's role.
-    pub fn add_context(&self, batch: &WriteContext) -> WriteContext {
-        WriteContext {
+    pub fn add_context(&self, batch: &WritePlan) -> WritePlan {
+        WritePlan {
             reason: self.reason.clone().or_else(|| batch.reason.clone()),
             actor: batch.actor.clone().or_else(|| self.actor.clone()),
             role: batch.role.or(self.role),
@@ -338,7 +338,7 @@ fn retire<W: BatchWriter + ?Sized>(
     let successor =
         c.by.and_then(|by| batch.memories.iter().find(|m| m.id == by))
             .map(|m| m.text.as_str());
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         reason: c.reason.clone().or_else(|| batch.context.reason.clone()),
         ..batch.context.clone()
     };
@@ -393,7 +393,7 @@ fn evolve<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch, e: &Evolution
     let old_enriched = crate::note::enriched_text(&old.text, &old.note.clone().unwrap_or_default());
     let entry = crate::note::reindexed(old_entry.as_deref(), &old_enriched, &e.index_text);
     tx.evolve(&key, &old, &note, &entry, &e.vector, now)?;
-    let ctx = WriteContext {
+    let ctx = WritePlan {
         reason: e.reason.clone().or_else(|| batch.context.reason.clone()),
         ..batch.context.clone()
     };
@@ -680,12 +680,12 @@ mod tests {
         );
         let mut n = NewMemory::raw(&m, &s, Metadata::new(), None, vec![1.0]);
         n.reason = Some("said so".into());
-        let ctx = n.add_context(&WriteContext::default());
+        let ctx = n.add_context(&WritePlan::default());
         assert_eq!(ctx.actor.as_deref(), Some("Ann"));
         assert_eq!(ctx.reason.as_deref(), Some("said so"));
-        let asked = WriteContext {
+        let asked = WritePlan {
             actor: Some("admin".into()),
-            ..WriteContext::default()
+            ..WritePlan::default()
         };
         assert_eq!(n.add_context(&asked).actor.as_deref(), Some("admin"));
         let same = Idempotency {

@@ -68,14 +68,14 @@ pub trait Erasure: Send + Sync {
     /// keep dead row versions until its vacuum reuses them; see ARCHITECTURE.md). A memory
     /// already erased is `invalid_input` naming `id`, and nothing is written. Required: only
     /// the backend knows where its copies live.
-    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WriteContext) -> Result<EraseReport>;
+    fn erase(&self, memory: &EraseMemory<'_>, ctx: &WritePlan) -> Result<EraseReport>;
     /// Erases a session of the scope or the whole scope in one transaction: every memory it
     /// covers as [`Erasure::erase`] does (with `sources`), then the content of every message of
     /// it, the text of its pages and the summaries of the segments those pages joined. Ids,
     /// counts, times and `ERASE` events remain. A session the scope has no message in is
     /// `invalid_input` naming `session_id`, and nothing is written. Required: only the backend
     /// knows where its copies live.
-    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WriteContext) -> Result<EraseLogReport>;
+    fn erase_log(&self, log: &EraseLog<'_>, ctx: &WritePlan) -> Result<EraseLogReport>;
     /// The erase gate of the scope parts `parts` (`u=…`, `a=…`, `r=…`, as [`Scope::key`]
     /// names them) across every process writing this store, held until the returned value
     /// drops: shared for an add that quotes its session's earlier turns (from before its

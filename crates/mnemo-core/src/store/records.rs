@@ -31,7 +31,7 @@ pub struct WriteBatch {
     /// exactly; see [`crate::tier`].
     pub tiers: crate::tier::TierWrite,
     pub idempotency: Option<Idempotency>,
-    pub context: WriteContext,
+    pub context: WritePlan,
     /// Relations the batch's memories state, written as edges after them (see
     /// [`write_relations`]).
     pub relations: Vec<NewRelation>,
@@ -118,7 +118,7 @@ impl WriteBatch {
             evolutions: Vec::new(),
             tiers: crate::tier::TierWrite::default(),
             idempotency: None,
-            context: WriteContext::default(),
+            context: WritePlan::default(),
             relations: Vec::new(),
         }
     }
@@ -382,7 +382,7 @@ pub trait Records: Send + Sync {
         scope: &Scope,
         id: MemoryId,
         patch: MemoryPatch,
-        ctx: &WriteContext,
+        ctx: &WritePlan,
     ) -> Result<Memory> {
         let updates = Updates::new(vec![(scope.clone(), id, patch)])?;
         self.update_many(&updates, ctx)?
@@ -390,13 +390,7 @@ pub trait Records: Send + Sync {
             .ok_or_else(|| crate::Error::internal("one update, one memory"))
     }
     /// One delete: `delete_many` with one item, which already is one transaction.
-    fn delete(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        mode: DeleteMode,
-        ctx: &WriteContext,
-    ) -> Result<()> {
+    fn delete(&self, scope: &Scope, id: MemoryId, mode: DeleteMode, ctx: &WritePlan) -> Result<()> {
         let deletes = Deletes {
             items: vec![(scope.clone(), id)],
             mode,
@@ -407,12 +401,12 @@ pub trait Records: Send + Sync {
     /// (unknown or inactive id, a scope that does not own it), none. The patches were checked
     /// when `updates` was made. Required: a default built on `update` could not undo the
     /// updates before a failure.
-    fn update_many(&self, updates: &Updates, ctx: &WriteContext) -> Result<Vec<Memory>>;
+    fn update_many(&self, updates: &Updates, ctx: &WritePlan) -> Result<Vec<Memory>>;
     /// Several deletes in one transaction, all or none; returns how many. Required for the same
     /// reason as `update_many`.
-    fn delete_many(&self, deletes: &Deletes, ctx: &WriteContext) -> Result<u64>;
+    fn delete_many(&self, deletes: &Deletes, ctx: &WritePlan) -> Result<u64>;
     /// Deletes every active memory in the scope; returns how many.
-    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WriteContext) -> Result<u64>;
+    fn delete_all(&self, scope: &Scope, mode: DeleteMode, ctx: &WritePlan) -> Result<u64>;
     /// The history of one memory, as `query` says. A memory no event of which the scope may
     /// see is not found ([`HistoryQuery::found`]).
     fn history(&self, query: &HistoryQuery<'_>) -> Result<Vec<HistoryEvent>>;

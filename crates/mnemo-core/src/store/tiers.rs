@@ -196,9 +196,9 @@ pub fn write_tiers<W: TierWriter + ?Sized>(
         }
         tx.evict_segment(scope, e.segment, now)?;
         // The segment's history lives under its id, like a memory's.
-        let ctx = WriteContext {
+        let ctx = WritePlan {
             reason: Some(e.reason.clone()),
-            ..WriteContext::default()
+            ..WritePlan::default()
         };
         tx.history(&HistoryEntry {
             old_text: Some(&summary),

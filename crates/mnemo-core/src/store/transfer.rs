@@ -271,16 +271,16 @@ impl<'a> ImportedMemory<'a> {
 
     /// Records the memory as imported; returns the context of its `ADD` event, `None` when the
     /// import carries the memory's own history.
-    pub fn written(&self, state: &mut ImportState) -> Option<WriteContext> {
+    pub fn written(&self, state: &mut ImportState) -> Option<WritePlan> {
         state.imported.insert(self.memory.id);
-        (!state.with_history.contains(&self.memory.id)).then(|| WriteContext {
+        (!state.with_history.contains(&self.memory.id)).then(|| WritePlan {
             reason: Some("import".into()),
-            ..WriteContext::default()
+            ..WritePlan::default()
         })
     }
 
     /// The `ADD` event an import writes for the memory (see [`ImportedMemory::written`]).
-    pub fn add_event<'c>(&'c self, ctx: &'c WriteContext) -> HistoryEntry<'c> {
+    pub fn add_event<'c>(&'c self, ctx: &'c WritePlan) -> HistoryEntry<'c> {
         let m = self.memory;
         HistoryEntry {
             new_text: Some(&m.text),

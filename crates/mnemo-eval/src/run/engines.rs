@@ -4,7 +4,7 @@
 
 use super::{EvalMode, EvalOptions};
 use anyhow::{bail, Context, Result};
-use mnemo::{ContextIndexing, Memory};
+use mnemo::{Memory, WindowIndexing};
 
 pub(super) struct Engines {
     pub mnemo: Memory,
@@ -22,7 +22,7 @@ pub(super) struct Engines {
 async fn open_engine(
     opts: &EvalOptions,
     name: &str,
-    indexing: ContextIndexing,
+    indexing: WindowIndexing,
     pg: Option<&str>,
     schemas: &mut Vec<mnemo::ScratchSchema>,
 ) -> Result<Memory> {
@@ -78,7 +78,7 @@ pub(super) async fn open_engines(opts: &EvalOptions) -> Result<Engines> {
     };
     let mnemo = with_chat(open_engine(opts, "mnemo", opts.indexing, pg, &mut schemas).await?)?;
     let plain = if opts.baselines {
-        Some(open_engine(opts, "plain", ContextIndexing::plain(), pg, &mut schemas).await?)
+        Some(open_engine(opts, "plain", WindowIndexing::plain(), pg, &mut schemas).await?)
     } else {
         None
     };

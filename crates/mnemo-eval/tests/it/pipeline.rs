@@ -1,7 +1,7 @@
 //! The whole evaluation on a small hand-made conversation, with the scripted embedder and a
 //! scripted chat model: ingestion, scoring through provenance, baselines, QA, report, charts.
 
-use mnemo::ContextIndexing;
+use mnemo::WindowIndexing;
 use mnemo_core::{ChatRequest, Error, RankParams};
 use mnemo_eval::qa::QaModels;
 use mnemo_eval::report::QaSection;
@@ -24,7 +24,7 @@ fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
         work_dir: dir.join("work"),
         embedder: Arc::new(HashEmbedder),
         rank: RankParams::default(),
-        indexing: ContextIndexing::default(),
+        indexing: WindowIndexing::default(),
         qa,
         progress: false,
         max_questions: None,

@@ -6,7 +6,7 @@ use crate::convert::{id_of, to_value, Parts};
 use crate::errors::Failure;
 use mnemo::{ContextRequest, Memory, ProfileOptions};
 use mnemo_core::pack::ContextOptions;
-use mnemo_core::{Author, ExportRecord, Link, LinkKind, WriteContext};
+use mnemo_core::{Author, ExportRecord, Link, LinkKind, WritePlan};
 use serde_json::{json, Value};
 
 pub(crate) async fn context(
@@ -37,7 +37,7 @@ pub(crate) async fn erase(
     mem: Memory,
     parts: Parts,
     target: EraseTarget,
-    ctx: WriteContext,
+    ctx: WritePlan,
 ) -> Result<Value, Failure> {
     match target {
         EraseTarget::Memory { id, sources } => {

@@ -5,7 +5,7 @@ use super::scope_for_id;
 use crate::convert::{id_of, to_value, Parts};
 use crate::errors::Failure;
 use mnemo::{AddRequest, GetRequest, ListRequest, Memory, UpdateRequest};
-use mnemo_core::{DeleteMode, ErrorKind, ReadOptions, SearchMode, SearchRequest, WriteContext};
+use mnemo_core::{DeleteMode, ErrorKind, ReadOptions, SearchMode, SearchRequest, WritePlan};
 use serde_json::{json, Value};
 
 /// An add; with `async_mode`, checked, queued and answered at once as Mem0's platform does
@@ -150,7 +150,7 @@ pub(crate) async fn update(
     parts: Parts,
     id: String,
     req: UpdateRequest,
-    ctx: WriteContext,
+    ctx: WritePlan,
 ) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
@@ -166,7 +166,7 @@ pub(crate) async fn delete(
     mem: Memory,
     parts: Parts,
     id: String,
-    ctx: WriteContext,
+    ctx: WritePlan,
 ) -> Result<Value, Failure> {
     let id = id_of("memory_id", &id)?;
     let scope = scope_for_id(&mem, &parts, id).await?;
@@ -177,7 +177,7 @@ pub(crate) async fn delete(
 pub(crate) async fn delete_all(
     mem: Memory,
     parts: Parts,
-    ctx: WriteContext,
+    ctx: WritePlan,
 ) -> Result<Value, Failure> {
     let scope = parts.scope()?;
     let n = mem.delete_all(scope, DeleteMode::Soft, ctx).await?;

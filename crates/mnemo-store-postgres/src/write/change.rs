@@ -15,7 +15,7 @@ pub(crate) fn update_in(
     scope: &Scope,
     id: MemoryId,
     patch: &MemoryPatch,
-    ctx: &WriteContext,
+    ctx: &WritePlan,
 ) -> Result<Memory> {
     let old = locate(tx, scope, id)?;
     let key = old.scope()?.key();
@@ -71,7 +71,7 @@ pub(crate) fn delete_one(
     tx: &mut Transaction<'_>,
     m: &Memory,
     mode: DeleteMode,
-    ctx: &WriteContext,
+    ctx: &WritePlan,
     now: i64,
 ) -> Result<()> {
     let owner = m.scope()?;

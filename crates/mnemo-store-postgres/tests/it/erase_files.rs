@@ -25,7 +25,7 @@ fn after_an_erase_vacuum_full_and_a_checkpoint_clear_the_relation_files() {
     let r = store
         .erase_log(
             &EraseLog::new(&s, EraseTarget::Session("s1")).unwrap(),
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .expect("erase");
     assert_eq!((r.memories_erased, r.messages_erased), (1, 1));

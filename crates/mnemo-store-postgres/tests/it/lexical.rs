@@ -81,7 +81,7 @@ fn patch(text: &str) -> MemoryPatch {
 fn statistics_stay_exact_through_adds_updates_deletes_supersession_and_erase() {
     let (schema, url) = fresh_schema("lexstats");
     let store = store(&url);
-    let ctx = WriteContext::default();
+    let ctx = WritePlan::default();
     let ana = scope("ana");
     let agent = Scope::from_parts(Some("ana"), Some("helper"), None).expect("scope");
     let a = put(
@@ -280,7 +280,7 @@ fn a_v1_database_gets_its_statistics_on_upgrade() {
     let gone = put(&store, &s, "Eli sold the stamps", json!({}));
     put(&store, &scope("fay"), "Fay collects coins", json!({}));
     store
-        .delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, gone, DeleteMode::Soft, &WritePlan::default())
         .expect("delete");
     drop(store);
     // Back to schema v1 by hand: v2's triggers, functions and tables gone, the GIN index back.

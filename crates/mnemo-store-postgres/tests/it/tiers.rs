@@ -205,7 +205,7 @@ fn an_imported_store_keeps_history_ids_and_writes_on() {
             vector: Some(HashEmbedder::vector("Ida lives in Milan")),
             ..MemoryPatch::default()
         },
-        &WriteContext::default(),
+        &WritePlan::default(),
     )
     .expect("update");
     put_page(src.as_ref(), &s, Some("s"), "Ida talked about Milan");
@@ -223,7 +223,7 @@ fn an_imported_store_keeps_history_ids_and_writes_on() {
     );
     // New events draw ids after the imported ones.
     let more = put(dst.as_ref(), &s, "Ida has a dog", json!({}));
-    dst.delete(&s, old, DeleteMode::Soft, &WriteContext::default())
+    dst.delete(&s, old, DeleteMode::Soft, &WritePlan::default())
         .expect("delete");
     let after = dst
         .history(&HistoryQuery::new(&s, old, ReadOptions::default()))

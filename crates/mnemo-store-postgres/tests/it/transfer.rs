@@ -75,7 +75,7 @@ fn populate(store: &dyn Store) {
         .expect("link");
     let gone = put(store, &s, "a passing remark", json!({}));
     store
-        .delete(&s, gone, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, gone, DeleteMode::Soft, &WritePlan::default())
         .expect("delete");
     store.touch(&s, &[turn], chrono::Utc::now()).expect("touch");
     put_note(

@@ -283,7 +283,7 @@ fn batch_updates_in_opposite_orders_all_commit() {
                     let updates =
                         Updates::new(ids.iter().map(|id| patch(*id)).collect()).expect("updates");
                     store
-                        .update_many(&updates, &WriteContext::default())
+                        .update_many(&updates, &WritePlan::default())
                         .expect("update_many");
                 }
             })

@@ -24,7 +24,7 @@ fn vector_index_catches_up_after_a_crash_and_rebuilds_when_its_file_is_bad() {
     let store = open(&path);
     let second = put(store.as_ref(), &s, "quinn repairs bicycles", json!({}));
     store
-        .delete(&s, first, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, first, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     // Simulate a crash: the saved graph is now older than the database.
     std::mem::forget(store);
@@ -336,7 +336,7 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
                 vector: Some(HashEmbedder::vector(secret)),
                 ..MemoryPatch::default()
             },
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .unwrap();
     let audit = put(
@@ -346,7 +346,7 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
         json!({}),
     );
     store
-        .delete(&s, audit, DeleteMode::Soft, &WriteContext::default())
+        .delete(&s, audit, DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let before = file_bytes(&path);
     for needle in ["Zyxwvut stone", "zyxwvut", "Plover-42", "Vtsrqp"] {
@@ -356,7 +356,7 @@ fn an_erased_text_is_in_no_byte_of_the_store_files() {
         );
     }
     store
-        .erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+        .erase(&EraseMemory::new(&s, id, true), &WritePlan::default())
         .unwrap();
     let after = file_bytes(&path);
     for needle in ["Zyxwvut stone", "zyxwvut", "Zyxwvut", "Plover-42"] {
@@ -416,7 +416,7 @@ fn an_erased_vector_is_in_no_byte_of_the_saved_index() {
         "saved before"
     );
     store
-        .erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+        .erase(&EraseMemory::new(&s, id, true), &WritePlan::default())
         .unwrap();
     let (graph, halves) = index_bytes(&path);
     assert!(
@@ -498,7 +498,7 @@ fn an_erased_vector_is_in_no_saved_index_when_another_handle_saves_last() {
         };
         let (secret_graph, secret_halves) = needles(id);
         let (kept_graph, kept_halves) = needles(kept);
-        a.erase(&EraseMemory::new(&s, id, true), &WriteContext::default())
+        a.erase(&EraseMemory::new(&s, id, true), &WritePlan::default())
             .unwrap();
         if b_reads_after {
             assert_eq!(read(&b).len(), 41, "B sees the erase");

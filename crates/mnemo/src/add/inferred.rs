@@ -124,7 +124,7 @@ impl Memory {
                     &mut log,
                 )
             }?;
-            let ctx = WriteContext {
+            let ctx = WritePlan {
                 actor: req.actor.clone(),
                 role: None,
                 reason: None,

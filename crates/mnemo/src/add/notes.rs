@@ -121,10 +121,10 @@ impl Memory {
                         evolutions: plan.evolutions,
                         tiers: Default::default(),
                         idempotency: idem,
-                        context: WriteContext {
+                        context: WritePlan {
                             request_id: req.request_id.clone(),
                             actor: req.actor.clone(),
-                            ..WriteContext::default()
+                            ..WritePlan::default()
                         },
                         relations: Vec::new(),
                     };

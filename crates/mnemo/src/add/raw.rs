@@ -4,7 +4,7 @@
 
 use super::commit::{write_prepared, Prepared};
 use super::{prepare, tiers, AddInput, AddRequest};
-use crate::{run_blocking, ContextIndexing, Memory};
+use crate::{run_blocking, Memory, WindowIndexing};
 use mnemo_core::pipeline::raw::{self, CallIndex, RawInput};
 use mnemo_core::*;
 
@@ -66,10 +66,10 @@ impl Memory {
                 true => mnemo_core::pipeline::relations::rule_relations(&memories),
                 false => Vec::new(),
             };
-            let context = WriteContext {
+            let context = WritePlan {
                 actor: req.actor.clone(),
                 request_id: req.request_id.clone(),
-                ..WriteContext::default()
+                ..WritePlan::default()
             };
             out.push(Prepared::Write {
                 batch: Box::new(WriteBatch {
@@ -98,7 +98,7 @@ impl Memory {
     /// (unrelated adds are not context).
     async fn call_index(&self, req: &AddRequest, messages: &[Message]) -> Result<CallIndex> {
         let indexing = match req.input {
-            AddInput::Text(_) => ContextIndexing::plain(),
+            AddInput::Text(_) => WindowIndexing::plain(),
             AddInput::Messages(_) | AddInput::Parts(_) => self.inner.indexing,
         };
         let prior = match &req.session_id {

@@ -199,7 +199,7 @@ async fn a_scope_erase_leaves_no_byte_of_its_blocks() {
     store
         .erase_log(
             &EraseLog::new(&ann, EraseTarget::Scope).unwrap(),
-            &WriteContext::default(),
+            &WritePlan::default(),
         )
         .unwrap();
     assert_eq!(occurrences(&path, secret), (0, 0));

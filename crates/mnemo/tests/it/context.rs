@@ -232,7 +232,7 @@ async fn expired_and_deleted_memories_stay_out_as_in_search() {
         scope.clone(),
         deleted,
         DeleteMode::Soft,
-        WriteContext::default(),
+        WritePlan::default(),
     )
     .await
     .unwrap();
@@ -405,7 +405,7 @@ async fn deleted_expired_and_erased_turns_of_a_session_stay_out_of_packs() {
         ))
         .await
         .unwrap();
-        let ctx = WriteContext::default();
+        let ctx = WritePlan::default();
         match how {
             "delete" => m
                 .delete(scope.clone(), id, DeleteMode::Soft, ctx)

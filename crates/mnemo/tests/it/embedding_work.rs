@@ -3,7 +3,7 @@
 //! than only in benchmarks.
 
 use mnemo::core::*;
-use mnemo::{AddInput, AddRequest, ContextIndexing, Memory};
+use mnemo::{AddInput, AddRequest, Memory, WindowIndexing};
 use mnemo_testkit::engines;
 use mnemo_testkit::HashEmbedder;
 use std::sync::{Arc, Mutex};
@@ -40,7 +40,7 @@ impl Embedder for Recording {
     }
 }
 
-fn engine(embedder: Arc<dyn Embedder>, indexing: ContextIndexing) -> (Memory, engines::TestStore) {
+fn engine(embedder: Arc<dyn Embedder>, indexing: WindowIndexing) -> (Memory, engines::TestStore) {
     let dir = engines::fresh_store();
     let store = dir.store();
     let m = Memory::from_parts_with(store, embedder, RankParams::default(), indexing).unwrap();
@@ -75,7 +75,7 @@ const TURNS: &[(&str, &str)] = &[
 #[tokio::test]
 async fn a_session_add_embeds_each_new_turn_once_in_one_call() {
     let rec = Arc::new(Recording::default());
-    let (m, _dir) = engine(rec.clone(), ContextIndexing::default());
+    let (m, _dir) = engine(rec.clone(), WindowIndexing::default());
     let scope = Scope::user("u").unwrap();
     let out = m.add(session(&scope, "s1", TURNS)).await.unwrap();
     assert_eq!(out.results.len(), TURNS.len());
@@ -105,7 +105,7 @@ async fn a_later_add_embeds_its_new_turns_once_and_takes_earlier_ones_from_the_c
     let rec = Arc::new(Recording::default());
     // As `Memory::open` wraps every embedder: the earlier turns' lines are cached.
     let cached = Arc::new(CachedEmbedder::new(rec.clone(), 100));
-    let (m, _dir) = engine(cached, ContextIndexing::default());
+    let (m, _dir) = engine(cached, WindowIndexing::default());
     let scope = Scope::user("u").unwrap();
     m.add(session(&scope, "s1", &TURNS[..4])).await.unwrap();
     rec.clear();
@@ -122,12 +122,12 @@ async fn a_later_add_embeds_its_new_turns_once_and_takes_earlier_ones_from_the_c
     // Without a cache the earlier turns in the window are embedded again, but never more than
     // the window reaches, and each new turn still once.
     let rec = Arc::new(Recording::default());
-    let (m, _dir) = engine(rec.clone(), ContextIndexing::default());
+    let (m, _dir) = engine(rec.clone(), WindowIndexing::default());
     m.add(session(&scope, "s1", &TURNS[..4])).await.unwrap();
     rec.clear();
     m.add(session(&scope, "s1", &TURNS[4..])).await.unwrap();
     let texts = rec.texts();
-    let before = ContextIndexing::default().embed_before;
+    let before = WindowIndexing::default().embed_before;
     assert!(texts.len() <= 2 + before, "{texts:?}");
     for (_, content) in &TURNS[4..] {
         assert_eq!(texts.iter().filter(|t| t.contains(content)).count(), 1);
@@ -137,8 +137,8 @@ async fn a_later_add_embeds_its_new_turns_once_and_takes_earlier_ones_from_the_c
 #[tokio::test]
 async fn a_turn_is_found_densely_by_its_neighbours_words() {
     let scope = Scope::user("u").unwrap();
-    let (windows, _d1) = engine(Arc::new(HashEmbedder), ContextIndexing::default());
-    let (alone, _d2) = engine(Arc::new(HashEmbedder), ContextIndexing::plain());
+    let (windows, _d1) = engine(Arc::new(HashEmbedder), WindowIndexing::default());
+    let (alone, _d2) = engine(Arc::new(HashEmbedder), WindowIndexing::plain());
     // "Berlin, in September!" shares no word with the question; its window does.
     let score = |m: Memory| {
         let scope = scope.clone();

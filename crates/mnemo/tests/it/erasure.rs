@@ -84,7 +84,7 @@ async fn an_erased_turn_leaves_no_byte_after_its_page_moved_tier() {
         let (db, wal) = occurrences(&path, "Qz4417xv");
         assert!(db + wal > 0, "the text is stored before the erase");
         let r = m
-            .erase(scope.clone(), id, sources, WriteContext::default())
+            .erase(scope.clone(), id, sources, WritePlan::default())
             .await
             .unwrap();
         assert_eq!(r.messages_erased, 1, "the raw memory is its message");
@@ -121,10 +121,8 @@ impl Embedder for EraseWhileEmbedding {
                 engines::off_runtime(|| {
                     engines::off_runtime(|| {
                         engines::off_runtime(|| {
-                            self.store.erase(
-                                &EraseMemory::new(&scope, id, false),
-                                &WriteContext::default(),
-                            )
+                            self.store
+                                .erase(&EraseMemory::new(&scope, id, false), &WritePlan::default())
                         })
                     })
                 })
@@ -228,7 +226,7 @@ async fn an_erase_on_another_server_racing_an_add_of_its_session_is_not_quoted()
             let r = second.erase_gate(&parts, true).and_then(|_gate| {
                 second.erase(
                     &EraseMemory::new(&hook_scope, id, false),
-                    &WriteContext::default(),
+                    &WritePlan::default(),
                 )
             });
             let _ = tx.send(r);

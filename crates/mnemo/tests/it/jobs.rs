@@ -536,7 +536,7 @@ async fn a_queued_add_whose_turns_were_erased_fails_and_brings_nothing_back() {
     later.infer = Some(true);
     let inferred = m.enqueue_add(later).await.unwrap();
     let report = m
-        .erase_session(ana(), "s1".into(), WriteContext::default())
+        .erase_session(ana(), "s1".into(), WritePlan::default())
         .await
         .unwrap();
     assert_eq!(report.messages_erased, 4, "{report:?}");

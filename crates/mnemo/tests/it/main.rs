@@ -153,7 +153,7 @@ async fn update_re_embeds_and_search_reports_every_signal() {
         text: Some("my favourite colour is green".into()),
         ..Default::default()
     };
-    m.update(scope.clone(), id, upd, WriteContext::default())
+    m.update(scope.clone(), id, upd, WritePlan::default())
         .await
         .unwrap();
     let req = SearchRequest::new(scope.clone(), "favourite colour green", 5);
@@ -203,7 +203,7 @@ async fn lexical_ids(m: &Memory, scope: &Scope, query: &str) -> Vec<String> {
 async fn context_indexing_finds_a_turn_by_its_neighbours_without_changing_it() {
     let dir = engines::fresh_store();
     let store = dir.store();
-    let mut indexing = mnemo::ContextIndexing::plain();
+    let mut indexing = mnemo::WindowIndexing::plain();
     indexing.before = 1;
     indexing.speaker = true;
     let m = Memory::from_parts_with(

@@ -336,7 +336,7 @@ async fn linked_results_obey_expiry_and_supersession_in_search() {
                         )),
                         ..MemoryPatch::default()
                     },
-                    &WriteContext::default(),
+                    &WritePlan::default(),
                 )
             })
         })
@@ -352,7 +352,7 @@ async fn linked_results_obey_expiry_and_supersession_in_search() {
         "an expired note is not expanded to"
     );
     // Superseded: c is retired by a batch that replaces it.
-    e.m.delete(lena(), c, DeleteMode::Soft, WriteContext::default())
+    e.m.delete(lena(), c, DeleteMode::Soft, WritePlan::default())
         .await
         .unwrap();
     let hits = e.m.search(req).await.unwrap().results;
@@ -732,7 +732,7 @@ async fn an_erased_turn_is_not_context_for_a_later_note_of_its_session() {
     first.session_id = Some("s1".into());
     e.m.add(first).await.unwrap();
     let report =
-        e.m.erase_session(lena(), "s1".into(), WriteContext::default())
+        e.m.erase_session(lena(), "s1".into(), WritePlan::default())
             .await
             .unwrap();
     assert!(report.messages_erased >= 1, "{report:?}");

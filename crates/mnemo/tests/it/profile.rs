@@ -723,7 +723,7 @@ async fn erased_turns_never_reach_the_profile_model() {
     let scope = user_scope();
     e.exchange(&scope, "My locker code is 4417", "Noted, I will keep it.");
     let report =
-        e.m.erase_session(scope.clone(), "s1".into(), WriteContext::default())
+        e.m.erase_session(scope.clone(), "s1".into(), WritePlan::default())
             .await
             .unwrap();
     assert!(report.messages_erased >= 2, "{report:?}");

@@ -52,20 +52,20 @@ impl mnemo::core::Records for Racing {
         s: &Scope,
         id: MemoryId,
         p: MemoryPatch,
-        c: &WriteContext,
+        c: &WritePlan,
     ) -> Result<mnemo::core::Memory> {
         self.inner.update(s, id, p, c)
     }
-    fn delete(&self, s: &Scope, id: MemoryId, m: DeleteMode, c: &WriteContext) -> Result<()> {
+    fn delete(&self, s: &Scope, id: MemoryId, m: DeleteMode, c: &WritePlan) -> Result<()> {
         self.inner.delete(s, id, m, c)
     }
-    fn update_many(&self, u: &Updates, c: &WriteContext) -> Result<Vec<mnemo::core::Memory>> {
+    fn update_many(&self, u: &Updates, c: &WritePlan) -> Result<Vec<mnemo::core::Memory>> {
         self.inner.update_many(u, c)
     }
-    fn delete_many(&self, d: &Deletes, c: &WriteContext) -> Result<u64> {
+    fn delete_many(&self, d: &Deletes, c: &WritePlan) -> Result<u64> {
         self.inner.delete_many(d, c)
     }
-    fn delete_all(&self, s: &Scope, m: DeleteMode, c: &WriteContext) -> Result<u64> {
+    fn delete_all(&self, s: &Scope, m: DeleteMode, c: &WritePlan) -> Result<u64> {
         self.inner.delete_all(s, m, c)
     }
     fn history(&self, q: &HistoryQuery<'_>) -> Result<Vec<HistoryEvent>> {
@@ -169,7 +169,12 @@ impl mnemo::core::Blocks for Racing {
     ) -> Result<MemoryBlock> {
         self.inner.delete_block(s, label, actor, reason)
     }
-    fn block_history(&self, s: &Scope, label: &BlockLabel, limit: usize) -> Result<Vec<BlockEvent>> {
+    fn block_history(
+        &self,
+        s: &Scope,
+        label: &BlockLabel,
+        limit: usize,
+    ) -> Result<Vec<BlockEvent>> {
         self.inner.block_history(s, label, limit)
     }
     fn pinned_blocks(&self, s: &Scope) -> Result<Vec<MemoryBlock>> {
@@ -199,10 +204,10 @@ impl mnemo::core::Messages for Racing {
 }
 
 impl mnemo::core::Erasure for Racing {
-    fn erase(&self, m: &EraseMemory<'_>, c: &WriteContext) -> Result<EraseReport> {
+    fn erase(&self, m: &EraseMemory<'_>, c: &WritePlan) -> Result<EraseReport> {
         self.inner.erase(m, c)
     }
-    fn erase_log(&self, l: &EraseLog<'_>, c: &WriteContext) -> Result<EraseLogReport> {
+    fn erase_log(&self, l: &EraseLog<'_>, c: &WritePlan) -> Result<EraseLogReport> {
         self.inner.erase_log(l, c)
     }
 }

@@ -132,7 +132,7 @@ async fn recent_messages_keep_the_log_rule_and_the_limit() {
     for text in ["deleted turn", "expired turn", "erased turn"] {
         hidden.push(m.add(turn(text)).await.unwrap().results[0].id);
     }
-    let ctx = WriteContext::default();
+    let ctx = WritePlan::default();
     m.delete(s.clone(), hidden[0], DeleteMode::Soft, ctx.clone())
         .await
         .unwrap();

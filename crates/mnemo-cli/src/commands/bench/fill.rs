@@ -101,7 +101,7 @@ fn write_bulk(bench: &Bench<'_>, texts: &[String], vectors: &[Vec<f32>]) -> anyh
                 changes: Vec::new(),
                 links: Vec::new(),
                 idempotency: None,
-                context: WriteContext::default(),
+                context: WritePlan::default(),
                 relations: Vec::new(),
             });
         }
