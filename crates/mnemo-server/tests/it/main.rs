@@ -5,6 +5,7 @@
 
 mod abandoned;
 mod batches;
+mod blocks;
 mod context;
 mod erase;
 mod fuzz;
