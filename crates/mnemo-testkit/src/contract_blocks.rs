@@ -261,7 +261,7 @@ pub fn refused_block_edits_write_nothing(h: &dyn Harness) {
                 assert_eq!(f, field, "{reason}");
                 if field == "value" {
                     assert!(
-                        reason.contains("13 characters") && reason.contains("limit of 12"),
+                        reason.contains("14 characters") && reason.contains("limit of 12"),
                         "{reason}"
                     );
                 }

@@ -4,6 +4,7 @@
 //! `MNEMO_MODELS_DIR` points at them), except `reembed`, whose embedders are OpenAI-compatible
 //! stubs on 127.0.0.1.
 
+mod blocks;
 mod clients;
 mod context;
 mod crash;

@@ -5,6 +5,7 @@
 
 mod abandoned;
 mod batches;
+mod blocks;
 mod content;
 mod context;
 mod erase;

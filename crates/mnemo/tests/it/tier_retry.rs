@@ -233,6 +233,36 @@ impl mnemo::core::Transfer for Racing {
     }
 }
 
+impl mnemo::core::Blocks for Racing {
+    fn create_block(&self, n: &NewBlock, l: &BlockLimits) -> Result<MemoryBlock> {
+        self.inner.create_block(n, l)
+    }
+    fn block(&self, s: &Scope, l: &BlockLabel) -> Result<Option<MemoryBlock>> {
+        self.inner.block(s, l)
+    }
+    fn list_blocks(&self, q: &BlockQuery) -> Result<BlockPage> {
+        self.inner.list_blocks(q)
+    }
+    fn edit_block(&self, e: &BlockEdit) -> Result<MemoryBlock> {
+        self.inner.edit_block(e)
+    }
+    fn delete_block(
+        &self,
+        s: &Scope,
+        l: &BlockLabel,
+        a: &BlockActor,
+        r: Option<&str>,
+    ) -> Result<MemoryBlock> {
+        self.inner.delete_block(s, l, a, r)
+    }
+    fn block_history(&self, s: &Scope, l: &BlockLabel, n: usize) -> Result<Vec<BlockEvent>> {
+        self.inner.block_history(s, l, n)
+    }
+    fn pinned_blocks(&self, s: &Scope) -> Result<Vec<MemoryBlock>> {
+        self.inner.pinned_blocks(s)
+    }
+}
+
 impl mnemo::core::Admin for Racing {
     fn bind_embedder(&self, b: &Binding) -> Result<()> {
         self.inner.bind_embedder(b)
