@@ -247,7 +247,14 @@ pub fn hybrid_search_embedding(
         read: req.read,
         limit: pool,
     };
-    let terms = crate::text::query_terms(&req.query);
+    // A query's temporal expression is matched by event time, not by its words: "in May 2023"
+    // would otherwise rank every memory that writes "2023" above the ones that happened then.
+    let terms = match &req.temporal {
+        Some(t) if req.mode == SearchMode::Hybrid && params.temporal_weight > 0.0 => {
+            crate::text::query_terms(&without_phrase(&req.query, &t.phrase))
+        }
+        _ => crate::text::query_terms(&req.query),
+    };
     // The two sides run at once: the query's embedding and dense side on the calling thread,
     // its lexical side and entity extraction on one of rayon's threads (threads that stay up:
     // a thread started per search cost more than the overlap won; see BENCHMARKS.md). The
@@ -402,6 +409,22 @@ fn entity_keys(pooled: &HashMap<i64, Scores>, params: &RankParams, top_k: usize)
         .collect()
 }
 
+/// `query` without the first occurrence of `phrase` (ASCII case folded, so byte offsets agree);
+/// the query itself when the phrase is empty or not in it.
+fn without_phrase(query: &str, phrase: &str) -> String {
+    let phrase = phrase.trim();
+    if phrase.is_empty() {
+        return query.to_string();
+    }
+    match query
+        .to_ascii_lowercase()
+        .find(&phrase.to_ascii_lowercase())
+    {
+        Some(at) => format!("{} {}", &query[..at], &query[at + phrase.len()..]),
+        None => query.to_string(),
+    }
+}
+
 /// The temporal signal: memories whose event time is in the range of the query's temporal
 /// expression (those already pooled, and up to a pool's worth more) score 1; new ones get their
 /// exact cosine. Nothing happens without a temporal expression, so such a search ranks as it
@@ -457,4 +480,21 @@ fn fill_dense(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_phrase;
+
+    #[test]
+    fn the_temporal_phrase_leaves_the_lexical_query() {
+        assert_eq!(
+            without_phrase("What did Ann do in May 2023?", "in May 2023").trim(),
+            "What did Ann do  ?"
+        );
+        assert_eq!(without_phrase("hiking LAST WEEK", "last week").trim(), "hiking");
+        assert_eq!(without_phrase("Zoë in 2021 é", "in 2021"), "Zoë   é");
+        assert_eq!(without_phrase("no time here", "last week"), "no time here");
+        assert_eq!(without_phrase("no time here", " "), "no time here");
+    }
 }

@@ -177,7 +177,6 @@ fn a_store_moves_to_postgres_and_back_without_loss() {
 /// empty.
 #[test]
 fn migrate_names_records_holding_nul_before_writing_anything() {
-    use mnemo_core::ExportRecord;
     let pg = fresh_store_url("migrate_nul");
     let embed = StubEndpoint::embeddings(16);
     let dir = tempfile::tempdir().unwrap();
@@ -195,28 +194,18 @@ fn migrate_names_records_holding_nul_before_writing_anything() {
             ])
             .args(["--messages", r#"[{"role":"user","content":"plain words"}]"#]),
     );
-    // A message with a NUL, as an older version stored it (straight into the store).
-    let store = mnemo_store_sqlite::SqliteStore::open(a.join("mnemo.db")).unwrap();
-    let mut message = None;
-    store
-        .export(&mut |r| {
-            if let ExportRecord::Message(m) = r {
-                message = Some(m);
-            }
-            Ok(())
-        })
+    // A message with a NUL, as an older version stored it: written into the file directly,
+    // since today's import refuses it as every add does.
+    let conn = rusqlite::Connection::open(a.join("mnemo.db")).unwrap();
+    let bad: String = conn
+        .query_row("SELECT id FROM messages LIMIT 1", [], |r| r.get(0))
         .unwrap();
-    let mut m = message.expect("the add logged its message");
-    m.id = mnemo_core::MessageId::new();
-    m.content = "before\u{0}after".into();
-    let bad = m.id.to_string();
-    assert_eq!(
-        store
-            .import(vec![(ExportRecord::Message(m), None)])
-            .unwrap(),
-        1
-    );
-    drop(store);
+    conn.execute(
+        "UPDATE messages SET content = 'before' || char(0) || 'after' WHERE id = ?1",
+        [&bad],
+    )
+    .unwrap();
+    drop(conn);
 
     let out = cmd(&a, &embed, None)
         .args(["migrate", "--to", &pg])

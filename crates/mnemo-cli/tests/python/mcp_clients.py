@@ -52,6 +52,10 @@ TOOLS = {
     "core_memory_replace",
     "core_memory_rewrite",
     "core_memory_seed",
+    "timeline",
+    "get_relations",
+    "get_relations_between",
+    "get_relation_history",
 }
 FORBIDDEN, NOT_FOUND = -32003, -32004
 STEP_TIMEOUT = 120  # seconds for one transport's whole run

@@ -213,7 +213,7 @@ def main() -> None:
     sessions = http.get("/v1/sessions?user_id=alice&run_id=commute")
     assert [x["session_id"] for x in sessions["sessions"]] == ["commute"], sessions
     log = http.get("/v1/sessions/commute/messages?user_id=alice&run_id=commute")
-    assert [m["content"] for m in log["messages"]] == ["My train leaves at 7:40 Zx4410", "Noted."], log
+    assert [m["text"] for m in log["messages"]] == ["My train leaves at 7:40 Zx4410", "Noted."], log
     pack = http.post("/v1/context", {"query": "when does my train leave?", "budget_tokens": 400,
                                      "user_id": "alice", "run_id": "commute", "session_id": "commute"})
     assert "Zx4410" in pack["rendered"], pack
