@@ -412,7 +412,8 @@ mod tests {
         // The example sets every key but `llm.gguf`, `tiers.mid_term_capacity` (unbounded),
         // `jobs.max_queue_depth` (no limit) and `store.url` (the embedded file by default).
         let env = c.env_defaults();
-        assert_eq!(env.len(), 45, "{env:?}");
+        assert_eq!(env.len(), 46, "{env:?}");
+        assert!(env.contains(&("MNEMO_LLM_VISION", "false".to_string())));
         assert!(env.contains(&("MNEMO_RATE_LIMIT_WORK_MS", "10".to_string())));
         assert!(env.contains(&("MNEMO_JOB_WORKERS", "2".to_string())));
         assert!(env.contains(&("MNEMO_JOB_LEASE_SECS", "300".to_string())));

@@ -211,10 +211,21 @@ fn probe_then(later: &'static str) -> StubEndpoint {
     })
 }
 
+/// A 2xx body that is not JSON at all is what a failing proxy sends (its HTML error page): a
+/// retryable `unavailable` after the retries, not a defect.
+#[test]
+fn a_2xx_body_that_is_not_json_is_retried_and_unavailable() {
+    let stub = probe_then("<html>gateway</html>");
+    let e = OpenAiEmbedder::new(config(&stub.base_url)).unwrap();
+    let err = e.embed(&["hello"]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("not JSON"), "{err}");
+    assert!(stub.requests().len() > 2, "the proxy's answer is retried");
+}
+
 #[test]
 fn a_malformed_body_is_an_error() {
     for (body, why) in [
-        ("<html>gateway</html>", "not JSON"),
         (r#"{"object":"list"}"#, "no `data`"),
         (
             r#"{"data":[{"index":0,"embedding":"AAAAAA=="}]}"#,
