@@ -1,6 +1,7 @@
 //! The store: what every backend (embedded SQLite, PostgreSQL) provides, as capability traits
 //! with one file each — [`Records`] (`records.rs`), [`Retrieval`], [`Graph`], [`Messages`],
-//! [`Erasure`] (`erase.rs`), [`Tiers`], [`Transfer`] and [`Admin`] — and [`Store`], their sum,
+//! [`Erasure`] (`erase.rs`), [`Tiers`], [`Transfer`], [`Admin`], [`Timeline`], [`Relations`] and
+//! [`Blocks`] — and [`Store`], their sum,
 //! which every type implementing all of them is. Callers hold `Arc<dyn Store>`; each backend
 //! implements each capability directly, in a file of the same name as the trait's here.
 //!
