@@ -166,8 +166,9 @@ pub(super) fn keyboard_focus(c: &Ctx) {
     for v in &seen {
         assert_ne!(v[2], json!("none"), "focus is visible: {v}");
     }
-    // Tab on to the next link (Profile); Enter opens its view.
+    // Tab on past Timeline to Profile; Enter opens its view.
     c.b.render("profile", || {
+        c.b.cmd("POST", "/actions", Some(tab.clone()));
         c.b.cmd("POST", "/actions", Some(tab.clone()));
         c.b.cmd(
             "POST",
