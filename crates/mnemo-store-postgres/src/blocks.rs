@@ -13,7 +13,7 @@ use postgres::{GenericClient, Row, Transaction};
 
 /// The tables (schema migration appended to `schema::MIGRATIONS`).
 pub(crate) const BLOCKS_DDL: &str = r#"
-    CREATE TABLE blocks (
+    CREATE TABLE IF NOT EXISTS blocks (
         id UUID PRIMARY KEY,
         user_id TEXT,
         agent_id TEXT,
@@ -26,17 +26,17 @@ pub(crate) const BLOCKS_DDL: &str = r#"
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL
     );
-    CREATE UNIQUE INDEX blocks_by_owner_label
+    CREATE UNIQUE INDEX IF NOT EXISTS blocks_by_owner_label
         ON blocks (COALESCE(user_id, ''), COALESCE(agent_id, ''), label);
-    CREATE INDEX blocks_by_user ON blocks (user_id, label);
-    CREATE INDEX blocks_by_agent ON blocks (agent_id, label);
-    CREATE TABLE block_agents (
+    CREATE INDEX IF NOT EXISTS blocks_by_user ON blocks (user_id, label);
+    CREATE INDEX IF NOT EXISTS blocks_by_agent ON blocks (agent_id, label);
+    CREATE TABLE IF NOT EXISTS block_agents (
         block_id UUID NOT NULL REFERENCES blocks (id) ON DELETE CASCADE,
         agent_id TEXT NOT NULL,
         PRIMARY KEY (block_id, agent_id)
     );
-    CREATE INDEX block_agents_by_agent ON block_agents (agent_id);
-    CREATE TABLE block_history (
+    CREATE INDEX IF NOT EXISTS block_agents_by_agent ON block_agents (agent_id);
+    CREATE TABLE IF NOT EXISTS block_history (
         id BIGSERIAL PRIMARY KEY,
         block_id UUID NOT NULL,
         user_id TEXT,
@@ -50,7 +50,7 @@ pub(crate) const BLOCKS_DDL: &str = r#"
         after_value TEXT,
         created_at BIGINT NOT NULL
     );
-    CREATE INDEX block_history_by_block ON block_history (block_id, id);
+    CREATE INDEX IF NOT EXISTS block_history_by_block ON block_history (block_id, id);
 "#;
 
 const COLS: &str = "b.id, b.user_id, b.agent_id, b.label, b.value, b.description, b.char_limit, \

@@ -7,6 +7,9 @@ use mnemo_store_postgres::{PgStore, SCHEMA_VERSION};
 
 const TABLES: &[&str] = &[
     "api_keys",
+    "block_agents",
+    "block_history",
+    "blocks",
     "entities",
     "entity_memories",
     "history",
