@@ -492,7 +492,10 @@ mod tests {
             without_phrase("What did Ann do in May 2023?", "in May 2023").trim(),
             "What did Ann do  ?"
         );
-        assert_eq!(without_phrase("hiking LAST WEEK", "last week").trim(), "hiking");
+        assert_eq!(
+            without_phrase("hiking LAST WEEK", "last week").trim(),
+            "hiking"
+        );
         assert_eq!(without_phrase("Zoë in 2021 é", "in 2021"), "Zoë   é");
         assert_eq!(without_phrase("no time here", "last week"), "no time here");
         assert_eq!(without_phrase("no time here", " "), "no time here");
