@@ -58,9 +58,17 @@ pub use transfer::*;
 /// Implemented by every type that implements all the capability traits; a backend never
 /// implements it by hand.
 pub trait Store:
-    Records + Retrieval + Graph + Messages + Erasure + Tiers + Transfer + Admin + Timeline
-        + Relations
-        + Blocks
+    Records
+    + Retrieval
+    + Graph
+    + Messages
+    + Erasure
+    + Tiers
+    + Transfer
+    + Admin
+    + Timeline
+    + Relations
+    + Blocks
 {
 }
 

@@ -48,9 +48,13 @@ pub(crate) fn bad_value(py: Python<'_>, arg: &str, reason: impl Into<String>) ->
 /// A Python str as Rust text; a str Rust cannot hold (a lone surrogate such as `"\ud800"`) is
 /// `InvalidInputError` naming `arg`, not a `UnicodeEncodeError` naming nothing.
 pub(crate) fn text_of(arg: &str, s: &Bound<'_, PyString>) -> PyResult<String> {
-    s.to_cow()
-        .map(|c| c.into_owned())
-        .map_err(|_| bad_value(s.py(), arg, "holds a lone surrogate, which is not text (not UTF-8 encodable)"))
+    s.to_cow().map(|c| c.into_owned()).map_err(|_| {
+        bad_value(
+            s.py(),
+            arg,
+            "holds a lone surrogate, which is not text (not UTF-8 encodable)",
+        )
+    })
 }
 
 /// A str argument: `TypeError` for another type, `InvalidInputError` for unencodable text.

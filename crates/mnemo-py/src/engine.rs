@@ -207,7 +207,8 @@ impl Engine {
         let actor = match actor {
             None => "python".to_string(),
             Some(a) => {
-                mnemo_core::limits::check_no_nul("actor", &a).map_err(|e| Failure::from(e).to_py(py))?;
+                mnemo_core::limits::check_no_nul("actor", &a)
+                    .map_err(|e| Failure::from(e).to_py(py))?;
                 if a.trim().is_empty() || a.chars().count() > 128 {
                     return Err(Failure::invalid("actor", "must be 1 to 128 characters").to_py(py));
                 }
@@ -313,7 +314,11 @@ impl Engine {
     }
 
     #[pyo3(signature = (query, **kw))]
-    fn search(&self, query: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn search(
+        &self,
+        query: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
         let query = str_arg("query", query)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
@@ -341,7 +346,11 @@ impl Engine {
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn get(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn get(
+        &self,
+        memory_id: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
         let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
@@ -394,7 +403,8 @@ impl Engine {
         // ambiguous.
         let text = match (data, k.str("text")?) {
             (Some(a), Some(b)) if a != b => {
-                let f = Failure::invalid("text", "given as both data and text, with different values");
+                let f =
+                    Failure::invalid("text", "given as both data and text, with different values");
                 return Err(Python::attach(|py| f.to_py(py)));
             }
             (a, b) => a.or(b),
@@ -411,7 +421,11 @@ impl Engine {
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn delete(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn delete(
+        &self,
+        memory_id: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
         let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
@@ -435,7 +449,11 @@ impl Engine {
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn history(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn history(
+        &self,
+        memory_id: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
         let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
@@ -481,7 +499,11 @@ impl Engine {
     }
 
     #[pyo3(signature = (query, **kw))]
-    fn context(&self, query: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn context(
+        &self,
+        query: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
         let query = str_arg("query", query)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
@@ -532,16 +554,16 @@ impl Engine {
     }
 
     #[pyo3(signature = (memory_id, **kw))]
-    fn links(&self, memory_id: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Pending> {
+    fn links(
+        &self,
+        memory_id: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
         let memory_id = str_arg("memory_id", memory_id)?;
         let mut k = Kw::new(kw);
         let parts = k.parts()?;
         k.finish()?;
-        Ok(Pending::new(extra::links(
-            self.mem()?,
-            parts,
-            memory_id,
-        )))
+        Ok(Pending::new(extra::links(self.mem()?, parts, memory_id)))
     }
 
     #[pyo3(signature = (from_id, to_id, **kw))]
@@ -585,11 +607,7 @@ impl Engine {
             reason: None,
         };
         k.finish()?;
-        Ok(Pending::new(extra::remove_link(
-            self.mem()?,
-            parts,
-            spec,
-        )))
+        Ok(Pending::new(extra::remove_link(self.mem()?, parts, spec)))
     }
 
     #[pyo3(signature = (**kw))]

@@ -112,9 +112,10 @@ fn deliver(event_loop: Py<PyAny>, future: Py<PyAny>, out: Result<Value, Failure>
             Err(e) => (false, e.into_value(py).into_bound(py).into_any()),
         };
         let call = resolver(py).and_then(|resolve| {
-            event_loop
-                .bind(py)
-                .call_method1("call_soon_threadsafe", (resolve, future.bind(py), ok, value))
+            event_loop.bind(py).call_method1(
+                "call_soon_threadsafe",
+                (resolve, future.bind(py), ok, value),
+            )
         });
         // A closed loop raises RuntimeError: nobody waits for this answer any more.
         drop(call);

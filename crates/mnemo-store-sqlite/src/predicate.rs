@@ -217,7 +217,9 @@ impl FilterDialect for Dialect<'_> {
             Sql::Text(path.clone()),
             Sql::Text(needle.to_string()),
         ]);
-        format!("(json_type({md}, ?) = 'text' AND instr(lower(json_extract({md}, ?)), lower(?)) > 0)")
+        format!(
+            "(json_type({md}, ?) = 'text' AND instr(lower(json_extract({md}, ?)), lower(?)) > 0)"
+        )
     }
 
     /// `json_type` is NULL only for a missing key (a JSON null reads 'null').

@@ -86,9 +86,19 @@ pub fn filters(h: &dyn Harness) {
 pub fn filters_wildcard_and_icontains(h: &dyn Harness) {
     let store = h.fresh();
     let s = scope("wanda");
-    let a = put(store.as_ref(), &s, "a", json!({"team": "Red Barons", "n": 1}));
+    let a = put(
+        store.as_ref(),
+        &s,
+        "a",
+        json!({"team": "Red Barons", "n": 1}),
+    );
     let b = put(store.as_ref(), &s, "b", json!({"team": null}));
-    let c = put(store.as_ref(), &s, "c", json!({"other": "RED", "team": ["red"]}));
+    let c = put(
+        store.as_ref(),
+        &s,
+        "c",
+        json!({"other": "RED", "team": ["red"]}),
+    );
     let d = put(store.as_ref(), &s, "d", json!({"team": "ÉCOLE red"}));
     let e = put(store.as_ref(), &s, "e", json!({"team": "*"}));
     let run = |f: serde_json::Value| -> Vec<MemoryId> {
@@ -108,7 +118,11 @@ pub fn filters_wildcard_and_icontains(h: &dyn Harness) {
     assert_eq!(run(json!({"team": "*"})), vec![a, b, c, d, e]);
     assert_eq!(run(json!({"n": "*"})), vec![a]);
     assert_eq!(run(json!({"NOT": {"n": "*"}})), vec![b, c, d, e]);
-    assert_eq!(run(json!({"team": {"eq": "*"}})), vec![e], "the literal star");
+    assert_eq!(
+        run(json!({"team": {"eq": "*"}})),
+        vec![e],
+        "the literal star"
+    );
     assert_eq!(run(json!({"team": {"icontains": "rED"}})), vec![a, d]);
     assert_eq!(run(json!({"other": {"icontains": "red"}})), vec![c]);
     // Only A–Z fold: "é" never matches "É", on every store.

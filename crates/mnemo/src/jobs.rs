@@ -449,7 +449,12 @@ impl Memory {
         JobWorkers { tasks, stop }
     }
 
-    async fn work(&self, name: &str, on_run: OnJobRun, mut stop: tokio::sync::watch::Receiver<bool>) {
+    async fn work(
+        &self,
+        name: &str,
+        on_run: OnJobRun,
+        mut stop: tokio::sync::watch::Receiver<bool>,
+    ) {
         loop {
             // Checked between jobs only: a job a worker has claimed runs to its end.
             if *stop.borrow() {

@@ -300,7 +300,10 @@ mod tests {
         assert!(s.contains("=="), "{s}");
         let e = sql(json!({"name": {"icontains": 3}})).unwrap_err();
         assert!(e.to_string().contains("icontains takes a string"), "{e}");
-        for t in [json!({"created_at": "*"}), json!({"updated_at": {"icontains": "x"}})] {
+        for t in [
+            json!({"created_at": "*"}),
+            json!({"updated_at": {"icontains": "x"}}),
+        ] {
             let e = sql(t.clone()).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{t}");
         }

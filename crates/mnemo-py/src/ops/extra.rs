@@ -124,7 +124,9 @@ pub(crate) async fn messages(
     session_id: Option<String>,
     limit: usize,
 ) -> Result<Value, Failure> {
-    let found = mem.recent_messages(parts.scope()?, session_id, limit).await?;
+    let found = mem
+        .recent_messages(parts.scope()?, session_id, limit)
+        .await?;
     Ok(json!({ "results": to_value(&found)? }))
 }
 

@@ -169,7 +169,12 @@ impl mnemo::core::Blocks for Racing {
     ) -> Result<MemoryBlock> {
         self.inner.delete_block(s, label, actor, reason)
     }
-    fn block_history(&self, s: &Scope, label: &BlockLabel, limit: usize) -> Result<Vec<BlockEvent>> {
+    fn block_history(
+        &self,
+        s: &Scope,
+        label: &BlockLabel,
+        limit: usize,
+    ) -> Result<Vec<BlockEvent>> {
         self.inner.block_history(s, label, limit)
     }
     fn pinned_blocks(&self, s: &Scope) -> Result<Vec<MemoryBlock>> {
