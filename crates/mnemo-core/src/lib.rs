@@ -52,8 +52,8 @@ pub use memory::*;
 pub use note::{NoteConfig, NoteInput};
 pub use scope::{AgentId, RunId, Scope, UserId};
 pub use search::{
-    hybrid_search, hybrid_search_embedding, linked_score, Hit, RankParams, Scores, SearchMode,
-    SearchRequest, Via,
+    hybrid_search, hybrid_search_embedding, hybrid_search_outcome, linked_score, Hit, LinkVia,
+    RankParams, RelationVia, Scores, SearchMode, SearchOutcome, SearchRequest, Via,
 };
 pub use session::{SessionInfo, SessionQuery};
 pub use store::*;

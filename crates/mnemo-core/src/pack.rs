@@ -62,6 +62,8 @@ pub enum Section {
     ShortTerm,
     Segments,
     Memories,
+    /// Current relations of the entities the query names, one line per edge.
+    Relations,
 }
 
 /// Why an item is in the pack.
@@ -81,6 +83,8 @@ pub enum Reason {
     Profile,
     /// A core memory block, pinned at the head of every pack of its scope.
     Pinned,
+    /// A current relation of an entity the query names (its `from` is the entity's name).
+    Related,
 }
 
 /// One item of a pack.

@@ -17,7 +17,9 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 mod expand;
+mod graph;
 pub use expand::linked_score;
+pub use graph::{FAN_OUT as GRAPH_FAN_OUT, SECOND_HOP as GRAPH_SECOND_HOP};
 
 /// The largest `top_k` a search accepts.
 pub const MAX_TOP_K: usize = 1000;
@@ -46,6 +48,10 @@ pub struct SearchRequest {
     /// ([`crate::EventRange::of_query`]) join the pool and gain `temporal_weight`. `None`: the
     /// ranking is exactly the one without event time.
     pub temporal: Option<crate::time::TemporalQuery>,
+    /// Graph search: walk the relations of the entities the query names and pool the memories
+    /// stating the reached edges (see the `graph` module docs). `None`: the engine's setting
+    /// (the facade fills it); core reads `None` as off, so the ranking is the one without it.
+    pub graph: Option<bool>,
 }
 
 /// The most linked neighbours a search may ask for per hit.
@@ -90,6 +96,7 @@ impl SearchRequest {
             expand_limit: None,
             reference_date: None,
             temporal: None,
+            graph: None,
         }
     }
 
@@ -159,6 +166,10 @@ pub struct Scores {
     /// of the JSON form, as for every search without a temporal expression).
     #[serde(skip_serializing_if = "is_zero")]
     pub temporal: f32,
+    /// How strongly a relation reached by graph search supports the memory, in [0, 1]; 0 (and
+    /// left out of the JSON form) without graph search.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub graph: f32,
 }
 
 fn is_zero(x: &f32) -> bool {
@@ -171,18 +182,64 @@ pub struct Hit {
     pub memory: Memory,
     pub score: f32,
     pub scores: Scores,
-    /// For a result of link expansion: the direct hit and the link it was reached through.
+    /// For a result of link expansion: the direct hit and the link it was reached through;
+    /// for a memory graph search scored: the relation it states.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<Via>,
 }
 
-/// How a linked result was reached: from the direct hit `memory_id` along a link of `kind`
-/// with `strength`.
+/// How a result was reached beyond the query's own signals. Untagged: a link's fields or
+/// `{"relation": …}` as they are.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Via {
+#[serde(untagged)]
+pub enum Via {
+    /// Link expansion: from the direct hit `memory_id` along a link of `kind` with `strength`.
+    Link(LinkVia),
+    /// Graph search: the memory states this relation, reached in `hops` from an entity the
+    /// query names.
+    Relation(RelationVia),
+}
+
+impl Via {
+    /// The link, for a result of link expansion.
+    pub fn link(&self) -> Option<&LinkVia> {
+        match self {
+            Via::Link(l) => Some(l),
+            Via::Relation(_) => None,
+        }
+    }
+
+    /// The relation, for a memory graph search scored.
+    pub fn relation(&self) -> Option<&RelationVia> {
+        match self {
+            Via::Relation(r) => Some(r),
+            Via::Link(_) => None,
+        }
+    }
+}
+
+/// See [`Via::Link`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkVia {
     pub memory_id: crate::memory::MemoryId,
     pub kind: crate::memory::LinkKind,
     pub strength: f32,
+}
+
+/// See [`Via::Relation`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RelationVia {
+    pub relation: crate::memory::RelationId,
+    pub predicate: String,
+    pub hops: u8,
+}
+
+/// A search's hits and the relations graph search used for them (each edge once, best first;
+/// empty without graph search).
+#[derive(Debug, Clone, Default)]
+pub struct SearchOutcome {
+    pub hits: Vec<Hit>,
+    pub relations: Vec<crate::store::Relation>,
 }
 
 /// Fusion weights and candidate pool sizes. Documented defaults; tuned by `mnemo eval`.
@@ -203,6 +260,9 @@ pub struct RankParams {
     /// temporal range gains (hybrid mode, queries with a temporal expression only). 0 turns
     /// temporal search off.
     pub temporal_weight: f32,
+    /// Weight of the graph signal ([`Scores::graph`]): what a memory stating the best-scored
+    /// reached relation gains, for searches with graph search on.
+    pub graph_weight: f32,
 }
 
 impl Default for RankParams {
@@ -215,6 +275,7 @@ impl Default for RankParams {
             min_candidates: 30,
             link_weight: 0.25,
             temporal_weight: 0.2,
+            graph_weight: 0.3,
         }
     }
 }
@@ -238,7 +299,19 @@ pub fn hybrid_search_embedding(
     embed: impl FnOnce() -> Result<Vec<f32>> + Send,
     params: &RankParams,
 ) -> Result<Vec<Hit>> {
+    hybrid_search_outcome(store, req, embed, params).map(|o| o.hits)
+}
+
+/// [`hybrid_search_embedding`] with the relations graph search used.
+pub fn hybrid_search_outcome(
+    store: &dyn Store,
+    req: &SearchRequest,
+    embed: impl FnOnce() -> Result<Vec<f32>> + Send,
+    params: &RankParams,
+) -> Result<SearchOutcome> {
     req.validate()?;
+    let graph_on =
+        req.graph == Some(true) && req.mode == SearchMode::Hybrid && params.graph_weight > 0.0;
     let pool = (req.top_k * params.candidate_factor).max(params.min_candidates);
     let cq = CandidateQuery {
         scope: &req.scope,
@@ -344,6 +417,13 @@ pub fn hybrid_search_embedding(
     }
     fill_dense(store, &cq, &mut pooled, &entity_only, vector, req.mode)?;
     temporal_side(store, req, &cq, params, &mut pooled, vector)?;
+    let walked = if graph_on {
+        graph::walk(store, req)?
+    } else {
+        graph::GraphSide::default()
+    };
+    let (graph_only, graph_ids) = graph::pool(store, &cq, &walked, &mut pooled)?;
+    fill_dense(store, &cq, &mut pooled, &graph_only, vector, req.mode)?;
     let mut ranked: Vec<(i64, f32, Scores)> = pooled
         .into_iter()
         .map(|(k, s)| {
@@ -353,6 +433,7 @@ pub fn hybrid_search_embedding(
                         + params.lexical_weight * s.bm25_norm
                         + params.entity_weight * s.entity
                         + params.temporal_weight * s.temporal
+                        + params.graph_weight * s.graph
                 }
                 SearchMode::Dense => s.dense,
                 SearchMode::Lexical => s.bm25_norm,
@@ -374,19 +455,37 @@ pub fn hybrid_search_embedding(
     ranked.truncate(req.top_k);
     let keys: Vec<i64> = ranked.iter().map(|r| r.0).collect();
     let mut loaded: HashMap<i64, Memory> = store.fetch(&cq, &keys)?.into_iter().collect();
+    let mut used: Vec<usize> = Vec::new();
     let mut hits: Vec<Hit> = ranked
         .into_iter()
         .filter_map(|(k, score, scores)| {
+            let via = graph_ids.get(&k).map(|id| {
+                let i = walked.by_memory[id];
+                if !used.contains(&i) {
+                    used.push(i);
+                }
+                let r = &walked.edges[i];
+                Via::Relation(RelationVia {
+                    relation: r.edge.id,
+                    predicate: r.edge.predicate.clone(),
+                    hops: r.hops,
+                })
+            });
             loaded.remove(&k).map(|memory| Hit {
                 memory,
                 score,
                 scores,
-                via: None,
+                via,
             })
         })
         .collect();
     expand::expand_links(store, req, vector, params, &own, &mut hits)?;
-    Ok(hits)
+    used.sort_by(|a, b| walked.edges[*b].score.total_cmp(&walked.edges[*a].score));
+    let relations = used
+        .into_iter()
+        .map(|i| walked.edges[i].edge.clone())
+        .collect();
+    Ok(SearchOutcome { hits, relations })
 }
 
 /// The pooled keys the entity side scores: the entity signal adds at most `entity_weight`, so

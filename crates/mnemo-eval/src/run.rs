@@ -90,6 +90,9 @@ pub struct EvalOptions {
     /// A PostgreSQL database where a second mnemo engine (same embedder, indexing and ranking,
     /// fresh schema) answers every question beside the first (`compare_store` in the report).
     pub compare_store: Option<String>,
+    /// Graph search on mnemo's engine (`RelationConfig::graph_search`); the other engines
+    /// search as they would without it.
+    pub graph: bool,
 }
 
 impl std::fmt::Debug for EvalOptions {

@@ -36,6 +36,7 @@ use mnemo_core::pack::{
 use mnemo_core::{Error, ListQuery, MemoryKind, ReadOptions, Result, Scope, SearchRequest, Store};
 
 mod gather;
+mod relations;
 
 /// A context pack request.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,6 +197,7 @@ impl Memory {
         g.add_hits(&hits)?;
         g.add_segments(vector)?;
         cands.extend(g.candidates());
+        cands.extend(relations::candidates(store, scope, query, &hits)?);
         crate::cancel::check_cancelled("the context pack")?;
         // Once the request is abandoned the counter counts nothing, so assembly ends at once.
         let pack = pack_with_blocks(

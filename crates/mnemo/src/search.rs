@@ -18,6 +18,10 @@ pub struct SearchResponse {
     /// resolved against the request's `reference_date` (absent when the query names no time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temporal: Option<mnemo_core::time::TemporalQuery>,
+    /// The relations graph search used (edges with their sentence and valid time), best first;
+    /// absent without graph search.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<Relation>,
 }
 
 impl Memory {
@@ -35,6 +39,7 @@ impl Memory {
     pub async fn search(&self, mut req: SearchRequest) -> Result<SearchResponse> {
         req.validate()?;
         self.resolve_temporal(&mut req);
+        req.graph.get_or_insert(self.inner.relations.graph_search);
         let temporal = req.temporal.clone();
         if req.mode == SearchMode::Lexical {
             return self.search_with_vector(req, Vec::new()).await;
@@ -66,13 +71,14 @@ impl Memory {
                 embed_ms = e.elapsed().as_secs_f64() * 1e3;
                 Ok(vector)
             };
-            let results = hybrid_search_embedding(store.as_ref(), &req, embed, &rank)?;
+            let results = hybrid_search_outcome(store.as_ref(), &req, embed, &rank)?;
             Ok((results, embed_ms, t.elapsed().as_secs_f64() * 1e3))
         })
         .await?;
-        self.record_search(&scope, results.iter().map(|h| &h.memory));
+        self.record_search(&scope, results.hits.iter().map(|h| &h.memory));
         Ok(SearchResponse {
-            results,
+            results: results.hits,
+            relations: results.relations,
             embed_ms,
             // The retrieval that did not overlap the embedding.
             search_ms: (total_ms - embed_ms).max(0.0),
@@ -95,15 +101,17 @@ impl Memory {
         vector: Vec<f32>,
     ) -> Result<SearchResponse> {
         self.resolve_temporal(&mut req);
+        req.graph.get_or_insert(self.inner.relations.graph_search);
         let temporal = req.temporal.clone();
         let rank = self.inner.rank;
         let store = self.store().clone();
         let scope = req.scope.clone();
         let resp = run_blocking(move || {
             let t = Instant::now();
-            let results = hybrid_search(store.as_ref(), &req, &vector, &rank)?;
+            let out = hybrid_search_outcome(store.as_ref(), &req, || Ok(vector), &rank)?;
             Ok(SearchResponse {
-                results,
+                results: out.hits,
+                relations: out.relations,
                 embed_ms: 0.0,
                 search_ms: t.elapsed().as_secs_f64() * 1e3,
                 usage: Vec::new(),

@@ -150,6 +150,10 @@ pub(crate) struct LocomoArgs {
     /// same conversations and questions, and report both recalls and their difference.
     #[arg(long, value_name = "POSTGRES_URL")]
     pub compare_store: Option<String>,
+    /// Graph search: mnemo's searches walk the relations of the entities each question names
+    /// and rank the memories stating them (the run's other settings unchanged).
+    #[arg(long)]
+    pub graph: bool,
     /// Chat model that answers from the retrieved memories (enables QA).
     #[arg(long)]
     pub answer_model: Option<String>,

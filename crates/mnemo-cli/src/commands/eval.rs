@@ -191,6 +191,7 @@ pub(super) async fn locomo(mut cfg: MemoryConfig, a: LocomoArgs, json: bool) -> 
             mnemo::StoreConfig::Embedded { .. } | mnemo::StoreConfig::InMemory => None,
         },
         compare_store: a.compare_store.clone(),
+        graph: a.graph,
     };
     let result = mnemo_eval::run_locomo(&opts).await;
     if !a.keep_stores {
@@ -421,6 +422,7 @@ async fn temporal_recall(cfg: MemoryConfig, data: &std::path::Path) -> anyhow::R
         pack_tuning: mnemo::ContextTuning::default(),
         store_url: None,
         compare_store: None,
+        graph: false,
     };
     let result = mnemo_eval::run_locomo(&opts).await;
     let _ = std::fs::remove_dir_all(&work_dir);

@@ -4,7 +4,7 @@ use super::{kinds_of, scope_of};
 use crate::args::SearchArgs;
 use crate::io::{human_memory, outln, parse_json_arg, parse_time_arg, print_json};
 use mnemo::Memory;
-use mnemo_core::{Filter, ReadOptions, SearchRequest};
+use mnemo_core::{Filter, ReadOptions, SearchRequest, Via};
 
 pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow::Result<()> {
     let SearchArgs {
@@ -45,6 +45,7 @@ pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow
             .map(|t| parse_time_arg("reference_date", &t))
             .transpose()?,
         temporal: None,
+        graph: None,
     };
     let resp = memory.search(req).await?;
     if json {
@@ -59,7 +60,7 @@ pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow
             );
         }
         for h in &resp.results {
-            match &h.via {
+            match h.via.as_ref().and_then(Via::link) {
                 Some(v) => outln!(
                     "{:.3}  {}  (via {} {} {:.2})",
                     h.score,

@@ -89,6 +89,7 @@ impl Candidate {
                 line
             }
             "segment" => format!("Topic: {}", self.item.text),
+            "relation" => format!("- {}", self.item.text),
             _ => self.item.text.clone(),
         }
     }
@@ -102,6 +103,7 @@ pub fn section_header(section: Section) -> &'static str {
         Section::ShortTerm => "## This session (most recent last)",
         Section::Segments => "## Earlier conversation excerpts",
         Section::Memories => "## Memories",
+        Section::Relations => "## Relations (current)",
     }
 }
 
@@ -121,6 +123,7 @@ pub fn assemble(
         Section::ShortTerm,
         Section::Segments,
         Section::Memories,
+        Section::Relations,
     ]
     .into_iter()
     .map(|s| (s, counter.count(section_header(s)) + 2))

@@ -23,7 +23,7 @@
 //! the other's notes are not brought in by them. A query that names no actor follows every
 //! link.
 
-use super::{Hit, RankParams, Scores, SearchMode, SearchRequest, Via};
+use super::{Hit, LinkVia, RankParams, Scores, SearchMode, SearchRequest, Via};
 use crate::error::Result;
 use crate::memory::{LinkKind, MemoryId};
 use crate::store::{CandidateQuery, LinkedMemory, LinkedQuery, ScoreQuery, Store};
@@ -188,11 +188,11 @@ pub(super) fn expand_links(
         extra.push(Hit {
             score,
             scores,
-            via: Some(Via {
+            via: Some(Via::Link(LinkVia {
                 memory_id: hits[*parent].memory.id,
                 kind: link.kind,
                 strength: link.strength,
-            }),
+            })),
             memory: r.memory,
         });
     }

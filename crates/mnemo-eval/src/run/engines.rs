@@ -77,6 +77,10 @@ pub(super) async fn open_engines(opts: &EvalOptions) -> Result<Engines> {
         })
     };
     let mnemo = with_chat(open_engine(opts, "mnemo", opts.indexing, pg, &mut schemas).await?)?;
+    let mnemo = mnemo.clone().with_relation_config(mnemo::RelationConfig {
+        graph_search: opts.graph,
+        ..mnemo.relation_config()
+    });
     let plain = if opts.baselines {
         Some(open_engine(opts, "plain", WindowIndexing::plain(), pg, &mut schemas).await?)
     } else {

@@ -5,7 +5,7 @@ use super::{covered, unscored};
 use crate::metrics::{score_question, QuestionScores};
 use anyhow::Result;
 use mnemo::Memory;
-use mnemo_core::{Hit, MessageId, RankParams, SearchRequest};
+use mnemo_core::{Hit, MessageId, RankParams, SearchRequest, Via};
 use std::collections::HashMap;
 
 /// Hits of a link-expanded search in one ranking by score (direct hits and linked results, see
@@ -62,11 +62,17 @@ impl Expansion<'_> {
             )?;
             // The direct hits come first, in rank order (expansion appends the linked results):
             // without expansion the search returns these.
-            let direct_n = hits.iter().take_while(|h| h.via.is_none()).count();
+            let direct_n = hits
+                .iter()
+                .take_while(|h| h.via.as_ref().and_then(Via::link).is_none())
+                .count();
             let direct = covered(&hits[..direct_n], self.turn_of);
             let hits = merged_by_score(hits, k);
             if k == self.top_k {
-                linked = hits.iter().filter(|h| h.via.is_some()).count();
+                linked = hits
+                    .iter()
+                    .filter(|h| h.via.as_ref().and_then(Via::link).is_some())
+                    .count();
             }
             for (turns, out) in [
                 (covered(&hits, self.turn_of), &mut out),

@@ -37,6 +37,7 @@ fn options(dir: &Path, qa: Option<QaModels>) -> EvalOptions {
         pack_tuning: mnemo::ContextTuning::default(),
         store_url: None,
         compare_store: None,
+        graph: false,
     }
 }
 
@@ -298,11 +299,11 @@ fn the_expanded_ranking_is_one_list_by_score_cut_at_the_depth() {
         .unwrap();
         m.text = text.into();
         mnemo_core::Hit {
-            via: linked.then_some(mnemo_core::Via {
+            via: linked.then_some(mnemo_core::Via::Link(mnemo_core::LinkVia {
                 memory_id: m.id,
                 kind: mnemo_core::LinkKind::Related,
                 strength: 0.9,
-            }),
+            })),
             memory: m,
             score,
             scores: Default::default(),

@@ -88,6 +88,7 @@ pub(crate) async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value
         expand_limit: None,
         reference_date: s.reference_date,
         temporal: None,
+        graph: None,
     };
     let out = mem.search(req).await?;
     Ok(match &out.temporal {

@@ -518,3 +518,64 @@ async fn a_search_returning_a_segments_memories_counts_one_visit_unless_tracking
         "no bookkeeping when tracking is off"
     );
 }
+
+#[tokio::test]
+async fn packs_show_the_current_relations_of_the_entities_the_query_names() {
+    let (m, _dir) = engine();
+    let scope = Scope::user("u").unwrap();
+    for text in [
+        "Caroline's sister Ana called today.",
+        "Ana lives in Lisbon.",
+        "Ana lives in Porto.",
+        "The weather was grey all week.",
+    ] {
+        m.add(AddRequest::text(scope.clone(), text)).await.unwrap();
+    }
+    let pack = m
+        .context(ask(&scope, "What is new with Ana?", 400))
+        .await
+        .unwrap();
+    assert!(pack.used_tokens <= 400);
+    let section = (pack.sections.iter())
+        .find(|s| s.section == Section::Relations)
+        .expect("a relations section");
+    let lines: Vec<&str> = section.items.iter().map(|i| i.text.as_str()).collect();
+    assert!(
+        section
+            .items
+            .iter()
+            .all(|i| i.reason == Reason::Related && i.kind == "relation"),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("Ana — lives_in → Porto (since ")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.contains("sibling_of")), "{lines:?}");
+    // Only current edges: Lisbon was closed by Porto (lives in is functional).
+    assert!(!lines.iter().any(|l| l.contains("Lisbon")), "{lines:?}");
+    assert!(pack.rendered.contains("## Relations (current)"));
+    assert!(pack.rendered.contains("- Ana — lives_in → Porto"));
+    // A budget too small for every line still holds; a query naming no entity shows none.
+    for budget in [20, 40, 60] {
+        let small = m
+            .context(ask(&scope, "What is new with Ana?", budget))
+            .await
+            .unwrap();
+        assert!(
+            small.used_tokens <= budget,
+            "{budget}: {}",
+            small.used_tokens
+        );
+    }
+    let none = m
+        .context(ask(&scope, "how was the weather", 400))
+        .await
+        .unwrap();
+    assert!(none
+        .sections
+        .iter()
+        .all(|s| s.section != Section::Relations));
+}

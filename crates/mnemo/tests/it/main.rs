@@ -9,6 +9,7 @@ mod context;
 mod embedding_work;
 mod erasure;
 mod event_time;
+mod graph_search;
 mod infer;
 mod jobs;
 mod limits;

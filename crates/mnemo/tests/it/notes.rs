@@ -255,7 +255,7 @@ async fn rules_link_notes_that_share_a_rare_name_and_search_expands_along_them()
         .iter()
         .find(|h| h.memory.id == plan)
         .expect("the linked plan");
-    let via = linked.via.as_ref().unwrap();
+    let via = linked.via.as_ref().and_then(mnemo_core::Via::link).unwrap();
     assert_eq!((via.memory_id, via.kind), (ticket, LinkKind::Related));
     // Its own score for the query, lifted by the hit's score through the link.
     let own = search(&e.m, "ferry tickets", 10, 0)

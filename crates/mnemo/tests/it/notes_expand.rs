@@ -89,7 +89,8 @@ async fn linked_notes_are_scored_by_their_own_relevance_lifted_by_the_link() {
     assert!(expanded[0].via.is_none());
     let linked = |id| expanded.iter().find(|h| h.memory.id == id).unwrap();
     for id in [relevant, unrelated] {
-        let via = linked(id).via.as_ref().expect("a linked result is marked");
+        let via = (linked(id).via.as_ref().and_then(mnemo_core::Via::link))
+            .expect("a linked result is marked");
         assert_eq!(
             (via.memory_id, via.kind, via.strength),
             (hit, LinkKind::Related, 1.0)
