@@ -147,41 +147,6 @@ impl mnemo::core::Relations for Racing {
     }
 }
 
-impl mnemo::core::Blocks for Racing {
-    fn create_block(&self, new: &NewBlock, limits: &BlockLimits) -> Result<MemoryBlock> {
-        self.inner.create_block(new, limits)
-    }
-    fn block(&self, s: &Scope, label: &BlockLabel) -> Result<Option<MemoryBlock>> {
-        self.inner.block(s, label)
-    }
-    fn list_blocks(&self, q: &BlockQuery) -> Result<BlockPage> {
-        self.inner.list_blocks(q)
-    }
-    fn edit_block(&self, edit: &BlockEdit) -> Result<MemoryBlock> {
-        self.inner.edit_block(edit)
-    }
-    fn delete_block(
-        &self,
-        s: &Scope,
-        label: &BlockLabel,
-        actor: &BlockActor,
-        reason: Option<&str>,
-    ) -> Result<MemoryBlock> {
-        self.inner.delete_block(s, label, actor, reason)
-    }
-    fn block_history(
-        &self,
-        s: &Scope,
-        label: &BlockLabel,
-        limit: usize,
-    ) -> Result<Vec<BlockEvent>> {
-        self.inner.block_history(s, label, limit)
-    }
-    fn pinned_blocks(&self, s: &Scope) -> Result<Vec<MemoryBlock>> {
-        self.inner.pinned_blocks(s)
-    }
-}
-
 impl mnemo::core::Messages for Racing {
     fn messages_by_id(&self, s: &Scope, ids: &[MessageId]) -> Result<Vec<Message>> {
         self.inner.messages_by_id(s, ids)
