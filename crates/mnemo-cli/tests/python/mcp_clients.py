@@ -295,6 +295,10 @@ async def run_http(url: str, alice_key: str, bob_key: str) -> dict:
                                 ("core_memory_replace", {"label": "human", "old": "Porto", "new": "bob", "user_id": "alice"}),
                                 ("core_memory_rewrite", {"label": "human", "value": "bob", "user_id": "alice"}),
                                 ("core_memory_seed", {"user_id": "alice"}),
+                                ("timeline", {"user_id": "alice"}),
+                                ("get_relations", {"entity": "Porto", "user_id": "alice"}),
+                                ("get_relations_between", {"a": "alice", "b": "Porto", "user_id": "alice"}),
+                                ("get_relation_history", {"relation_id": mid, "user_id": "alice"}),
                                 # bob's own scope: alice's label answers as a missing one
                                 ("core_memory_append", {"label": "human", "text": "bob"}),
                             ]

@@ -29,14 +29,20 @@ function picker(notes) {
 
 export async function render(root, _p, id) {
   root.appendChild(h("h1", null, "Notes graph"));
-  const notes = await api.get("/v1/memories", api.scopeQuery({ kinds: "note", limit: 200 }));
-  for (const n of notes.results) api.seen.set(n.id, n);
+  const listNotes = async () => {
+    const notes = await api.get("/v1/memories", api.scopeQuery({ kinds: "note", limit: 200 }));
+    for (const n of notes.results) api.seen.set(n.id, n);
+    return notes;
+  };
   if (!id) {
+    const notes = await listNotes();
     if (!notes.results.length) return root.appendChild(info("This scope holds no notes (add with memory_type: note)."));
     root.appendChild(h("p", null, "Choose a note:"));
     return root.appendChild(picker(notes.results));
   }
+  // The note the URL names first: its links do not wait on (or fail with) the scope's list.
   const center = await api.get("/v1/memories/" + encodeURIComponent(id) + "/links", api.scopeQuery());
+  const notes = await listNotes();
   const around = [...new Set(center.results.map((l) => (l.from === id ? l.to : l.from)))];
   const edges = new Map();
   const addEdge = (l) => edges.set(l.from + ">" + l.to + ">" + l.kind, l);
