@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 /// (copied to every node) and tables distributed by a key of their own.
 const NOT_BY_SCOPE: [&str; 4] = ["mnemo_meta", "api_keys", "jobs", "scope_gates"];
 
+/// Tables known not to be laid out for Citus yet (docs/postgres.md, "Not laid out yet"): the
+/// core memory blocks, owned by a user, an agent or both and shared between a user's agents,
+/// carry no `scope_key`. Listed by name so that any other new table still fails the check.
+const NOT_LAID_OUT_YET: [&str; 3] = ["blocks", "block_agents", "block_history"];
+
 /// The one place an advisory lock may stay: schema changes (migrations, binding a model's
 /// vector columns), which run once through the coordinator, never on a distributed table's
 /// data path.
@@ -42,7 +47,9 @@ fn every_unique_index_of_a_distributed_table_carries_its_distribution_column() {
         .collect();
     for t in &tables {
         assert!(
-            distributed.contains(t) || NOT_BY_SCOPE.contains(&t.as_str()),
+            distributed.contains(t)
+                || NOT_BY_SCOPE.contains(&t.as_str())
+                || NOT_LAID_OUT_YET.contains(&t.as_str()),
             "table {t} has no scope_key and is not laid out as a reference table"
         );
     }
