@@ -8,7 +8,6 @@
 
 use crate::two_servers::fresh_store_url;
 use crate::{mnemo, run_ok};
-use mnemo_core::Transfer;
 use mnemo_testkit::stub_http::StubEndpoint;
 use serde_json::Value;
 use std::path::Path;
