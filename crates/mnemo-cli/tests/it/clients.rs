@@ -371,6 +371,9 @@ fn mcp_python_client_over_stdio_and_http() {
         "get_links",
         "get_memory",
         "get_profile",
+        "get_relation_history",
+        "get_relations",
+        "get_relations_between",
         "get_segment_pages",
         "get_session",
         "get_session_messages",
@@ -381,6 +384,7 @@ fn mcp_python_client_over_stdio_and_http() {
         "refresh_profile",
         "remove_link",
         "search_memories",
+        "timeline",
         "update_memory",
     ];
     for transport in ["stdio", "http"] {
