@@ -157,7 +157,7 @@ fn content_of(i: usize, d: &Bound<'_, PyDict>) -> PyResult<Content> {
         )));
     };
     if let Ok(s) = v.cast::<PyString>() {
-        return Ok(Content::Text(text_of(&field, &s)?));
+        return Ok(Content::Text(text_of(&field, s)?));
     }
     if !(v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>()) {
         return Err(PyTypeError::new_err(format!(
