@@ -453,7 +453,7 @@ impl SqliteStore {
     /// The save holds the database's write lock from its catch-up to its last file, so an
     /// erase by another handle or process on the same file commits either before it (the
     /// catch-up applies the erase and the save overwrites the freed slots: see
-    /// [`ann::Ann::save`]) or after it (that erase then removes the files this save wrote).
+    /// `Ann::save`) or after it (that erase then removes the files this save wrote).
     /// Either way no saved file holds an erased vector once the erase has returned, whichever
     /// instance saves last. When the lock cannot be had, nothing is saved (the next open
     /// rebuilds).
