@@ -283,10 +283,12 @@ impl Blocks for PgStore {
              ORDER BY b.label COLLATE \"C\", b.id LIMIT $5"
         );
         let mut blocks = self.with(|c| query_blocks(c, &sql, &[&u, &a, &label, &id, &limit]))?;
-        let next_cursor = (blocks.len() > query.limit).then(|| {
+        let next_cursor = if blocks.len() > query.limit {
             blocks.truncate(query.limit);
-            BlockQuery::cursor_after(blocks.last().expect("a full page"))
-        });
+            blocks.last().map(BlockQuery::cursor_after)
+        } else {
+            None
+        };
         Ok(BlockPage {
             blocks,
             next_cursor,

@@ -300,10 +300,12 @@ impl Blocks for SqliteStore {
         sql.push_str(" ORDER BY b.label, b.id LIMIT ?");
         p.push(Sql::Integer(query.limit as i64 + 1));
         let mut blocks = self.read(|c| query_blocks(c, &sql, &p))?;
-        let next_cursor = (blocks.len() > query.limit).then(|| {
+        let next_cursor = if blocks.len() > query.limit {
             blocks.truncate(query.limit);
-            BlockQuery::cursor_after(blocks.last().expect("a full page"))
-        });
+            blocks.last().map(BlockQuery::cursor_after)
+        } else {
+            None
+        };
         Ok(BlockPage {
             blocks,
             next_cursor,
