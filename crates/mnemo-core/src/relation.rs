@@ -43,6 +43,18 @@ pub const ENTITY_TYPES: &[&str] = &[PERSON, PLACE, ORGANIZATION, PET, THING];
 
 use serde::{Deserialize, Serialize};
 
+/// Words that refer to someone without naming them: never a node of the graph, neither as a
+/// relation's end nor as the speaker first person resolves to.
+const PRONOUNS: &[&str] = &[
+    "i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "they",
+    "them", "their", "it", "speaker", "user",
+];
+
+/// Whether `name` (any case, trimmed) is a bare pronoun.
+fn is_pronoun(name: &str) -> bool {
+    PRONOUNS.contains(&name.trim().to_lowercase().as_str())
+}
+
 /// The canonical predicates rules and model answers are normalised to. Others are kept as free
 /// predicates (lower-case snake case, at most [`MAX_PREDICATE_LEN`] characters).
 pub const CANONICAL_PREDICATES: &[&str] = &[

@@ -157,15 +157,10 @@ fn read_entities(items: &[Value]) -> Vec<EntityMention> {
 /// One end of a relation as written, or `None` when it cannot be a node: empty, too long, or
 /// a bare pronoun.
 fn end_name(raw: &str) -> Option<&str> {
-    const PRONOUNS: &[&str] = &[
-        "i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her",
-        "they", "them", "their", "it", "speaker", "user",
-    ];
     let name = raw.trim();
-    let lower = name.to_lowercase();
     let ok = !normalize_entity(name).is_empty()
         && name.chars().nth(MAX_MENTION_CHARS).is_none()
-        && !PRONOUNS.contains(&lower.as_str());
+        && !super::is_pronoun(name);
     ok.then_some(name)
 }
 

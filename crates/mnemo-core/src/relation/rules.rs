@@ -32,7 +32,8 @@ const MAX_SENTENCE_CHARS: usize = 400;
 /// Reads `(subject, predicate, object)` candidates from English text without a model.
 ///
 /// `speaker` is the name first person resolves to; without one, first-person statements are
-/// dropped. The forms read: possessive kinship and friendship ("my sister Ana", "Ana, my
+/// dropped, and so are they when the speaker's name is itself a bare pronoun ("I", "user"). The
+/// forms read: possessive kinship and friendship ("my sister Ana", "Ana, my
 /// sister", "Ana is my sister", "Caroline's husband Tom", "my friends Tom and Ana"), pets ("we
 /// adopted a dog named Biscuit", "my cat Luna"), "I work at / live in / moved to / study at /
 /// am married to X" (and the same after a name), "I joined X", ages ("I'm 32 years old"), and
@@ -43,7 +44,9 @@ const MAX_SENTENCE_CHARS: usize = 400;
 pub fn extract_relations(text: &str, speaker: Option<&str>) -> Vec<RelationCandidate> {
     let speaker = speaker
         .map(str::trim)
-        .filter(|s| !s.is_empty() && s.chars().nth(MAX_MENTION_CHARS).is_none());
+        .filter(|s| {
+            !s.is_empty() && s.chars().nth(MAX_MENTION_CHARS).is_none() && !super::is_pronoun(s)
+        });
     if !may_state_relation(text) {
         return Vec::new();
     }

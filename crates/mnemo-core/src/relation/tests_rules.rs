@@ -152,6 +152,9 @@ fn first_person_is_dropped_without_a_speaker_and_third_person_kept() {
     let text = "My sister Ana works at IKEA. I live in Oslo.";
     assert_eq!(triples(text, None), ["Ana|works_at|IKEA"]);
     assert_eq!(triples(text, Some("  ")), ["Ana|works_at|IKEA"]);
+    // A speaker named by a pronoun is no name: "I" must not become a node.
+    assert_eq!(triples(text, Some("I")), ["Ana|works_at|IKEA"]);
+    assert_eq!(triples("my cats", Some("User")), Vec::<String>::new());
     let got = extract_relations(text, Some("Cara"));
     assert_eq!(got.len(), 3);
     assert_eq!(got[0].subject_type, "person");
