@@ -12,6 +12,7 @@ mod blocks;
 mod checkpoint;
 mod codec;
 mod erase;
+mod fork;
 mod graph;
 mod jobs;
 mod keys;
@@ -252,6 +253,7 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the store file at `path` and migrates it forward.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        fork::install_handlers();
         let path = path.as_ref();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::Unavailable {
@@ -284,6 +286,7 @@ impl SqliteStore {
 
     /// An in-memory store (tests): one shared connection, no sidecar files.
     pub fn open_in_memory() -> Result<Self> {
+        fork::install_handlers();
         let mut writer = Connection::open_in_memory().map_err(sql_err)?;
         schema::migrate(&mut writer)?;
         let cursors = read::load_cursors(&writer)?;
