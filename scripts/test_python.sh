@@ -8,6 +8,7 @@
 # The build is a debug build in the shared target directory: it reuses the dependencies the
 # workspace build compiled and recompiles only what the Python crate's own feature set changes.
 # A missing prerequisite (python3 with venv, the models, PostgreSQL) fails with the reason.
+# The lifecycle checks (fork, interpreter exit) then run again on a second CPython version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
@@ -27,7 +28,38 @@ rm -rf "$venv"
 "$venv/bin/pip" install --quiet pytest mypy
 # maturin (the build backend named in pyproject.toml) builds the wheel; a dev profile here,
 # a release build for users.
+# The wheel is built once (abi3: one wheel for every CPython >= 3.9) and installed from the file,
+# so the second interpreter below tests the very same build.
+wheels="$target/py-wheel"
+rm -rf "$wheels"
 CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev" \
-  "$venv/bin/pip" install --quiet ./crates/mnemo-py
+  "$venv/bin/pip" wheel --quiet --no-deps -w "$wheels" ./crates/mnemo-py
+"$venv/bin/pip" install --quiet "$wheels"/mnemo-*.whl
 "$venv/bin/python" -m pytest crates/mnemo-py/tests -q -p no:cacheprovider
 (cd crates/mnemo-py && "$venv/bin/mypy")
+
+# The process-lifecycle checks (fork, interpreter exit) depend on the interpreter's own
+# machinery, so they run again on a second CPython minor version: $MNEMO_PYTHON2, else the
+# newest of 3.13 .. 3.9 other than the first one's, on PATH or under pyenv's versions.
+first="$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+second="${MNEMO_PYTHON2:-}"
+if [ -z "$second" ]; then
+  for v in 3.13 3.12 3.11 3.10 3.9; do
+    [ "$v" = "$first" ] && continue
+    for cand in "python$v" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python"$v"; do
+      if command -v "$cand" >/dev/null 2>&1; then second="$cand"; break 2; fi
+    done
+  done
+fi
+if [ -z "$second" ]; then
+  # Not silent: the summary line says what did not run and how to run it.
+  echo "test_python.sh: NOT RUN: the lifecycle checks on a second CPython (none of 3.9-3.13 other than $first found; set MNEMO_PYTHON2)" >&2
+else
+  venv2="$target/py-venv2"
+  rm -rf "$venv2"
+  "$second" -m venv "$venv2" || fail "'$second -m venv' failed"
+  "$venv2/bin/pip" install --quiet --upgrade pip
+  "$venv2/bin/pip" install --quiet pytest "$wheels"/mnemo-*.whl
+  echo "test_python.sh: lifecycle checks on $("$venv2/bin/python" -V)" >&2
+  "$venv2/bin/python" -m pytest crates/mnemo-py/tests/test_lifecycle.py -q -p no:cacheprovider
+fi
