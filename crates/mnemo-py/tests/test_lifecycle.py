@@ -2,8 +2,8 @@
 ``multiprocessing`` fork pool), and interpreter exit with ``AsyncMemory`` calls just finished.
 Each scenario runs in a fresh interpreter ``RUNS`` times and every run must exit 0 within its
 bound: the faults these guard against (a child waiting for ever on threads that only exist in
-its parent; a tokio thread dropping a Python object during ``Py_FinalizeEx``) show up in some
-runs only, never in a single one."""
+its parent, or on a lock one of them held when it forked; a tokio thread dropping a Python
+object during ``Py_FinalizeEx``) show up in some runs only, never in a single one."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import List, Optional
 
-import pytest
 
 from conftest import models_dir
 
@@ -108,11 +107,6 @@ def run_many(script: str, tmp_path: Path, name: str) -> None:
     assert not failures, f"{len(failures)} of {RUNS} runs failed:\n" + "\n".join(failures)
 
 
-# Known defect, open in issue 49: a forked child still hangs in some runs (6 of 25 in the last
-# run; 21 of 25 before core's search left rayon's global pool). Kept running, and reported as
-# "xfailed" (or "xpassed" once it holds), until it is fixed.
-@pytest.mark.xfail(reason="issue 49: a child forked after mnemo was used still hangs in some runs",
-                   strict=False)
 def test_fork_children_and_pool_workers_work(tmp_path: Path) -> None:
     run_many(FORK, tmp_path, "fork")
 
