@@ -19,6 +19,7 @@ mod jobs;
 mod logs;
 mod mcp;
 mod mem0;
+mod mem0_graph;
 mod notes;
 mod rest;
 mod sessions;
