@@ -22,6 +22,7 @@ mod mem0;
 mod mem0_graph;
 mod notes;
 mod rest;
+mod search_graph;
 mod sessions;
 mod shutdown;
 mod tenancy;

@@ -1,0 +1,128 @@
+//! The per-request `graph` flag of search on the native REST route and the MCP tool: `true`
+//! turns graph search on for that request (the answer lists the `relations` used and the
+//! stating memory carries `via`), `false` or absent leaves the server's setting (off here); the
+//! flag is in the OpenAPI document and the tool's schema; a walk never reaches another scope.
+
+use crate::graph::say;
+use crate::mcp::{call_tool, mcp, open_session};
+use crate::TestServer;
+use serde_json::{json, Value};
+
+fn seeded() -> TestServer {
+    let s = TestServer::start();
+    say(&s, "cara", "Ana lives in Porto.", "2023-05-01T10:00:00Z");
+    say(
+        &s,
+        "cara",
+        "We had dinner by the river.",
+        "2023-05-02T10:00:00Z",
+    );
+    say(&s, "bob", "Ana lives in Oslo.", "2023-05-01T10:00:00Z");
+    s
+}
+
+/// Whether the answer used the graph: its relations name Ana's Porto edge and the stating
+/// memory is marked with `via`.
+fn used_graph(answer: &Value) -> bool {
+    let Some(relations) = answer.get("relations").and_then(Value::as_array) else {
+        return false;
+    };
+    let edge = relations
+        .iter()
+        .any(|r| r["predicate"] == "lives_in" && r["object"]["name"] == "Porto");
+    let via = (answer["results"].as_array().unwrap().iter())
+        .any(|h| h["memory"] == "Ana lives in Porto." && h["via"]["predicate"] == "lives_in");
+    edge && via
+}
+
+#[test]
+fn rest_search_graph_flag_turns_graph_search_on_for_one_request() {
+    let s = seeded();
+    let cara = s.user_key("cara");
+    let search = |graph: Option<bool>| {
+        let mut body = json!({"query": "Where does Ana live?"});
+        if let Some(g) = graph {
+            body["graph"] = json!(g);
+        }
+        let r = s.call("POST", "/v1/memories/search", Some(&cara), Some(body));
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.body
+    };
+    let on = search(Some(true));
+    assert!(used_graph(&on), "{on}");
+    assert!(
+        !on.to_string().contains("Oslo"),
+        "a walk left its scope: {on}"
+    );
+    for off in [search(None), search(Some(false))] {
+        assert!(off.get("relations").is_none(), "{off}");
+        assert!(!used_graph(&off), "{off}");
+    }
+    let bad = s.call(
+        "POST",
+        "/v1/memories/search",
+        Some(&cara),
+        Some(json!({"query": "Ana", "graph": "yes"})),
+    );
+    assert_eq!(bad.status, 400, "{:?}", bad.body);
+
+    let doc = s.call("GET", "/openapi.json", None, None).body;
+    let flag = &doc["components"]["schemas"]["SearchBody"]["properties"]["graph"];
+    assert!(
+        flag["description"]
+            .as_str()
+            .unwrap_or("")
+            .contains("relations"),
+        "{flag}"
+    );
+    let answer = &doc["components"]["schemas"]["SearchDoc"]["properties"]["relations"];
+    assert!(answer.is_object(), "the answer's relations are documented");
+}
+
+#[test]
+fn mcp_search_graph_argument_turns_graph_search_on_for_one_call() {
+    let s = seeded();
+    let cara = s.user_key("cara");
+    let session = open_session(&s, &cara);
+    let on = call_tool(
+        &s,
+        &cara,
+        &session,
+        "search_memories",
+        json!({"query": "Where does Ana live?", "graph": true}),
+    )
+    .tool_json();
+    assert!(used_graph(&on), "{on}");
+    assert!(!on.to_string().contains("Oslo"), "{on}");
+    let off = call_tool(
+        &s,
+        &cara,
+        &session,
+        "search_memories",
+        json!({"query": "Where does Ana live?"}),
+    )
+    .tool_json();
+    assert!(off.get("relations").is_none() && !used_graph(&off), "{off}");
+
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let tools = mcp(
+        &s,
+        "POST",
+        &cara,
+        Some(&session),
+        &[],
+        Some(&list.to_string()),
+    )
+    .message();
+    let search = (tools["result"]["tools"].as_array().unwrap().iter())
+        .find(|t| t["name"] == "search_memories")
+        .unwrap();
+    assert!(
+        search["description"].as_str().unwrap().contains("graph"),
+        "{search}"
+    );
+    assert!(
+        search["inputSchema"]["properties"]["graph"].is_object(),
+        "{search}"
+    );
+}
