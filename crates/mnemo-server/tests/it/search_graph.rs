@@ -126,3 +126,101 @@ fn mcp_search_graph_argument_turns_graph_search_on_for_one_call() {
         "{search}"
     );
 }
+
+/// A key bound to bob, on every route this work added or changed, asking for alice's graph:
+/// refused as another scope (403 for a named scope, nothing written), and bob's own graph
+/// answers never hold alice's edges.
+#[test]
+fn graph_requests_for_another_scope_are_refused_on_every_new_route() {
+    let s = TestServer::start();
+    say(
+        &s,
+        "alice",
+        "My sister Ana lives in Porto.",
+        "2023-05-01T10:00:00Z",
+    );
+    say(&s, "bob", "Ana lives in Oslo.", "2023-05-01T10:00:00Z");
+    let bob = s.user_key("bob");
+    let before = s.snapshot();
+    let add = json!({"messages": [{"role": "user", "name": "Bob", "content": "Ana moved to Rome."}],
+        "user_id": "alice", "infer": false, "enable_graph": true});
+    let probes = [
+        (
+            "/v1/memories/search",
+            json!({"query": "Where does Ana live?", "user_id": "alice", "graph": true}),
+        ),
+        (
+            "/v1/memories/search/",
+            json!({"query": "Where does Ana live?", "user_id": "alice", "enable_graph": true}),
+        ),
+        (
+            "/v3/memories/search/",
+            json!({"query": "Where does Ana live?", "filters": {"user_id": "alice"}, "enable_graph": true}),
+        ),
+        (
+            "/search",
+            json!({"query": "Where does Ana live?", "user_id": "alice", "enable_graph": true}),
+        ),
+        ("/v1/memories/", add.clone()),
+        ("/v3/memories/add/", add.clone()),
+        ("/memories", add),
+    ];
+    for (path, body) in probes {
+        let r = s.call("POST", path, Some(&bob), Some(body));
+        assert_eq!(r.status, 403, "{path}: {:?}", r.body);
+        assert!(
+            !r.body.to_string().contains("Porto"),
+            "{path}: {:?}",
+            r.body
+        );
+    }
+    assert_eq!(
+        s.snapshot(),
+        before,
+        "a refused graph request wrote something"
+    );
+    let session = open_session(&s, &bob);
+    let (_, kind, _) = call_tool(
+        &s,
+        &bob,
+        &session,
+        "search_memories",
+        json!({"query": "Where does Ana live?", "user_id": "alice", "graph": true}),
+    )
+    .tool_error();
+    assert_eq!(kind, "forbidden");
+
+    // Bob's own graph answers: his edge, never alice's.
+    let own = [
+        (
+            "/v1/memories/search",
+            json!({"query": "Where does Ana live?", "graph": true}),
+        ),
+        (
+            "/v1/memories/search/",
+            json!({"query": "Where does Ana live?", "user_id": "bob", "enable_graph": true}),
+        ),
+    ];
+    for (path, body) in own {
+        let r = s.call("POST", path, Some(&bob), Some(body));
+        assert_eq!(r.status, 200, "{path}: {:?}", r.body);
+        let text = r.body.to_string();
+        assert!(
+            text.contains("Oslo") && !text.contains("Porto"),
+            "{path}: {text}"
+        );
+    }
+    let r = s.call(
+        "POST",
+        "/v1/memories/",
+        Some(&bob),
+        Some(json!({"messages": [{"role": "user", "name": "Bob", "content": "Ana lives in Rome now."}],
+            "user_id": "bob", "infer": false, "enable_graph": true})),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let text = r.body["relations"].to_string();
+    assert!(
+        text.contains("Rome") && text.contains("Oslo") && !text.contains("Porto"),
+        "{text}"
+    );
+}
