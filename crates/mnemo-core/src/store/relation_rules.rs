@@ -355,7 +355,9 @@ pub fn walk_neighbourhood<R: Relations + ?Sized>(
     let mut frontier = start;
     let now = chrono::Utc::now();
     for _ in 0..walk.depth {
-        if frontier.is_empty() || out.relations.len() >= limit {
+        // A full walk still reads the next hop (bounded: limit + 1 edges), so that `truncated`
+        // says whether the limit, not the graph, ended it.
+        if frontier.is_empty() || out.truncated {
             break;
         }
         let edges = store.edges(&EdgeQuery {

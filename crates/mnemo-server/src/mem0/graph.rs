@@ -56,7 +56,10 @@ pub(super) async fn query_relations(
 ) -> ApiResult<Vec<Value>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for m in mnemo_core::extract_entities(query).into_iter().take(8) {
+    let names = mnemo_core::extract_entities(query).into_iter();
+    // A mention no entity could have (too long for a node's name) has no edges to look up.
+    let names = names.filter(|m| mnemo_core::check_relation_name("entity", &m.name).is_ok());
+    for m in names.take(8) {
         for e in named(s, p, parts, m.name).await? {
             if seen.insert(e.id) {
                 out.push(edge_json(&e));
