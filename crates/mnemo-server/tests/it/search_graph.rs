@@ -224,3 +224,56 @@ fn graph_requests_for_another_scope_are_refused_on_every_new_route() {
         "{text}"
     );
 }
+
+/// The native add answer lists the edges the add touched (`{id, event}`), a replay with the same
+/// idempotency key answers the same, and the ids are readable edges of the scope.
+#[test]
+fn native_add_answers_the_edges_it_touched() {
+    let s = TestServer::start();
+    let cara = s.user_key("cara");
+    let add = |text: &str, at: &str, key: &str| {
+        let body = json!({"timestamp": at, "idempotency_key": key,
+            "messages": [{"role": "user", "name": "Cara", "content": text}]});
+        let r = s.call("POST", "/v1/memories", Some(&cara), Some(body));
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.body
+    };
+    let events = |answer: &Value| -> Vec<String> {
+        let mut e: Vec<String> = (answer["relations"].as_array().unwrap().iter())
+            .map(|w| w["event"].as_str().unwrap().to_string())
+            .collect();
+        e.sort();
+        e
+    };
+    let first = add(
+        "My sister Ana lives in Porto.",
+        "2023-05-01T10:00:00Z",
+        "k1",
+    );
+    assert_eq!(events(&first), ["added", "added"], "{first}");
+    let moved = add("Ana lives in Lisbon now.", "2024-05-01T10:00:00Z", "k2");
+    assert_eq!(events(&moved), ["added", "closed"], "{moved}");
+    let closed = (moved["relations"].as_array().unwrap().iter())
+        .find(|w| w["event"] == "closed")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let h = s.call(
+        "GET",
+        &format!("/v1/graph/relations/{closed}/history"),
+        Some(&cara),
+        None,
+    );
+    assert_eq!(h.status, 200, "{:?}", h.body);
+    assert_eq!(
+        h.body["relation"]["object"]["name"], "Porto",
+        "{:?}",
+        h.body
+    );
+    let again = add("Ana lives in Lisbon now.", "2024-05-01T10:00:00Z", "k2");
+    assert_eq!(again["replayed"], true);
+    assert_eq!(again["relations"], moved["relations"]);
+    let plain = add("We had dinner by the river.", "2024-05-02T10:00:00Z", "k3");
+    assert!(plain.get("relations").is_none(), "{plain}");
+}
