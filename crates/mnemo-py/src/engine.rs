@@ -337,6 +337,7 @@ impl Engine {
             },
             expand_links: k.count("expand_links")?.unwrap_or(0),
             reference_date: k.time("reference_date")?,
+            graph: k.bool("graph")?,
         };
         // Mem0 2.x's `rerank`: mnemo's hybrid ranking always runs, and no second reranker
         // exists to switch on or off, so the flag is read (a bool) and changes nothing.
@@ -670,6 +671,39 @@ impl Engine {
         )))
     }
 
+    /// The relations of the entities named `entity` (now, or `as_of`), at most `limit`.
+    #[pyo3(signature = (entity, **kw))]
+    fn relations(
+        &self,
+        entity: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
+        let entity = str_arg("entity", entity)?;
+        let mut k = Kw::new(kw);
+        let parts = k.parts()?;
+        let read = graph_read(&mut k)?;
+        k.finish()?;
+        let work = crate::ops::graph::relations(self.mem()?, parts, entity, read);
+        Ok(Pending::new(work))
+    }
+
+    /// The neighbourhood of the entities named `entity` to `depth` hops (1 to 3).
+    #[pyo3(signature = (entity, **kw))]
+    fn graph(
+        &self,
+        entity: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Pending> {
+        let entity = str_arg("entity", entity)?;
+        let mut k = Kw::new(kw);
+        let parts = k.parts()?;
+        let depth = k.count("depth")?.unwrap_or(1);
+        let read = graph_read(&mut k)?;
+        k.finish()?;
+        let work = crate::ops::graph::graph(self.mem()?, parts, entity, depth, read);
+        Ok(Pending::new(work))
+    }
+
     fn export(&self) -> PyResult<Pending> {
         Ok(Pending::new(extra::export(self.mem()?)))
     }
@@ -685,3 +719,14 @@ impl Engine {
         Ok(Pending::new(extra::import(self.mem()?, value)))
     }
 }
+
+/// The `as_of` and `limit` of a graph read (default: now, 50 edges).
+fn graph_read(k: &mut Kw<'_>) -> PyResult<crate::ops::graph::GraphRead> {
+    Ok(crate::ops::graph::GraphRead {
+        as_of: k.time("as_of")?,
+        limit: k.count("limit")?.unwrap_or(GRAPH_LIMIT),
+    })
+}
+
+/// The most edges a graph read returns unless it asks for another number.
+const GRAPH_LIMIT: usize = 50;

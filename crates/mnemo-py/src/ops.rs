@@ -2,13 +2,14 @@
 //! Mem0 routes return (`{"results": [...]}` of memories with `id`, `memory`, `hash`, `metadata`,
 //! `created_at`, `updated_at`, the scope ids and, for search hits, `score`). `records` holds
 //! Mem0's methods, `extra` mnemo's own (context packs, erasure, links, profile, the log,
-//! export and import).
+//! export and import), `graph` the entity graph's reads.
 //!
 //! A call that names a memory by id without a scope acts on the memory's owner: in process the
 //! caller holds the whole store, as an admin key does on the server.
 
 pub(crate) mod blocks;
 pub(crate) mod extra;
+pub(crate) mod graph;
 pub(crate) mod records;
 pub(crate) mod timeline;
 

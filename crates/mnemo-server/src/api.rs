@@ -99,6 +99,10 @@ pub struct SearchBody {
     /// The instant (RFC 3339) the query's temporal expression ("last week", "in May 2023") is
     /// resolved against; default now. Memories whose event time falls in it rank higher.
     pub reference_date: Option<DateTime<Utc>>,
+    /// Graph search for this request: `true` walks the relations of the entities the query
+    /// names (one or two hops) and ranks the memories that state them, and the answer carries
+    /// `relations`; `false` turns it off; absent: the server's setting.
+    pub graph: Option<bool>,
 }
 
 /// `POST /v1/context`: a prompt-ready context pack for a query, under a token budget.
@@ -374,6 +378,11 @@ pub struct AddOutcomeDoc {
     /// The model calls the add made.
     #[schema(value_type = Vec<Object>)]
     pub usage: Vec<Value>,
+    /// The entity-graph edges the add touched: `{id, event}` with event `added`, `supported`
+    /// (one more statement of an edge that held) or `closed` (contradicted; its valid time
+    /// ends). Absent when none.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub relations: Option<Vec<Value>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -386,6 +395,10 @@ pub struct SearchDoc {
     /// The query's temporal expression resolved against `reference_date`; absent when the
     /// query names no time.
     pub temporal: Option<TemporalDoc>,
+    /// With graph search: the edges it used (subject, predicate, object, the sentence that
+    /// states it, valid time, sources), best first; absent otherwise.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub relations: Option<Vec<Value>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -164,6 +164,10 @@ pub struct SearchArgs {
     /// What the query's relative time ("last week") is resolved against (RFC 3339; default
     /// now). Memories whose event time falls in it rank higher.
     pub reference_date: Option<String>,
+    /// Graph search for this call: true walks the relations of the entities the query names
+    /// and ranks the memories that state them (the answer then lists the `relations` used);
+    /// false turns it off; absent: the server's setting.
+    pub graph: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -356,7 +360,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Search a scope's memories (hybrid: meaning, keywords and named entities). Returns the best matches with their scores."
+        description = "Search a scope's memories (hybrid: meaning, keywords and named entities). Returns the best matches with their scores. With `graph: true` it also walks the entity graph from the entities the query names (for questions that need two facts, like where someone's sister lives) and returns the `relations` it used."
     )]
     async fn search_memories(
         &self,
@@ -374,13 +378,18 @@ impl MemoryTools {
             as_of: as_of(a.as_of.as_deref())?,
             expand_links: a.expand_links.unwrap_or(0),
             reference_date: instant("reference_date", a.reference_date.as_deref())?,
+            graph: a.graph,
             ..SearchBody::default()
         };
         let out = self.service.search(&p, body).await.map_err(mcp_error)?;
-        ok_json(match out.temporal {
-            Some(t) => json!({ "results": out.results, "temporal": t }),
-            None => json!({ "results": out.results }),
-        })
+        let mut answer = json!({ "results": out.results });
+        if let Some(t) = out.temporal {
+            answer["temporal"] = json!(t);
+        }
+        if !out.relations.is_empty() {
+            answer["relations"] = json!(out.relations);
+        }
+        ok_json(answer)
     }
 
     #[tool(

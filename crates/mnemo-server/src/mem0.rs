@@ -11,10 +11,12 @@
 //! SDK documents but mnemo does not implement are accepted and ignored (listed per body);
 //! anything else is an unknown field and refused.
 
+mod graph;
 mod read;
 mod scope;
 mod write;
 
+use graph::*;
 use read::*;
 use scope::*;
 use write::*;

@@ -52,6 +52,7 @@ static ASSETS: &[Asset] = assets![
     "views/blocks.js" => JS,
     "views/admin.js" => JS,
     "views/timeline.js" => JS,
+    "views/relations.js" => JS,
 ];
 
 /// The inspector's routes (no key needed: the page asks for one).

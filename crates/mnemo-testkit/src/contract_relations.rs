@@ -409,6 +409,14 @@ pub fn walks_are_bounded_and_check_their_depth(h: &dyn Harness) {
             ErrorKind::InvalidInput
         );
     }
+    // Everything reachable fits: not truncated, however deep the walk.
+    let all = store
+        .neighbourhood(&Walk {
+            limit: 1,
+            ..depth(3)
+        })
+        .unwrap();
+    assert_eq!((all.relations.len(), all.truncated), (1, false));
     let long = "x".repeat(10_000);
     let e = store
         .relations_of(&s, &long, EdgeView::Current, 10)
@@ -435,6 +443,14 @@ pub fn walks_are_bounded_and_check_their_depth(h: &dyn Harness) {
         "{}",
         n.relations.len()
     );
+    // The first hop's two edges fill the limit; the second hop had more: still truncated.
+    let cut = store
+        .neighbourhood(&Walk {
+            limit: 2,
+            ..depth(2)
+        })
+        .unwrap();
+    assert_eq!((cut.relations.len(), cut.truncated), (2, true));
     let ids: std::collections::HashSet<_> = n.relations.iter().map(|e| e.id).collect();
     assert_eq!(ids.len(), n.relations.len(), "each edge once");
     let wide = Walk {

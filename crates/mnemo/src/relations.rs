@@ -93,6 +93,12 @@ impl Memory {
         .await
     }
 
+    /// One edge of the scopes `scope` covers, closed or not; not found when it is another
+    /// scope's or every memory that states it is deleted.
+    pub async fn relation(&self, scope: Scope, id: RelationId) -> Result<Relation> {
+        self.with_store(move |s| s.relation(&scope, id)).await
+    }
+
     /// One edge and its history (statements, then its closing).
     pub async fn relation_history(
         &self,

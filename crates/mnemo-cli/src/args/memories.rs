@@ -82,6 +82,11 @@ pub(crate) struct SearchArgs {
     /// now).
     #[arg(long)]
     pub reference_date: Option<String>,
+    /// Graph search for this query: also walk the relations of the entities it names (one or
+    /// two hops) and rank the memories that state them; the edges used are printed after the
+    /// hits (`relations` with --json). Without it, the configured default (off).
+    #[arg(long)]
+    pub graph: bool,
     pub query: String,
 }
 

@@ -19,6 +19,7 @@ pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow
         mode,
         expand_links,
         reference_date,
+        graph,
         query,
     } = args;
     let filter = match filters {
@@ -45,7 +46,8 @@ pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow
             .map(|t| parse_time_arg("reference_date", &t))
             .transpose()?,
         temporal: None,
-        graph: None,
+        // The flag turns graph search on for this query; without it the engine's setting holds.
+        graph: graph.then_some(true),
     };
     let resp = memory.search(req).await?;
     if json {
@@ -71,6 +73,15 @@ pub(super) async fn run(memory: &Memory, args: SearchArgs, json: bool) -> anyhow
                 ),
                 None => outln!("{:.3}  {}", h.score, human_memory(&h.memory)),
             }
+        }
+        for r in &resp.relations {
+            outln!(
+                "relation: {} — {} → {}  ({})",
+                r.subject.name,
+                r.predicate,
+                r.object.name,
+                r.fact
+            );
         }
     }
     Ok(())

@@ -271,7 +271,9 @@ fn mem0_python_sdk_works_unchanged() {
             "delete_all",
             "get_all_after",
             "add_run",
-            "run_is_a_session"
+            "run_is_a_session",
+            "graph_add",
+            "graph_relations"
         ],
         "{s}"
     );

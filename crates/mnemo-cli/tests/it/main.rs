@@ -11,6 +11,7 @@ mod crash;
 mod erase;
 mod eval;
 mod forms;
+mod graph;
 mod infer;
 mod jobs_crash;
 mod migrate;

@@ -223,6 +223,32 @@ def main() -> None:
     assert alice.get_all(filters={"AND": [{"user_id": "alice"}, {"run_id": "commute"}]})["results"] == []
     step("run_is_a_session", erased)
 
+    # Graph memory: enable_graph=True makes the add answer the relations it wrote (Mem0's OSS
+    # shape, one inner list per edge), a search answer the relations of the entities the query
+    # names, and users() lists each entity with the relations of its node; bob sees none of it.
+    g = alice.add(
+        [{"role": "user", "name": "Alice", "content": "My sister Ana lives in Porto."}],
+        user_id="alice",
+        infer=False,
+        enable_graph=True,
+    )
+    step("graph_add", g)
+    wrote = [r for inner in g["relations"]["added_entities"] for r in inner]
+    assert {"source": "Ana", "relationship": "lives_in", "target": "Porto"} in wrote, g
+    assert g["relations"]["deleted_entities"] == [], g
+    found = alice.search("Where does Ana live?", filters={"user_id": "alice"}, enable_graph=True)
+    assert any(
+        (r["source"], r["relationship"], r["target"]) == ("Ana", "lives_in", "Porto")
+        for r in found["relations"]
+    ), found
+    users = alice.users()
+    me = [e for e in users["results"] if e["name"] == "alice"]
+    assert me and any(r["relationship"] == "sibling_of" for r in me[0]["relations"]), users
+    bob_found = bob.search("Where does Ana live?", filters={"user_id": "bob"}, enable_graph=True)
+    assert "Porto" not in json.dumps(bob_found) and "Porto" not in json.dumps(bob.users())
+    step("graph_relations", found["relations"])
+    summary["graph_relations"] = wrote
+
     summary.update(
         memory_id=mid,
         added=len(added_ids),

@@ -271,7 +271,7 @@ fn write_steps<W: BatchWriter + ?Sized>(
         add_memory(tx, batch, m)?;
         results.push(AddResult::added(m, &retired));
     }
-    write_relations(tx, batch)?;
+    let relations = write_relations(tx, batch)?;
     let now = chrono::Utc::now();
     let now_ms = now.timestamp_millis();
     // The instant at millisecond precision, as the stores keep it.
@@ -307,6 +307,7 @@ fn write_steps<W: BatchWriter + ?Sized>(
         replayed: false,
         warnings: Vec::new(),
         usage: Vec::new(),
+        relations,
     };
     if let Some(idem) = &batch.idempotency {
         tx.step(WriteStep::Idempotency)?;
@@ -613,6 +614,7 @@ mod tests {
             replayed: true,
             warnings: Vec::new(),
             usage: Vec::new(),
+            relations: Vec::new(),
         });
         assert!(write_batch(&mut fake, &b).unwrap().replayed);
         assert!(fake.calls.is_empty());

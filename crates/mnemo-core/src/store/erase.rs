@@ -381,6 +381,7 @@ mod tests {
             replayed: false,
             warnings: Vec::new(),
             usage: Vec::new(),
+            relations: Vec::new(),
         };
         let stored = serde_json::to_string(&o).unwrap();
         let scrubbed: AddOutcome =

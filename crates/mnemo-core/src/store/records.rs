@@ -270,6 +270,9 @@ pub struct AddOutcome {
     /// Every model call this add made (embedding, extraction, reconciliation).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub usage: Vec<ModelCall>,
+    /// The edges of the entity graph this add wrote, supported or closed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<RelationWrite>,
 }
 
 /// A change to one memory. `None` leaves a field as it is.

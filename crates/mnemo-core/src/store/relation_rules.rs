@@ -21,6 +21,35 @@ pub struct NewRelation {
     pub candidate: RelationCandidate,
 }
 
+/// What an add did to one edge, as its outcome reports it (ids only: a stored outcome keeps no
+/// text an erasure would have to find).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelationWrite {
+    pub id: RelationId,
+    pub event: RelationWriteKind,
+}
+
+impl RelationWrite {
+    fn supported(id: RelationId) -> Self {
+        Self {
+            id,
+            event: RelationWriteKind::Supported,
+        }
+    }
+}
+
+/// How an add touched an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelationWriteKind {
+    /// A new edge.
+    Added,
+    /// One more statement of an edge that already held.
+    Supported,
+    /// An edge the add's statement contradicted: its valid time now ends.
+    Closed,
+}
+
 /// An existing edge of the same subject and predicate, as [`plan_edge`] weighs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RivalEdge {
@@ -209,7 +238,11 @@ pub trait RelationWriter {
 }
 
 /// Writes a batch's relations through `tx` (after its memories and their entity links).
-pub fn write_relations<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) -> Result<()> {
+pub fn write_relations<W: BatchWriter + ?Sized>(
+    tx: &mut W,
+    batch: &WriteBatch,
+) -> Result<Vec<RelationWrite>> {
+    let mut written = Vec::new();
     let now = chrono::Utc::now();
     let now = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
     for r in &batch.relations {
@@ -247,12 +280,23 @@ pub fn write_relations<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) 
         let rivals = tx.rival_edges(&m.scope, subject, &c.predicate)?;
         let functional = crate::relation::is_functional(&c.predicate);
         match plan_edge(functional, &key, from, &rivals) {
-            EdgePlan::Support(id) => tx.support_relation(id, &source)?,
+            EdgePlan::Support(id) => {
+                tx.support_relation(id, &source)?;
+                written.push(RelationWrite::supported(id));
+            }
             EdgePlan::Insert { valid_until, close } => {
                 let id = RelationId::new();
                 for old in close {
                     tx.close_relation(old, from, now, id)?;
+                    written.push(RelationWrite {
+                        id: old,
+                        event: RelationWriteKind::Closed,
+                    });
                 }
+                written.push(RelationWrite {
+                    id,
+                    event: RelationWriteKind::Added,
+                });
                 let node = |id, name: &str, t: &str| RelationNode {
                     id,
                     name: name.to_string(),
@@ -279,7 +323,7 @@ pub fn write_relations<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) 
             }
         }
     }
-    Ok(())
+    Ok(written)
 }
 
 /// The walk of [`Relations::neighbourhood`], for every backend.
@@ -311,7 +355,9 @@ pub fn walk_neighbourhood<R: Relations + ?Sized>(
     let mut frontier = start;
     let now = chrono::Utc::now();
     for _ in 0..walk.depth {
-        if frontier.is_empty() || out.relations.len() >= limit {
+        // A full walk still reads the next hop (bounded: limit + 1 edges), so that `truncated`
+        // says whether the limit, not the graph, ended it.
+        if frontier.is_empty() || out.truncated {
             break;
         }
         let edges = store.edges(&EdgeQuery {

@@ -285,6 +285,7 @@ class Memory(_Engine):
         show_expired: Optional[bool] = None,
         rerank: Optional[bool] = None,
         reference_date: Any = None,
+        graph: Optional[bool] = None,
     ) -> Result:
         """Hybrid search (meaning and keywords) in the scope; ``{"results": [memory + "score"]}``.
 
@@ -302,6 +303,9 @@ class Memory(_Engine):
         relative time ("last week") is read against; the answer then carries ``temporal``
         (``phrase``, ``start``, ``end``) and memories whose event time falls in it rank higher.
         ``{"event_time": {"gte": …, "lt": …}}`` in ``filters`` keeps only those.
+        ``graph``: ``True`` also walks the relations of the entities the query names (one or two
+        hops) and ranks the memories that state them; the answer then lists the ``relations``
+        used. ``False`` turns it off; ``None`` (default) keeps the configured setting.
         """
         filters, s = _scope_from_filters(
             filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
@@ -312,6 +316,7 @@ class Memory(_Engine):
             include_inactive=include_inactive, include_expired=include_expired,
             show_expired=show_expired, rerank=rerank,
             expand_links=expand_links, kinds=kinds, mode=mode, reference_date=reference_date,
+            graph=graph,
         ).wait()
 
     def get(
@@ -613,6 +618,44 @@ class Memory(_Engine):
             limit=limit, cursor=cursor,
         ).wait()
 
+    def relations(
+        self,
+        entity: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        as_of: Any = None,
+        limit: int = 50,
+    ) -> Result:
+        """The relations of the entities named ``entity`` in the scope (near matches count):
+        ``{"results": [{"id", "subject", "predicate", "object", "fact", "valid_from",
+        "valid_until", "sources", ...}]}``, most recent first. ``as_of`` (datetime, RFC 3339 or
+        Unix seconds) reads the graph as it was then. A name no entity has raises
+        ``NotFoundError``."""
+        return self._engine.relations(
+            entity, user_id=user_id, agent_id=agent_id, run_id=run_id, as_of=as_of, limit=limit
+        ).wait()
+
+    def graph(
+        self,
+        entity: str,
+        *,
+        user_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        depth: int = 1,
+        as_of: Any = None,
+        limit: int = 50,
+    ) -> Result:
+        """The neighbourhood of the entities named ``entity``, ``depth`` hops out (1 to 3; more
+        is ``InvalidInputError``), at most ``limit`` edges: ``{"center", "nodes", "relations",
+        "truncated"}``. ``as_of`` reads the graph as it was then; a walk stays in the scope."""
+        return self._engine.graph(
+            entity, user_id=user_id, agent_id=agent_id, run_id=run_id, depth=depth, as_of=as_of,
+            limit=limit,
+        ).wait()
+
     def export(self) -> List[Dict[str, Any]]:
         """Every memory, message, link and page as export records (what ``import_`` reads)."""
         out: List[Dict[str, Any]] = self._engine.export().wait()
@@ -818,6 +861,16 @@ class AsyncMemory(_Engine):
     async def timeline(self, **kw: Any) -> Result:
         """See ``Memory.timeline``."""
         out: Result = await self._engine.timeline(**kw).future()
+        return out
+
+    async def relations(self, entity: str, **kw: Any) -> Result:
+        """See ``Memory.relations``."""
+        out: Result = await self._engine.relations(entity, **kw).future()
+        return out
+
+    async def graph(self, entity: str, **kw: Any) -> Result:
+        """See ``Memory.graph``."""
+        out: Result = await self._engine.graph(entity, **kw).future()
         return out
 
     async def export(self) -> List[Dict[str, Any]]:

@@ -52,6 +52,8 @@ pub(crate) struct Search {
     pub expand_links: usize,
     /// What the query's relative time is resolved against (default now).
     pub reference_date: Option<mnemo_core::Timestamp>,
+    /// Graph search for this call; `None`: the engine's setting.
+    pub graph: Option<bool>,
 }
 
 pub(crate) async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value, Failure> {
@@ -88,13 +90,17 @@ pub(crate) async fn search(mem: Memory, parts: Parts, s: Search) -> Result<Value
         expand_limit: None,
         reference_date: s.reference_date,
         temporal: None,
-        graph: None,
+        graph: s.graph,
     };
     let out = mem.search(req).await?;
-    Ok(match &out.temporal {
-        Some(t) => json!({ "results": to_value(&out.results)?, "temporal": to_value(t)? }),
-        None => json!({ "results": to_value(&out.results)? }),
-    })
+    let mut answer = json!({ "results": to_value(&out.results)? });
+    if let Some(t) = &out.temporal {
+        answer["temporal"] = to_value(t)?;
+    }
+    if !out.relations.is_empty() {
+        answer["relations"] = to_value(&out.relations)?;
+    }
+    Ok(answer)
 }
 
 /// One memory; `None` (Mem0's answer) when there is none the caller may see.

@@ -6,7 +6,7 @@ use super::*;
 pub(super) struct Mem0Search {
     query: String,
     /// Mem0's graph memory: the answer also carries `relations`, the edges of the entities the
-    /// query names, as `{source, relationship, destination}`.
+    /// query names (see `graph.rs` for the shape).
     enable_graph: Option<bool>,
     user_id: Option<String>,
     agent_id: Option<String>,
@@ -90,38 +90,6 @@ pub(super) async fn search(
     };
     body["relations"] = json!(query_relations(&s, &p, &graph_scope, &query).await?);
     Ok(Json(body).into_response())
-}
-
-/// The current edges of the entities `query` names (rule mentions), in Mem0's graph shape;
-/// a name no entity of the scope has adds nothing.
-async fn query_relations(
-    s: &AppState,
-    p: &Principal,
-    parts: &ScopeParts,
-    query: &str,
-) -> ApiResult<Vec<Value>> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for m in mnemo_core::extract_entities(query).into_iter().take(8) {
-        let edges = match (s.service)
-            .entity_relations(p, parts, m.name, None, Some(20))
-            .await
-        {
-            Ok(edges) => edges,
-            Err(e) if e.status() == axum::http::StatusCode::NOT_FOUND => continue,
-            Err(e) => return Err(e),
-        };
-        for e in edges {
-            if seen.insert(e.id) {
-                out.push(json!({
-                    "source": e.subject.name,
-                    "relationship": e.predicate,
-                    "destination": e.object.name,
-                }));
-            }
-        }
-    }
-    Ok(out)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -385,7 +353,7 @@ pub(super) async fn entities(
     State(s): State<AppState>,
     Extension(p): Caller,
 ) -> ApiResult<Response> {
-    let list = entity_list(&s, &p).await?;
+    let list = with_relations(&s, &p, entity_list(&s, &p).await?).await?;
     Ok(Json(json!({ "count": list.len(), "results": list })).into_response())
 }
 
@@ -393,5 +361,5 @@ pub(super) async fn oss_entities(
     State(s): State<AppState>,
     Extension(p): Caller,
 ) -> ApiResult<Response> {
-    Ok(Json(entity_list(&s, &p).await?).into_response())
+    Ok(Json(with_relations(&s, &p, entity_list(&s, &p).await?).await?).into_response())
 }

@@ -30,6 +30,8 @@ pub(super) struct Mem0Add {
     immutable: Option<bool>,
     /// Queue the add and answer at once, as Mem0's platform does (an event to poll).
     async_mode: Option<bool>,
+    /// Mem0's graph memory: the answer also carries the `relations` the add wrote.
+    enable_graph: Option<bool>,
     /// Every other field; see [`IGNORED_ADD`].
     #[serde(flatten)]
     rest: Map<String, Value>,
@@ -40,7 +42,6 @@ pub(super) const IGNORED_ADD: &[&str] = &[
     "custom_categories",
     "agent_custom_instructions",
     "structured_data_schema",
-    "enable_graph",
     "version",
     "output_format",
     "org_id",
@@ -125,6 +126,7 @@ pub(super) async fn add(
         })
         .transpose()?;
     let session_id = parts.run_id.clone();
+    let graph_scope = parts.clone();
     let body = AddBody {
         messages: Some(messages_of(b.messages)?),
         text: None,
@@ -152,7 +154,14 @@ pub(super) async fn add(
         let job = s.service.add_async(&p, body, &rid.0).await?;
         return Ok(Json(crate::service::jobs::mem0_queued(&job)).into_response());
     }
-    Ok(Json(s.service.add(&p, body, &rid.0).await?).into_response())
+    let out = s.service.add(&p, body, &rid.0).await?;
+    let mut answer = serde_json::to_value(&out).map_err(mnemo_core::Error::internal)?;
+    // The native answer's edge ids are not Mem0's `relations`: only graph adds carry that key.
+    answer.as_object_mut().map(|o| o.remove("relations"));
+    if b.enable_graph == Some(true) {
+        answer["relations"] = add_relations(&s, &p, &graph_scope, &out).await?;
+    }
+    Ok(Json(answer).into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -90,6 +90,29 @@ impl Service {
         .await
     }
 
+    /// The edges `ids` names that the scope sees, in order; an edge it does not see (another
+    /// scope's, or hidden since) is left out, as a missing one.
+    pub async fn relations_by_id(
+        &self,
+        p: &Principal,
+        parts: &ScopeParts,
+        ids: &[RelationId],
+    ) -> ApiResult<Vec<Relation>> {
+        let scope = Self::graph_scope(p, parts)?;
+        self.run("relations_by_id", p, async {
+            let mut out = Vec::with_capacity(ids.len());
+            for &id in ids {
+                match self.memory.relation(scope.clone(), id).await {
+                    Ok(r) => out.push(r),
+                    Err(mnemo_core::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     /// An edge and its history.
     pub async fn relation_history(
         &self,

@@ -50,7 +50,7 @@ impl Service {
             expand_limit: body.expand_limit,
             reference_date: body.reference_date,
             temporal: None,
-            graph: None,
+            graph: body.graph,
         };
         self.run("search", p, async {
             let out = self.memory.search(req).await?;

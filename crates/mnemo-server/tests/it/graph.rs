@@ -6,7 +6,7 @@
 use crate::TestServer;
 use serde_json::json;
 
-fn say(s: &TestServer, user: &str, text: &str, at: &str) {
+pub(crate) fn say(s: &TestServer, user: &str, text: &str, at: &str) {
     let r = s.call(
         "POST",
         "/v1/memories",
@@ -129,29 +129,4 @@ fn the_graph_routes_are_in_the_openapi_document() {
     ] {
         assert!(doc["paths"][path]["get"].is_object(), "{path} missing");
     }
-}
-
-#[test]
-fn mem0_search_with_enable_graph_carries_relations_in_mem0s_shape() {
-    let s = TestServer::start();
-    say(
-        &s,
-        "cara",
-        "My sister Ana lives in Porto.",
-        "2023-05-01T10:00:00Z",
-    );
-    let cara = s.user_key("cara");
-    let body = json!({"query": "Where does Ana live?", "user_id": "cara", "enable_graph": true});
-    let r = s.call("POST", "/v1/memories/search/", Some(&cara), Some(body));
-    assert_eq!(r.status, 200, "{:?}", r.body);
-    let relations = r.body["relations"].as_array().expect("relations");
-    assert!(
-        relations.contains(
-            &json!({"source": "Ana", "relationship": "lives_in", "destination": "Porto"})
-        ),
-        "{relations:?}"
-    );
-    let plain = json!({"query": "Where does Ana live?", "user_id": "cara"});
-    let r = s.call("POST", "/v1/memories/search/", Some(&cara), Some(plain));
-    assert!(r.body.get("relations").is_none(), "{:?}", r.body);
 }

@@ -53,7 +53,7 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn mcp(
+pub(crate) fn mcp(
     s: &TestServer,
     method: &str,
     key: &str,

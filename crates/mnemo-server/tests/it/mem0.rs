@@ -58,7 +58,7 @@ fn the_oss_server_routes_work_end_to_end() {
     let r = s.call("GET", "/entities", k, None);
     assert_eq!(
         r.body,
-        json!([{"id": "alice", "name": "alice", "type": "user", "total_memories": 1}])
+        json!([{"id": "alice", "name": "alice", "type": "user", "total_memories": 1, "relations": []}])
     );
     let r = s.call("DELETE", &format!("/memories/{id}"), k, None);
     assert_eq!(r.status, 200);

@@ -7,6 +7,7 @@
 mod blocks;
 mod fixture;
 mod memories;
+mod relations;
 mod security;
 mod timeline;
 mod views;
@@ -157,6 +158,10 @@ pub(crate) fn run_all(c: &Ctx) {
         (
             "a_key_bound_to_bob_sees_nothing_of_alices_on_any_view",
             security::bob_sees_no_alice,
+        ),
+        (
+            "the_entity_graph_draws_a_neighbourhood_to_depth_two_in_its_scope",
+            relations::entity_neighbourhood,
         ),
     ];
     for (name, case) in cases {

@@ -13,9 +13,11 @@ import * as pack from "./views/pack.js";
 import * as blocks from "./views/blocks.js";
 import * as admin from "./views/admin.js";
 import * as timeline from "./views/timeline.js";
+import * as relations from "./views/relations.js";
 
 const VIEWS = {
   scopes, memories, memory, conversations, profile, graph, pack, blocks, admin, timeline,
+  relations,
 };
 const $ = (id) => document.getElementById(id);
 let renderSeq = 0;
