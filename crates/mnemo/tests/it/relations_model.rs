@@ -24,8 +24,9 @@ struct Env {
 /// An engine whose model states `FACTS` and answers the relation call with `relations`.
 fn env(relations: Answer, model_relations: bool) -> Env {
     let dir = engines::fresh_store();
-    let chat = Arc::new(ScriptedChat::new("scripted:rel", move |req| {
-        match step_of(req) {
+    let chat = Arc::new(ScriptedChat::new(
+        "scripted:rel",
+        move |req| match step_of(req) {
             Some("extract") => {
                 let facts: Vec<_> = FACTS
                     .iter()
@@ -35,8 +36,8 @@ fn env(relations: Answer, model_relations: bool) -> Env {
             }
             Some("relations") => relations(),
             other => panic!("unexpected call {other:?}"),
-        }
-    }));
+        },
+    ));
     let cfg = InferConfig {
         log_messages_on_failure: false,
         ..InferConfig::default()
@@ -106,7 +107,10 @@ async fn a_good_answer_writes_its_edges_with_the_facts_that_state_them() {
     let out = e.m.add(said()).await.unwrap();
     assert_eq!(out.results.len(), 2, "{out:?}");
     assert_eq!(relation_calls(&e.chat), 1, "one relation call per add");
-    assert!(out.usage.iter().any(|c| c.purpose == "relations"), "{out:?}");
+    assert!(
+        out.usage.iter().any(|c| c.purpose == "relations"),
+        "{out:?}"
+    );
     // The model sees the new facts, numbered.
     let req = e
         .chat
@@ -114,7 +118,9 @@ async fn a_good_answer_writes_its_edges_with_the_facts_that_state_them() {
         .into_iter()
         .find(|r| step_of(r) == Some("relations"))
         .unwrap();
-    assert!(req.messages[1].content.contains("1. Caroline's sister is Ana"));
+    assert!(req.messages[1]
+        .content
+        .contains("1. Caroline's sister is Ana"));
     assert!(req.messages[1].content.contains("2. Ana lives in Porto"));
 
     assert_eq!(
@@ -129,7 +135,10 @@ async fn a_good_answer_writes_its_edges_with_the_facts_that_state_them() {
     // The edge quotes, and is sourced by, the fact that states it; "city" is a place.
     assert_eq!(porto.fact, "Ana lives in Porto");
     assert_eq!(porto.object.entity_type, "place");
-    let stating = out.results.iter().find(|r| r.memory == "Ana lives in Porto");
+    let stating = out
+        .results
+        .iter()
+        .find(|r| r.memory == "Ana lives in Porto");
     assert_eq!(porto.sources[0].memory_id, stating.unwrap().id);
     let sister = &e.m.relations(caroline(), "Caroline".into(), None, 10).await;
     assert_eq!(sister.as_ref().unwrap()[0].fact, "Caroline's sister is Ana");
@@ -152,11 +161,18 @@ async fn bad_triples_are_dropped_one_by_one_and_the_good_ones_kept() {
         true,
     );
     let out = e.m.add(said()).await.unwrap();
-    assert_eq!(out.results.len(), 2, "the facts are stored whatever the triples were");
+    assert_eq!(
+        out.results.len(),
+        2,
+        "the facts are stored whatever the triples were"
+    );
     // Partial triples and the self-loop are gone; unknown types fail nothing (the parser makes
     // them `thing`, and the entity index keeps the type it has); a relation no single new fact
     // states ("Ana likes Lisbon": Lisbon is in none) is dropped with a warning.
-    let rels = e.m.relations(caroline(), "Ana".into(), None, 10).await.unwrap();
+    let rels =
+        e.m.relations(caroline(), "Ana".into(), None, 10)
+            .await
+            .unwrap();
     assert_eq!(rels.len(), 1, "{rels:?}");
     assert_eq!(
         (rels[0].predicate.as_str(), rels[0].object.name.as_str()),
