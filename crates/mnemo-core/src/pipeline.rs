@@ -217,7 +217,7 @@ pub(crate) fn render_message(n: Option<usize>, m: &Message) -> String {
 }
 
 /// Which pipeline step a chat request belongs to (`extract`, `reconcile`, `procedural`,
-/// `enrich`, `evolve`, `profile`, `summarise`, `continuity`), judged
+/// `enrich`, `evolve`, `profile`, `summarise`, `continuity`, `relations`), judged
 /// by its system prompt: for scripted models, logs and reports.
 pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
     let system = req.messages.first()?.content.as_str();
@@ -230,6 +230,10 @@ pub fn step_of(req: &ChatRequest) -> Option<&'static str> {
         ("profile", prompts::PROFILE_SYSTEM),
         ("summarise", prompts::SUMMARY_SYSTEM),
         ("continuity", prompts::CONTINUITY_SYSTEM),
+        (
+            relations::RELATIONS_STEP,
+            crate::relation::RELATIONS_SYSTEM_PROMPT,
+        ),
     ]
     .into_iter()
     .find(|(_, p)| *p == system)

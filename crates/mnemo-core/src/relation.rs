@@ -24,7 +24,9 @@ pub use model::{
     parse_model_extraction, parse_model_relations, relations_user_prompt, ModelExtraction,
     MAX_MODEL_RELATIONS, RELATIONS_SYSTEM_PROMPT,
 };
-pub use predicate::{is_functional, normalize_predicate, FUNCTIONAL_PREDICATES};
+pub use predicate::{
+    is_functional, is_symmetric, normalize_predicate, FUNCTIONAL_PREDICATES, SYMMETRIC_PREDICATES,
+};
 pub use rules::{extract_relations, MAX_RELATIONS, MAX_RELATIONS_PER_SENTENCE};
 
 #[cfg(test)]

@@ -19,7 +19,9 @@ use std::collections::HashMap;
 mod expand;
 mod graph;
 pub use expand::linked_score;
-pub use graph::{FAN_OUT as GRAPH_FAN_OUT, SECOND_HOP as GRAPH_SECOND_HOP};
+pub use graph::{
+    FAN_OUT as GRAPH_FAN_OUT, READ_PER_HOP as GRAPH_READ_PER_HOP, SECOND_HOP as GRAPH_SECOND_HOP,
+};
 
 /// The largest `top_k` a search accepts.
 pub const MAX_TOP_K: usize = 1000;

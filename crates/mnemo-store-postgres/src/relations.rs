@@ -226,25 +226,37 @@ impl RelationWriter for Writer<'_, '_> {
         subject: EntityId,
         predicate: &str,
     ) -> Result<Vec<RivalEdge>> {
+        // A symmetric edge is one edge both ways: its rivals include those met from the object
+        // end (each index serves one side of the OR).
+        let sql = match mnemo_core::relation::is_symmetric(predicate) {
+            false => {
+                "SELECT id, subject_id, object_kind, object_id, object_value, valid_from, \
+                 valid_until FROM relations WHERE scope_key = $1 AND subject_id = $2 \
+                 AND predicate = $3 ORDER BY valid_from"
+            }
+            true => {
+                "SELECT id, subject_id, object_kind, object_id, object_value, valid_from, \
+                 valid_until FROM relations WHERE scope_key = $1 AND predicate = $3 \
+                 AND (subject_id = $2 OR object_id = $2) ORDER BY valid_from"
+            }
+        };
         let rows = self
             .tx
-            .query(
-                "SELECT id, object_kind, object_id, object_value, valid_from, valid_until FROM relations \
-                 WHERE scope_key = $1 AND subject_id = $2 AND predicate = $3 ORDER BY valid_from",
-                &[&scope.key(), &subject.0, &predicate],
-            )
+            .query(sql, &[&scope.key(), &subject.0, &predicate])
             .map_err(pg_err)?;
         rows.iter()
             .map(|r| {
                 let object = col::<Option<Uuid>>(r, "object_id")?.map(EntityId);
                 let value: Option<String> = col(r, "object_value")?;
+                // Met from its object end, an edge is keyed by its subject: its other end.
+                let start = EntityId(col(r, "subject_id")?);
+                let (kind, object) = match start == subject {
+                    true => (kind_of(&col::<String>(r, "object_kind")?), object),
+                    false => (ObjectKind::Entity, Some(start)),
+                };
                 Ok(RivalEdge {
                     id: RelationId(col(r, "id")?),
-                    object_key: object_key(
-                        kind_of(&col::<String>(r, "object_kind")?),
-                        object,
-                        value.as_deref().unwrap_or(""),
-                    ),
+                    object_key: object_key(kind, object, value.as_deref().unwrap_or("")),
                     valid_from: from_ms(col(r, "valid_from")?),
                     valid_until: col::<Option<i64>>(r, "valid_until")?.map(from_ms),
                 })

@@ -270,13 +270,21 @@ impl RelationWriter for Writer<'_, '_> {
         subject: EntityId,
         predicate: &str,
     ) -> Result<Vec<RivalEdge>> {
-        let mut stmt = self
-            .tx
-            .prepare_cached(
-                "SELECT id, object_kind, object_id, object_value, valid_from, valid_until FROM relations \
-                 WHERE subject_id = ?1 AND predicate = ?2 ORDER BY valid_from",
-            )
-            .map_err(sql_err)?;
+        // A symmetric edge is one edge both ways: its rivals include those met from the object
+        // end (each index serves one side of the OR).
+        let sql = match mnemo_core::relation::is_symmetric(predicate) {
+            false => {
+                "SELECT id, object_kind, object_id, object_value, valid_from, valid_until, \
+                 subject_id FROM relations WHERE subject_id = ?1 AND predicate = ?2 \
+                 ORDER BY valid_from"
+            }
+            true => {
+                "SELECT id, object_kind, object_id, object_value, valid_from, valid_until, \
+                 subject_id FROM relations WHERE (subject_id = ?1 AND predicate = ?2) \
+                 OR (object_id = ?1 AND predicate = ?2) ORDER BY valid_from"
+            }
+        };
+        let mut stmt = self.tx.prepare_cached(sql).map_err(sql_err)?;
         let _ = scope; // An entity belongs to one exact scope, so its edges do too.
         let rows = stmt
             .query_map(params![subject.to_string(), predicate], |r| {
@@ -287,18 +295,25 @@ impl RelationWriter for Writer<'_, '_> {
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, i64>(4)?,
                     r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, String>(6)?,
                 ))
             })
             .map_err(sql_err)?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, kind, object, value, from, until) = row.map_err(sql_err)?;
+            let (id, kind, object, value, from, until, start) = row.map_err(sql_err)?;
             let kind = if kind == "entity" {
                 ObjectKind::Entity
             } else {
                 ObjectKind::Literal
             };
             let object = object.as_deref().map(EntityId::parse).transpose()?;
+            // Met from its object end, an edge is keyed by its subject: its other end.
+            let start = EntityId::parse(&start)?;
+            let (kind, object) = match start == subject {
+                true => (kind, object),
+                false => (ObjectKind::Entity, Some(start)),
+            };
             out.push(RivalEdge {
                 id: RelationId::parse(&id)?,
                 object_key: object_key(kind, object, value.as_deref().unwrap_or("")),

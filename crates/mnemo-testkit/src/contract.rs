@@ -11,6 +11,7 @@ pub use crate::contract_jobs::*;
 pub use crate::contract_log::*;
 pub use crate::contract_notes::*;
 pub use crate::contract_relations::*;
+pub use crate::contract_relations_symmetric::*;
 pub use crate::contract_search::*;
 pub use crate::contract_sessions::*;
 pub use crate::contract_tiers::*;

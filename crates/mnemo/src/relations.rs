@@ -11,6 +11,11 @@ use mnemo_core::*;
 pub struct RelationConfig {
     /// Raw adds read relations from each message with the rule extractor (`extract_relations`).
     pub rules: bool,
+    /// Inferred adds (those with a chat model) ask the model for the relations of their new
+    /// facts: one more call per add (`pipeline::relations::ask_model`). Off by default, since
+    /// it adds a call's tokens and latency to every inferred add; with it off, inferred adds
+    /// write no relations (the rules read conversation turns, not the model's fact sentences).
+    pub model: bool,
     /// Search walks the edges of the entities the query names and brings in the memories that
     /// state them (see `search.rs`).
     pub graph_search: bool,
@@ -20,6 +25,7 @@ impl Default for RelationConfig {
     fn default() -> Self {
         Self {
             rules: true,
+            model: false,
             graph_search: false,
         }
     }

@@ -151,7 +151,8 @@ pub(crate) struct LocomoArgs {
     #[arg(long, value_name = "POSTGRES_URL")]
     pub compare_store: Option<String>,
     /// Graph search: mnemo's searches walk the relations of the entities each question names
-    /// and rank the memories stating them (the run's other settings unchanged).
+    /// and rank the memories stating them (the run's other settings unchanged). With
+    /// `--mode infer` the chat model also extracts the relations (one more call per add).
     #[arg(long)]
     pub graph: bool,
     /// Chat model that answers from the retrieved memories (enables QA).

@@ -186,3 +186,20 @@ pub(super) const PET_DETERMINERS: &str = "\
 /// Verbs after which a subject takes a pet ("we adopted a dog named Biscuit").
 pub(super) const PET_VERBS: &str = "\
     adopted adopt got get have has bought rescued found brought welcomed own owns";
+
+/// Capitalised words that describe rather than name: after a copula ("my sister is Dutch",
+/// "my brother is Catholic") they are no relative's name. Words ending in `-ish` or `-ese`
+/// ("Spanish", "Chinese") are caught by their ending.
+pub(super) const NOT_NAMES: &str = "\
+    dutch french greek thai swiss german american mexican italian indian canadian australian \
+    korean russian african asian european latina latino brazilian colombian cuban peruvian \
+    chilean argentinian egyptian iranian iraqi israeli nigerian kenyan ukrainian norwegian \
+    christian catholic muslim buddhist hindu mormon protestant atheist agnostic orthodox \
+    republican democrat conservative liberal gay lesbian trans bi queer black white hispanic";
+
+/// Whether a capitalised word describes rather than names (see [`NOT_NAMES`]).
+pub(super) fn describes(word: &str) -> bool {
+    let w = word.to_ascii_lowercase();
+    let listed = crate::entity::listed;
+    listed(NOT_NAMES, &w) || w.ends_with("ish") || w.ends_with("ese")
+}

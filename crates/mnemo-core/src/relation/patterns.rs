@@ -2,8 +2,8 @@
 //! of working/living/moving/studying/marrying/joining, verbs of liking, and ages.
 
 use super::lexicon::{
-    kin, liking, pet, verb, AUX, DETERMINERS, MODIFIERS, NOT_CURRENT, OBJECT_END, OBJECT_STOP,
-    PET_DETERMINERS, PET_VERBS,
+    describes, kin, liking, pet, verb, AUX, DETERMINERS, MODIFIERS, NOT_CURRENT, OBJECT_END,
+    OBJECT_STOP, PET_DETERMINERS, PET_VERBS,
 };
 use super::rules::{End, Found, Name, Sentence};
 use super::{ObjectKind, ORGANIZATION, PERSON, PET, PLACE, THING};
@@ -82,7 +82,7 @@ fn subject_before(
 }
 
 /// "my sister Ana", "our kids Tom and Ana", "Ana, my sister", "Ana is my sister",
-/// "Caroline's husband Tom", "my sister's name is Ana", "my dog Max".
+/// "Caroline's husband Tom", "Caroline's husband is Tom", "my sister's name is Ana", "my dog Max".
 fn kinship(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
     let (base, possessive) = cx.base(k);
     let (predicate, plural) = match (kin(base), pet(base)) {
@@ -151,6 +151,18 @@ fn kinship(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
             }
         }
         return;
+    }
+    // "my sister is Ana", "Caroline's husband is Tom": a present copula to one lone name (a
+    // name going on into a possessive, "is Ana's friend", says something else; "is Dutch"
+    // describes).
+    if !plural && cx.word(k + 1) == "is" {
+        let lone = |n: &Name| {
+            !n.possessive && boundary(cx, n.next) && !n.text.split_whitespace().any(describes)
+        };
+        if let Some(n) = named(cx.name(k + 2)).filter(lone) {
+            emit(&n, out, (anchor_start, n.next));
+            return;
+        }
     }
     let mut j = k + 1;
     if cx.word(j) == "," {

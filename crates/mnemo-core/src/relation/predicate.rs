@@ -268,6 +268,24 @@ pub fn is_functional(predicate: &str) -> bool {
     FUNCTIONAL_PREDICATES.contains(&predicate)
 }
 
+/// Predicates that read the same both ways: *Ana — sibling_of — Caroline* is *Caroline —
+/// sibling_of — Ana*. The store keeps one edge for both directions (a statement of the
+/// reverse supports it), and a functional one (`partner_of`) is one object at a time for
+/// either end.
+pub const SYMMETRIC_PREDICATES: &[&str] = &[
+    "sibling_of",
+    "partner_of",
+    "friend_of",
+    "family_of",
+    "neighbor_of",
+    "colleague_of",
+];
+
+/// Whether a (normalised) predicate is symmetric: see [`SYMMETRIC_PREDICATES`].
+pub fn is_symmetric(predicate: &str) -> bool {
+    SYMMETRIC_PREDICATES.contains(&predicate)
+}
+
 /// Folds a written predicate into its normal form: lower case, words joined by `_`, then a
 /// known synonym ("is married to", "husband", "employed at", "resides in") into its canonical
 /// name. A leading `is_`/`are_`/`was_` is dropped when what remains is a synonym ("is sister of"

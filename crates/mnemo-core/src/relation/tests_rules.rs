@@ -32,6 +32,13 @@ fn each_form_yields_its_triples() {
             ],
         ),
         ("Tom is Caroline's husband.", &["Tom|partner_of|Caroline"]),
+        ("Caroline's husband is Tom.", &["Tom|partner_of|Caroline"]),
+        ("My sister is Ana.", &["Ana|sibling_of|Cara"]),
+        ("Ana's best friend is Mia, I think.", &["Mia|friend_of|Ana"]),
+        (
+            "my dog is Biscuit",
+            &["Cara|has_pet|Biscuit", "Biscuit|is_a|dog"],
+        ),
         (
             "Our kids Max and Lily love it.",
             &["Max|child_of|Cara", "Lily|child_of|Cara"],
@@ -137,6 +144,11 @@ fn near_misses_yield_nothing() {
         "I love the colour of it.",
         "I love making this cake.",
         "We love our pets.",
+        "My sister is Ana's age.",
+        "My sister is Dutch.",
+        "My brother is Catholic.",
+        "My kids are Max and Lily.",
+        "My sister was Ana.",
     ];
     for text in table {
         assert_eq!(

@@ -10,11 +10,14 @@
 //! `hop` is 1 for an edge of a named entity and [`SECOND_HOP`] for an edge of an entity one
 //! hop away; `strength` grows with the number of statements of the edge (`1 - 0.5 / (s + 1)`:
 //! one statement counts 0.75); `recency` places the edge's `valid_from` between the oldest
-//! (0.75) and the newest (1) reached edge; `relevance` is 0.5 plus half the share of the
-//! query's other words the edge's path shares (its sentence and, for a second hop, the
-//! sentence of the first-hop edge that reached it), so "where does Caroline's sister live"
-//! prefers Caroline's *sister* edge and then the *lives in* edge of the sister. Each hop reads
-//! at most [`FAN_OUT`] edges, most recent first: bounded work whatever the graph holds.
+//! (0.75) and the newest (1) kept edge; `relevance` is the share of the query's other words
+//! that the edge's path shares (its sentence and predicate and, for a second hop, the sentence
+//! of the first-hop edge that reached it) or that ask for its predicate ("kids" asks for
+//! `child_of`, "hobbies" for `likes`), so "where does Caroline's sister live" prefers
+//! Caroline's *sister* edge and then the *lives in* edge of the sister. Each hop reads at most
+//! [`READ_PER_HOP`] edges (most recent first) and keeps the [`FAN_OUT`] most relevant, none
+//! that shares nothing with the question; the second hop walks on only from the kept edges.
+//! Bounded work whatever the graph holds.
 //!
 //! A stating memory already in the pool gains the signal. One that is not is found by its
 //! edge's sentence (a lexical lookup of the sentence's words, kept only when it is the very
@@ -27,8 +30,12 @@ use crate::memory::MemoryId;
 use crate::store::{CandidateQuery, EdgeQuery, EdgeView, Relation, Store};
 use std::collections::{HashMap, HashSet};
 
-/// The most edges each hop reads.
+/// The most edges each hop keeps (the best by relevance).
 pub const FAN_OUT: usize = 24;
+/// The most edges each hop reads before ranking them: a named entity may have hundreds of
+/// edges (a speaker's every liking), and the ones a question asks about are rarely the most
+/// recent, so the hop reads a wider bounded slice and keeps the [`FAN_OUT`] most relevant.
+pub const READ_PER_HOP: usize = 8 * FAN_OUT;
 /// What an edge one hop away from a named entity counts, relative to one of the entity.
 pub const SECOND_HOP: f32 = 0.7;
 /// The most entities a query name is matched to.
@@ -52,6 +59,13 @@ pub(super) struct GraphSide {
     pub by_memory: HashMap<MemoryId, usize>,
 }
 
+/// An edge read by a hop, with its hop count and its relevance to the question.
+struct Candidate {
+    edge: Relation,
+    hops: u8,
+    relevance: f32,
+}
+
 /// Walks the relations of the entities `req.query` names (see the module docs).
 pub(super) fn walk(store: &dyn Store, req: &SearchRequest) -> Result<GraphSide> {
     let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
@@ -71,6 +85,7 @@ pub(super) fn walk(store: &dyn Store, req: &SearchRequest) -> Result<GraphSide> 
     if seeds.is_empty() {
         return Ok(GraphSide::default());
     }
+    let terms = other_terms(&req.query, &names);
     let view = req.read.as_of.map_or(EdgeView::Current, EdgeView::AsOf);
     let read = |entities: &[crate::memory::EntityId]| {
         store.edges(&EdgeQuery {
@@ -79,14 +94,27 @@ pub(super) fn walk(store: &dyn Store, req: &SearchRequest) -> Result<GraphSide> 
             predicate: None,
             view,
             now: req.read.now,
-            limit: FAN_OUT,
+            limit: READ_PER_HOP,
         })
     };
-    let first = read(&seeds)?;
-    let mut seen: HashSet<crate::memory::RelationId> = first.iter().map(|e| e.id).collect();
+    let first = keep_best(
+        read(&seeds)?
+            .into_iter()
+            .map(|edge| {
+                let relevance = relevance(&terms, &edge, "");
+                Candidate {
+                    edge,
+                    hops: 1,
+                    relevance,
+                }
+            })
+            .collect(),
+    );
+    let mut seen: HashSet<crate::memory::RelationId> = first.iter().map(|c| c.edge.id).collect();
+    // The second hop starts only from the edges the first kept: those the question is about.
     let next: Vec<crate::memory::EntityId> = first
         .iter()
-        .flat_map(|e| [e.subject.id, e.object.id])
+        .flat_map(|c| [c.edge.subject.id, c.edge.object.id])
         .flatten()
         .filter(|id| !seeds.contains(id))
         .collect::<HashSet<_>>()
@@ -100,47 +128,65 @@ pub(super) fn walk(store: &dyn Store, req: &SearchRequest) -> Result<GraphSide> 
     // A second-hop edge's path: the first-hop edge that reached its entity.
     let parent = |e: &Relation| {
         first.iter().position(|p| {
-            let ends = [p.subject.id, p.object.id];
+            let ends = [p.edge.subject.id, p.edge.object.id];
             [e.subject.id, e.object.id]
                 .into_iter()
                 .flatten()
                 .any(|id| ends.contains(&Some(id)) && !seeds.contains(&id))
         })
     };
-    let second: Vec<(Relation, Option<usize>)> = second
-        .into_iter()
-        .filter(|e| seen.insert(e.id))
-        .map(|e| {
-            let p = parent(&e);
-            (e, p)
-        })
-        .collect();
-    let facts: Vec<String> = first.iter().map(|e| e.fact.clone()).collect();
-    let mut edges: Vec<(Relation, u8, Option<&str>)> =
-        first.into_iter().map(|e| (e, 1, None)).collect();
-    edges.extend(
+    let second = keep_best(
         second
             .into_iter()
-            .map(|(e, p)| (e, 2, p.map(|i| facts[i].as_str()))),
+            .filter(|e| seen.insert(e.id))
+            .map(|edge| {
+                let path = parent(&edge).map_or("", |i| first[i].edge.fact.as_str());
+                let relevance = relevance(&terms, &edge, path);
+                Candidate {
+                    edge,
+                    hops: 2,
+                    relevance,
+                }
+            })
+            .collect(),
     );
-    Ok(score(&req.query, &names, edges))
+    Ok(score(first.into_iter().chain(second).collect()))
 }
 
-/// Scores the reached edges (see the module docs) and indexes them by stating memory.
-fn score(query: &str, names: &[String], edges: Vec<(Relation, u8, Option<&str>)>) -> GraphSide {
+/// The query's words other than the names it walks from.
+fn other_terms(query: &str, names: &[String]) -> Vec<String> {
     let named: HashSet<String> = names.iter().flat_map(|n| crate::text::words(n)).collect();
-    let terms: Vec<String> = crate::text::query_terms(query)
+    crate::text::query_terms(query)
         .into_iter()
         .filter(|t| !named.contains(t))
-        .collect();
-    let oldest = edges.iter().map(|(e, _, _)| e.valid_from).min();
-    let newest = edges.iter().map(|(e, _, _)| e.valid_from).max();
+        .collect()
+}
+
+/// The [`FAN_OUT`] most relevant of a hop's edges (the read order, most recent first, breaks
+/// ties); an edge that shares nothing with the question is not kept, so a much-related entity
+/// (a speaker with hundreds of edges) lends no weight to what the question does not ask.
+fn keep_best(mut read: Vec<Candidate>) -> Vec<Candidate> {
+    read.retain(|c| c.relevance > 0.0);
+    read.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+    read.truncate(FAN_OUT);
+    read
+}
+
+/// Scores the kept edges (see the module docs) and indexes them by stating memory.
+fn score(edges: Vec<Candidate>) -> GraphSide {
+    let oldest = edges.iter().map(|c| c.edge.valid_from).min();
+    let newest = edges.iter().map(|c| c.edge.valid_from).max();
     let span = match (oldest, newest) {
         (Some(a), Some(b)) => (b - a).num_seconds().max(0) as f32,
         _ => 0.0,
     };
     let mut side = GraphSide::default();
-    for (edge, hops, path) in edges {
+    for Candidate {
+        edge,
+        hops,
+        relevance,
+    } in edges
+    {
         let hop = if hops == 1 { 1.0 } else { SECOND_HOP };
         let s = edge.strength() as f32;
         let strength = 1.0 - 0.5 / (s + 1.0);
@@ -150,7 +196,6 @@ fn score(query: &str, names: &[String], edges: Vec<(Relation, u8, Option<&str>)>
             }
             _ => 1.0,
         };
-        let relevance = 0.5 + 0.5 * shared(&terms, &edge, path.unwrap_or(""));
         let score = (hop * strength * recency * relevance).clamp(0.0, 1.0);
         let index = side.edges.len();
         for source in &edge.sources {
@@ -164,21 +209,121 @@ fn score(query: &str, names: &[String], edges: Vec<(Relation, u8, Option<&str>)>
     side
 }
 
-/// The share of `terms` found among the words of the edge's sentence and predicate; a word
+/// How much of the question an edge answers: the share of `terms` found among the words of
+/// the edge's path (its sentence and predicate, and `path`, the sentence of the edge that
+/// reached it) or asking for its predicate ([`asks_for`]: "kids" asks for `child_of`). A word
 /// counts when one is a prefix of the other ("live" and "lives"), at three letters or more.
-fn shared(terms: &[String], edge: &Relation, path: &str) -> f32 {
+/// A question of names alone asks about every edge of them: 1.
+fn relevance(terms: &[String], edge: &Relation, path: &str) -> f32 {
     if terms.is_empty() {
-        return 0.0;
+        return 1.0;
     }
     let text = format!("{} {} {path}", edge.fact, edge.predicate.replace('_', " "));
     let words: Vec<String> = crate::text::words(&text).collect();
     let matches = |t: &String| {
-        words.iter().any(|w| {
-            let (a, b) = if w.len() <= t.len() { (w, t) } else { (t, w) };
-            a.len() >= 3 && b.starts_with(a.as_str())
-        })
+        asks_for(t, &edge.predicate)
+            || words.iter().any(|w| {
+                let (a, b) = if w.len() <= t.len() { (w, t) } else { (t, w) };
+                a.len() >= 3 && b.starts_with(a.as_str())
+            })
     };
     terms.iter().filter(|t| matches(t)).count() as f32 / terms.len() as f32
+}
+
+/// Whether a question word asks for relations of `predicate`: the words people use to ask
+/// about each canonical relation ("Where does she live?", "What are his hobbies?", "Does she
+/// have pets?"). A closed list, general English, not drawn from any test conversation.
+fn asks_for(word: &str, predicate: &str) -> bool {
+    let cues: &[&str] = match predicate {
+        "lives_in" | "moved_to" => &[
+            "live", "lives", "living", "home", "move", "moved", "moving", "city", "town",
+            "country", "hometown", "reside",
+        ],
+        "works_at" => &[
+            "work",
+            "works",
+            "working",
+            "job",
+            "jobs",
+            "career",
+            "employer",
+            "company",
+            "profession",
+            "occupation",
+        ],
+        "studies_at" => &[
+            "study",
+            "studies",
+            "studying",
+            "school",
+            "college",
+            "university",
+            "degree",
+            "education",
+            "student",
+        ],
+        "likes" => &[
+            "like",
+            "likes",
+            "love",
+            "loves",
+            "enjoy",
+            "enjoys",
+            "favorite",
+            "favourite",
+            "hobby",
+            "hobbies",
+            "interest",
+            "interests",
+            "passion",
+            "fan",
+            "activities",
+        ],
+        "dislikes" => &["dislike", "dislikes", "hate", "hates", "avoid"],
+        "has_pet" | "is_a" => &[
+            "pet", "pets", "dog", "dogs", "cat", "cats", "animal", "animals", "puppy", "kitten",
+        ],
+        "partner_of" => &[
+            "partner",
+            "husband",
+            "wife",
+            "spouse",
+            "married",
+            "marriage",
+            "relationship",
+            "boyfriend",
+            "girlfriend",
+            "fiance",
+            "fiancee",
+            "dating",
+        ],
+        "sibling_of" => &[
+            "sibling", "siblings", "sister", "sisters", "brother", "brothers",
+        ],
+        "parent_of" | "child_of" => &[
+            "kid",
+            "kids",
+            "child",
+            "children",
+            "son",
+            "sons",
+            "daughter",
+            "daughters",
+            "mother",
+            "father",
+            "mom",
+            "dad",
+            "parent",
+            "parents",
+        ],
+        "family_of" => &["family", "relative", "relatives", "cousin", "cousins"],
+        "friend_of" => &["friend", "friends", "friendship"],
+        "member_of" => &["member", "club", "group", "team", "joined", "join"],
+        "owns" => &["own", "owns", "bought", "buy"],
+        "age" => &["age", "old", "birthday"],
+        _ => return false,
+    };
+    cues.contains(&word)
 }
 
 /// Gives the pooled memories that state a reached edge their graph signal, and pools the

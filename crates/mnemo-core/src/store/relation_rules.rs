@@ -216,7 +216,9 @@ pub trait RelationWriter {
         mention: &EntityMention,
         at: i64,
     ) -> Result<EntityId>;
-    /// The edges of exactly `scope` with this subject and predicate, any valid time.
+    /// The edges of exactly `scope` with this subject and predicate, any valid time. For a
+    /// symmetric predicate ([`crate::relation::is_symmetric`]) the edges where `subject` is
+    /// either end, each keyed by its other end: (A, p, B) and (B, p, A) are one edge.
     fn rival_edges(
         &mut self,
         scope: &Scope,
@@ -279,7 +281,28 @@ pub fn write_relations<W: BatchWriter + ?Sized>(
         let key = object_key(c.object_kind, object, &c.object);
         let rivals = tx.rival_edges(&m.scope, subject, &c.predicate)?;
         let functional = crate::relation::is_functional(&c.predicate);
-        match plan_edge(functional, &key, from, &rivals) {
+        let mut plan = plan_edge(functional, &key, from, &rivals);
+        // A symmetric functional predicate (`partner_of`) holds one other end for *each* end:
+        // the object's rivals are closed too.
+        if let (Some(object), EdgePlan::Insert { valid_until, close }) = (object, &mut plan) {
+            if functional && crate::relation::is_symmetric(&c.predicate) {
+                let back = object_key(ObjectKind::Entity, Some(subject), &c.subject);
+                let theirs = tx.rival_edges(&m.scope, object, &c.predicate)?;
+                if let EdgePlan::Insert {
+                    valid_until: until,
+                    close: more,
+                } = plan_edge(true, &back, from, &theirs)
+                {
+                    *valid_until = earliest(*valid_until, until);
+                    for id in more {
+                        if !close.contains(&id) {
+                            close.push(id);
+                        }
+                    }
+                }
+            }
+        }
+        match plan {
             EdgePlan::Support(id) => {
                 tx.support_relation(id, &source)?;
                 written.push(RelationWrite::supported(id));

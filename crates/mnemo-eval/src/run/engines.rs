@@ -77,8 +77,11 @@ pub(super) async fn open_engines(opts: &EvalOptions) -> Result<Engines> {
         })
     };
     let mnemo = with_chat(open_engine(opts, "mnemo", opts.indexing, pg, &mut schemas).await?)?;
+    // In infer mode the graph is the model's: with `--graph` the chat model also extracts
+    // each add's relations (raw mode reads them with the rules, as always).
     let mnemo = mnemo.clone().with_relation_config(mnemo::RelationConfig {
         graph_search: opts.graph,
+        model: opts.graph && opts.mode == EvalMode::Infer,
         ..mnemo.relation_config()
     });
     let plain = if opts.baselines {

@@ -102,6 +102,7 @@ impl Memory {
             self.inner.infer.clone(),
             self.inner.rank,
         );
+        let ask_relations = self.relation_config().model;
         run_blocking(move || {
             let mut log = pipeline::CallLog::default();
             let input = pipeline::InferInput {
@@ -124,6 +125,19 @@ impl Memory {
                     &mut log,
                 )
             }?;
+            let mut warnings: Vec<String> = warnings.into_iter().chain(plan.warnings).collect();
+            // Only facts carry relations: a procedural summary states none.
+            let relations = if ask_relations {
+                pipeline::relations::ask_model(
+                    chat.as_ref(),
+                    &cfg,
+                    &plan.memories,
+                    &mut log,
+                    &mut warnings,
+                )?
+            } else {
+                Vec::new()
+            };
             let ctx = WritePlan {
                 actor: req.actor.clone(),
                 role: None,
@@ -150,11 +164,11 @@ impl Memory {
                 tiers: Default::default(),
                 idempotency: idem,
                 context: ctx,
-                relations: Vec::new(),
+                relations,
             };
             let prepared = Prepared::Write {
                 batch: Box::new(batch),
-                warnings: warnings.into_iter().chain(plan.warnings).collect(),
+                warnings,
                 usage: std::mem::take(&mut log.calls),
                 pages,
             };

@@ -139,3 +139,89 @@ async fn a_query_naming_no_related_entity_ranks_as_without_graph_search() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_much_related_entity_lends_weight_only_to_the_edges_the_question_asks_about() {
+    let dir = engines::fresh_store();
+    let m = Memory::from_parts(dir.store(), Arc::new(HashEmbedder), RankParams::default()).unwrap();
+    // The pet is stated first, then many newer likings crowd the speaker's edges: more than a
+    // hop keeps, so only a walk that reads past the most recent edges reaches the pet.
+    let said = |text: String| AddRequest {
+        input: mnemo::AddInput::Messages(vec![InputMessage {
+            role: Role::User,
+            content: text,
+            name: Some("Caroline".into()),
+        }]),
+        ..AddRequest::text(ann(), "")
+    };
+    let first = m
+        .add(said("We adopted a dog named Biscuit.".into()))
+        .await
+        .unwrap();
+    let pet = first.results[0].id;
+    let hobbies = [
+        "hiking",
+        "chess",
+        "pottery",
+        "salsa",
+        "sailing",
+        "knitting",
+        "baking",
+        "surfing",
+        "jazz",
+        "opera",
+        "poetry",
+        "archery",
+        "rowing",
+        "fencing",
+        "origami",
+        "karate",
+        "sudoku",
+        "gardening",
+        "birding",
+        "cycling",
+        "climbing",
+        "tennis",
+        "rugby",
+        "golf",
+        "darts",
+        "bowling",
+        "skiing",
+        "skating",
+    ];
+    for h in hobbies {
+        m.add(said(format!("I love {h}."))).await.unwrap();
+    }
+    let graph = m.clone().with_relation_config(RelationConfig {
+        graph_search: true,
+        ..m.relation_config()
+    });
+    let on = graph
+        .search(SearchRequest::new(
+            ann(),
+            "Does Caroline have any pets?",
+            10,
+        ))
+        .await
+        .unwrap();
+    let hit = on.results.iter().find(|h| h.memory.id == pet);
+    let hit = hit.expect("the pet memory is found");
+    assert!(hit.scores.graph > 0.0, "{:?}", hit.scores);
+    // The likings share nothing with the question: none is lifted by the graph.
+    assert!(
+        on.results
+            .iter()
+            .filter(|h| h.memory.id != pet)
+            .all(|h| h.scores.graph == 0.0),
+        "{:?}",
+        on.results
+            .iter()
+            .map(|h| (&h.memory.text, h.scores.graph))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        on.relations.iter().all(|r| r.predicate != "likes"),
+        "{:?}",
+        on.relations
+    );
+}

@@ -16,6 +16,7 @@ mod limits;
 mod notes;
 mod notes_expand;
 mod profile;
+mod relations_model;
 mod robustness;
 mod tier_retry;
 mod tiers;
