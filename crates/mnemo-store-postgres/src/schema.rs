@@ -280,6 +280,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
     CREATE TABLE IF NOT EXISTS scope_locks (scope_key TEXT PRIMARY KEY);
     "#,
+    // v11: the block tables laid out for Citus like the others: `scope_key` leads their keys
+    // (see `blocks/schema.rs`).
+    crate::blocks::BLOCKS_LAYOUT,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and
