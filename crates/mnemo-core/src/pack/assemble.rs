@@ -88,7 +88,12 @@ impl Candidate {
                 }
                 line
             }
-            "segment" => format!("Topic: {}", self.item.text),
+            // A segment's event time spans several exchanges said on different days, so it
+            // reads as dates alone (no "said on").
+            "segment" => match &self.item.event_time {
+                Some(e) => format!("Topic: {} ({})", self.item.text, super::dates::when(e)),
+                None => format!("Topic: {}", self.item.text),
+            },
             "relation" => format!("- {}", self.item.text),
             _ => self.item.text.clone(),
         }
