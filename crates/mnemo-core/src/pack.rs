@@ -12,7 +12,9 @@ mod excerpt;
 #[cfg(test)]
 mod tests;
 
-pub use assemble::{assemble, section_header, Block, Candidate, PackParams};
+pub use assemble::{
+    assemble, assemble_after, section_header, Block, Candidate, PackParams, Prefix,
+};
 pub use excerpt::{clipped_excerpt, excerpt};
 
 use crate::memory::{MessageId, Timestamp};

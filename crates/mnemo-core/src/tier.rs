@@ -206,6 +206,22 @@ pub struct Segment {
     pub evicted_at: Option<Timestamp>,
     /// Incremented by the store on every write of the segment (optimistic concurrency).
     pub version: u64,
+    /// When what its pages talk about happened: the span of the event times their messages
+    /// state, each read against the time its page was said ([`page_event_time`]); `None` when
+    /// no page states one (never invented). Cleared with the summary when an erase scrubs it.
+    /// Absent from exports made before segments had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<crate::time::EventTime>,
+}
+
+/// The event time a page's messages state: each `speaker: text` line read by the rule tagger
+/// against the page's time (the exchange's first message), the span of what they give.
+pub fn page_event_time(text: &str, at: Timestamp) -> Option<crate::time::EventTime> {
+    let opts = crate::time::TaggerOptions::default();
+    text.lines()
+        .map(|line| line.split_once(": ").map_or(line, |(_, said)| said))
+        .filter_map(|said| crate::time::event_time_of(said, at, &opts))
+        .reduce(|a, b| a.span(&b))
 }
 
 /// The heat of a segment at `now` (see [`HeatWeights`]).
@@ -340,6 +356,7 @@ mod tests {
             updated_at: last,
             evicted_at: None,
             version: 1,
+            event_time: None,
         }
     }
 

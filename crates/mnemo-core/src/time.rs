@@ -109,6 +109,29 @@ impl EventTime {
     pub fn overlaps(&self, from: Timestamp, to: Timestamp) -> bool {
         self.start < to && from < self.end
     }
+
+    /// The smallest interval holding both (a segment's event time spans its pages'): from the
+    /// earlier start to the later end, at the coarser granularity. The phrase stays only when
+    /// both are the same interval read from the same words; a span of several phrases, said on
+    /// different days, has none (a pack then shows the dates alone).
+    pub fn span(&self, other: &EventTime) -> EventTime {
+        let same = self.start == other.start && self.end == other.end;
+        EventTime {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+            granularity: self.granularity.max(other.granularity),
+            phrase: if same && self.phrase == other.phrase {
+                self.phrase.clone()
+            } else {
+                String::new()
+            },
+            source: if self.source == other.source {
+                self.source
+            } else {
+                EventTimeSource::Text
+            },
+        }
+    }
 }
 
 /// How numeric dates such as `05/08/2023` are read.

@@ -2,75 +2,71 @@
 //! An edit locks the block's row (`FOR UPDATE`) and reads it again inside its transaction
 //! before core's edit rule ([`BlockChange::apply`]) runs, so concurrent editors serialise on
 //! the row and an `expected_version` check never passes for two of them; a create takes the
-//! owner's scope lock so the per-owner maximum holds under concurrent creates. The SQL of
-//! [`SEEN`] implements core's visibility rule ([`MemoryBlock::seen_by`]).
+//! owner's scope lock so the per-owner maximum holds under concurrent creates. [`seen`]
+//! writes core's visibility rule ([`MemoryBlock::seen_by`]) in SQL.
+//!
+//! Laid out for Citus like the other owners' tables ([`schema`]): every row carries its
+//! block's owner key (`scope_key`), every statement that addresses a block by id names that key
+//! too, and a scope that fixes the owners it can see (a user and an agent; a user's pack) names
+//! their keys, so Citus sends it to their shards alone. Export, import's id check and the erase
+//! of a partial scope are the whole-store or fan-out paths (`transfer`).
 
+pub(crate) mod schema;
+mod transfer;
+
+use crate::predicate::Pred;
 use crate::{pg_err, PgStore};
 use mnemo_core::blocks::BlockActor;
 use mnemo_core::*;
 use postgres::types::ToSql;
 use postgres::{GenericClient, Row, Transaction};
 
-/// The tables (schema migration appended to `schema::MIGRATIONS`).
-pub(crate) const BLOCKS_DDL: &str = r#"
-    CREATE TABLE IF NOT EXISTS blocks (
-        id UUID PRIMARY KEY,
-        user_id TEXT,
-        agent_id TEXT,
-        label TEXT NOT NULL,
-        value TEXT NOT NULL,
-        description TEXT NOT NULL,
-        char_limit BIGINT NOT NULL,
-        read_only BOOLEAN NOT NULL,
-        version BIGINT NOT NULL,
-        created_at BIGINT NOT NULL,
-        updated_at BIGINT NOT NULL
-    );
-    CREATE UNIQUE INDEX IF NOT EXISTS blocks_by_owner_label
-        ON blocks (COALESCE(user_id, ''), COALESCE(agent_id, ''), label);
-    CREATE INDEX IF NOT EXISTS blocks_by_user ON blocks (user_id, label);
-    CREATE INDEX IF NOT EXISTS blocks_by_agent ON blocks (agent_id, label);
-    CREATE TABLE IF NOT EXISTS block_agents (
-        block_id UUID NOT NULL REFERENCES blocks (id) ON DELETE CASCADE,
-        agent_id TEXT NOT NULL,
-        PRIMARY KEY (block_id, agent_id)
-    );
-    CREATE INDEX IF NOT EXISTS block_agents_by_agent ON block_agents (agent_id);
-    CREATE TABLE IF NOT EXISTS block_history (
-        id BIGSERIAL PRIMARY KEY,
-        block_id UUID NOT NULL,
-        user_id TEXT,
-        agent_id TEXT,
-        label TEXT NOT NULL,
-        version BIGINT NOT NULL,
-        op TEXT NOT NULL,
-        actor TEXT,
-        reason TEXT,
-        before_value TEXT,
-        after_value TEXT,
-        created_at BIGINT NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS block_history_by_block ON block_history (block_id, id);
-"#;
+pub(crate) use schema::{BLOCKS_DDL, BLOCKS_LAYOUT};
+pub(crate) use transfer::{erase_scope, export, import};
 
 const COLS: &str = "b.id, b.user_id, b.agent_id, b.label, b.value, b.description, b.char_limit, \
      b.read_only, b.version, b.created_at, b.updated_at, \
-     ARRAY(SELECT x.agent_id FROM block_agents x WHERE x.block_id = b.id \
+     ARRAY(SELECT x.agent_id FROM block_agents x \
+           WHERE x.scope_key = b.scope_key AND x.block_id = b.id \
            ORDER BY x.agent_id COLLATE \"C\") AS agents";
 
-/// Core's `MemoryBlock::seen_by` over `$1` (the scope's user or NULL) and `$2` (its agent).
-const SEEN: &str = "($1::text IS NULL OR b.user_id = $1) AND ($2::text IS NULL OR b.agent_id = $2 \
-     OR (b.agent_id IS NULL AND EXISTS (SELECT 1 FROM block_agents x \
-         WHERE x.block_id = b.id AND x.agent_id = $2)))";
+/// The owner key of a block of `user` and `agent` (runs own no block).
+fn owner_key(user: Option<&UserId>, agent: Option<&AgentId>) -> Result<String> {
+    Scope::from_parts(user.map(|u| u.as_str()), agent.map(|a| a.as_str()), None).map(|s| s.key())
+}
 
-/// Narrows [`SEEN`] to `MemoryBlock::pinned_for`.
-const PINNED: &str = "($2::text IS NOT NULL OR b.agent_id IS NULL)";
-
-fn parts(scope: &Scope) -> (Option<String>, Option<String>) {
-    (
-        scope.user_id().map(|u| u.to_string()),
-        scope.agent_id().map(|a| a.to_string()),
-    )
+/// Core's `MemoryBlock::seen_by` of `scope` (with `pinned`, `MemoryBlock::pinned_for`) as
+/// conditions on `b`. A user and an agent see two owners' blocks at most (the pair's own and
+/// the user's attached to the agent), and a user's pack one (the user's own): those keys are
+/// named, so the statement stays on their shards. A scope leaving a part open covers owners it
+/// does not name (a user's every agent, an agent's every user): a fan-out, as for memories.
+fn seen(p: &mut Pred, scope: &Scope, pinned: bool) -> Result<()> {
+    let (user, agent) = (scope.user_id(), scope.agent_id());
+    if let Some(u) = user {
+        let u = p.arg(u.to_string());
+        p.and(&format!("b.user_id = {u}"));
+    }
+    match agent {
+        Some(a) => {
+            let a = p.arg(a.to_string());
+            p.and(&format!(
+                "(b.agent_id = {a} OR (b.agent_id IS NULL AND EXISTS (SELECT 1 FROM block_agents x \
+                 WHERE x.scope_key = b.scope_key AND x.block_id = b.id AND x.agent_id = {a})))"
+            ));
+        }
+        None if pinned => p.and("b.agent_id IS NULL"),
+        None => {}
+    }
+    let keys = match (user, agent) {
+        (Some(_), Some(a)) => vec![owner_key(user, Some(a))?, owner_key(user, None)?],
+        (Some(_), None) if pinned => vec![owner_key(user, None)?],
+        _ => Vec::new(),
+    };
+    if !keys.is_empty() {
+        let keys: Vec<String> = keys.into_iter().map(|k| p.arg(k)).collect();
+        p.and(&format!("b.scope_key IN ({})", keys.join(", ")));
+    }
+    Ok(())
 }
 
 fn ms(t: Timestamp) -> i64 {
@@ -99,20 +95,24 @@ fn block_from_row(r: &Row) -> Result<MemoryBlock> {
     })
 }
 
-/// The block labelled `label` that `scope` sees (the trait's order when several do).
+/// The block labelled `label` that `scope` sees (the trait's order when several do: the
+/// scope's own owner first, then a user's block before an agent's).
 fn find(
     c: &mut impl GenericClient,
     scope: &Scope,
     label: &BlockLabel,
 ) -> Result<Option<MemoryBlock>> {
-    let (u, a) = parts(scope);
+    let mut p = Pred::default();
+    seen(&mut p, scope, false)?;
+    let label = p.arg(label.as_str().to_string());
+    let own = p.arg(owner_key(scope.user_id(), scope.agent_id())?);
     let sql = format!(
-        "SELECT {COLS} FROM blocks b WHERE {SEEN} AND b.label = $3 \
-         ORDER BY (COALESCE(b.user_id, '') = COALESCE($1, '') \
-                   AND COALESCE(b.agent_id, '') = COALESCE($2, '')) DESC, \
-                  b.agent_id IS NULL DESC, b.created_at, b.id LIMIT 1"
+        "SELECT {COLS} FROM blocks b WHERE {} AND b.label = {label} \
+         ORDER BY (b.scope_key = {own}) DESC, b.agent_id IS NULL DESC, b.created_at, b.id \
+         LIMIT 1",
+        p.where_sql()
     );
-    c.query_opt(&sql, &[&u, &a, &label.as_str()])
+    c.query_opt(&sql, &p.params())
         .map_err(pg_err)?
         .map(|r| block_from_row(&r))
         .transpose()
@@ -122,25 +122,29 @@ fn find(
 /// editor before this one, whose commit the new read sees).
 fn find_locked(tx: &mut Transaction<'_>, scope: &Scope, label: &BlockLabel) -> Result<MemoryBlock> {
     let b = find(tx, scope, label)?.ok_or_else(|| no_block(label))?;
-    tx.execute("SELECT 1 FROM blocks WHERE id = $1 FOR UPDATE", &[&b.id])
-        .map_err(pg_err)?;
-    let sql = format!("SELECT {COLS} FROM blocks b WHERE b.id = $1");
-    match tx.query_opt(&sql, &[&b.id]).map_err(pg_err)? {
+    let key = b.owner.key();
+    tx.execute(
+        "SELECT 1 FROM blocks WHERE scope_key = $1 AND id = $2 FOR UPDATE",
+        &[&key, &b.id],
+    )
+    .map_err(pg_err)?;
+    let sql = format!("SELECT {COLS} FROM blocks b WHERE b.scope_key = $1 AND b.id = $2");
+    match tx.query_opt(&sql, &[&key, &b.id]).map_err(pg_err)? {
         Some(r) => block_from_row(&r),
         None => Err(no_block(label)),
     }
 }
 
 fn insert_block(tx: &mut Transaction<'_>, b: &MemoryBlock) -> Result<()> {
-    let (u, a) = parts(&b.owner);
     tx.execute(
-        "INSERT INTO blocks (id, user_id, agent_id, label, value, description, char_limit, \
-         read_only, version, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        "INSERT INTO blocks (scope_key, id, user_id, agent_id, label, value, description, \
+         char_limit, read_only, version, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         &[
+            &b.owner.key(),
             &b.id,
-            &u,
-            &a,
+            &b.owner.user_id().map(|u| u.as_str()),
+            &b.owner.agent_id().map(|a| a.as_str()),
             &b.label.as_str(),
             &b.value,
             &b.description,
@@ -156,27 +160,32 @@ fn insert_block(tx: &mut Transaction<'_>, b: &MemoryBlock) -> Result<()> {
 }
 
 fn set_agents(tx: &mut Transaction<'_>, b: &MemoryBlock) -> Result<()> {
-    tx.execute("DELETE FROM block_agents WHERE block_id = $1", &[&b.id])
-        .map_err(pg_err)?;
+    let key = b.owner.key();
+    tx.execute(
+        "DELETE FROM block_agents WHERE scope_key = $1 AND block_id = $2",
+        &[&key, &b.id],
+    )
+    .map_err(pg_err)?;
     let agents: Vec<String> = b.agents.iter().map(|a| a.to_string()).collect();
     tx.execute(
-        "INSERT INTO block_agents (block_id, agent_id) SELECT $1, unnest($2::text[])",
-        &[&b.id, &agents],
+        "INSERT INTO block_agents (scope_key, block_id, agent_id) \
+         SELECT $1, $2, unnest($3::text[])",
+        &[&key, &b.id, &agents],
     )
     .map_err(pg_err)?;
     Ok(())
 }
 
 fn insert_event(tx: &mut Transaction<'_>, owner: &Scope, e: &BlockEvent) -> Result<()> {
-    let (u, a) = parts(owner);
     tx.execute(
-        "INSERT INTO block_history (block_id, user_id, agent_id, label, version, op, actor, \
-         reason, before_value, after_value, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        "INSERT INTO block_history (scope_key, block_id, user_id, agent_id, label, version, op, \
+         actor, reason, before_value, after_value, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         &[
+            &owner.key(),
             &e.block_id,
-            &u,
-            &a,
+            &owner.user_id().map(|u| u.as_str()),
+            &owner.agent_id().map(|a| a.as_str()),
             &e.label.as_str(),
             &(e.version as i64),
             &e.op.as_str(),
@@ -191,13 +200,19 @@ fn insert_event(tx: &mut Transaction<'_>, owner: &Scope, e: &BlockEvent) -> Resu
     Ok(())
 }
 
-fn events(c: &mut impl GenericClient, block: uuid::Uuid, limit: usize) -> Result<Vec<BlockEvent>> {
+/// The last `limit` events of `block` (oldest first).
+fn events(
+    c: &mut impl GenericClient,
+    block: &MemoryBlock,
+    limit: usize,
+) -> Result<Vec<BlockEvent>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = c
         .query(
             "SELECT block_id, label, version, op, actor, reason, before_value, after_value, \
-             created_at FROM block_history WHERE block_id = $1 ORDER BY id DESC LIMIT $2",
-            &[&block, &limit],
+             created_at FROM block_history WHERE scope_key = $1 AND block_id = $2 \
+             ORDER BY id DESC LIMIT $3",
+            &[&block.owner.key(), &block.id, &limit],
         )
         .map_err(pg_err)?;
     let mut out = rows
@@ -236,21 +251,16 @@ impl Blocks for PgStore {
     fn create_block(&self, new: &NewBlock, limits: &BlockLimits) -> Result<MemoryBlock> {
         let (block, event) = new.build(limits, chrono::Utc::now())?;
         self.tx(|tx| {
-            crate::write::lock_scopes(tx, [block.owner.key()])?;
-            let (u, a) = parts(&block.owner);
+            let key = block.owner.key();
+            crate::write::lock_scopes(tx, [key.clone()])?;
             let held: i64 = tx
-                .query_one(
-                    "SELECT COUNT(*) FROM blocks WHERE user_id IS NOT DISTINCT FROM $1 \
-                     AND agent_id IS NOT DISTINCT FROM $2",
-                    &[&u, &a],
-                )
+                .query_one("SELECT COUNT(*) FROM blocks WHERE scope_key = $1", &[&key])
                 .map_err(pg_err)?
                 .get(0);
             let taken = tx
                 .query_opt(
-                    "SELECT 1 FROM blocks WHERE user_id IS NOT DISTINCT FROM $1 \
-                     AND agent_id IS NOT DISTINCT FROM $2 AND label = $3",
-                    &[&u, &a, &block.label.as_str()],
+                    "SELECT 1 FROM blocks WHERE scope_key = $1 AND label = $2",
+                    &[&key, &block.label.as_str()],
                 )
                 .map_err(pg_err)?;
             if taken.is_some() {
@@ -270,19 +280,20 @@ impl Blocks for PgStore {
     }
 
     fn list_blocks(&self, query: &BlockQuery) -> Result<BlockPage> {
-        let after = query.after()?;
-        let (u, a) = parts(&query.scope);
-        let (label, id) = match &after {
-            Some((l, i)) => (Some(l.clone()), Some(*i)),
-            None => (None, None),
-        };
-        let limit = query.limit as i64 + 1;
+        let mut p = Pred::default();
+        seen(&mut p, &query.scope, false)?;
+        if let Some((label, id)) = query.after()? {
+            let (l, i) = (p.arg(label), p.arg(id));
+            p.and(&format!(
+                "(b.label COLLATE \"C\" > {l} OR (b.label = {l} AND b.id > {i}))"
+            ));
+        }
+        let limit = p.arg(query.limit as i64 + 1);
         let sql = format!(
-            "SELECT {COLS} FROM blocks b WHERE {SEEN} AND ($3::text IS NULL \
-             OR b.label COLLATE \"C\" > $3 OR (b.label = $3 AND b.id > $4)) \
-             ORDER BY b.label COLLATE \"C\", b.id LIMIT $5"
+            "SELECT {COLS} FROM blocks b WHERE {} ORDER BY b.label COLLATE \"C\", b.id LIMIT {limit}",
+            p.where_sql()
         );
-        let mut blocks = self.with(|c| query_blocks(c, &sql, &[&u, &a, &label, &id, &limit]))?;
+        let mut blocks = self.with(|c| query_blocks(c, &sql, &p.params()))?;
         let next_cursor = if blocks.len() > query.limit {
             blocks.truncate(query.limit);
             blocks.last().map(BlockQuery::cursor_after)
@@ -306,11 +317,13 @@ impl Blocks for PgStore {
                 chrono::Utc::now(),
             )?;
             tx.execute(
-                "UPDATE blocks SET value = $1, version = $2, updated_at = $3 WHERE id = $4",
+                "UPDATE blocks SET value = $1, version = $2, updated_at = $3 \
+                 WHERE scope_key = $4 AND id = $5",
                 &[
                     &next.value,
                     &(next.version as i64),
                     &ms(next.updated_at),
+                    &next.owner.key(),
                     &next.id,
                 ],
             )
@@ -333,8 +346,11 @@ impl Blocks for PgStore {
         self.tx(|tx| {
             let current = find_locked(tx, scope, label)?;
             let event = delete_event(&current, actor, reason, chrono::Utc::now())?;
-            tx.execute("DELETE FROM blocks WHERE id = $1", &[&current.id])
-                .map_err(pg_err)?;
+            tx.execute(
+                "DELETE FROM blocks WHERE scope_key = $1 AND id = $2",
+                &[&current.owner.key(), &current.id],
+            )
+            .map_err(pg_err)?;
             insert_event(tx, &current.owner, &event)?;
             Ok(current)
         })
@@ -348,85 +364,17 @@ impl Blocks for PgStore {
     ) -> Result<Vec<BlockEvent>> {
         self.with(|c| {
             let b = find(c, scope, label)?.ok_or_else(|| no_block(label))?;
-            events(c, b.id, limit)
+            events(c, &b, limit)
         })
     }
 
     fn pinned_blocks(&self, scope: &Scope) -> Result<Vec<MemoryBlock>> {
-        let (u, a) = parts(scope);
+        let mut p = Pred::default();
+        seen(&mut p, scope, true)?;
         let sql = format!(
-            "SELECT {COLS} FROM blocks b WHERE {SEEN} AND {PINNED} \
-             ORDER BY b.label COLLATE \"C\", b.id"
+            "SELECT {COLS} FROM blocks b WHERE {} ORDER BY b.label COLLATE \"C\", b.id",
+            p.where_sql()
         );
-        self.with(|c| query_blocks(c, &sql, &[&u, &a]))
+        self.with(|c| query_blocks(c, &sql, &p.params()))
     }
-}
-
-/// Every block with its history, for an export (inside the export's snapshot).
-pub(crate) fn export(
-    tx: &mut Transaction<'_>,
-    sink: &mut dyn FnMut(ExportRecord) -> Result<()>,
-) -> Result<()> {
-    let all = query_blocks(
-        tx,
-        &format!("SELECT {COLS} FROM blocks b ORDER BY b.created_at, b.id"),
-        &[],
-    )?;
-    for block in all {
-        let history = events(tx, block.id, usize::MAX)?;
-        sink(ExportRecord::Block(Box::new(BlockRecord {
-            block,
-            history,
-        })))?;
-    }
-    Ok(())
-}
-
-/// Writes an exported block and its history unless the store holds its id; rows written.
-pub(crate) fn import(tx: &mut Transaction<'_>, r: &BlockRecord) -> Result<u64> {
-    let b = &r.block;
-    mnemo_core::blocks::block_owner(&b.owner)?;
-    if tx
-        .query_opt("SELECT 1 FROM blocks WHERE id = $1", &[&b.id])
-        .map_err(pg_err)?
-        .is_some()
-    {
-        return Ok(0);
-    }
-    if find(tx, &b.owner, &b.label)?.is_some_and(|x| x.owner == b.owner) {
-        return Err(label_taken(&b.label));
-    }
-    insert_block(tx, b)?;
-    for e in &r.history {
-        insert_event(tx, &b.owner, e)?;
-    }
-    Ok(1)
-}
-
-/// A scope's erase: its blocks, their attachments and history go, and its agent is detached
-/// from its user's blocks. A run owns no block: a scope with a run part erases none.
-pub(crate) fn erase_scope(tx: &mut Transaction<'_>, scope: &Scope) -> Result<u64> {
-    if scope.run_id().is_some() {
-        return Ok(0);
-    }
-    let (u, a) = parts(scope);
-    const OWNED: &str =
-        "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR agent_id = $2)";
-    tx.execute(
-        &format!("DELETE FROM block_history WHERE {OWNED}"),
-        &[&u, &a],
-    )
-    .map_err(pg_err)?;
-    let n = tx
-        .execute(&format!("DELETE FROM blocks WHERE {OWNED}"), &[&u, &a])
-        .map_err(pg_err)?;
-    if a.is_some() {
-        tx.execute(
-            "DELETE FROM block_agents WHERE agent_id = $2 AND block_id IN \
-             (SELECT id FROM blocks WHERE $1::text IS NULL OR user_id = $1)",
-            &[&u, &a],
-        )
-        .map_err(pg_err)?;
-    }
-    Ok(n)
 }

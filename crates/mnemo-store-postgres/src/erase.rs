@@ -157,10 +157,11 @@ fn erase_log_in(
     report.segments_scrubbed = match target {
         EraseTarget::Session(_) => tx.execute(
             &format!(
-                "UPDATE segments x SET summary = '', keywords = '[]'::jsonb \
+                "UPDATE segments x SET summary = '', keywords = '[]'::jsonb, event_start = NULL, \
+                 event_end = NULL, event_time = NULL \
                  WHERE (x.scope_key, x.id) IN (SELECT p.scope_key, p.segment_id FROM pages p \
                  WHERE {} AND p.segment_id IS NOT NULL) \
-                 AND (x.summary <> '' OR x.keywords <> '[]'::jsonb)",
+                 AND (x.summary <> '' OR x.keywords <> '[]'::jsonb OR x.event_time IS NOT NULL)",
                 p.where_sql()
             ),
             &p.params(),
@@ -169,8 +170,9 @@ fn erase_log_in(
             let x = log_pred(scope, target, "x", false);
             tx.execute(
                 &format!(
-                    "UPDATE segments x SET summary = '', keywords = '[]'::jsonb WHERE {} \
-                     AND (x.summary <> '' OR x.keywords <> '[]'::jsonb)",
+                    "UPDATE segments x SET summary = '', keywords = '[]'::jsonb, event_start = NULL, \
+                 event_end = NULL, event_time = NULL WHERE {} \
+                     AND (x.summary <> '' OR x.keywords <> '[]'::jsonb OR x.event_time IS NOT NULL)",
                     x.where_sql()
                 ),
                 &x.params(),

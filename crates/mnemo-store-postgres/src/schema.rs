@@ -280,6 +280,18 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
     CREATE TABLE IF NOT EXISTS scope_locks (scope_key TEXT PRIMARY KEY);
     "#,
+    // v11: the block tables laid out for Citus like the others: `scope_key` leads their keys
+    // (see `blocks/schema.rs`).
+    crate::blocks::BLOCKS_LAYOUT,
+    // v12: a segment's event time (the span of what its pages state; `tier::page_event_time`),
+    // kept as memories keep theirs: the ends for range reads and the whole as JSONB.
+    r#"
+    ALTER TABLE segments ADD COLUMN IF NOT EXISTS event_start BIGINT;
+    ALTER TABLE segments ADD COLUMN IF NOT EXISTS event_end BIGINT;
+    ALTER TABLE segments ADD COLUMN IF NOT EXISTS event_time JSONB;
+    CREATE INDEX IF NOT EXISTS segments_by_event ON segments (scope_key, event_start)
+        WHERE event_start IS NOT NULL;
+    "#,
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

@@ -35,7 +35,7 @@ pub(crate) const PAGE_COLS: &str = "p.seq, p.id, p.user_id, p.agent_id, p.run_id
 /// The segment columns [`segment_from_row`] reads (by name).
 pub(crate) const SEGMENT_COLS: &str = "s.id, s.user_id, s.agent_id, s.run_id, s.summary, \
      s.summary_author, s.keywords, s.embedding, s.page_count, s.length_tokens, s.visits, \
-     s.last_visit_at, s.created_at, s.updated_at, s.evicted_at, s.version";
+     s.last_visit_at, s.created_at, s.updated_at, s.evicted_at, s.version, s.event_time";
 
 /// The owners `scope` covers (exactly `scope` when `exact`), on the table aliased `alias`.
 fn scope_pred(p: &mut Pred, alias: &str, scope: &Scope, exact: bool) {
@@ -99,7 +99,20 @@ pub(crate) fn segment_from_row(row: &Row) -> Result<Segment> {
         updated_at: from_ms(col(row, "updated_at")?),
         evicted_at: col::<Option<i64>>(row, "evicted_at")?.map(from_ms),
         version: col::<i64>(row, "version")? as u64,
+        event_time: crate::codec::event_time_from_value(col(row, "event_time")?)?,
     })
+}
+
+/// A segment's event time as its three columns: the ends for range reads, the whole as JSONB.
+pub(crate) fn event_cols(s: &Segment) -> (Option<i64>, Option<i64>, Option<serde_json::Value>) {
+    match &s.event_time {
+        Some(e) => (
+            Some(e.start.timestamp_millis()),
+            Some(e.end.timestamp_millis()),
+            Some(crate::codec::event_time_value(e)),
+        ),
+        None => (None, None, None),
+    }
 }
 
 impl Tiers for PgStore {

@@ -151,9 +151,10 @@ fn erase_log_in(
     report.segments_scrubbed = match target {
         EraseTarget::Session(_) => tx.execute(
             &format!(
-                "UPDATE segments SET summary = '', keywords = '[]' WHERE id IN \
+                "UPDATE segments SET summary = '', keywords = '[]', event_start = NULL, event_end = NULL, \
+                 event_time = NULL WHERE id IN \
                  (SELECT p.segment_id FROM pages p WHERE {} AND p.segment_id IS NOT NULL) \
-                 AND (summary <> '' OR keywords <> '[]')",
+                 AND (summary <> '' OR keywords <> '[]' OR event_time IS NOT NULL)",
                 p.where_sql()
             ),
             params_from_iter(p.params.iter()),
@@ -163,8 +164,9 @@ fn erase_log_in(
             predicate::scope(&mut sg, "x", scope);
             tx.execute(
                 &format!(
-                    "UPDATE segments SET summary = '', keywords = '[]' WHERE id IN \
-                     (SELECT x.id FROM segments x WHERE {}) AND (summary <> '' OR keywords <> '[]')",
+                    "UPDATE segments SET summary = '', keywords = '[]', event_start = NULL, event_end = NULL, \
+                 event_time = NULL WHERE id IN \
+                     (SELECT x.id FROM segments x WHERE {}) AND (summary <> '' OR keywords <> '[]' OR event_time IS NOT NULL)",
                     sg.where_sql()
                 ),
                 params_from_iter(sg.params.iter()),

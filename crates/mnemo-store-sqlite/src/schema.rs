@@ -288,6 +288,15 @@ const MIGRATIONS: &[&str] = &[
     crate::relations::MIGRATION,
     // v12: core memory blocks, their attachments to agents and their history (see `blocks.rs`).
     crate::blocks::BLOCKS_DDL,
+    // v13: a segment's event time (the span of what its pages state; `tier::page_event_time`),
+    // kept as memories keep theirs: the ends for range reads and the whole as JSON.
+    r#"
+    ALTER TABLE segments ADD COLUMN event_start INTEGER;
+    ALTER TABLE segments ADD COLUMN event_end INTEGER;
+    ALTER TABLE segments ADD COLUMN event_time TEXT;
+    CREATE INDEX segments_by_event ON segments (scope_key, event_start)
+        WHERE event_start IS NOT NULL;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

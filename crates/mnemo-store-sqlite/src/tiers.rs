@@ -19,7 +19,7 @@ const PAGE_COLS: &str = "p.seq, p.id, p.user_id, p.agent_id, p.run_id, p.session
 
 const SEGMENT_COLS: &str = "s.id, s.user_id, s.agent_id, s.run_id, s.summary, s.summary_author, \
      s.keywords, s.vector, s.page_count, s.length_tokens, s.visits, s.last_visit_at, \
-     s.created_at, s.updated_at, s.evicted_at, s.version";
+     s.created_at, s.updated_at, s.evicted_at, s.version, s.event_time";
 
 fn conv<E: std::fmt::Display>(i: usize, e: E) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(
@@ -75,6 +75,18 @@ fn page_from_row(row: &Row<'_>) -> rusqlite::Result<StoredPage> {
     })
 }
 
+/// A segment's event time as its three columns: the ends for range reads, the whole as JSON.
+fn event_cols(s: &Segment) -> (Option<i64>, Option<i64>, Option<String>) {
+    match &s.event_time {
+        Some(e) => (
+            Some(e.start.timestamp_millis()),
+            Some(e.end.timestamp_millis()),
+            Some(crate::codec::event_time_text(e)),
+        ),
+        None => (None, None, None),
+    }
+}
+
 fn segment_from_row(row: &Row<'_>) -> rusqlite::Result<Segment> {
     Ok(Segment {
         id: parse::<uuid::Uuid>(0, row.get(0)?).map(SegmentId)?,
@@ -91,6 +103,7 @@ fn segment_from_row(row: &Row<'_>) -> rusqlite::Result<Segment> {
         updated_at: from_ms(row.get(13)?),
         evicted_at: row.get::<_, Option<i64>>(14)?.map(from_ms),
         version: row.get::<_, i64>(15)? as u64,
+        event_time: crate::codec::event_time_from_text(row.get(16)?)?,
     })
 }
 
@@ -123,16 +136,18 @@ impl TierWriter for Writer<'_, '_> {
 
     fn insert_segment(&mut self, scope: &Scope, s: &Segment) -> Result<bool> {
         let (u, a, r) = scope_cols(scope);
+        let event = event_cols(s);
         let keywords = serde_json::to_string(&s.keywords).map_err(Error::storage)?;
         let out = self.tx.execute_cached(
             "INSERT INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
              keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
-             evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 1)",
+             evicted_at, version, event_start, event_end, event_time) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, 1, ?16, ?17, ?18)",
             params![
                 s.id.to_string(), u, a, r, scope.key(), s.summary, s.summary_author.as_str(), keywords,
                 vector_to_blob(&s.vector), s.page_count, s.length_tokens as i64, s.visits as i64,
                 s.last_visit_at.timestamp_millis(), s.created_at.timestamp_millis(),
-                s.updated_at.timestamp_millis()
+                s.updated_at.timestamp_millis(), event.0, event.1, event.2
             ],
         );
         match out {
@@ -148,17 +163,19 @@ impl TierWriter for Writer<'_, '_> {
 
     fn rewrite_segment(&mut self, scope: &Scope, s: &Segment, expected: u64) -> Result<bool> {
         let keywords = serde_json::to_string(&s.keywords).map_err(Error::storage)?;
+        let event = event_cols(s);
         // Visits counted since the plan was read are kept: they are added on top of the
         // planned count rather than overwritten, so the version check guards the content.
         let n = self.tx
             .execute_cached(
                 "UPDATE segments SET summary = ?1, summary_author = ?2, keywords = ?3, vector = ?4, \
-                 page_count = ?5, length_tokens = ?6, updated_at = ?7, version = version + 1 \
+                 page_count = ?5, length_tokens = ?6, updated_at = ?7, version = version + 1, \
+                 event_start = ?11, event_end = ?12, event_time = ?13 \
                  WHERE id = ?8 AND scope_key = ?9 AND evicted_at IS NULL AND version = ?10",
                 params![
                     s.summary, s.summary_author.as_str(), keywords, vector_to_blob(&s.vector),
                     s.page_count, s.length_tokens as i64, s.updated_at.timestamp_millis(),
-                    s.id.to_string(), scope.key(), expected as i64
+                    s.id.to_string(), scope.key(), expected as i64, event.0, event.1, event.2
                 ],
             )
             .map_err(sql_err)?;
@@ -255,29 +272,36 @@ fn query_pages(conn: &Connection, sql: &str, params: &[Sql]) -> Result<Vec<Store
 
 /// Removes erased texts from the pages and segments of `owner` (exact scope) that quote them:
 /// each occurrence in a page's text or a segment's summary becomes `[erased]`, and keywords
-/// taken from an erased text are dropped from both. Returns how many rows changed.
+/// taken from an erased text are dropped from both; the event time of a segment so touched, or
+/// holding a page so touched, is read again from what its pages say now (an erased message's
+/// date goes with it). Returns how many rows changed.
 pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Result<u64> {
     let key = owner.key();
     let Some(scrub) = TierScrub::new(texts) else {
         return Ok(0);
     };
     let mut n = 0u64;
-    for (table, column) in [("pages", "text"), ("segments", "summary")] {
-        let rows: Vec<(String, String, String)> = {
+    let mut touched = std::collections::BTreeSet::new();
+    for (table, column, segment) in [
+        ("pages", "text", "segment_id"),
+        ("segments", "summary", "id"),
+    ] {
+        let rows: Vec<(String, String, String, Option<String>)> = {
             let mut st = tx
                 .prepare(&format!(
-                    "SELECT id, {column}, keywords FROM {table} WHERE scope_key = ?1"
+                    "SELECT id, {column}, keywords, {segment} FROM {table} WHERE scope_key = ?1"
                 ))
                 .map_err(sql_err)?;
             let it = st
-                .query_map([&key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .query_map([&key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
                 .map_err(sql_err)?;
             it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
         };
-        for (id, body, keywords) in rows {
+        for (id, body, keywords, segment) in rows {
             let Some(body) = scrub.body(&body) else {
                 continue;
             };
+            touched.extend(segment);
             let keywords = scrub.keywords(serde_json::from_str(&keywords).map_err(Error::storage)?);
             tx.execute_cached(
                 &format!("UPDATE {table} SET {column} = ?1, keywords = ?2 WHERE id = ?3"),
@@ -291,7 +315,38 @@ pub(crate) fn scrub(tx: &Transaction<'_>, owner: &Scope, texts: &[String]) -> Re
             n += 1;
         }
     }
+    for segment in &touched {
+        retag_segment(tx, segment)?;
+    }
     Ok(n)
+}
+
+/// Sets a segment's event time to the span of what its pages state now (`tier::page_event_time`).
+fn retag_segment(tx: &Transaction<'_>, segment: &str) -> Result<()> {
+    let pages: Vec<(String, i64)> = {
+        let mut st = tx
+            .prepare_cached("SELECT text, at FROM pages WHERE segment_id = ?1")
+            .map_err(sql_err)?;
+        let it = st
+            .query_map([segment], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql_err)?;
+        it.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+    };
+    let event = pages
+        .iter()
+        .filter_map(|(text, at)| tier::page_event_time(text, from_ms(*at)))
+        .reduce(|a, b| a.span(&b));
+    tx.execute_cached(
+        "UPDATE segments SET event_start = ?1, event_end = ?2, event_time = ?3 WHERE id = ?4",
+        params![
+            event.as_ref().map(|e| e.start.timestamp_millis()),
+            event.as_ref().map(|e| e.end.timestamp_millis()),
+            event.as_ref().map(crate::codec::event_time_text),
+            segment
+        ],
+    )
+    .map_err(sql_err)?;
+    Ok(())
 }
 
 /// Pages with a message that is no longer in the log, or mid-term pages without an active
@@ -400,18 +455,20 @@ pub(crate) fn all_pages(conn: &Connection) -> Result<Vec<StoredPage>> {
 /// id is kept. Returns rows written.
 pub(crate) fn import_segment(tx: &Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
     let (u, a, r) = scope_cols(&s.scope);
+    let event = event_cols(s);
     let n = tx
         .execute_cached(
             "INSERT OR IGNORE INTO segments (id, user_id, agent_id, run_id, scope_key, summary, summary_author, \
              keywords, vector, page_count, length_tokens, visits, last_visit_at, created_at, updated_at, \
-             evicted_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+             evicted_at, version, event_start, event_end, event_time) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
             params![
                 s.id.to_string(), u, a, r, s.scope.key(), s.summary, s.summary_author.as_str(),
                 serde_json::to_string(&s.keywords).map_err(Error::storage)?,
                 vector_to_blob(&vec![0.0; dim]), s.page_count, s.length_tokens as i64, s.visits as i64,
                 s.last_visit_at.timestamp_millis(), s.created_at.timestamp_millis(),
                 s.updated_at.timestamp_millis(), s.evicted_at.map(|t| t.timestamp_millis()),
-                s.version as i64
+                s.version as i64, event.0, event.1, event.2
             ],
         )
         .map_err(sql_err)?;

@@ -13,6 +13,7 @@ pub use crate::contract_notes::*;
 pub use crate::contract_relations::*;
 pub use crate::contract_relations_symmetric::*;
 pub use crate::contract_search::*;
+pub use crate::contract_segment_time::*;
 pub use crate::contract_sessions::*;
 pub use crate::contract_tiers::*;
 pub use crate::contract_timeline::*;

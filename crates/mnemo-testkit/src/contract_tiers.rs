@@ -58,6 +58,7 @@ pub fn new_segment(scope: &Scope, text: &str) -> Segment {
         updated_at: now,
         evicted_at: None,
         version: 0,
+        event_time: None,
     }
 }
 

@@ -19,6 +19,7 @@ mod contract_notes;
 mod contract_relations;
 mod contract_relations_symmetric;
 mod contract_search;
+mod contract_segment_time;
 mod contract_sessions;
 mod contract_tiers;
 mod contract_timeline;
@@ -98,7 +99,9 @@ macro_rules! store_contract_tests {
             blocks_are_created_edited_and_deleted_with_versioned_history, concurrent_block_editors_lose_no_update,
             refused_block_edits_write_nothing, shared_blocks_are_seen_by_their_agents_only,
             block_listing_pages_and_the_owner_maximum_holds, blocks_move_through_export_and_go_with_their_scope,
-            blocks_survive_reopen);
+            blocks_survive_reopen,
+            a_segments_event_time_is_stored_rewritten_and_exported,
+            erasing_a_segments_messages_takes_their_event_time);
     };
     (@cases $harness:expr; $($case:ident),+ $(,)?) => {
         $(

@@ -39,6 +39,9 @@ pub struct SegmentView {
     /// The segments holding pages that this segment's pages continue.
     pub continues: Vec<SegmentId>,
     pub created_at: Timestamp,
+    /// When what its pages talk about happened (the span of their messages' event times);
+    /// `None` when they state none, or when no message of its pages is visible.
+    pub event_time: Option<mnemo_core::time::EventTime>,
 }
 
 /// The user's profile (dimensions with their evidence) and knowledge.
@@ -130,6 +133,7 @@ impl Memory {
                         pages: g.page_count,
                         continues,
                         created_at: g.created_at,
+                        event_time: g.event_time.clone().filter(|_| visible),
                     }
                 })
                 .collect())

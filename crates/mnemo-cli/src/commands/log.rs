@@ -121,8 +121,13 @@ pub(super) async fn segments(
                 return print_json(&serde_json::json!({ "segments": segments }));
             }
             for s in &segments {
+                let happened = s
+                    .event_time
+                    .as_ref()
+                    .map(|e| format!("  {}", mnemo::core::pack::dates::when(e)))
+                    .unwrap_or_default();
                 outln!(
-                    "{}  {}  heat {:.2}  {} pages  {}",
+                    "{}  {}  heat {:.2}  {} pages{happened}  {}",
                     s.id,
                     s.state,
                     s.heat,

@@ -6,8 +6,8 @@
 use super::MemoryBlock;
 use crate::error::{Error, Result};
 use crate::pack::{
-    assemble, Candidate, ContextPack, PackItem, PackParams, PackSection, Reason, Section,
-    TokenCounter,
+    assemble, assemble_after, Candidate, ContextPack, PackItem, PackParams, PackSection, Prefix,
+    Reason, Section, TokenCounter,
 };
 
 /// The header of the blocks' section.
@@ -80,7 +80,7 @@ pub fn pack_with_blocks(
             ),
         ));
     }
-    let mut items: Vec<PackItem> = in_order(blocks)
+    let items: Vec<PackItem> = in_order(blocks)
         .into_iter()
         .map(|b| PackItem {
             kind: "block".into(),
@@ -95,36 +95,31 @@ pub fn pack_with_blocks(
             event_time: None,
         })
         .collect();
-    // The rest is chosen under what the blocks leave; token merges across the seam can make
-    // the whole count more than its parts, so the rest shrinks until the whole fits.
-    let mut rest_budget = budget - need;
-    loop {
-        let rest = if rest_budget > 1 {
-            assemble(candidates.clone(), rest_budget - 1, counter, params)
-        } else {
-            assemble(Vec::new(), 1, counter, params)
-        };
-        let rendered = if rest.rendered.is_empty() {
-            head.clone()
-        } else {
-            format!("{head}\n{}", rest.rendered)
-        };
-        let used = counter.count(&rendered);
-        if used <= budget || rest.rendered.is_empty() {
-            let mut sections = vec![PackSection {
-                section: Section::Blocks,
-                items: std::mem::take(&mut items),
-            }];
-            sections.extend(rest.sections);
-            return Ok(ContextPack {
-                budget_tokens: budget,
-                used_tokens: used,
-                tokenizer: counter.name().to_string(),
-                sections,
-                omitted: rest.omitted,
-                rendered,
-            });
-        }
-        rest_budget = rest_budget.saturating_sub((used - budget).max(1));
-    }
+    // The rest is chosen under what the blocks leave, and the whole (blocks, seam, rest) is
+    // counted in the same exact check that fits the rest: token merges across the seam can make
+    // the whole count more than its parts, and one count of the whole is all this costs beyond a
+    // pack without blocks.
+    let rest = assemble_after(
+        Some(Prefix {
+            text: &head,
+            tokens: need,
+        }),
+        candidates,
+        budget,
+        counter,
+        params,
+    );
+    let mut sections = vec![PackSection {
+        section: Section::Blocks,
+        items,
+    }];
+    sections.extend(rest.sections);
+    Ok(ContextPack {
+        budget_tokens: budget,
+        used_tokens: rest.used_tokens,
+        tokenizer: counter.name().to_string(),
+        sections,
+        omitted: rest.omitted,
+        rendered: rest.rendered,
+    })
 }

@@ -359,3 +359,62 @@ fn list_cursors_round_trip_and_bad_ones_name_the_field() {
     let zero = BlockQuery { limit: 0, ..q };
     assert_eq!(field(&zero.after().unwrap_err()), "limit");
 }
+
+/// A counter whose whole pack counts more than its lines (two more per line): the seam between
+/// blocks and the rest costs tokens no per-line estimate saw.
+struct WholeCostsMore;
+
+impl TokenCounter for WholeCostsMore {
+    fn name(&self) -> &str {
+        "whole-costs-more"
+    }
+    fn count(&self, text: &str) -> u32 {
+        let lines = text.matches('\n').count() as u32;
+        Words.count(text) + if lines > 1 { 2 * lines } else { 0 }
+    }
+}
+
+#[test]
+fn a_pack_with_blocks_fits_its_budget_exactly_whatever_the_seam_costs() {
+    let blocks = [
+        block(ann(), "human", "Ann prefers metric units."),
+        block(ann(), "persona", "A calm travel agent."),
+    ];
+    let cands: Vec<Candidate> = (0..40)
+        .map(|i| memory_candidate(&format!("Ann note {i} about the Oslo trip")))
+        .collect();
+    let need = WholeCostsMore.count(&render_blocks(&blocks));
+    let mut shown_before = 0;
+    for budget in need..need + 200 {
+        let pack = pack_with_blocks(
+            &blocks,
+            cands.clone(),
+            budget,
+            &WholeCostsMore,
+            &PackParams::default(),
+        )
+        .unwrap();
+        assert_eq!(pack.used_tokens, WholeCostsMore.count(&pack.rendered));
+        assert!(
+            pack.used_tokens <= budget,
+            "{} > {budget}",
+            pack.used_tokens
+        );
+        assert!(pack.rendered.starts_with(BLOCKS_HEADER));
+        let shown = pack
+            .sections
+            .iter()
+            .skip(1)
+            .map(|s| s.items.len())
+            .sum::<usize>();
+        assert!(
+            shown + 2 >= shown_before,
+            "a larger budget shows about as much or more"
+        );
+        shown_before = shown;
+    }
+    assert!(
+        shown_before > 10,
+        "{shown_before} items at the largest budget"
+    );
+}

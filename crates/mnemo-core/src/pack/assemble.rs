@@ -88,7 +88,12 @@ impl Candidate {
                 }
                 line
             }
-            "segment" => format!("Topic: {}", self.item.text),
+            // A segment's event time spans several exchanges said on different days, so it
+            // reads as dates alone (no "said on").
+            "segment" => match &self.item.event_time {
+                Some(e) => format!("Topic: {} ({})", self.item.text, super::dates::when(e)),
+                None => format!("Topic: {}", self.item.text),
+            },
             "relation" => format!("- {}", self.item.text),
             _ => self.item.text.clone(),
         }
@@ -114,6 +119,33 @@ pub fn assemble(
     counter: &dyn TokenCounter,
     params: &PackParams,
 ) -> ContextPack {
+    assemble_after(None, candidates, budget_tokens, counter, params)
+}
+
+/// Text rendered before a pack's sections (the core memory blocks), with its own token count.
+#[derive(Debug, Clone, Copy)]
+pub struct Prefix<'a> {
+    pub text: &'a str,
+    pub tokens: u32,
+}
+
+/// [`assemble`] under a `prefix` that the pack's rendering starts with (then a blank line): the
+/// items are chosen in what the prefix leaves of `budget_tokens`, and the exact check counts
+/// the whole — prefix, seam and items — so the rendering is counted once per check, as without
+/// a prefix. `used_tokens` and `rendered` include the prefix; the prefix must fit the budget.
+pub fn assemble_after(
+    prefix: Option<Prefix<'_>>,
+    candidates: Vec<Candidate>,
+    budget_tokens: u32,
+    counter: &dyn TokenCounter,
+    params: &PackParams,
+) -> ContextPack {
+    let whole_budget = budget_tokens;
+    // The separator's newline is estimated as one token, as each line's own.
+    let budget_tokens = match prefix {
+        Some(p) => budget_tokens.saturating_sub(p.tokens.saturating_add(1)),
+        None => budget_tokens,
+    };
     let mut cands = dedupe(candidates);
     for c in &mut cands {
         c.item.tokens = counter.count(&c.line());
@@ -186,13 +218,27 @@ pub fn assemble(
     expand(&mut cands, &chosen, budget_tokens, counter);
 
     // Exact check: drop the least valuable items (last taken) until the whole fits.
-    let (mut rendered, mut used_tokens) = render_and_count(&cands, &chosen, counter);
+    let render_whole = |chosen: &[usize]| match prefix {
+        None => render_and_count(cands.as_slice(), chosen, counter),
+        Some(p) => {
+            let rest = render(&cands, chosen);
+            let text = if rest.is_empty() {
+                p.text.to_string()
+            } else {
+                format!("{}\n{rest}", p.text)
+            };
+            let n = counter.count(&text);
+            (text, n)
+        }
+    };
+    let (mut rendered, mut used_tokens) = render_whole(&chosen);
     let mut rounds = 0;
-    while used_tokens > budget_tokens {
+    while used_tokens > whole_budget && !chosen.is_empty() {
         rounds += 1;
-        drop_for(&cands, &mut chosen, used_tokens - budget_tokens, rounds);
-        (rendered, used_tokens) = render_and_count(&cands, &chosen, counter);
+        drop_for(&cands, &mut chosen, used_tokens - whole_budget, rounds);
+        (rendered, used_tokens) = render_whole(&chosen);
     }
+    let budget_tokens = whole_budget;
     let omitted = u32::try_from(cands.len() - chosen.len()).unwrap_or(u32::MAX);
     let sections = layout(&cands, &chosen)
         .into_iter()

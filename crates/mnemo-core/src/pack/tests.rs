@@ -362,3 +362,49 @@ fn excerpts_are_shown_whole_only_with_the_room_left_after_every_item_that_fits()
         .collect();
     assert_eq!(texts, ["alpha …", "beta …"]);
 }
+
+#[test]
+fn a_segment_says_when_its_events_happened_and_the_budget_counts_it() {
+    use chrono::TimeZone;
+    let day = |d| chrono::Utc.with_ymd_and_hms(2023, 5, d, 0, 0, 0).unwrap();
+    let mut dated = item(
+        "segment",
+        "g1",
+        "the move to Lisbon",
+        Reason::Matched,
+        vec![],
+    );
+    dated.event_time = Some(crate::time::EventTime {
+        start: day(7),
+        end: day(29),
+        granularity: crate::time::Granularity::Week,
+        phrase: String::new(),
+        source: crate::time::EventTimeSource::Text,
+    });
+    let plain = item("segment", "g2", "green tea", Reason::Matched, vec![]);
+    let pack = assemble(
+        vec![
+            cand(Section::Segments, dated, 1.0, None, 0),
+            cand(Section::Segments, plain, 0.5, None, 1),
+        ],
+        1000,
+        &Words,
+        &PackParams::default(),
+    );
+    assert!(
+        pack.rendered
+            .contains("Topic: the move to Lisbon (between Sun 7 May 2023 and Sun 28 May 2023)\n"),
+        "{}",
+        pack.rendered
+    );
+    assert!(
+        pack.rendered.contains("Topic: green tea\n"),
+        "{}",
+        pack.rendered
+    );
+    let dated_tokens = pack.sections[0].items[0].tokens;
+    assert_eq!(
+        dated_tokens,
+        Words.count("Topic: the move to Lisbon (between Sun 7 May 2023 and Sun 28 May 2023)")
+    );
+}

@@ -78,7 +78,7 @@ pub fn check_records(records: &[ExportRecord]) -> crate::Result<()> {
     ))
 }
 
-/// The times of a memory or message record fall in the years every add takes.
+/// The times of a memory, message or segment record fall in the years every add takes.
 fn check_record_times(r: &ExportRecord) -> crate::Result<()> {
     use crate::limits::check_timestamp;
     match r {
@@ -100,6 +100,11 @@ fn check_record_times(r: &ExportRecord) -> crate::Result<()> {
         }
         ExportRecord::Message(m) => {
             check_timestamp("created_at", m.created_at)?;
+        }
+        ExportRecord::Segment(s) => {
+            if let Some(e) = &s.event_time {
+                super::check_event_time("event_time", e)?;
+            }
         }
         _ => {}
     }
@@ -356,5 +361,41 @@ mod tests {
         );
         assert!(imported_page_vector(Some(&[1.0]), 2).is_err());
         assert!(imported_page_vector(Some(&[f32::NAN, 0.0]), 2).is_err());
+    }
+
+    #[test]
+    fn a_segment_record_with_an_inverted_event_time_is_refused_by_name() {
+        let now = chrono::Utc::now();
+        let e = crate::time::EventTime {
+            start: now,
+            end: now - chrono::Duration::days(1),
+            granularity: crate::time::Granularity::Day,
+            phrase: String::new(),
+            source: crate::time::EventTimeSource::Text,
+        };
+        let segment = crate::tier::Segment {
+            id: SegmentId::new(),
+            scope: Scope::user("u").unwrap(),
+            summary: "s".into(),
+            summary_author: Author::Rule,
+            keywords: Vec::new(),
+            vector: Vec::new(),
+            page_count: 1,
+            length_tokens: 1,
+            visits: 0,
+            last_visit_at: now,
+            created_at: now,
+            updated_at: now,
+            evicted_at: None,
+            version: 1,
+            event_time: Some(e),
+        };
+        let mut r = ExportRecord::Segment(Box::new(segment));
+        let err = check_records(std::slice::from_ref(&r)).unwrap_err();
+        assert!(err.to_string().contains("event_time"), "{err}");
+        if let ExportRecord::Segment(s) = &mut r {
+            s.event_time = None;
+        }
+        assert!(check_records(&[r]).is_ok());
     }
 }

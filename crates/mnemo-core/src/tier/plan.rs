@@ -20,7 +20,8 @@
 //!    `summary_author = rule`): lines of the old summary and of the joining pages, the ones
 //!    naming the most segment keywords first (earlier first on a tie), as many as fit in
 //!    [`MAX_SUMMARY_WORDS`] words, kept in their original order. With a chat model one
-//!    `summarise` call per touched segment writes both (`summary_author = model`).
+//!    `summarise` call per touched segment writes both (`summary_author = model`). Event time:
+//!    the span of the old one and what each joining page states ([`page_event_time`]).
 //! 5. **LFU eviction.** With `mid_term_capacity` set and more active segments than that, the
 //!    coldest by [`crate::tier::heat`] are evicted; a segment this plan wrote is not a
 //!    candidate (it was just used), so one add opening more segments than the capacity leaves
@@ -81,6 +82,7 @@ pub fn plan(
         vector: &p.vector,
         keywords: &p.keywords,
         tokens: p.tokens,
+        at: p.at,
     });
     let fresh = input.pages.iter().map(|p| Slot {
         id: p.id,
@@ -88,6 +90,7 @@ pub fn plan(
         vector: &p.vector,
         keywords: &p.keywords,
         tokens: p.tokens,
+        at: p.at,
     });
     let window: Vec<Slot<'_>> = stored.chain(fresh).collect();
     let excess = window.len().saturating_sub(cfg.short_term_capacity.max(1));
@@ -106,6 +109,7 @@ pub fn plan(
         vector: &p.vector,
         keywords: &p.keywords,
         tokens: p.tokens,
+        at: p.at,
     });
     let pairs: Vec<(usize, Slot<'_>, Slot<'_>)> = if sessioned {
         moving
@@ -221,6 +225,8 @@ struct Slot<'a> {
     vector: &'a [f32],
     keywords: &'a [String],
     tokens: u32,
+    /// When the exchange was said (the anchor of its event time).
+    at: Timestamp,
 }
 
 /// A segment while the plan changes it (the snapshot's own until a page joins it).
@@ -252,6 +258,7 @@ impl Work<'_> {
                 updated_at: now,
                 evicted_at: None,
                 version: 0,
+                event_time: None,
             }),
             was: None,
             old_keywords: &[],
@@ -274,6 +281,12 @@ impl Work<'_> {
         s.keywords = merge_keywords(&s.keywords, s.page_count, page.keywords);
         s.page_count += 1;
         s.length_tokens += u64::from(page.tokens);
+        if let Some(e) = page_event_time(page.text, page.at) {
+            s.event_time = Some(match &s.event_time {
+                Some(old) => old.span(&e),
+                None => e,
+            });
+        }
         s.updated_at = now;
         self.joined.push(page.text.to_string());
     }

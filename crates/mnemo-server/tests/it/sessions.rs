@@ -373,3 +373,42 @@ fn mcp_log_tools_read_the_log_and_update_and_delete_keep_their_reason() {
     let profile = call("get_profile", json!({}));
     assert!(profile["profile"].is_null(), "{profile}");
 }
+
+/// A segment's event time (the span of what its pages' messages state, each read against the
+/// add's `timestamp`) is part of `GET /v1/segments`.
+#[test]
+fn segments_show_the_event_time_their_messages_state() {
+    let s = TestServer::start();
+    let alice = s.user_key("alice");
+    // More exchanges than the short-term window holds: the oldest move into segments.
+    for day in 1..=14 {
+        let r = s.call(
+            "POST",
+            "/v1/memories",
+            Some(&alice),
+            Some(json!({
+                "messages": [{"role": "user", "content": format!("garden note {day}: I watered the tomatoes yesterday")}],
+                "user_id": "alice", "session_id": "g", "infer": false,
+                "timestamp": format!("2023-05-{:02}T12:00:00Z", day + 1),
+            })),
+        );
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+    let r = s.call("GET", "/v1/segments", Some(&alice), None);
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let segments = r.body["segments"].as_array().unwrap().clone();
+    assert!(!segments.is_empty(), "{:?}", r.body);
+    let starts: Vec<&str> = segments
+        .iter()
+        .map(|g| g["event_time"]["start"].as_str().expect("an event time"))
+        .collect();
+    // The first note, said on 2 May, watered them on 1 May.
+    assert!(
+        starts.iter().any(|t| t.starts_with("2023-05-01")),
+        "{starts:?}"
+    );
+    for g in &segments {
+        assert_eq!(g["event_time"]["source"], "text", "{g}");
+        assert_eq!(g["event_time"]["granularity"], "day", "{g}");
+    }
+}

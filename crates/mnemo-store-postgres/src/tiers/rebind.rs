@@ -99,7 +99,9 @@ pub(crate) fn set_vector_from_pages(
 
 /// Removes erased texts from the pages and segments of `owner` (exact scope) that quote them:
 /// each occurrence in a page's text or a segment's summary becomes `[erased]`, and keywords
-/// taken from an erased text are dropped from both. Returns how many rows changed.
+/// taken from an erased text are dropped from both; the event time of a segment so touched, or
+/// holding a page so touched, is read again from what its pages say now (an erased message's
+/// date goes with it). Returns how many rows changed.
 pub(crate) fn scrub_tiers(
     tx: &mut Transaction<'_>,
     owner: &Scope,
@@ -110,10 +112,17 @@ pub(crate) fn scrub_tiers(
         return Ok(0);
     };
     let mut n = 0u64;
-    for (table, column) in [("pages", "text"), ("segments", "summary")] {
+    let mut touched = std::collections::BTreeSet::new();
+    for (table, column, segment) in [
+        ("pages", "text", "segment_id"),
+        ("segments", "summary", "id"),
+    ] {
         let rows = tx
             .query(
-                &format!("SELECT id, {column}, keywords FROM {table} WHERE scope_key = $1"),
+                &format!(
+                    "SELECT id, {column}, keywords, {segment} AS segment FROM {table} \
+                     WHERE scope_key = $1"
+                ),
                 &[&key],
             )
             .map_err(pg_err)?;
@@ -122,6 +131,7 @@ pub(crate) fn scrub_tiers(
             let Some(body) = scrub.body(col(row, column)?) else {
                 continue;
             };
+            touched.extend(col::<Option<uuid::Uuid>>(row, "segment")?);
             let kept = scrub.keywords(strings_of("keywords", col(row, "keywords")?)?);
             tx.execute(
                 &format!(
@@ -134,7 +144,43 @@ pub(crate) fn scrub_tiers(
             n += 1;
         }
     }
+    for segment in &touched {
+        retag_segment(tx, &key, segment)?;
+    }
     Ok(n)
+}
+
+/// Sets a segment's event time to the span of what its pages state now (`tier::page_event_time`).
+fn retag_segment(tx: &mut Transaction<'_>, key: &str, segment: &uuid::Uuid) -> Result<()> {
+    let rows = tx
+        .query(
+            "SELECT text, at FROM pages WHERE scope_key = $1 AND segment_id = $2",
+            &[&key, segment],
+        )
+        .map_err(pg_err)?;
+    let mut event: Option<mnemo_core::time::EventTime> = None;
+    for row in &rows {
+        let text: &str = col(row, "text")?;
+        if let Some(e) = tier::page_event_time(text, crate::codec::from_ms(col(row, "at")?)) {
+            event = Some(match event {
+                Some(old) => old.span(&e),
+                None => e,
+            });
+        }
+    }
+    tx.execute(
+        "UPDATE segments SET event_start = $1, event_end = $2, event_time = $3 \
+         WHERE scope_key = $4 AND id = $5",
+        &[
+            &event.as_ref().map(|e| e.start.timestamp_millis()),
+            &event.as_ref().map(|e| e.end.timestamp_millis()),
+            &event.as_ref().map(crate::codec::event_time_value),
+            &key,
+            segment,
+        ],
+    )
+    .map_err(pg_err)?;
+    Ok(())
 }
 
 /// Mid-term pages without an active segment of their owner: 0 in a consistent store.

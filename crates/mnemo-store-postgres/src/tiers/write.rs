@@ -48,13 +48,16 @@ impl TierWriter for Writer<'_, '_> {
 
     fn insert_segment(&mut self, scope: &Scope, s: &Segment) -> Result<bool> {
         let [u, a, r] = scope_parts(scope);
+        let event = crate::tiers::event_cols(s);
         let n = self
             .tx
             .execute(
                 "INSERT INTO segments (scope_key, id, user_id, agent_id, run_id, summary, \
                  summary_author, keywords, embedding, page_count, length_tokens, visits, \
-                 last_visit_at, created_at, updated_at, evicted_at, version) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, 1) \
+                 last_visit_at, created_at, updated_at, evicted_at, version, event_start, \
+                 event_end, event_time) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, 1, \
+                 $16, $17, $18) \
                  ON CONFLICT (scope_key, id) DO NOTHING",
                 &[
                     &scope.key(),
@@ -72,6 +75,9 @@ impl TierWriter for Writer<'_, '_> {
                     &s.last_visit_at.timestamp_millis(),
                     &s.created_at.timestamp_millis(),
                     &s.updated_at.timestamp_millis(),
+                    &event.0,
+                    &event.1,
+                    &event.2,
                 ],
             )
             .map_err(pg_err)?;
@@ -81,12 +87,13 @@ impl TierWriter for Writer<'_, '_> {
     /// Visits counted since the plan was read are kept (not part of the SET list): the version
     /// check guards the content.
     fn rewrite_segment(&mut self, scope: &Scope, s: &Segment, expected: u64) -> Result<bool> {
+        let event = crate::tiers::event_cols(s);
         let n = self
             .tx
             .execute(
                 "UPDATE segments SET summary = $1, summary_author = $2, keywords = $3, \
                  embedding = $4, page_count = $5, length_tokens = $6, updated_at = $7, \
-                 version = version + 1 \
+                 version = version + 1, event_start = $11, event_end = $12, event_time = $13 \
                  WHERE scope_key = $8 AND id = $9 AND evicted_at IS NULL AND version = $10",
                 &[
                     &s.summary,
@@ -99,6 +106,9 @@ impl TierWriter for Writer<'_, '_> {
                     &scope.key(),
                     &s.id.0,
                     &(expected as i64),
+                    &event.0,
+                    &event.1,
+                    &event.2,
                 ],
             )
             .map_err(pg_err)?;

@@ -62,11 +62,13 @@ pub(super) fn entity(tx: &mut Transaction<'_>, r: &EntityRecord) -> Result<u64> 
 /// pages; an existing id is kept.
 pub(super) fn segment(tx: &mut Transaction<'_>, s: &Segment, dim: usize) -> Result<u64> {
     let [u, a, r] = scope_parts(&s.scope);
+    let event = crate::tiers::event_cols(s);
     tx.execute(
         "INSERT INTO segments (scope_key, id, user_id, agent_id, run_id, summary, \
          summary_author, keywords, embedding, page_count, length_tokens, visits, last_visit_at, \
-         created_at, updated_at, evicted_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-         $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING",
+         created_at, updated_at, evicted_at, version, event_start, event_end, event_time) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+         $18, $19, $20) ON CONFLICT DO NOTHING",
         &[
             &s.scope.key(),
             &s.id.0,
@@ -85,6 +87,9 @@ pub(super) fn segment(tx: &mut Transaction<'_>, s: &Segment, dim: usize) -> Resu
             &ms(s.updated_at),
             &opt_ms(s.evicted_at),
             &(s.version as i64),
+            &event.0,
+            &event.1,
+            &event.2,
         ],
     )
     .map_err(pg_err)

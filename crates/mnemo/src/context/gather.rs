@@ -562,7 +562,7 @@ fn summary_candidate(seg: &Segment, value: f32, reason: Reason) -> Option<Candid
             from: None,
             message_ids: Vec::new(),
             at: Some(seg.updated_at),
-            event_time: None,
+            event_time: seg.event_time.clone(),
         },
         value,
         block: None,

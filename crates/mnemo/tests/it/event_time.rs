@@ -301,3 +301,52 @@ async fn the_timeline_lists_events_in_the_order_they_happened_with_their_turns()
     let e = m.timeline(bad).await.unwrap_err();
     assert!(e.to_string().contains("from"), "{e}");
 }
+
+/// A segment's event time is the span of what its pages' messages state, each read against the
+/// time it was said; it is shown by the segments view and dates the segment's line in a pack.
+#[tokio::test]
+async fn a_segment_spans_the_event_times_of_its_messages() {
+    let (m, _store, _dir) = raw_engine(RankParams::default());
+    let m = m.with_tier_config(TierConfig {
+        short_term_capacity: 1,
+        join_threshold: 0.0,
+        ..TierConfig::default()
+    });
+    for (text, when) in [
+        (
+            "Biscuit the dog came home yesterday",
+            "2023-05-08T13:56:00Z",
+        ),
+        (
+            "Biscuit the dog had his first vet visit last week",
+            "2023-06-02T10:00:00Z",
+        ),
+        ("Biscuit the dog likes carrots", "2023-06-03T10:00:00Z"),
+    ] {
+        let mut req = AddRequest::text(ann(), text);
+        req.timestamp = Some(at(when));
+        req.session_id = Some("s1".into());
+        m.add(req).await.unwrap();
+    }
+    let segments = m.segments_view(ann()).await.unwrap();
+    assert_eq!(segments.len(), 1, "{segments:?}");
+    let e = segments[0].event_time.clone().expect("a span");
+    assert_eq!(e.start, at("2023-05-07T00:00:00Z"), "{e:?}");
+    assert_eq!(e.end, at("2023-05-29T00:00:00Z"), "{e:?}");
+    assert_eq!(e.source, EventTimeSource::Text);
+    let pack = m
+        .context(mnemo::ContextRequest {
+            scope: ann(),
+            query: "Biscuit the dog".into(),
+            budget_tokens: 2000,
+            options: Default::default(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        pack.rendered
+            .contains("(between Sun 7 May 2023 and Sun 28 May 2023)"),
+        "{}",
+        pack.rendered
+    );
+}

@@ -633,6 +633,7 @@ async fn hot_segments_are_analysed_after_an_add_and_failures_only_warn() {
         updated_at: now,
         evicted_at: None,
         version: 0,
+        event_time: None,
     };
     let mut batch = WriteBatch::new(scope.clone(), Vec::new(), Vec::new());
     batch.tiers.segments.push(SegmentWrite {

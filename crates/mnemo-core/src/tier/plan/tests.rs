@@ -327,3 +327,49 @@ fn a_failing_or_unreadable_model_plans_nothing() {
     let e = plan_with(&garbled, pages(), &mut CallLog::default()).unwrap_err();
     assert_eq!(e.kind(), crate::ErrorKind::ModelOutput, "{e}");
 }
+
+#[test]
+fn a_segments_event_time_spans_what_its_pages_state_and_is_never_invented() {
+    let at = |raw: &str| -> Timestamp { raw.parse().unwrap() };
+    let dated = |text: &str, said: &str| NewPage {
+        at: at(said),
+        ..page(text, TEA.to_vec(), &["tea"])
+    };
+    let (mut window, mut segments) = (Window::default(), Vec::new());
+    let config = cfg(1);
+    for (text, said) in [
+        // "May" as a speaker's name is no month: the speaker part is not read.
+        ("May: green tea is all I drink", "2023-05-08T13:56:00Z"),
+        ("Ana: I bought green tea yesterday", "2023-05-08T13:56:00Z"),
+        (
+            "Ana: the tea shop opened last week\nBot: nice tea",
+            "2023-06-02T10:00:00Z",
+        ),
+        ("Ana: more green tea", "2023-06-03T10:00:00Z"),
+    ] {
+        let w = plan_rules(&window, &segments, vec![dated(text, said)], &config);
+        apply(&w, &mut window, &mut segments);
+        if segments.len() == 1 && segments[0].page_count == 1 {
+            assert_eq!(
+                segments[0].event_time, None,
+                "the first page states no time"
+            );
+        }
+        if segments.first().is_some_and(|s| s.page_count == 2) {
+            let e = segments[0].event_time.clone().expect("yesterday");
+            assert_eq!(
+                (e.start, e.end),
+                (at("2023-05-07T00:00:00Z"), at("2023-05-08T00:00:00Z"))
+            );
+            assert_eq!(e.phrase, "yesterday");
+        }
+    }
+    assert_eq!(segments.len(), 1);
+    assert_eq!(segments[0].page_count, 3);
+    let e = segments[0].event_time.clone().expect("a span");
+    // From 7 May ("yesterday" on 8 May) to the end of the week of 22 May ("last week" on 2 June).
+    assert_eq!(e.start, at("2023-05-07T00:00:00Z"));
+    assert_eq!(e.end, at("2023-05-29T00:00:00Z"));
+    assert_eq!(e.granularity, crate::time::Granularity::Week);
+    assert_eq!(e.phrase, "", "a span of several phrases keeps none");
+}

@@ -80,11 +80,24 @@ pub(super) fn conversations_and_profile(c: &Ctx) {
         seg.contains("visits") && seg.contains("recency") && seg.contains("active"),
         "heat inputs and state: {seg}"
     );
+    assert!(seg.contains("Happened"), "the event time column: {seg}");
     c.shot("conversations");
     let trip = segments
         .iter()
         .find(|r| c.b.text(r).contains("trip-chat"))
         .expect("a segment of the trip-chat session");
+    // "open on Monday", said in the first exchange, dates its segment (tier::page_event_time);
+    // the seafood exchange states no time.
+    let dated = segments
+        .iter()
+        .filter(|r| {
+            c.b.js(
+                "return arguments[0].querySelector('.when') !== null;",
+                json!([{"element-6066-11e4-a52e-4f735466cecf": r.id()}]),
+            ) == json!(true)
+        })
+        .count();
+    assert_eq!(dated, 1, "one segment shows when it happened: {seg}");
     let link = c.b.js(
         "return arguments[0].querySelector('a').getAttribute('href');",
         json!([{"element-6066-11e4-a52e-4f735466cecf": trip.id()}]),

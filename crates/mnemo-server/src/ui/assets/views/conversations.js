@@ -1,6 +1,6 @@
 // Conversations of the scope: sessions (GET /v1/sessions), a session's messages (cursor-paged),
 // its short-term window (GET /v1/sessions/{id}), and the mid-term segments (GET /v1/segments)
-// with summary, keywords, heat and its inputs, continuity and state. Each part says plainly
+// with summary, keywords, event time, heat and its inputs, continuity and state. Each part says plainly
 // when this server does not have its route.
 
 import * as api from "../api.js";
@@ -30,6 +30,15 @@ function pageRow(pg) {
 }
 
 const PAGE_HEAD = ["Page", "Exchange", "Tokens", "Keywords", "Tier", "Continues", "At"];
+
+/** A segment's event time: the days its pages' events span (UTC), or a dash. */
+function happened(e) {
+  if (!e || !e.start) return "—";
+  const day = (t) => new Date(t).toLocaleDateString("en-GB", { timeZone: "UTC", day: "numeric", month: "short", year: "numeric" });
+  const first = day(e.start);
+  const last = day(new Date(new Date(e.end).getTime() - 1));
+  return h("span", { class: "when", title: e.start + " – " + e.end }, first === last ? first : first + " – " + last, " ", chip(e.granularity));
+}
 
 function heatInputs(x) {
   if (!x || typeof x !== "object") return "—";
@@ -66,10 +75,10 @@ export async function render(root, p) {
     const data = await api.get("/v1/segments", api.scopeQuery());
     if (!data.segments.length) return box.appendChild(info("No segments in this scope."));
     const hot = [...data.segments].sort((a, b) => b.heat - a.heat);
-    box.appendChild(table(["Segment", "Session", "Summary", "Keywords", "Heat", "Heat inputs", "State", "Pages", "Continues"], hot.map((s) => [
+    box.appendChild(table(["Segment", "Session", "Summary", "Keywords", "Happened", "Heat", "Heat inputs", "State", "Pages", "Continues"], hot.map((s) => [
       h("a", { href: "#/conversations?" + new URLSearchParams(Object.assign(Object.fromEntries(p), { segment: s.id })).toString(), class: "mono" }, short(s.id)),
       s.session_id || "—", s.summary || h("span", { class: "muted" }, "(no summary)"), (s.keywords || []).map((k) => chip(k)),
-      typeof s.heat === "number" ? s.heat.toFixed(3) : "—", heatInputs(s.heat_inputs), s.state,
+      happened(s.event_time), typeof s.heat === "number" ? s.heat.toFixed(3) : "—", heatInputs(s.heat_inputs), s.state,
       String(s.pages ?? "—"), Array.isArray(s.continues) && s.continues.length ? s.continues.map((c) => chip(short(c))) : "—"]), { class: "wide", id: "segments-table" }));
   });
   const segment = p.get("segment");
