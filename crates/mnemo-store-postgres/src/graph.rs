@@ -9,7 +9,7 @@ use crate::pg_err;
 use crate::predicate;
 use crate::read::owned_key;
 use crate::read::query_memories;
-use crate::write::links::owner_in;
+use crate::links::owner_in;
 use crate::PgStore;
 use mnemo_core::*;
 use std::collections::HashMap;

@@ -13,6 +13,8 @@ pub use crate::contract_notes::*;
 pub use crate::contract_relations::*;
 pub use crate::contract_search::*;
 pub use crate::contract_sessions::*;
+pub use crate::contract_tier_fixtures::*;
+pub use crate::contract_tier_lifecycle::*;
 pub use crate::contract_tiers::*;
 pub use crate::contract_timeline::*;
 pub use crate::contract_transfer::*;

@@ -19,6 +19,8 @@ mod contract_notes;
 mod contract_relations;
 mod contract_search;
 mod contract_sessions;
+mod contract_tier_fixtures;
+mod contract_tier_lifecycle;
 mod contract_tiers;
 mod contract_timeline;
 mod contract_transfer;
