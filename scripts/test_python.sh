@@ -26,8 +26,9 @@ rm -rf "$venv"
 "$venv/bin/pip" install --quiet --upgrade pip
 "$venv/bin/pip" install --quiet pytest mypy
 # maturin (the build backend named in pyproject.toml) builds the wheel; a dev profile here,
-# a release build for users.
-CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev" \
+# a release build for users. `testing` adds what only the tests use (`ScratchSchema`,
+# `_panic_probe`); the wheel users install is built without it.
+CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev --features testing" \
   "$venv/bin/pip" install --quiet ./crates/mnemo-py
 "$venv/bin/python" -m pytest crates/mnemo-py/tests -q -p no:cacheprovider
 (cd crates/mnemo-py && "$venv/bin/mypy")
