@@ -131,8 +131,9 @@ impl LazySession {
 /// matrices ONNX Runtime repacks for its kernels. The graph carries no word table (it is marked
 /// external); each session is handed the one `word` tensor, which it uses in place, and one
 /// container of repacked matrices, so a further session costs little beyond its working memory.
-/// `mnemo bench --conversations` on six conversations measured 264 MB less peak RSS with the
-/// sharing (BENCHMARKS.md, "Memory").
+/// Measured on the embedder alone with all four sessions made: 349 → 214 MB resident, and the
+/// load's peak 382 → 177 MB (the graph no longer carries the table through each session's
+/// parse); the conversation bench's figures are in BENCHMARKS.md.
 struct SessionMaker {
     env: Environment,
     graph: Vec<u8>,

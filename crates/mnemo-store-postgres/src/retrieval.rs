@@ -2,15 +2,15 @@
 //! maintained BM25 statistics, entity candidates, exact scores and loading hits.
 use crate::codec::keyed_memory_from_row;
 use crate::codec::MEMORY_COLUMNS;
+use crate::lexical::DEPTH;
+use crate::lexical::KEEP_FACTOR;
+use crate::lexical::MAX_TERMS;
 use crate::pg_err;
 use crate::predicate;
 use crate::predicate::Pred;
 use crate::search::candidate_pred;
 use crate::search::candidate_pred_into;
 use crate::search::entity::matching;
-use crate::lexical::DEPTH;
-use crate::lexical::KEEP_FACTOR;
-use crate::lexical::MAX_TERMS;
 use crate::search::old_pgvector;
 use crate::search::ranked;
 use crate::search::similarity;

@@ -115,7 +115,6 @@ pub fn pages_move_into_segments_in_one_transaction(h: &dyn Harness) {
     assert!(store.integrity().expect("integrity").is_consistent());
 }
 
-
 /// `Store::write_planned`: the batches come without hierarchy changes and the plan brings
 /// them, written in the same transaction. The plan's error, a plan of the wrong length, a bad
 /// or stale tier write, or a batch that brings its own tiers: the whole write fails and nothing

@@ -42,11 +42,9 @@ const MAX_SENTENCE_CHARS: usize = 400;
 /// Output: deduplicated, in text order, no self-loops, at most
 /// [`MAX_RELATIONS_PER_SENTENCE`] per sentence and [`MAX_RELATIONS`] in all.
 pub fn extract_relations(text: &str, speaker: Option<&str>) -> Vec<RelationCandidate> {
-    let speaker = speaker
-        .map(str::trim)
-        .filter(|s| {
-            !s.is_empty() && s.chars().nth(MAX_MENTION_CHARS).is_none() && !super::is_pronoun(s)
-        });
+    let speaker = speaker.map(str::trim).filter(|s| {
+        !s.is_empty() && s.chars().nth(MAX_MENTION_CHARS).is_none() && !super::is_pronoun(s)
+    });
     if !may_state_relation(text) {
         return Vec::new();
     }
