@@ -27,12 +27,13 @@ rm -rf "$venv"
 "$venv/bin/pip" install --quiet --upgrade pip
 "$venv/bin/pip" install --quiet pytest mypy
 # maturin (the build backend named in pyproject.toml) builds the wheel; a dev profile here,
-# a release build for users.
-# The wheel is built once (abi3: one wheel for every CPython >= 3.9) and installed from the file,
-# so the second interpreter below tests the very same build.
+# a release build for users. `testing` adds what only the tests use (`ScratchSchema`,
+# `_panic_probe`); the wheel users install is built without it. The wheel is built once (abi3:
+# one wheel for every CPython >= 3.9) and installed from the file, so the second interpreter
+# below tests the very same build.
 wheels="$target/py-wheel"
 rm -rf "$wheels"
-CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev" \
+CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev --features testing" \
   "$venv/bin/pip" wheel --quiet --no-deps -w "$wheels" ./crates/mnemo-py
 "$venv/bin/pip" install --quiet "$wheels"/mnemo-*.whl
 "$venv/bin/python" -m pytest crates/mnemo-py/tests -q -p no:cacheprovider

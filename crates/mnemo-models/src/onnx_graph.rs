@@ -43,13 +43,36 @@ fn default_eps() -> f64 {
 /// The graph's output: the last hidden state, `[rows, seq_len, hidden]`.
 pub(crate) const OUTPUT: &str = "last_hidden_state";
 
-/// The serialised ONNX model for BERT weights in `weights` (safetensors bytes) of `shape`, its
-/// weight matrices in `coding`.
+/// The name of the word embedding table in the graph: the one initializer every session of an
+/// embedder is handed from memory shared between them (see [`BertGraph::word`]).
+pub(crate) const WORD_TABLE: &str = "word";
+
+/// A built graph and its word embedding table, which the graph names but does not carry.
+pub(crate) struct BertGraph {
+    /// The serialised `ModelProto`; [`WORD_TABLE`] in it is marked as external data.
+    pub model: Vec<u8>,
+    /// The `[vocabulary, hidden]` word embeddings: most of the model's bytes (47 MB of
+    /// MiniLM's 90), handed to every session from one copy (`onnx.rs`, `SessionMaker`).
+    pub word: ([usize; 2], Vec<f32>),
+}
+
+impl std::fmt::Debug for BertGraph {
+    /// Sizes only: the bytes are tens of megabytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BertGraph")
+            .field("model_bytes", &self.model.len())
+            .field("word", &self.word.0)
+            .finish()
+    }
+}
+
+/// The ONNX model for BERT weights in `weights` (safetensors bytes) of `shape`, its weight
+/// matrices in `coding`.
 pub(crate) fn build_bert(
     weights: &[u8],
     shape: BertShape,
     coding: WeightCoding,
-) -> Result<Vec<u8>> {
+) -> Result<BertGraph> {
     let st = SafeTensors::deserialize(weights).map_err(|e| bad(&e.to_string()))?;
     let w = Weights(&st);
     let mut g = Graph {
@@ -66,7 +89,8 @@ pub(crate) fn build_bert(
             shape.num_attention_heads
         )));
     }
-    let word = g.f32_init("word", &[word.rows, word.cols], word.data);
+    let word_table = ([word.rows, word.cols], word.data);
+    let word = g.external_f32(WORD_TABLE, &word_table.0);
     let pos = w.matrix("embeddings.position_embeddings.weight")?;
     let pos = g.f32_init("position", &[pos.rows, pos.cols], pos.data);
     let types = w.matrix("embeddings.token_type_embeddings.weight")?;
@@ -163,7 +187,10 @@ pub(crate) fn build_bert(
     if shape.num_hidden_layers == 0 {
         return Err(bad("the model has no layers"));
     }
-    Ok(g.model(hidden))
+    Ok(BertGraph {
+        model: g.model(hidden),
+        word: word_table,
+    })
 }
 
 /// The largest weight magnitude after quantisation (symmetric 8-bit).
@@ -402,6 +429,24 @@ impl Graph {
         put_varint_field(&mut t, 2, data_type);
         put_bytes(&mut t, 8, name.as_bytes());
         put_bytes(&mut t, 9, raw);
+        put_bytes(&mut self.initializers, 5, &t);
+        name.to_string()
+    }
+
+    /// An f32 initializer whose data the graph does not carry: marked as external, for the
+    /// session to be handed (`AddExternalInitializers`) by name.
+    fn external_f32(&mut self, name: &str, dims: &[usize]) -> String {
+        let mut t = Vec::new();
+        for &d in dims {
+            put_varint_field(&mut t, 1, d as u64);
+        }
+        put_varint_field(&mut t, 2, FLOAT);
+        put_bytes(&mut t, 8, name.as_bytes());
+        let mut location = Vec::new();
+        put_bytes(&mut location, 1, b"location");
+        put_bytes(&mut location, 2, name.as_bytes());
+        put_bytes(&mut t, 13, &location);
+        put_varint_field(&mut t, 14, 1);
         put_bytes(&mut self.initializers, 5, &t);
         name.to_string()
     }

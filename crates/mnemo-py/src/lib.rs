@@ -14,7 +14,7 @@
 //! - `args`: keyword arguments read by name and type.
 //! - `runtime`: the tokio runtime of this process, rebuilt after `os.fork()` and stopped at
 //!   interpreter exit.
-//! - `scratch`: throwaway PostgreSQL schemas for tests and benchmarks.
+//! - `scratch` (feature `testing`): throwaway PostgreSQL schemas, a fresh store per Python test.
 
 // The Rust allocations of the extension (Python's own are untouched); see the workspace manifest.
 #[global_allocator]
@@ -27,6 +27,7 @@ mod errors;
 mod ops;
 mod pending;
 mod runtime;
+#[cfg(feature = "testing")]
 mod scratch;
 
 use pyo3::prelude::*;
@@ -36,8 +37,11 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::Engine>()?;
     m.add_class::<pending::Pending>()?;
-    m.add_class::<scratch::ScratchSchema>()?;
-    m.add_function(wrap_pyfunction!(_panic_probe, m)?)?;
+    #[cfg(feature = "testing")]
+    {
+        m.add_class::<scratch::ScratchSchema>()?;
+        m.add_function(wrap_pyfunction!(_panic_probe, m)?)?;
+    }
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
@@ -52,11 +56,13 @@ fn _shutdown(py: Python<'_>) {
 
 /// A call whose work panics: the tests use it to check that a Rust panic reaches Python as
 /// `mnemo.InternalError` (the guard in `pending`), since no input may make mnemo panic.
+#[cfg(feature = "testing")]
 #[pyfunction]
 fn _panic_probe() -> pending::Pending {
     pending::Pending::new(panics())
 }
 
+#[cfg(feature = "testing")]
 async fn panics() -> Result<serde_json::Value, errors::Failure> {
     panic!("the panic probe")
 }

@@ -6,8 +6,8 @@ use crate::codec::MESSAGE_COLUMNS;
 use crate::pg_err;
 use crate::predicate;
 use crate::predicate::Pred;
-use crate::read::sessions::check_known;
-use crate::read::sessions::session_sql;
+use crate::sessions::check_known;
+use crate::sessions::session_sql;
 use crate::PgStore;
 use mnemo_core::*;
 

@@ -1,13 +1,12 @@
 //! The read path on PostgreSQL: get, list (with cursors), locate, history, fetch by candidate
 //! key, duplicates by hash and owners. Links and entities are in `graph.rs`, messages in
-//! `messages.rs` and `read/sessions.rs`, the checks and counts in `admin.rs`.
+//! `messages.rs` and `sessions.rs`, the checks and counts in `admin.rs`.
 //!
 //! Every memory query builds its WHERE clause in `predicate`, so the scope and the visibility
 //! rule are written once. A scope covers the records whose parts match the ones it names (a
 //! user's scope sees that user's agent and run records), as in the embedded store.
 
 pub(crate) mod cursor;
-pub(crate) mod sessions;
 
 pub(crate) use mnemo_core::CursorCodec as Cursors;
 

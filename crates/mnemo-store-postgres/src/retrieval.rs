@@ -2,15 +2,15 @@
 //! maintained BM25 statistics, entity candidates, exact scores and loading hits.
 use crate::codec::keyed_memory_from_row;
 use crate::codec::MEMORY_COLUMNS;
+use crate::lexical::DEPTH;
+use crate::lexical::KEEP_FACTOR;
+use crate::lexical::MAX_TERMS;
 use crate::pg_err;
 use crate::predicate;
 use crate::predicate::Pred;
 use crate::search::candidate_pred;
 use crate::search::candidate_pred_into;
 use crate::search::entity::matching;
-use crate::search::lexical::DEPTH;
-use crate::search::lexical::KEEP_FACTOR;
-use crate::search::lexical::MAX_TERMS;
 use crate::search::old_pgvector;
 use crate::search::ranked;
 use crate::search::similarity;
@@ -87,7 +87,7 @@ impl Retrieval for PgStore {
             let limit = q.limit as i64;
             let (mut depth, mut keep) = (DEPTH.max(limit), (limit * KEEP_FACTOR).max(64));
             loop {
-                let (found, st) = crate::search::lexical::ranked(c, q, &words, depth, keep)?;
+                let (found, st) = crate::lexical::ranked(c, q, &words, depth, keep)?;
                 let whole = depth >= st.max_df && keep >= st.sum_df;
                 if found.len() >= q.limit || whole {
                     return Ok(found);

@@ -215,7 +215,7 @@ const MIGRATIONS: &[&str] = &[
         revoked_at BIGINT
     );
     "#,
-    // v2: lexical statistics and postings, kept by triggers (see `search/lexical.rs`).
+    // v2: lexical statistics and postings, kept by triggers (see `lexical.rs`).
     LEXICAL_V2,
     // v3: the HNSW index of a bound store is built again with `HNSW_INDEX`'s settings (a
     // store with no model bound yet has none; its bind builds it). Memory vectors only: the

@@ -1,5 +1,5 @@
 //! Search candidates on PostgreSQL: pgvector HNSW dense candidates with the scope filter in
-//! the query, full-text candidates from the database's own text search (`lexical`), exact
+//! the query, full-text candidates from the database's own text search (`lexical.rs`), exact
 //! vector scores, entity candidates (`entity`); binding and rebinding the embedding model.
 //!
 //! Binding records `model_id` and `dimension` in `mnemo_meta`, fixes the `embedding` columns of
@@ -11,7 +11,6 @@
 //! an embedding nor a `lexical` vector), so candidates need no other index table.
 
 pub(crate) mod entity;
-pub(crate) mod lexical;
 
 use crate::codec::col;
 use crate::pool::Conn;

@@ -24,7 +24,6 @@
 //! [`PgStore::write_tx`] runs it again (at most [`DEADLOCK_RETRIES`] times).
 
 pub(crate) mod change;
-pub(crate) mod links;
 
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
 use crate::encode::{insert_memory, log_message, MemoryRow};
@@ -250,7 +249,7 @@ impl BatchWriter for Writer<'_, '_> {
     }
 
     fn owner(&mut self, id: MemoryId) -> Result<Option<(Scope, bool)>> {
-        links::owner_in(self.tx, id)
+        crate::links::owner_in(self.tx, id)
     }
 
     fn write_link(&mut self, owner: &Scope, link: &Link) -> Result<()> {

@@ -19,9 +19,11 @@
 //! child must open stores of its own (the Python package refuses an inherited one with an error
 //! that says so).
 
-// The one place the store calls C directly: `pthread_atfork` and SQLite's static mutexes have
-// no safe wrapper. Each block says what it relies on.
-#![allow(unsafe_code)]
+#![allow(
+    unsafe_code,
+    reason = "the one place the store calls C directly: `pthread_atfork` and SQLite's static \
+              mutexes have no safe wrapper; each block says what it relies on"
+)]
 
 use rusqlite::ffi;
 use std::sync::Once;

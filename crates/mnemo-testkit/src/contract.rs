@@ -15,6 +15,8 @@ pub use crate::contract_relations_symmetric::*;
 pub use crate::contract_search::*;
 pub use crate::contract_segment_time::*;
 pub use crate::contract_sessions::*;
+pub use crate::contract_tier_fixtures::*;
+pub use crate::contract_tier_lifecycle::*;
 pub use crate::contract_tiers::*;
 pub use crate::contract_timeline::*;
 pub use crate::contract_transfer::*;

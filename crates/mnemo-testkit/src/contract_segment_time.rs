@@ -4,7 +4,7 @@
 //! pages when an erase scrubs one of them, and gone when an erase empties the segment.
 //! Re-exported by `contract`.
 
-use crate::contract_tiers::{new_segment, page_batch, tier_batch};
+use crate::contract_tier_fixtures::{new_segment, page_batch, tier_batch};
 use crate::contract_timeline::event;
 use crate::*;
 use chrono::TimeZone;

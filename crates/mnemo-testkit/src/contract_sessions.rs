@@ -3,7 +3,7 @@
 //! the typed errors for unknown sessions, foreign sessions and stale cursors. Re-exported by
 //! `contract`.
 
-use crate::contract_tiers::put_page;
+use crate::contract_tier_fixtures::put_page;
 use crate::*;
 use mnemo_core::*;
 

@@ -3,7 +3,7 @@
 //! history (updates, supersessions, deletions), links, entity links, segments, pages and
 //! idempotency results. Re-exported by `contract`.
 
-use crate::contract_tiers::{new_segment, page_batch, tier_batch};
+use crate::contract_tier_fixtures::{new_segment, page_batch, tier_batch};
 use crate::*;
 use mnemo_core::tier::{Eviction, PageMove, SegmentWrite};
 use mnemo_core::*;

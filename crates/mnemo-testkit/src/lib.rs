@@ -21,6 +21,8 @@ mod contract_relations_symmetric;
 mod contract_search;
 mod contract_segment_time;
 mod contract_sessions;
+mod contract_tier_fixtures;
+mod contract_tier_lifecycle;
 mod contract_tiers;
 mod contract_timeline;
 mod contract_transfer;

@@ -27,6 +27,7 @@ mod segments;
 mod sessions;
 pub mod settings;
 mod store;
+#[cfg(feature = "testing")]
 pub mod testing;
 mod timeline;
 mod transfer;
@@ -40,9 +41,8 @@ pub use jobs::{job_view, JobConfig, JobWorkers, OnJobRun};
 pub use mnemo_core as core;
 pub use mnemo_core::pipeline::InferConfig;
 pub use mnemo_core::{Error, ErrorKind, NoteConfig, NoteInput, Result};
-/// A throwaway schema in a PostgreSQL database, for tests and for runs that measure on a fresh
-/// store (`mnemo eval`, `mnemo bench`); behind the `testing` feature.
-#[cfg(feature = "testing")]
+/// A throwaway schema in a PostgreSQL database, for runs that measure on a fresh store
+/// (`mnemo eval`, `mnemo bench`) and for tests.
 pub use mnemo_store_postgres::ScratchSchema;
 pub use profile::{ProfileOptions, ProfileOutcome};
 pub use records::{GetRequest, ListRequest, MemoryDetail, MemoryRecord, UpdateRequest};

@@ -38,8 +38,9 @@ class Engine:
     def import_(self, records: List[Dict[str, Any]]) -> Pending: ...
     def block_call(self, op: str, **kw: Any) -> Pending: ...
 
+# The next two exist only in a build with the `testing` feature (scripts/test_python.sh).
 class ScratchSchema:
-    """A throwaway PostgreSQL schema (for tests and benchmarks)."""
+    """A throwaway PostgreSQL schema, a fresh store per test."""
 
     def __init__(self, url: str, prefix: str) -> None: ...
     @property

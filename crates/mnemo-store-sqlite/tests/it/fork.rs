@@ -3,7 +3,10 @@
 //! Without them a child forked while a busy thread held, say, the allocator's mutex waits for
 //! ever on its first SQLite call; over a few hundred forks beside a busy thread that happens.
 
-#![allow(unsafe_code)] // fork, waitpid, kill and _exit have no safe wrapper in std
+#![allow(
+    unsafe_code,
+    reason = "fork, waitpid, kill and _exit have no safe wrapper in std"
+)]
 
 use mnemo_store_sqlite::SqliteStore;
 use std::sync::atomic::{AtomicBool, Ordering};

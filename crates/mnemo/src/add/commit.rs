@@ -82,6 +82,7 @@ pub(super) fn write_prepared(
         for b in &mut to_write {
             recheck_window(store, b)?;
         }
+        #[cfg(feature = "testing")]
         crate::testing::after_window_recheck(&sessioned);
         // And across processes, where the store keeps turns (servers on one database).
         let _store_turn = if planned.is_empty() {

@@ -27,9 +27,9 @@
 //!   of its word, is not found while the result fills from the others: the ranking is exact
 //!   for words with at most [`DEPTH`] postings in the scope, approximate beyond.
 
-use super::candidate_pred;
 use crate::pg_err;
 use crate::pool::Conn;
+use crate::search::candidate_pred;
 use mnemo_core::*;
 
 /// BM25's term-frequency saturation and length normalisation (as the embedded store; the
@@ -132,5 +132,5 @@ pub(crate) fn ranked(
             }
         }
     }
-    Ok((super::ranked(found), reach))
+    Ok((crate::search::ranked(found), reach))
 }
