@@ -292,6 +292,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS segments_by_event ON segments (scope_key, event_start)
         WHERE event_start IS NOT NULL;
     "#,
+    // v13: gate rows hold the SHA-256 of their name (`turn.rs`); rows written before named
+    // their scope in clear and are dropped (each is made again, hashed, on its next use).
+    "DELETE FROM scope_gates WHERE part !~ '^[0-9a-f]{64}$';",
 ];
 
 /// v2: per-owner BM25 statistics (documents, total length, document frequency per lexeme) and

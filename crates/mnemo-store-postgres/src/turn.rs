@@ -9,6 +9,9 @@
 //! - erase gates ([`mnemo_core::Erasure::erase_gate`], [`gate`]): one row per scope part,
 //!   locked `FOR SHARE` by an add of a session and `FOR UPDATE` by an erase.
 //!
+//! A row holds the SHA-256 of its name, never the name: names carry user, agent and session ids,
+//! and the rows outlive the scopes they guard, so an erased scope leaves no id behind here.
+//!
 //! Rows are locked in one order (by name), so two holders cannot wait on each other in a cycle.
 //! A row lock is taken where the row lives, so it holds across servers on one database and, on
 //! Citus, on whichever node holds the row's shard (each lock is a one-row statement routed
@@ -33,7 +36,11 @@ pub(crate) struct Gate {
 
 /// Waits for the rows `names` (a planning turn's or an erase gate's), shared or exclusive.
 pub(crate) fn gate(pool: &Arc<Pool>, names: &[String], exclusive: bool) -> Result<Gate> {
-    let mut parts = names.to_vec();
+    use sha2::{Digest, Sha256};
+    let mut parts: Vec<String> = names
+        .iter()
+        .map(|n| hex::encode(Sha256::digest(n.as_bytes())))
+        .collect();
     parts.sort_unstable();
     parts.dedup();
     let (mut client, generation) = pool.checkout()?;

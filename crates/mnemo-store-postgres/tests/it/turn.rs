@@ -43,3 +43,26 @@ fn a_scope_turn_excludes_other_stores_until_dropped_and_other_scopes_pass() {
     // A turn given back leaves its connection usable: the store still answers.
     assert!(one.plan_turn(&["u:alice".to_string()]).unwrap().is_some());
 }
+
+#[test]
+fn gate_rows_hold_no_scope_name_in_clear() {
+    use mnemo_core::Erasure;
+    let (schema, url) = super::fresh_schema("gate_names");
+    let store = PgStore::connect(&url, 2).unwrap();
+    let names = [
+        "u\u{1f}alice-7f3e".to_string(),
+        "s\u{1f}session-of-alice-7f3e".to_string(),
+    ];
+    drop(store.erase_gate(&names, true).unwrap());
+    drop(store.plan_turn(&["u:alice-7f3e".to_string()]).unwrap());
+    let rows = super::admin()
+        .query(&format!("SELECT part FROM {schema}.scope_gates"), &[])
+        .unwrap();
+    let parts: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    // One row per name, none of them naming the scope: an erased scope leaves no id here.
+    assert_eq!(parts.len(), 3, "{parts:?}");
+    assert!(
+        parts.iter().all(|p| !p.contains("alice") && p.len() == 64),
+        "{parts:?}"
+    );
+}
