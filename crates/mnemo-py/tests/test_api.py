@@ -5,6 +5,7 @@ export and import)."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 from typing import Any, Dict, List
 
@@ -172,6 +173,10 @@ def test_erase_a_memory_a_session_and_a_scope(mem: Memory) -> None:
 def test_as_of_and_include_inactive_reads(mem: Memory) -> None:
     before = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)
     mid = mem.add("I work at the bakery", user_id="h")["results"][0]["id"]
+    # A moment inside the fact's validity whatever the machine's speed: after the add returned,
+    # before the supersession below (which ends the validity at least 20 ms later).
+    then = dt.datetime.now(dt.timezone.utc)
+    time.sleep(0.02)
     assert mem.search("bakery", user_id="h", as_of=before)["results"] == []
     assert mem.search("bakery", user_id="h", as_of=dt.datetime.now(dt.timezone.utc))["results"]
     # A superseded fact (written here through import, as no chat model runs in these tests):
@@ -186,7 +191,6 @@ def test_as_of_and_include_inactive_reads(mem: Memory) -> None:
     assert mem.search("bakery", user_id="h")["results"] == []
     inactive = mem.search("bakery", user_id="h", include_inactive=True)["results"]
     assert [h["id"] for h in inactive] == [mid] and inactive[0]["state"] == "superseded"
-    then = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
     assert [h["id"] for h in mem.search("bakery", user_id="h", as_of=then)["results"]] == [mid]
     with pytest.raises(ValueError):
         mem.search("bakery", user_id="h", as_of=dt.datetime(2024, 1, 1))  # naive
