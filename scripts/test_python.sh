@@ -48,7 +48,8 @@ if [ -z "$second" ]; then
   for v in 3.13 3.12 3.11 3.10 3.9; do
     [ "$v" = "$first" ] && continue
     for cand in "python$v" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python"$v"; do
-      if command -v "$cand" >/dev/null 2>&1; then second="$cand"; break 2; fi
+      # Run it, not just find it: a pyenv shim is on PATH for versions it will not run.
+      if "$cand" -c 'import venv' >/dev/null 2>&1; then second="$cand"; break 2; fi
     done
   done
 fi
