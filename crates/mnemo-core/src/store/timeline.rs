@@ -121,17 +121,8 @@ impl TimelineQuery {
     }
 
     /// A page from `rows` (`(seq, memory)` in timeline order, up to `limit + 1` of them).
-    pub fn page(&self, mut rows: Vec<(i64, Memory)>, cursor: impl FnOnce(i64) -> String) -> Page {
-        let next_cursor = if rows.len() > self.limit {
-            rows.truncate(self.limit);
-            rows.last().map(|(key, _)| cursor(*key))
-        } else {
-            None
-        };
-        Page {
-            results: rows.into_iter().map(|(_, m)| m).collect(),
-            next_cursor,
-        }
+    pub fn page(&self, rows: Vec<(i64, Memory)>, cursor: impl FnOnce(i64) -> String) -> Page {
+        Page::from_rows(rows, self.limit, cursor)
     }
 }
 

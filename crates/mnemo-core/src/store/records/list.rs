@@ -20,6 +20,28 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
+impl Page {
+    /// The page of `rows` (keyed, in page order, at most `limit + 1` of them): the first
+    /// `limit`, with a cursor (`cursor` of the last key) when more follow. Every keyed reader
+    /// (listings, the timeline) cuts its pages here.
+    pub fn from_rows(
+        mut rows: Vec<(i64, Memory)>,
+        limit: usize,
+        cursor: impl FnOnce(i64) -> String,
+    ) -> Self {
+        let next_cursor = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(|(key, _)| cursor(*key))
+        } else {
+            None
+        };
+        Page {
+            results: rows.into_iter().map(|(_, m)| m).collect(),
+            next_cursor,
+        }
+    }
+}
+
 /// Where a page of a listing starts, for callers that address pages by number (Mem0's
 /// `page`/`page_size`) rather than by cursor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,17 +114,8 @@ impl ListQuery {
     /// The page of `rows` — read in list order after the cursor, keyed by list position, at
     /// most `limit + 1` of them — the first `limit`, with a cursor (`cursor` of the last key)
     /// when more follow.
-    pub fn page(&self, mut rows: Vec<(i64, Memory)>, cursor: impl FnOnce(i64) -> String) -> Page {
-        let next_cursor = if rows.len() > self.limit {
-            rows.truncate(self.limit);
-            rows.last().map(|(key, _)| cursor(*key))
-        } else {
-            None
-        };
-        Page {
-            results: rows.into_iter().map(|(_, m)| m).collect(),
-            next_cursor,
-        }
+    pub fn page(&self, rows: Vec<(i64, Memory)>, cursor: impl FnOnce(i64) -> String) -> Page {
+        Page::from_rows(rows, self.limit, cursor)
     }
 }
 
