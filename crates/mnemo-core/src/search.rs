@@ -18,10 +18,12 @@ use std::collections::HashMap;
 
 mod expand;
 mod graph;
+mod speakers;
 pub use expand::linked_score;
 pub use graph::{
     FAN_OUT as GRAPH_FAN_OUT, READ_PER_HOP as GRAPH_READ_PER_HOP, SECOND_HOP as GRAPH_SECOND_HOP,
 };
+pub use speakers::SPOKEN as GRAPH_SPOKEN;
 
 /// The largest `top_k` a search accepts.
 pub const MAX_TOP_K: usize = 1000;
@@ -399,6 +401,22 @@ pub fn hybrid_search_outcome(
     // Lexical-only keys get their exact cosine first: the score without the entity signal
     // decides which keys the entity side has to look at.
     fill_dense(store, &cq, &mut pooled, &lexical_only, vector, req.mode)?;
+    // Graph search's speaker hop: a name the query gives that said pooled memories is matched
+    // through them, not as a word (see `speakers`).
+    let speakers = if graph_on {
+        let named: Vec<String> = crate::entity::extract_entities(&req.query)
+            .into_iter()
+            .map(|e| e.normalized)
+            .collect();
+        let mut speakers = speakers::Speakers::find(store, &cq, &named, &pooled)?;
+        if !speakers.is_empty() {
+            let fresh = speakers.rematch_lexical(store, &cq, &terms, &named, &mut pooled)?;
+            fill_dense(store, &cq, &mut pooled, &fresh, vector, req.mode)?;
+        }
+        speakers
+    } else {
+        speakers::Speakers::default()
+    };
     let by_entity = if entity_names.is_empty() {
         Vec::new()
     } else {
@@ -425,6 +443,7 @@ pub fn hybrid_search_outcome(
         graph::GraphSide::default()
     };
     let (graph_only, graph_ids) = graph::pool(store, &cq, &walked, &mut pooled)?;
+    speakers.lift(&mut pooled);
     fill_dense(store, &cq, &mut pooled, &graph_only, vector, req.mode)?;
     let mut ranked: Vec<(i64, f32, Scores)> = pooled
         .into_iter()

@@ -10,6 +10,7 @@ mod embedding_work;
 mod erasure;
 mod event_time;
 mod graph_search;
+mod graph_speakers;
 mod infer;
 mod jobs;
 mod limits;
