@@ -91,6 +91,7 @@ impl Ann {
     }
 
     /// How many early inserts wait for their catch-up (tests).
+    #[cfg(feature = "testing")]
     pub(crate) fn ahead_len(&self) -> usize {
         self.ahead.lock().len()
     }
