@@ -267,8 +267,8 @@ impl NewJob {
 pub trait JobStore: Send + Sync {
     /// Stores a pending job, runnable at once, and appends `job.messages` to the message log
     /// in the same transaction: both land or neither does. A message already logged (same id)
-    /// is left as it is, as [`crate::Records::write`] leaves it, and one an erase emptied refuses
-    /// the enqueue ([`crate::erased_message`]). A job with this id already stored is a
+    /// is left as it is, as [`crate::RecordWrites::write`] leaves it, and one an erase emptied
+    /// refuses the enqueue ([`crate::erased_message`]). A job with this id already stored is a
     /// `conflict` and changes nothing (no message is logged).
     fn enqueue(&self, job: &NewJob) -> Result<JobRecord>;
     /// Leases the runnable job created first (pending with `run_after <= now`, or running with

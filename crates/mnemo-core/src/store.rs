@@ -1,5 +1,6 @@
 //! The store: what every backend (embedded SQLite, PostgreSQL) provides, as capability traits
-//! with one file each — [`Records`] (`records.rs`), [`Retrieval`], [`Graph`], [`Messages`],
+//! with one file each — [`Records`] (`records.rs`), [`RecordWrites`] (`record_writes.rs`),
+//! [`Retrieval`], [`Graph`], [`Messages`],
 //! [`Erasure`] (`erase.rs`), [`Tiers`], [`Transfer`], [`Admin`], [`Timeline`], [`Relations`] and
 //! [`Blocks`] — and [`Store`], their sum,
 //! which every type implementing all of them is. Callers hold `Arc<dyn Store>`; each backend
@@ -30,7 +31,9 @@ mod batch;
 mod blocks;
 mod erase;
 mod graph;
+mod idempotency;
 mod messages;
+mod record_writes;
 mod records;
 mod relation_rules;
 mod relations;
@@ -45,7 +48,9 @@ pub use batch::*;
 pub use blocks::*;
 pub use erase::*;
 pub use graph::*;
+pub use idempotency::*;
 pub use messages::*;
+pub use record_writes::*;
 pub use records::*;
 pub use relation_rules::*;
 pub use relations::*;
@@ -60,6 +65,7 @@ pub use transfer::*;
 /// implements it by hand.
 pub trait Store:
     Records
+    + RecordWrites
     + Retrieval
     + Graph
     + Messages
@@ -75,6 +81,7 @@ pub trait Store:
 
 impl<T> Store for T where
     T: Records
+        + RecordWrites
         + Retrieval
         + Graph
         + Messages

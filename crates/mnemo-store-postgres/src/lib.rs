@@ -16,6 +16,7 @@ mod encode;
 mod entities;
 mod erase;
 mod graph;
+mod idempotency;
 mod jobs;
 mod keys;
 mod lexical;
@@ -24,6 +25,7 @@ mod messages;
 mod pool;
 mod predicate;
 mod read;
+mod record_writes;
 mod records;
 mod relations;
 mod retrieval;
@@ -100,7 +102,9 @@ pub struct PgStore {
     dim: std::sync::atomic::AtomicUsize,
 }
 
-/// Helpers for tests that need to reach under the store (not part of the stable API).
+/// Helpers for tests that need to reach under the store (not part of the stable API): built
+/// only with the `testing` feature, which only tests turn on.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod testing {
     /// Makes every later write fail at `step` (the same steps as the embedded store's hook;

@@ -30,7 +30,7 @@ use crate::encode::{insert_memory, log_message, MemoryRow};
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
-use postgres::{GenericClient, Transaction};
+use postgres::Transaction;
 
 /// Takes the write lock of each exact scope until the transaction ends, in one global order
 /// (by key): the scope's row of `scope_locks`, locked `FOR UPDATE`. A row lock lives where the
@@ -112,27 +112,6 @@ pub(crate) fn locate(tx: &mut Transaction<'_>, scope: &Scope, id: MemoryId) -> R
     memory_from_row(&row)
 }
 
-/// The outcome stored under an idempotency key of `scope`: `None` when the key is new, the
-/// outcome (`replayed`) for the same request, a conflict for a different one.
-pub(crate) fn stored_outcome_in(
-    c: &mut impl GenericClient,
-    scope: &Scope,
-    idem: &Idempotency,
-) -> Result<Option<AddOutcome>> {
-    let row = c
-        .query_opt(
-            "SELECT request_hash, outcome FROM idempotency WHERE scope_key = $1 AND key = $2",
-            &[&scope.key(), &idem.key],
-        )
-        .map_err(pg_err)?;
-    row.map(|r| {
-        idem.replay(&r.get::<_, String>(0), || {
-            serde_json::from_value(r.get::<_, serde_json::Value>(1)).map_err(Error::storage)
-        })
-    })
-    .transpose()
-}
-
 impl PgStore {
     /// Runs `f` in one transaction (see `PgStore::tx`), again when it was a deadlock's victim.
     pub(crate) fn write_tx<T>(
@@ -168,10 +147,6 @@ pub(crate) struct Writer<'a, 't> {
 impl BatchWriter for Writer<'_, '_> {
     /// Rows are found by owner and id: nothing more to carry.
     type Key = ();
-
-    fn stored_outcome(&mut self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
-        stored_outcome_in(self.tx, scope, idem)
-    }
 
     fn dimension(&mut self) -> Result<usize> {
         crate::search::dimension_of(self.tx)
@@ -287,23 +262,6 @@ impl BatchWriter for Writer<'_, '_> {
                     &pgvector::Vector::from(vector.to_vec()),
                     &m.scope()?.key(),
                     &m.id.0,
-                ],
-            )
-            .map_err(pg_err)?;
-        Ok(())
-    }
-
-    fn store_outcome(&mut self, r: &IdempotencyRecord) -> Result<()> {
-        self.tx
-            .execute(
-                "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
-                &[
-                    &r.scope_key,
-                    &r.key,
-                    &r.request_hash,
-                    &r.outcome,
-                    &ms(r.created_at),
                 ],
             )
             .map_err(pg_err)?;

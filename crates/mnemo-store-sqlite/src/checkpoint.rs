@@ -115,11 +115,13 @@ impl Checkpointer {
     }
 
     /// Checkpoints the thread has run that copied frames into the main file.
+    #[cfg(feature = "testing")]
     pub(crate) fn runs(&self) -> u64 {
         self.shared.runs.load(Ordering::Relaxed)
     }
 
     /// Checkpoints writers ran themselves, and the longest log a commit reported.
+    #[cfg(feature = "testing")]
     pub(crate) fn inline_runs(&self) -> (u64, i32) {
         (
             self.shared.inline_runs.load(Ordering::Relaxed),
@@ -128,6 +130,7 @@ impl Checkpointer {
     }
 
     /// Lowers (or raises) the two marks.
+    #[cfg(feature = "testing")]
     pub(crate) fn set_marks(&self, background_at: i32, inline_at: i32) {
         self.shared.marks[0].store(background_at, Ordering::Relaxed);
         self.shared.marks[1].store(inline_at, Ordering::Relaxed);

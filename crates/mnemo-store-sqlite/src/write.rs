@@ -64,7 +64,7 @@ pub(crate) fn insert_message(tx: &Transaction<'_>, m: &Message) -> Result<bool> 
 }
 
 /// Appends a message of an add or a job to the log: kept as it is when logged already, refused
-/// when an erase emptied it since (see `Records::write`).
+/// when an erase emptied it since (see `RecordWrites::write`).
 pub(crate) fn log_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
     if insert_message(tx, m)? {
         return Ok(());
@@ -192,27 +192,6 @@ impl SqliteStore {
         read_dimension(conn)?.ok_or_else(|| Error::Conflict {
             reason: "the store has no embedding model bound yet; bind one before writing".into(),
         })
-    }
-
-    pub(crate) fn stored_outcome(
-        tx: &Connection,
-        scope: &Scope,
-        idem: &Idempotency,
-    ) -> Result<Option<AddOutcome>> {
-        let row: Option<(String, String)> = tx
-            .query_row_cached(
-                "SELECT request_hash, outcome FROM idempotency WHERE scope_key = ?1 AND key = ?2",
-                params![scope.key(), idem.key],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(sql_err)?;
-        row.map(|(hash, outcome)| {
-            idem.replay(&hash, || {
-                serde_json::from_str(&outcome).map_err(Error::storage)
-            })
-        })
-        .transpose()
     }
 
     /// Fails the current transaction when a test asked for a failure at `step`.
@@ -441,10 +420,6 @@ impl BatchWriter for Writer<'_, '_> {
     /// The memory's row number (`seq`).
     type Key = i64;
 
-    fn stored_outcome(&mut self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
-        SqliteStore::stored_outcome(self.tx, scope, idem)
-    }
-
     fn dimension(&mut self) -> Result<usize> {
         if let Some(d) = self.memo.dimension {
             return Ok(d);
@@ -566,15 +541,5 @@ impl BatchWriter for Writer<'_, '_> {
         )
         .map_err(sql_err)?;
         log_change(tx, *seq, "put")
-    }
-
-    fn store_outcome(&mut self, r: &IdempotencyRecord) -> Result<()> {
-        let outcome = serde_json::to_string(&r.outcome).map_err(Error::internal)?;
-        self.tx.execute_cached(
-            "INSERT INTO idempotency (scope_key, key, request_hash, outcome, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![r.scope_key, r.key, r.request_hash, outcome, r.created_at.timestamp_millis()],
-        )
-        .map_err(sql_err)?;
-        Ok(())
     }
 }

@@ -3,14 +3,9 @@
 //! and walk shows it once — and the contradiction rule of a symmetric functional predicate
 //! (`partner_of`) holds one partner at a time for either end. Re-exported by `contract`.
 
-use crate::contract_relations::{stating, triple};
+use crate::contract_relation_fixtures::{stating, triple, year};
 use crate::*;
-use chrono::TimeZone;
 use mnemo_core::*;
-
-fn year(y: i32) -> Timestamp {
-    chrono::Utc.with_ymd_and_hms(y, 3, 1, 12, 0, 0).unwrap()
-}
 
 fn say(store: &dyn Store, s: &Scope, text: &str, y: i32, subject: &str, p: &str, object: &str) {
     let b = stating(s, text, year(y), &[triple(subject, p, object)]);

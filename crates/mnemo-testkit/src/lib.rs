@@ -16,6 +16,8 @@ mod contract_job_log;
 mod contract_jobs;
 mod contract_log;
 mod contract_notes;
+mod contract_relation_fixtures;
+mod contract_relation_lifecycle;
 mod contract_relations;
 mod contract_relations_symmetric;
 mod contract_search;

@@ -95,7 +95,7 @@ pub struct ProfilePlan {
 
 impl ProfilePlan {
     /// The plan as write batches, one per scope it touches (the user's first), to be written
-    /// together in one [`crate::Records::write`] call, i.e. one transaction.
+    /// together in one [`crate::RecordWrites::write`] call, i.e. one transaction.
     pub fn batches(self, user: &Scope, context: &WritePlan) -> Vec<WriteBatch> {
         let mut batches: Vec<WriteBatch> =
             vec![WriteBatch::new(user.clone(), Vec::new(), Vec::new())];

@@ -2,7 +2,8 @@
 //! [`WriteBatch`] in its order (see [`WriteStep::BATCH`]) and makes every decision a step
 //! needs — what is replayed, what a retirement records, when a changed memory is a conflict,
 //! what a note's evolution re-indexes, what the outcome says. A backend supplies the storage
-//! through [`BatchWriter`] (and [`TierWriter`] for the hierarchy), inside the one transaction
+//! through [`BatchWriter`] (with [`TierWriter`] for the hierarchy, [`RelationWriter`] for
+//! the entity graph and [`IdempotencyWriter`] for keyed retries), inside the one transaction
 //! it runs the batch in.
 
 use super::*;
@@ -56,13 +57,10 @@ impl<'a> HistoryEntry<'a> {
 /// What a backend does at each step of a batch, inside the batch's transaction. Every method
 /// reads or writes rows and decides nothing: [`write_batch`] calls them in the write order and
 /// turns their answers into outcomes and errors.
-pub trait BatchWriter: TierWriter + RelationWriter {
+pub trait BatchWriter: TierWriter + RelationWriter + IdempotencyWriter {
     /// A stored memory's handle in this backend (a row number, or nothing), from
     /// [`BatchWriter::locate`] and [`BatchWriter::insert_memory`] to the writes that follow.
     type Key;
-    /// The outcome stored under `idem`'s key for `scope`, replayed through
-    /// [`Idempotency::replay`]; `None` when the key is new.
-    fn stored_outcome(&mut self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>>;
     /// The dimension of the store's vectors; a conflict when no embedding model is bound.
     fn dimension(&mut self) -> Result<usize>;
     /// Locks the existing memories the batch changes (`ids`: retired and evolved) before any
@@ -116,32 +114,6 @@ pub trait BatchWriter: TierWriter + RelationWriter {
         vector: &[f32],
         at: i64,
     ) -> Result<()>;
-    /// Stores a batch's outcome under its idempotency key (a new key: the batch's scope is
-    /// locked or its transactions run one at a time).
-    fn store_outcome(&mut self, record: &IdempotencyRecord) -> Result<()>;
-}
-
-impl Idempotency {
-    /// The answer to a retry under this key, given the request hash stored with it: the same
-    /// request gets the stored outcome (`decode`d, marked `replayed`), another one is a
-    /// conflict.
-    pub fn replay(
-        &self,
-        stored_hash: &str,
-        decode: impl FnOnce() -> Result<AddOutcome>,
-    ) -> Result<AddOutcome> {
-        if stored_hash != self.request_hash {
-            return Err(crate::Error::Conflict {
-                reason: format!(
-                    "idempotency key {:?} was already used for a different request",
-                    self.key
-                ),
-            });
-        }
-        let mut outcome = decode()?;
-        outcome.replayed = true;
-        Ok(outcome)
-    }
 }
 
 impl WriteBatch {
@@ -211,7 +183,7 @@ pub fn write_batch<W: BatchWriter + ?Sized>(tx: &mut W, batch: &WriteBatch) -> R
 }
 
 /// [`write_batch`] without the hierarchy's steps, for a store that writes them last in the same
-/// transaction ([`write_late_tiers`], see [`Records::write_planned`]); the outcome and whether
+/// transaction ([`write_late_tiers`], see [`RecordWrites::write_planned`]); the outcome and whether
 /// the batch was written (`false`: replayed from its idempotency key, so its tiers must not be).
 pub fn write_batch_records<W: BatchWriter + ?Sized>(
     tx: &mut W,
@@ -490,11 +462,18 @@ mod tests {
         }
     }
 
-    impl BatchWriter for Fake {
-        type Key = ();
+    impl IdempotencyWriter for Fake {
         fn stored_outcome(&mut self, _: &Scope, _: &Idempotency) -> Result<Option<AddOutcome>> {
             Ok(self.replay.clone())
         }
+        fn store_outcome(&mut self, _: &IdempotencyRecord) -> Result<()> {
+            self.calls.push("idempotency".into());
+            Ok(())
+        }
+    }
+
+    impl BatchWriter for Fake {
+        type Key = ();
         fn dimension(&mut self) -> Result<usize> {
             Ok(1)
         }
@@ -543,10 +522,6 @@ mod tests {
             _: i64,
         ) -> Result<()> {
             self.calls.push("evolve".into());
-            Ok(())
-        }
-        fn store_outcome(&mut self, _: &IdempotencyRecord) -> Result<()> {
-            self.calls.push("idempotency".into());
             Ok(())
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::{admin, fresh_schema};
 use mnemo_core::Admin;
-use mnemo_core::Records;
+use mnemo_core::RecordWrites;
 use mnemo_core::Retrieval;
 use mnemo_core::{Binding, CandidateQuery, ErrorKind, MemoryId, ReadOptions};
 use mnemo_store_postgres::PgStore;

@@ -5,7 +5,7 @@
 use crate::fresh_schema;
 use mnemo_core::filter::Op;
 use mnemo_core::Admin;
-use mnemo_core::Records;
+use mnemo_core::RecordWrites;
 use mnemo_core::Retrieval;
 use mnemo_core::{Binding, CandidateQuery, Filter, ReadOptions, Rebind, ScoreQuery};
 use mnemo_store_postgres::PgStore;

@@ -1,6 +1,6 @@
 //! Graph inserts ahead of a write's commit.
 //!
-//! A planned write (`Records::write_planned`) leaves a core idle while it waits for its tier
+//! A planned write (`RecordWrites::write_planned`) leaves a core idle while it waits for its tier
 //! plan, writes the plan's rows and commits; the catch-up after the commit then inserts every
 //! new vector into the graph while the writer waits. So a helper thread inserts the write's new
 //! vectors during the transaction instead, and the catch-up only gives those nodes their info.
@@ -91,6 +91,7 @@ impl Ann {
     }
 
     /// How many early inserts wait for their catch-up (tests).
+    #[cfg(feature = "testing")]
     pub(crate) fn ahead_len(&self) -> usize {
         self.ahead.lock().len()
     }

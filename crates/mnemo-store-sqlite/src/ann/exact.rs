@@ -48,6 +48,7 @@ impl Exact {
     }
 
     /// `key`'s vector as the saved file holds it: little-endian halves (tests).
+    #[cfg(feature = "testing")]
     pub(crate) fn bytes(&self, key: u64) -> Option<Vec<u8>> {
         let at = key as usize * self.dim;
         let slot = self.halves.get(at..at + self.dim)?;

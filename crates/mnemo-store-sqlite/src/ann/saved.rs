@@ -188,12 +188,14 @@ impl Ann {
     }
 
     /// The 8-bit vector the graph holds for `key` (tests).
+    #[cfg(feature = "testing")]
     pub(crate) fn graph_vector(&self, key: u64) -> Option<Vec<i8>> {
         let mut out = vec![0i8; self.dim];
         (self.index.get(key, &mut out).ok()? > 0).then_some(out)
     }
 
     /// The half-precision copy kept for `key`, as the saved file holds it (tests).
+    #[cfg(feature = "testing")]
     pub(crate) fn exact_bytes(&self, key: u64) -> Option<Vec<u8>> {
         self.exact.bytes(key)
     }

@@ -16,7 +16,7 @@ struct Racing {
     writes: AtomicUsize,
 }
 
-impl mnemo::core::Records for Racing {
+impl mnemo::core::RecordWrites for Racing {
     fn write(&self, batches: Vec<WriteBatch>) -> Result<Vec<AddOutcome>> {
         self.writes.fetch_add(1, Ordering::SeqCst);
         let race = self
@@ -41,12 +41,6 @@ impl mnemo::core::Records for Racing {
     fn replay(&self, scope: &Scope, idem: &Idempotency) -> Result<Option<AddOutcome>> {
         self.inner.replay(scope, idem)
     }
-    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<mnemo::core::Memory> {
-        self.inner.get(scope, id, read)
-    }
-    fn list(&self, query: &ListQuery) -> Result<Page> {
-        self.inner.list(query)
-    }
     fn update(
         &self,
         s: &Scope,
@@ -68,6 +62,18 @@ impl mnemo::core::Records for Racing {
     fn delete_all(&self, s: &Scope, m: DeleteMode, c: &WritePlan) -> Result<u64> {
         self.inner.delete_all(s, m, c)
     }
+    fn touch(&self, s: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
+        self.inner.touch(s, ids, at)
+    }
+}
+
+impl mnemo::core::Records for Racing {
+    fn get(&self, scope: &Scope, id: MemoryId, read: &ReadOptions) -> Result<mnemo::core::Memory> {
+        self.inner.get(scope, id, read)
+    }
+    fn list(&self, query: &ListQuery) -> Result<Page> {
+        self.inner.list(query)
+    }
     fn history(&self, q: &HistoryQuery<'_>) -> Result<Vec<HistoryEvent>> {
         self.inner.history(q)
     }
@@ -79,9 +85,6 @@ impl mnemo::core::Records for Racing {
     }
     fn owners(&self) -> Result<Vec<(Scope, u64)>> {
         self.inner.owners()
-    }
-    fn touch(&self, s: &Scope, ids: &[MemoryId], at: Timestamp) -> Result<u64> {
-        self.inner.touch(s, ids, at)
     }
 }
 
