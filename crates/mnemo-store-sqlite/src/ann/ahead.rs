@@ -30,6 +30,9 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 
+/// New memories' row numbers and vectors, as a write hands them to the graph helper.
+type Fresh = Vec<(u64, Vec<f32>)>;
+
 impl Ann {
     /// Inserts the new memories of an uncommitted write (row numbers and vectors), part by part
     /// as the writer hands them over on `parts`, until `stop` is set or the writer hangs up,
@@ -37,7 +40,7 @@ impl Ann {
     /// graph has no room for ends the helper's work (it never grows the graph), and so does an
     /// insert that fails: the catch-up after the commit inserts what is left (and reports a
     /// failure of its own).
-    pub(crate) fn insert_ahead(&self, parts: Receiver<Vec<(u64, Vec<f32>)>>, stop: &AtomicBool) {
+    pub(crate) fn insert_ahead(&self, parts: Receiver<Fresh>, stop: &AtomicBool) {
         while let Ok(fresh) = parts.recv() {
             if self.index.size() + fresh.len() > self.index.capacity() {
                 return;
@@ -153,13 +156,13 @@ impl AheadTurn<'_> {
 /// returns, and a failed write's early inserts are taken out before this returns.
 pub(crate) fn with_early_inserts<T>(
     turn: Option<AheadTurn<'_>>,
-    write: impl FnOnce(&mut dyn FnMut(Vec<(u64, Vec<f32>)>)) -> Result<T>,
+    write: impl FnOnce(&mut dyn FnMut(Fresh)) -> Result<T>,
 ) -> Result<T> {
     let stop = AtomicBool::new(false);
     let out = std::thread::scope(|s| {
         let ann = turn.as_ref().and_then(AheadTurn::ann);
         let mut helper = None;
-        let mut parts: Option<Sender<Vec<(u64, Vec<f32>)>>> = None;
+        let mut parts: Option<Sender<Fresh>> = None;
         let out = write(&mut |fresh| {
             let Some(ann) = ann else {
                 return;
