@@ -29,9 +29,9 @@ impl RecordWrites for SqliteStore {
     /// The plan is made while this writes the batches' records: it is asked for after them,
     /// inside the transaction. An in-memory store reads through its one connection, which the
     /// transaction holds, so there the plan comes first (a planner reading it would wait for
-    /// this write, which would wait for the plan). While the writer waits for the plan, writes
-    /// the plan's rows and commits, a helper puts the new vectors into the graph
-    /// (`ann::ahead`).
+    /// this write, which would wait for the plan). From the first batch's rows on, while the
+    /// writer writes the others, waits for the plan, writes the plan's rows and commits, a
+    /// helper puts the new vectors into the graph (`ann::ahead`).
     fn write_planned(
         &self,
         batches: Vec<WriteBatch>,
@@ -44,11 +44,15 @@ impl RecordWrites for SqliteStore {
         self.write_tx_owned(|tx| {
             with_early_inserts(self.ahead_turn(), |hand_over| {
                 let mut memo = crate::write::TxMemo::keeping_vectors();
+                // Each batch's vectors go to the graph helper as soon as its rows are written.
                 let written = batches
                     .iter()
-                    .map(|b| self.write_one_records(&tx, &mut memo, b))
+                    .map(|b| {
+                        let out = self.write_one_records(&tx, &mut memo, b);
+                        hand_over(memo.take_vectors());
+                        out
+                    })
                     .collect::<Result<Vec<_>>>()?;
-                hand_over(memo.take_vectors());
                 let tiers = planned_tiers(plan, batches.len())?;
                 for ((b, (_, fresh)), t) in batches.iter().zip(&written).zip(&tiers) {
                     if *fresh {

@@ -1,6 +1,6 @@
 //! Event time on SQLite: [`Timeline`] over the `event_start`, `event_end` and `event_time`
-//! columns of `memories` (schema v10), and the one write of those columns every insert path
-//! calls. The range test in SQL is [`EventRange::admits`]: `event_start < to` and
+//! columns of `memories` (schema v10), and those columns' values as every insert path writes
+//! them. The range test in SQL is [`EventRange::admits`]: `event_start < to` and
 //! `event_end > from`; a row without an event time has NULL ends and never matches.
 
 use crate::codec::*;
@@ -10,24 +10,19 @@ use crate::SqliteStore;
 use mnemo_core::time::EventTime;
 use mnemo_core::*;
 use rusqlite::types::Value as Sql;
-use rusqlite::{params, Transaction};
 
-/// Writes a memory's event time into its row, in the caller's transaction.
-pub(crate) fn set_event_time(tx: &Transaction<'_>, seq: i64, e: Option<&EventTime>) -> Result<()> {
-    let Some(e) = e else {
-        return Ok(());
-    };
-    tx.execute_cached(
-        "UPDATE memories SET event_start = ?1, event_end = ?2, event_time = ?3 WHERE seq = ?4",
-        params![
-            e.start.timestamp_millis(),
-            e.end.timestamp_millis(),
-            event_time_text(e),
-            seq
-        ],
-    )
-    .map_err(sql_err)?;
-    Ok(())
+/// A memory's event time as its three columns (the ends for range reads, the whole as JSON),
+/// written by the row's own INSERT (`write::insert_memory`): one statement per memory, not an
+/// insert and then an update of the same row.
+pub(crate) fn event_cols(e: Option<&EventTime>) -> (Option<i64>, Option<i64>, Option<String>) {
+    match e {
+        Some(e) => (
+            Some(e.start.timestamp_millis()),
+            Some(e.end.timestamp_millis()),
+            Some(event_time_text(e)),
+        ),
+        None => (None, None, None),
+    }
 }
 
 fn range_pred(p: &mut Pred, range: &EventRange) {

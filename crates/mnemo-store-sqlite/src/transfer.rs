@@ -387,7 +387,7 @@ impl Transfer for SqliteStore {
                             opt_ms(m.valid_from),
                             opt_ms(m.valid_until),
                         );
-                        let seq = insert_memory(
+                        insert_memory(
                             tx,
                             m.id,
                             &new.scope,
@@ -402,8 +402,8 @@ impl Transfer for SqliteStore {
                             new.vector,
                             &m.sources,
                             new.note.as_ref(),
+                            m.event_time.as_ref(),
                         )?;
-                        crate::timeline::set_event_time(tx, seq, m.event_time.as_ref())?;
                         tx.execute_cached(
                             "UPDATE memories SET access_count = ?1, last_accessed_at = ?2 WHERE id = ?3",
                             params![m.access_count as i64, opt_ms(m.last_accessed_at), m.id.to_string()],

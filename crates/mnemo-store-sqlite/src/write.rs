@@ -82,7 +82,8 @@ pub(crate) fn log_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
     Ok(())
 }
 
-/// Inserts one memory with its lexical row, vector, sources and change-log entry.
+/// Inserts one memory (with its event time) and its lexical row, vector, sources and
+/// change-log entry.
 #[expect(
     clippy::too_many_arguments,
     reason = "each input is a separate part of the step; a context struct is the planned fix"
@@ -102,15 +103,17 @@ pub(crate) fn insert_memory(
     vector: Option<&[f32]>,
     sources: &[MessageId],
     note: Option<&NoteFields>,
+    event_time: Option<&mnemo_core::time::EventTime>,
 ) -> Result<i64> {
     let (u, a, r) = scope_cols(scope);
+    let event = crate::timeline::event_cols(event_time);
     tx.execute_cached(
-        "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role, note) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role, note, event_start, event_end, event_time) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
         params![
             id.to_string(), u, a, r, kind.as_str(), state.as_str(), text, index_text, metadata_text(metadata),
             content_hash(text), times.0, times.1, times.2, times.3, times.4, actor, role.map(|r| r.as_str()),
-            note.map(note_text)
+            note.map(note_text), event.0, event.1, event.2
         ],
     )
     .map_err(|e| match e {
@@ -470,8 +473,8 @@ impl BatchWriter for Writer<'_, '_> {
             Some(&m.vector),
             &m.sources,
             m.note.as_ref(),
+            m.event_time.as_ref(),
         )?;
-        crate::timeline::set_event_time(self.tx, seq, m.event_time.as_ref())?;
         if let Some(fresh) = self.memo.fresh.as_mut() {
             fresh.push((seq as u64, m.vector.clone()));
         }

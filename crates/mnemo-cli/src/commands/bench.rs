@@ -136,6 +136,8 @@ async fn synthetic(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::
         "sample_embed_only_per_s": sample_embed_only_per_s,
         "storage_overhead": add_per_s.map(|a| sample_embed_only_per_s / a - 1.0),
         "add_no_embed_per_s": filled.as_ref().map(|f| f.add_no_embed_per_s),
+        "add_embed_ms_per_add": filled.as_ref().map(|f| f.add_embed_s * 1e3 / m as f64),
+        "add_rest_ms_per_add": filled.as_ref().map(|f| f.add_rest_s * 1e3 / m as f64),
         "search_p50_ms": percentile(&s.with_embed, 0.5),
         "search_p95_ms": percentile(&s.with_embed, 0.95),
         "search_p50_ms_no_embed": percentile(&s.no_embed, 0.5),

@@ -4,6 +4,10 @@
 //! plan, writes the plan's rows and commits; the catch-up after the commit then inserts every
 //! new vector into the graph while the writer waits. So a helper thread inserts the write's new
 //! vectors during the transaction instead, and the catch-up only gives those nodes their info.
+//! The writer hands each batch's vectors over as soon as that batch's rows are written, so the
+//! helper starts after the first batch rather than after the last: a raw add of 64 texts spent
+//! most of its records time with the second core idle, and the graph inserts the helper had not
+//! reached by the commit then ran after it, with the writer waiting.
 //!
 //! What keeps this safe:
 //! - Searches cannot return the early nodes: they have no info yet, and a graph holding nodes
@@ -24,28 +28,36 @@ use mnemo_core::Result;
 use parking_lot::{MutexGuard, RwLockReadGuard};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+
+/// New memories' row numbers and vectors, as a write hands them to the graph helper.
+type Fresh = Vec<(u64, Vec<f32>)>;
 
 impl Ann {
-    /// Inserts the new memories of an uncommitted write (row numbers and vectors) until `stop`
-    /// is set, skipping keys the graph holds already; each is remembered with its vector.
-    /// An insert that fails ends the helper's work: the catch-up after the commit inserts what
-    /// is left, and reports a failure of its own.
-    pub(crate) fn insert_ahead(&self, fresh: Vec<(u64, Vec<f32>)>, stop: &AtomicBool) {
-        if self.index.size() + fresh.len() > self.index.capacity() {
-            return;
-        }
-        for (key, vector) in fresh {
-            if stop.load(Ordering::Relaxed) {
+    /// Inserts the new memories of an uncommitted write (row numbers and vectors), part by part
+    /// as the writer hands them over on `parts`, until `stop` is set or the writer hangs up,
+    /// skipping keys the graph holds already; each is remembered with its vector. A part the
+    /// graph has no room for ends the helper's work (it never grows the graph), and so does an
+    /// insert that fails: the catch-up after the commit inserts what is left (and reports a
+    /// failure of its own).
+    pub(crate) fn insert_ahead(&self, parts: Receiver<Fresh>, stop: &AtomicBool) {
+        while let Ok(fresh) = parts.recv() {
+            if self.index.size() + fresh.len() > self.index.capacity() {
                 return;
             }
-            if vector.len() != self.dim || self.index.contains(key) {
-                continue;
+            for (key, vector) in fresh {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if vector.len() != self.dim || self.index.contains(key) {
+                    continue;
+                }
+                if let Err(e) = self.slots.run(|| self.index.add(key, &vector)) {
+                    tracing::warn!(error = %e, "early graph insert failed; the catch-up inserts the rest");
+                    return;
+                }
+                self.ahead.lock().insert(key, vector);
             }
-            if let Err(e) = self.slots.run(|| self.index.add(key, &vector)) {
-                tracing::warn!(error = %e, "early graph insert failed; the catch-up inserts the rest");
-                return;
-            }
-            self.ahead.lock().insert(key, vector);
         }
     }
 
@@ -140,24 +152,39 @@ impl AheadTurn<'_> {
 
 /// Runs `write` (one transaction's work, up to and with its commit) beside a helper thread
 /// that inserts the write's new vectors into the graph ahead of the commit. `write` gets a
-/// callback to hand over the row numbers and vectors once its records are written; the helper
-/// is stopped and joined when `write` returns, and a failed write's early inserts are taken out
-/// before this returns.
+/// callback to hand over row numbers and vectors as its records are written (once per batch,
+/// or once for all); the helper starts with the first part, is stopped and joined when `write`
+/// returns, and a failed write's early inserts are taken out before this returns.
 pub(crate) fn with_early_inserts<T>(
     turn: Option<AheadTurn<'_>>,
-    write: impl FnOnce(&mut dyn FnMut(Vec<(u64, Vec<f32>)>)) -> Result<T>,
+    write: impl FnOnce(&mut dyn FnMut(Fresh)) -> Result<T>,
 ) -> Result<T> {
     let stop = AtomicBool::new(false);
     let out = std::thread::scope(|s| {
         let ann = turn.as_ref().and_then(AheadTurn::ann);
         let mut helper = None;
+        let mut parts: Option<Sender<Fresh>> = None;
         let out = write(&mut |fresh| {
-            if let (Some(ann), None, false) = (ann, &helper, fresh.is_empty()) {
+            let Some(ann) = ann else {
+                return;
+            };
+            if fresh.is_empty() {
+                return;
+            }
+            if helper.is_none() {
+                let (send, receive) = std::sync::mpsc::channel();
                 let stop = &stop;
-                helper = Some(s.spawn(move || ann.insert_ahead(fresh, stop)));
+                helper = Some(s.spawn(move || ann.insert_ahead(receive, stop)));
+                parts = Some(send);
+            }
+            // A helper that has stopped (no room, a failed insert) leaves the rest to the
+            // catch-up: a part it will not take is dropped here.
+            if let Some(send) = &parts {
+                let _ = send.send(fresh);
             }
         });
         stop.store(true, Ordering::Relaxed);
+        drop(parts);
         // A helper that panicked may have left nodes: a failed write withdraws every early
         // insert, and a committed one's catch-up settles them as usual.
         let _ = helper.map(|h| h.join());
@@ -169,5 +196,69 @@ pub(crate) fn with_early_inserts<T>(
             Err(e)
         }
         (out, _) => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnemo_core::{Admin, Binding, Error, Records};
+    use mnemo_testkit::{batch, scope, HashEmbedder};
+
+    /// Waits (up to 20 s) until `ok` holds.
+    fn eventually(ok: impl Fn() -> bool) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if ok() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        false
+    }
+
+    /// The helper inserts each part as the writer hands it over: the first batch's vectors are
+    /// in the graph before the writer hands over the second (the graph work no longer waits for
+    /// the last batch's rows). A write that then fails takes every early insert back.
+    #[test]
+    fn the_helper_inserts_each_part_as_it_is_handed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("mnemo.db")).unwrap();
+        store
+            .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
+            .unwrap();
+        // One committed memory, so the graph exists.
+        let s = scope("parts");
+        store
+            .write(vec![batch(&s, "a kept memory", serde_json::json!({}))])
+            .unwrap();
+        let early = || {
+            store
+                .ann
+                .read_recursive()
+                .as_ref()
+                .map_or(0, |a| a.ahead_len())
+        };
+        let part = |from: u64| -> Vec<(u64, Vec<f32>)> {
+            (from..from + 8)
+                .map(|k| (k, HashEmbedder::vector(&format!("part entry {k}"))))
+                .collect()
+        };
+        let mut seen = Vec::new();
+        let out: Result<()> = with_early_inserts(store.ahead_turn(), |hand_over| {
+            for p in 0..3u64 {
+                hand_over(part(1_000 + 8 * p));
+                let wanted = 8 * (p as usize + 1);
+                seen.push(eventually(|| early() >= wanted));
+            }
+            Err(Error::internal("the write fails after its records"))
+        });
+        assert!(out.is_err());
+        assert_eq!(seen, vec![true; 3], "a part waited for the next one");
+        assert_eq!(early(), 0, "the failed write's early inserts stayed");
+        let guard = store.ann.read();
+        let ann = guard.as_ref().unwrap();
+        assert!((1_000..1_024).all(|k| !ann.index.contains(k)));
+        assert_eq!(ann.len(), 1);
     }
 }
