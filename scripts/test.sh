@@ -8,6 +8,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
+# Every step is a `phase` (scripts/phase.sh): its wall time is printed as it ends, and the list
+# again when the run ends, however it ends. The build also writes cargo's own per-crate report
+# (--timings: target/cargo-timings/cargo-timing.html).
+. scripts/phase.sh
+export MNEMO_PHASE_LOG="${TMPDIR:-/tmp}/mnemo-test-phases-$$"
+: >"$MNEMO_PHASE_LOG"
+pg_dir=
+finish() {
+  if [ -n "$pg_dir" ]; then scripts/pg.sh stop "$pg_dir"; fi
+  echo "test.sh: where the time went:" >&2
+  cat "$MNEMO_PHASE_LOG" >&2
+  rm -f "$MNEMO_PHASE_LOG"
+}
+trap finish EXIT
 # One build with the workspace's feature set; the model install below uses the `mnemo` binary it
 # produces (a separate `cargo run -p mnemo-cli` would resolve features differently and compile
 # most dependencies a second time). The opt-in candle embedder is part of the tested feature set
@@ -18,37 +32,37 @@ features=(--features mnemo-models/candle,mnemo-cli/candle,mnemo-cli/png-plots)
 # the reason; it never skips.
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update && apt-get install -y chromium chromium-driver
+    phase "install chromium" bash -c 'apt-get update && apt-get install -y chromium chromium-driver'
   else
     echo "test.sh: chromium and chromedriver are missing (apt-get install chromium chromium-driver);" \
       "the inspector's browser suite will fail" >&2
   fi
 fi
-cargo test --workspace "${features[@]}" --no-run
+phase "build (cargo test --no-run)" cargo test --workspace "${features[@]}" --no-run --timings
 if [ ! -d "$MNEMO_MODELS_DIR/onnxruntime" ] || [ ! -f "$MNEMO_MODELS_DIR/all-minilm-l6-v2/model.safetensors" ]; then
-  "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install
+  phase "install models" "${CARGO_TARGET_DIR:-target}/debug/mnemo" models install
 fi
 if [ -z "${MNEMO_TEST_PG_URL:-}" ]; then
   # Directly under /tmp: as root, pg.sh runs PostgreSQL as an unprivileged user, which must be
   # able to reach the directory (a mktemp -d parent is private to root).
   pg_dir="${TMPDIR:-/tmp}/mnemo-pg-run-$$"
-  trap 'scripts/pg.sh stop "$pg_dir"' EXIT
   trap 'exit 130' INT TERM
-  if ! MNEMO_TEST_PG_URL=$(scripts/pg.sh start "$pg_dir"); then
+  if ! MNEMO_TEST_PG_URL=$(phase "start PostgreSQL" scripts/pg.sh start "$pg_dir"); then
     echo "test.sh: PostgreSQL for the tests could not start (scripts/pg.sh's output above;" \
       "exit 3 means its binaries cannot run on this CPU)" >&2
     exit 1
   fi
   export MNEMO_TEST_PG_URL
 fi
-cargo test --workspace "${features[@]}" --no-fail-fast
+phase "Rust tests" cargo test --workspace "${features[@]}" --no-fail-fast
 # The suites above the store once more on PostgreSQL: the facade's and the server's tests open
 # their stores through mnemo_testkit::engines, which MNEMO_TEST_STORE points at a scratch schema
 # of the run's server. Their test binaries from the build above run again, each in its crate's
 # directory as cargo runs them (nothing is rebuilt).
-MNEMO_TEST_STORE=postgres scripts/run_test_bins.py "${features[@]}" -- mnemo mnemo-server
+MNEMO_TEST_STORE=postgres phase "facade + server on PostgreSQL" \
+  scripts/run_test_bins.py "${features[@]}" -- mnemo mnemo-server
 # The default feature set of the embedder crate: choosing candle there is a clear error.
-cargo test -p mnemo-models --lib
+phase "mnemo-models default features" cargo test -p mnemo-models --lib
 # The Python package (crates/mnemo-py): built once into a fresh virtualenv, then pytest on both
 # stores and the type check; see scripts/test_python.sh.
-scripts/test_python.sh
+phase "Python (all)" scripts/test_python.sh

@@ -15,6 +15,7 @@ export MNEMO_MODELS_DIR="${MNEMO_MODELS_DIR:-$PWD/models}"
 target="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
 python="${MNEMO_PYTHON:-python3}"
 fail() { echo "test_python.sh: $*" >&2; exit 1; }
+. scripts/phase.sh
 command -v "$python" >/dev/null || fail "$python not found: the Python tests need CPython >= 3.9"
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || fail "$python is older than 3.9"
 [ -n "${MNEMO_TEST_PG_URL:-}" ] || fail "MNEMO_TEST_PG_URL is not set (./scripts/test.sh starts PostgreSQL and sets it)"
@@ -23,9 +24,9 @@ command -v "$python" >/dev/null || fail "$python not found: the Python tests nee
 export MNEMO_BIN="${MNEMO_BIN:-$target/debug/mnemo}"
 venv="$target/py-venv"
 rm -rf "$venv"
-"$python" -m venv "$venv" || fail "'$python -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)"
-"$venv/bin/pip" install --quiet --upgrade pip
-"$venv/bin/pip" install --quiet pytest mypy
+phase "py: venv" "$python" -m venv "$venv" || fail "'$python -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)"
+phase "py: pip install pip pytest mypy" bash -c '"$1/bin/pip" install --quiet --upgrade pip &&
+  "$1/bin/pip" install --quiet pytest mypy' _ "$venv"
 # maturin (the build backend named in pyproject.toml) builds the wheel; a dev profile here,
 # a release build for users. `testing` adds what only the tests use (`ScratchSchema`,
 # `_panic_probe`); the wheel users install is built without it. The wheel is built once (abi3:
@@ -33,11 +34,11 @@ rm -rf "$venv"
 # below tests the very same build.
 wheels="$target/py-wheel"
 rm -rf "$wheels"
-CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev --features testing" \
-  "$venv/bin/pip" wheel --quiet --no-deps -w "$wheels" ./crates/mnemo-py
-"$venv/bin/pip" install --quiet "$wheels"/mnemo-*.whl
-"$venv/bin/python" -m pytest crates/mnemo-py/tests -q -p no:cacheprovider
-(cd crates/mnemo-py && "$venv/bin/mypy")
+CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev --features testing --timings" \
+  phase "py: build the wheel" "$venv/bin/pip" wheel --quiet --no-deps -w "$wheels" ./crates/mnemo-py
+phase "py: install the wheel" "$venv/bin/pip" install --quiet "$wheels"/mnemo-*.whl
+phase "py: pytest" "$venv/bin/python" -m pytest crates/mnemo-py/tests -q -p no:cacheprovider
+(cd crates/mnemo-py && phase "py: mypy" "$venv/bin/mypy")
 
 # The process-lifecycle checks (fork, interpreter exit) depend on the interpreter's own
 # machinery, so they run again on a second CPython minor version: $MNEMO_PYTHON2, else the
@@ -59,9 +60,10 @@ if [ -z "$second" ]; then
 else
   venv2="$target/py-venv2"
   rm -rf "$venv2"
-  "$second" -m venv "$venv2" || fail "'$second -m venv' failed"
-  "$venv2/bin/pip" install --quiet --upgrade pip
-  "$venv2/bin/pip" install --quiet pytest "$wheels"/mnemo-*.whl
+  phase "py: second venv" "$second" -m venv "$venv2" || fail "'$second -m venv' failed"
+  phase "py: second venv's packages" bash -c '"$1/bin/pip" install --quiet --upgrade pip &&
+    "$1/bin/pip" install --quiet pytest "$2"/mnemo-*.whl' _ "$venv2" "$wheels"
   echo "test_python.sh: lifecycle checks on $("$venv2/bin/python" -V)" >&2
-  "$venv2/bin/python" -m pytest crates/mnemo-py/tests/test_lifecycle.py -q -p no:cacheprovider
+  phase "py: lifecycle on a second CPython" \
+    "$venv2/bin/python" -m pytest crates/mnemo-py/tests/test_lifecycle.py -q -p no:cacheprovider
 fi
