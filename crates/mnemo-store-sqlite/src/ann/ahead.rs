@@ -202,7 +202,7 @@ pub(crate) fn with_early_inserts<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mnemo_core::{Admin, Binding, Error, Records};
+    use mnemo_core::{Admin, Binding, Error, RecordWrites};
     use mnemo_testkit::{batch, scope, HashEmbedder};
 
     /// Waits (up to 20 s) until `ok` holds.
