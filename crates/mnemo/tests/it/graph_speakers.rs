@@ -115,12 +115,18 @@ async fn the_speaker_hop_stays_in_the_scope_searched() {
         .await
         .unwrap();
     let on = graph
-        .search(SearchRequest::new(scope("ann"), "What activities does Melanie do?", 10))
+        .search(SearchRequest::new(
+            scope("ann"),
+            "What activities does Melanie do?",
+            10,
+        ))
         .await
         .unwrap();
     assert!(!on.results.is_empty());
     assert!(
-        on.results.iter().all(|h| h.memory.user_id.as_deref() == Some("ann")),
+        on.results
+            .iter()
+            .all(|h| h.memory.user_id.as_deref() == Some("ann")),
         "{on:?}"
     );
 }
