@@ -32,8 +32,9 @@ use std::collections::{HashMap, HashSet};
 /// first-hop edge of one statement that answers the whole question scores (0.75, see the
 /// `graph` module). A speaker edge says who, not what: it is worth a hop, not an answer.
 ///
-/// Derived, not fitted; on the dev file 0.3, 0.375, 0.4 and 0.5 were measured and the
-/// trade-off is smooth (BENCHMARKS.md, "Graph search: the speaker hop").
+/// 0.3, 0.4 and 0.5 were measured on the dev file first: the trade-off between multi-hop and
+/// adversarial questions is smooth, and this value lies where neither overall recall nor the
+/// multi-hop target is lost there (BENCHMARKS.md, "Graph search: the speaker hop").
 pub const SPOKEN: f32 = 0.5 * 0.75;
 
 /// The query's names that speak pooled memories, and the pooled memories they said.
