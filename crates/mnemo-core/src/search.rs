@@ -343,7 +343,8 @@ pub fn hybrid_search_outcome(
         } else {
             store.lexical_candidates(&cq, &terms)?
         };
-        let names = if req.mode == SearchMode::Hybrid && params.entity_weight > 0.0 {
+        // The query's names, read once for the entity side, the graph walk and the speaker hop.
+        let names = if req.mode == SearchMode::Hybrid && (params.entity_weight > 0.0 || graph_on) {
             let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
                 .into_iter()
                 .map(|e| e.normalized)
@@ -378,7 +379,7 @@ pub fn hybrid_search_outcome(
     };
     let lexical =
         lexical.ok_or_else(|| Error::internal("the lexical side of a search did not run"))?;
-    let ((vector, dense), (lexical, entity_names)) = (dense?, lexical?);
+    let ((vector, dense), (lexical, query_names)) = (dense?, lexical?);
     let vector = vector.as_slice();
     let mut pooled: HashMap<i64, Scores> = HashMap::with_capacity(dense.len() + lexical.len());
     for c in &dense {
@@ -404,26 +405,22 @@ pub fn hybrid_search_outcome(
     // Graph search's speaker hop: a name the query gives that said pooled memories is matched
     // through them, not as a word (see `speakers`).
     let speakers = if graph_on {
-        let named: Vec<String> = crate::entity::extract_entities(&req.query)
-            .into_iter()
-            .map(|e| e.normalized)
-            .collect();
-        let mut speakers = speakers::Speakers::find(store, &cq, &named, &pooled)?;
+        let mut speakers = speakers::Speakers::find(store, &cq, &query_names, &pooled)?;
         if !speakers.is_empty() {
-            let fresh = speakers.rematch_lexical(store, &cq, &terms, &named, &mut pooled)?;
+            let fresh = speakers.rematch_lexical(store, &cq, &terms, &query_names, &mut pooled)?;
             fill_dense(store, &cq, &mut pooled, &fresh, vector, req.mode)?;
         }
         speakers
     } else {
         speakers::Speakers::default()
     };
-    let by_entity = if entity_names.is_empty() {
+    let by_entity = if query_names.is_empty() || params.entity_weight <= 0.0 {
         Vec::new()
     } else {
         let keys = entity_keys(&pooled, params, req.top_k);
         store.entity_candidates(&EntityQuery {
             query: cq,
-            names: &entity_names,
+            names: &query_names,
             pooled: &keys,
         })?
     };
@@ -438,11 +435,12 @@ pub fn hybrid_search_outcome(
     fill_dense(store, &cq, &mut pooled, &entity_only, vector, req.mode)?;
     temporal_side(store, req, &cq, params, &mut pooled, vector)?;
     let walked = if graph_on {
-        graph::walk(store, req)?
+        graph::walk(store, req, &query_names)?
     } else {
         graph::GraphSide::default()
     };
-    let (graph_only, graph_ids) = graph::pool(store, &cq, &walked, &mut pooled)?;
+    let (graph_only, graph_ids) =
+        graph::pool(store, &cq, &walked, speakers.fetched(), &mut pooled)?;
     speakers.lift(&mut pooled);
     fill_dense(store, &cq, &mut pooled, &graph_only, vector, req.mode)?;
     let mut ranked: Vec<(i64, f32, Scores)> = pooled

@@ -66,16 +66,16 @@ struct Candidate {
     relevance: f32,
 }
 
-/// Walks the relations of the entities `req.query` names (see the module docs).
-pub(super) fn walk(store: &dyn Store, req: &SearchRequest) -> Result<GraphSide> {
-    let mut names: Vec<String> = crate::entity::extract_entities(&req.query)
-        .into_iter()
-        .map(|e| e.normalized)
-        .collect();
-    names.dedup();
-    names.truncate(MAX_NAMES);
+/// Walks the relations of the entities `req.query` names, `query_names` (their normal forms;
+/// see the module docs).
+pub(super) fn walk(
+    store: &dyn Store,
+    req: &SearchRequest,
+    query_names: &[String],
+) -> Result<GraphSide> {
+    let names = &query_names[..query_names.len().min(MAX_NAMES)];
     let mut seeds: Vec<crate::memory::EntityId> = Vec::new();
-    for name in &names {
+    for name in names {
         for e in store.find_entities(&req.scope, name, PER_NAME)? {
             if !seeds.contains(&e.id) {
                 seeds.push(e.id);
@@ -85,7 +85,7 @@ pub(super) fn walk(store: &dyn Store, req: &SearchRequest) -> Result<GraphSide> 
     if seeds.is_empty() {
         return Ok(GraphSide::default());
     }
-    let terms = other_terms(&req.query, &names);
+    let terms = other_terms(&req.query, names);
     let view = req.read.as_of.map_or(EdgeView::Current, EdgeView::AsOf);
     let read = |entities: &[crate::memory::EntityId]| {
         store.edges(&EdgeQuery {
@@ -333,19 +333,30 @@ pub(super) fn pool(
     store: &dyn Store,
     cq: &CandidateQuery<'_>,
     side: &GraphSide,
+    known: &HashMap<i64, MemoryId>,
     pooled: &mut HashMap<i64, Scores>,
 ) -> Result<(Vec<i64>, HashMap<i64, MemoryId>)> {
     let mut ids: HashMap<i64, MemoryId> = HashMap::new();
     if side.by_memory.is_empty() {
         return Ok((Vec::new(), ids));
     }
-    let mut keys: Vec<i64> = pooled.keys().copied().collect();
+    // The pooled keys whose memory id the search has not read yet (the speaker hop reads
+    // most of the pool before).
+    let mut keys: Vec<i64> = (pooled.keys().copied())
+        .filter(|k| !known.contains_key(k))
+        .collect();
     keys.sort_unstable();
+    let read = store.fetch(cq, &keys)?;
+    let pooled_ids = (read.iter().map(|(k, m)| (*k, m.id))).chain(
+        pooled
+            .keys()
+            .filter_map(|k| known.get(k).map(|id| (*k, *id))),
+    );
     let mut found: HashSet<MemoryId> = HashSet::new();
-    for (key, memory) in store.fetch(cq, &keys)? {
-        if side.by_memory.contains_key(&memory.id) {
-            found.insert(memory.id);
-            ids.insert(key, memory.id);
+    for (key, id) in pooled_ids {
+        if side.by_memory.contains_key(&id) {
+            found.insert(id);
+            ids.insert(key, id);
         }
     }
     // The stating memories the pool lacks, looked up once per edge sentence.

@@ -25,6 +25,7 @@
 
 use super::Scores;
 use crate::error::Result;
+use crate::memory::MemoryId;
 use crate::store::{CandidateQuery, Store};
 use std::collections::{HashMap, HashSet};
 
@@ -44,6 +45,8 @@ pub(super) struct Speakers {
     names: HashSet<String>,
     /// The pooled keys whose memory one of `names` said.
     said: Vec<i64>,
+    /// Every key read on the way, with its memory's id (the walk's pooling reads no key twice).
+    fetched: HashMap<i64, MemoryId>,
 }
 
 impl Speakers {
@@ -73,6 +76,7 @@ impl Speakers {
         keys: &[i64],
     ) -> Result<()> {
         for (key, memory) in store.fetch(cq, keys)? {
+            self.fetched.insert(key, memory.id);
             let Some(actor) = memory.actor.as_deref() else {
                 continue;
             };
@@ -83,6 +87,11 @@ impl Speakers {
             }
         }
         Ok(())
+    }
+
+    /// The keys read so far and their memories' ids.
+    pub(super) fn fetched(&self) -> &HashMap<i64, MemoryId> {
+        &self.fetched
     }
 
     pub(super) fn is_empty(&self) -> bool {

@@ -4,7 +4,7 @@
 use super::{boundary, entity, subject_before};
 use crate::entity::{listed, Kind};
 use crate::relation::lexicon::{liking, verb, DETERMINERS, OBJECT_STOP};
-use crate::relation::rules::{Found, Sentence};
+use crate::relation::rules::{Found, Name, Sentence};
 use crate::relation::{ObjectKind, ORGANIZATION, PERSON, PLACE, THING};
 
 /// "I work at X", "Ana lives in X", "we moved to X", "I'm married to X", "I joined X".
@@ -31,13 +31,7 @@ pub(super) fn verb_object(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>)
         }
         j += 1;
     }
-    if cx.word(j) == "the" {
-        j += 1;
-    }
-    let Some(object) = cx
-        .name(j)
-        .filter(|n| !n.possessive && boundary_or_word(cx, n.next))
-    else {
+    let Some(object) = named_object(cx, j) else {
         return;
     };
     let object_type = match predicate {
@@ -67,6 +61,14 @@ pub(super) fn verb_object(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>)
 }
 
 /// After an object name: anything but another name or a possessive continuation.
+/// The name a verb or role takes as its object at word `j` ("at the Louvre": an optional
+/// "the" first): a whole name, not a possessive ("at Ana's"), not run on into another name.
+fn named_object(cx: &Sentence<'_, '_>, j: usize) -> Option<Name> {
+    let j = if cx.word(j) == "the" { j + 1 } else { j };
+    cx.name(j)
+        .filter(|n| !n.possessive && boundary_or_word(cx, n.next))
+}
+
 fn boundary_or_word(cx: &Sentence<'_, '_>, k: usize) -> bool {
     k >= cx.end || !cx.tokens[k].capitalised()
 }
@@ -89,14 +91,7 @@ pub(super) fn role_at(cx: &Sentence<'_, '_>, k: usize, out: &mut Vec<Found>) {
     if cx.word(k + 1) != prep {
         return;
     }
-    let mut j = k + 2;
-    if cx.word(j) == "the" {
-        j += 1;
-    }
-    let Some(object) = cx
-        .name(j)
-        .filter(|n| !n.possessive && boundary_or_word(cx, n.next))
-    else {
+    let Some(object) = named_object(cx, k + 2) else {
         return;
     };
     let Some((subject, _)) = subject_before(cx, subject_end, None) else {
