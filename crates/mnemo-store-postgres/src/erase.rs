@@ -53,16 +53,27 @@ fn erase_log_in(
     }
     // Every owner the target covers, locked as an add locks its owner, all before the first
     // erase (sorted, so two erases or an erase and an add never wait on each other in turn).
+    // A scope's erase also takes the lock rows of owners with nothing else left (a block
+    // owner, a failed job's scope), since it deletes them all at the end.
     let mut q = Pred::default();
     predicate::scope(&mut q, "g", scope);
     let gs = q.take_sql();
     predicate::scope(&mut q, "m", scope);
     let ms = q.take_sql();
+    let locks = if target == EraseTarget::Scope {
+        predicate::covered_key(&mut q, "k", scope);
+        format!(
+            " UNION SELECT k.scope_key FROM scope_locks k WHERE {}",
+            q.take_sql()
+        )
+    } else {
+        String::new()
+    };
     let mut owners: Vec<String> = tx
         .query(
             &format!(
                 "SELECT g.scope_key FROM messages g WHERE {gs} \
-                 UNION SELECT m.scope_key FROM memories m WHERE {ms}"
+                 UNION SELECT m.scope_key FROM memories m WHERE {ms}{locks}"
             ),
             &q.params(),
         )
@@ -180,6 +191,9 @@ fn erase_log_in(
         }
     }
     .map_err(pg_err)?;
+    if target == EraseTarget::Scope {
+        crate::write::drop_scope_locks(tx, scope)?;
+    }
     Ok(report)
 }
 

@@ -89,6 +89,36 @@ pub(crate) fn scope(p: &mut Pred, alias: &str, scope: &Scope) {
     }
 }
 
+/// The rows whose `scope_key` alone names an owner `scope` covers (tables without scope
+/// columns: `scope_locks`), read from the key's parts: ids hold no control character
+/// (`Scope`'s validation), so the key's separator splits them exactly.
+pub(crate) fn covered_key(p: &mut Pred, alias: &str, scope: &Scope) {
+    if [
+        scope.user_id().is_some(),
+        scope.agent_id().is_some(),
+        scope.run_id().is_some(),
+    ]
+    .iter()
+    .all(|set| *set)
+    {
+        return exact_scope(p, alias, scope);
+    }
+    let parts = [
+        ("u", scope.user_id().map(|v| v.as_str())),
+        ("a", scope.agent_id().map(|v| v.as_str())),
+        ("r", scope.run_id().map(|v| v.as_str())),
+    ];
+    for (n, (tag, value)) in parts.into_iter().enumerate() {
+        if let Some(v) = value {
+            let a = p.arg(format!("{tag}={v}"));
+            p.and(&format!(
+                "split_part({alias}.scope_key, chr(31), {}) = {a}",
+                n + 1
+            ));
+        }
+    }
+}
+
 /// Exactly `scope`: every part, unset ones as NULL (where a write puts its rows).
 pub(crate) fn exact_scope(p: &mut Pred, alias: &str, scope: &Scope) {
     let a = p.arg(scope.key());

@@ -45,19 +45,46 @@ pub(crate) fn lock_scopes(
     keys.sort_unstable();
     keys.dedup();
     for key in keys {
-        // The row exists once; a concurrent first insert of it waits here for the other's
-        // commit, and the lock below then waits for nothing more.
-        tx.execute(
-            "INSERT INTO scope_locks (scope_key) VALUES ($1) ON CONFLICT (scope_key) DO NOTHING",
-            &[&key],
-        )
-        .map_err(pg_err)?;
-        tx.execute(
-            "SELECT 1 FROM scope_locks WHERE scope_key = $1 FOR UPDATE",
-            &[&key],
-        )
-        .map_err(pg_err)?;
+        // The erase of a whole scope deletes its rows ([`drop_scope_locks`]). A writer that
+        // waited here for a row that erase deleted finds no row once the erase commits: it
+        // makes the row again and locks that one, and never goes on unlocked. Each further
+        // round needs another erase of the scope to commit in between.
+        loop {
+            // The row exists once; a concurrent first insert of it waits here for the other's
+            // commit, and the lock below then waits for nothing more.
+            tx.execute(
+                "INSERT INTO scope_locks (scope_key) VALUES ($1) ON CONFLICT (scope_key) DO NOTHING",
+                &[&key],
+            )
+            .map_err(pg_err)?;
+            let locked = tx
+                .query_opt(
+                    "SELECT 1 FROM scope_locks WHERE scope_key = $1 FOR UPDATE",
+                    &[&key],
+                )
+                .map_err(pg_err)?;
+            if locked.is_some() {
+                break;
+            }
+        }
     }
+    Ok(())
+}
+
+/// Deletes the lock rows of every exact scope `scope` covers, at the end of the erase of the
+/// whole scope (`erase::erase_log_in`, which locked them first): a row's key names its user,
+/// agent and run, and an erased scope leaves no id behind in a table it has nothing else in.
+/// Its key is not hashed instead, as `scope_gates`' are: the lock row must share the shard of
+/// the scope's own rows on Citus (distributed by `scope_key` with `memories`), which a hash of
+/// the key would not. A later write of the scope makes the row again ([`lock_scopes`]).
+pub(crate) fn drop_scope_locks(tx: &mut Transaction<'_>, scope: &Scope) -> Result<()> {
+    let mut p = Pred::default();
+    predicate::covered_key(&mut p, "k", scope);
+    tx.execute(
+        &format!("DELETE FROM scope_locks k WHERE {}", p.where_sql()),
+        &p.params(),
+    )
+    .map_err(pg_err)?;
     Ok(())
 }
 

@@ -32,6 +32,7 @@ fn fresh_schema(tag: &str) -> (String, String) {
 }
 
 mod erase_files;
+mod erase_rows;
 mod groundwork;
 mod lexical;
 mod read;

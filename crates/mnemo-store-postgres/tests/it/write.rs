@@ -303,3 +303,89 @@ fn batch_updates_in_opposite_orders_all_commit() {
         assert_eq!(updates, 80);
     }
 }
+
+/// An add waiting for its scope's lock row while an erase of the whole scope deletes that row
+/// (`write::lock_scopes`, `write::drop_scope_locks`): when the erase commits the add finds no
+/// row to lock, makes it again and locks it, and two such adds still run one after the other
+/// (one key, written once). Here the erase's transaction is played on an admin connection.
+#[test]
+fn adds_waiting_on_a_lock_row_an_erase_deletes_lock_it_again() {
+    let (schema, url) = fresh_schema("relock");
+    let store = PgStore::connect(&url, 8).expect("connect");
+    store
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
+        .expect("bind");
+    let store = Arc::new(store);
+    let s = scope("rosa");
+    put(store.as_ref(), &s, "Rosa keeps goats", json!({}));
+    let rows = format!("{schema}.scope_locks");
+    let mut eraser = crate::admin();
+    let pid: i32 = eraser
+        .query_one("SELECT pg_backend_pid()", &[])
+        .unwrap()
+        .get(0);
+    let mut tx = eraser.transaction().unwrap();
+    let held = tx
+        .query(
+            &format!("SELECT 1 FROM {rows} WHERE scope_key = $1 FOR UPDATE"),
+            &[&s.key()],
+        )
+        .unwrap();
+    assert_eq!(held.len(), 1, "the first add made the row");
+
+    let mut b = batch(&s, "Rosa sold a goat", json!({}));
+    b.idempotency = Some(Idempotency {
+        key: "sale".into(),
+        request_hash: "sale".into(),
+    });
+    let adds: Vec<_> = (0..2)
+        .map(|_| {
+            let (store, b) = (store.clone(), b.clone());
+            std::thread::spawn(move || store.write(vec![b]).map(|mut o| o.remove(0)))
+        })
+        .collect();
+    // Both wait: on the eraser's lock, or on the add queued before them for it.
+    let mut watch = crate::admin();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let waiting: i64 = watch
+            .query_one(
+                "WITH a AS (SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))) \
+                 SELECT COUNT(*) FROM pg_stat_activity \
+                 WHERE pg_blocking_pids(pid) && (ARRAY[$1] || ARRAY(SELECT pid FROM a))",
+                &[&pid],
+            )
+            .unwrap()
+            .get(0);
+        if waiting >= 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the adds never waited"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    tx.execute(
+        &format!("DELETE FROM {rows} WHERE scope_key = $1"),
+        &[&s.key()],
+    )
+    .unwrap();
+    tx.commit().unwrap();
+
+    let outcomes: Vec<AddOutcome> = adds
+        .into_iter()
+        .map(|h| h.join().expect("thread").expect("add"))
+        .collect();
+    assert_eq!(outcomes.iter().filter(|o| !o.replayed).count(), 1);
+    assert_eq!(outcomes[0].results, outcomes[1].results);
+    assert_eq!(store.integrity().expect("integrity").memories, 2);
+    let remade: i64 = watch
+        .query_one(
+            &format!("SELECT COUNT(*) FROM {rows} WHERE scope_key = $1"),
+            &[&s.key()],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(remade, 1, "the adds locked a row they made again");
+}

@@ -2,6 +2,7 @@
 
 use mnemo_core::Admin;
 use mnemo_core::Binding;
+mod erase_rows;
 mod fork;
 mod limits;
 mod sqlite;

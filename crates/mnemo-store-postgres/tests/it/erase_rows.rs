@@ -1,0 +1,99 @@
+//! What the erase of a whole scope leaves under the scope's ids in PostgreSQL's tables: only
+//! the records the erasure contract keeps (the erased memories' and messages' ids, times and
+//! `ERASE` events, each filed under its owner, and stored add results without the erased text)
+//! — no write-lock row, gate row, entity, block or lexical statistic naming the scope.
+
+use mnemo_core::entity::EntityMention;
+use mnemo_core::*;
+use mnemo_store_postgres::PgStore;
+use mnemo_testkit::{batch, put, HashEmbedder};
+use serde_json::json;
+
+/// The tables whose rows an erase keeps, with their owner's scope (`Erasure::erase_log`):
+/// the records' ids, times and events, and stored add results without the erased text (a
+/// retry under the same key still gets its answer).
+const KEPT: [&str; 5] = [
+    "memories",
+    "messages",
+    "memory_sources",
+    "history",
+    "idempotency",
+];
+
+#[test]
+fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
+    let (schema, url) = super::fresh_schema("erase_rows");
+    let store = PgStore::connect(&url, 4).expect("connect");
+    store
+        .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
+        .expect("bind");
+    let vera = Scope::user("vera7Qx").unwrap();
+    // An owner with a block and nothing else: its lock row is all the log knows of it.
+    let vera_bot = Scope::from_parts(Some("vera7Qx"), Some("bot"), None).unwrap();
+    let bo = Scope::user("bo5Lk").unwrap();
+    let mut b = batch(&vera, "Vera met Caroline in Oslo", json!({"n": 1}));
+    b.memories[0].entities = vec![EntityMention::new("Caroline", "person")];
+    b.messages[0].session_id = Some("s1".into());
+    b.idempotency = Some(Idempotency {
+        key: "k1".into(),
+        request_hash: "h1".into(),
+    });
+    store.write(vec![b]).expect("write");
+    put(&store, &bo, "Bo likes tea", json!({}));
+    store
+        .create_block(
+            &NewBlock::new(vera_bot, BlockLabel::new("human").unwrap(), "likes Oslo"),
+            &BlockLimits::default(),
+        )
+        .expect("block");
+    // As the facade does around a scope erase (`u=…` names the part).
+    drop(store.erase_gate(&["u=vera7Qx".to_string()], true).unwrap());
+
+    let mut admin = super::admin();
+    let before = holding(&mut admin, &schema, "vera7Qx");
+    for t in ["scope_locks", "entities", "blocks", "memories"] {
+        assert!(before.iter().any(|h| h == t), "{t} not in {before:?}");
+    }
+    store
+        .erase_log(
+            &EraseLog::new(&vera, EraseTarget::Scope).unwrap(),
+            &WritePlan::default(),
+        )
+        .expect("erase");
+
+    let after = holding(&mut admin, &schema, "vera7Qx");
+    assert!(after.iter().any(|t| t == "memories"), "{after:?}");
+    let left: Vec<&String> = after
+        .iter()
+        .filter(|t| !KEPT.contains(&t.as_str()))
+        .collect();
+    assert!(left.is_empty(), "{left:?} still name the erased scope");
+    // Another scope keeps its lock row, and a new add of the erased one makes its row again.
+    assert!(holding(&mut admin, &schema, "bo5Lk").contains(&"scope_locks".to_string()));
+    put(&store, &vera, "Vera is back", json!({}));
+    assert!(holding(&mut admin, &schema, "vera7Qx").contains(&"scope_locks".to_string()));
+}
+
+/// The tables of `schema` with a row whose text form holds `needle`.
+fn holding(admin: &mut postgres::Client, schema: &str, needle: &str) -> Vec<String> {
+    let tables: Vec<String> = admin
+        .query(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.relname",
+            &[&schema],
+        )
+        .expect("tables")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(tables.len() > KEPT.len(), "{tables:?}");
+    tables
+        .into_iter()
+        .filter(|t| {
+            let sql = format!(
+                "SELECT EXISTS (SELECT 1 FROM {schema}.{t} x WHERE strpos(x::text, $1) > 0)"
+            );
+            admin.query_one(&sql, &[&needle]).expect("scan").get(0)
+        })
+        .collect()
+}
