@@ -83,6 +83,9 @@ pub(crate) struct MemoryRow<'a> {
     pub sources: &'a [MessageId],
     pub note: Option<&'a NoteFields>,
     pub event_time: Option<&'a mnemo_core::time::EventTime>,
+    /// The read counter and the last read (0 and none for an add; an import keeps its record's).
+    pub access_count: u64,
+    pub last_accessed_at: Option<i64>,
 }
 
 /// Inserts a memory and its provenance rows; returns its candidate key (`seq`). An id the
@@ -102,9 +105,10 @@ pub(crate) fn insert_memory(tx: &mut Transaction<'_>, m: &MemoryRow<'_>) -> Resu
         .query_one(
             "INSERT INTO memories (scope_key, id, user_id, agent_id, run_id, kind, state, text, \
              index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, \
-             valid_until, actor, role, note, embedding, event_start, event_end, event_time) \
+             valid_until, actor, role, note, embedding, event_start, event_end, event_time, \
+             access_count, last_accessed_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19, $20, $21, $22, $23) RETURNING seq",
+             $18, $19, $20, $21, $22, $23, $24, $25) RETURNING seq",
             &[
                 &key,
                 &m.id.0,
@@ -129,6 +133,8 @@ pub(crate) fn insert_memory(tx: &mut Transaction<'_>, m: &MemoryRow<'_>) -> Resu
                 &m.event_time.map(|e| e.start.timestamp_millis()),
                 &m.event_time.map(|e| e.end.timestamp_millis()),
                 &m.event_time.map(event_time_value),
+                &(m.access_count as i64),
+                &m.last_accessed_at,
             ],
         )
         .map_err(|e| match e.code() {

@@ -235,6 +235,8 @@ impl BatchWriter for Writer<'_, '_> {
                 sources: &m.sources,
                 note: m.note.as_ref(),
                 event_time: m.event_time.as_ref(),
+                access_count: 0,
+                last_accessed_at: None,
             },
         )
         .map(drop)

@@ -376,47 +376,41 @@ impl Transfer for SqliteStore {
                         if exists {
                             continue;
                         }
-                        let new = ImportedMemory::check(m, vector.as_deref(), || {
-                            Self::dimension_of(tx)
-                        })?;
+                        let new =
+                            ImportedMemory::check(m, vector.as_deref(), || Self::dimension_of(tx))?;
                         new.check_sources(&state.rules, |id| stored_message_owners(tx, id))?;
-                        let times = (
-                            m.created_at.timestamp_millis(),
-                            m.updated_at.timestamp_millis(),
-                            opt_ms(m.expires_at),
-                            opt_ms(m.valid_from),
-                            opt_ms(m.valid_until),
-                        );
                         insert_memory(
                             tx,
-                            m.id,
-                            &new.scope,
-                            m.kind,
-                            m.state,
-                            &m.text,
-                            new.index_text.as_deref(),
-                            &m.metadata,
-                            times,
-                            m.actor.as_deref(),
-                            m.role,
-                            new.vector,
-                            &m.sources,
-                            new.note.as_ref(),
-                            m.event_time.as_ref(),
+                            &MemoryRow {
+                                id: m.id,
+                                scope: &new.scope,
+                                kind: m.kind,
+                                state: m.state,
+                                text: &m.text,
+                                index_text: new.index_text.as_deref(),
+                                metadata: &m.metadata,
+                                created_at: m.created_at.timestamp_millis(),
+                                updated_at: m.updated_at.timestamp_millis(),
+                                expires_at: opt_ms(m.expires_at),
+                                valid_from: opt_ms(m.valid_from),
+                                valid_until: opt_ms(m.valid_until),
+                                actor: m.actor.as_deref(),
+                                role: m.role,
+                                vector: new.vector,
+                                sources: &m.sources,
+                                note: new.note.as_ref(),
+                                event_time: m.event_time.as_ref(),
+                                access_count: m.access_count,
+                                last_accessed_at: opt_ms(m.last_accessed_at),
+                            },
                         )?;
-                        tx.execute_cached(
-                            "UPDATE memories SET access_count = ?1, last_accessed_at = ?2 WHERE id = ?3",
-                            params![m.access_count as i64, opt_ms(m.last_accessed_at), m.id.to_string()],
-                        )
-                        .map_err(sql_err)?;
                         if let Some(ctx) = new.written(&mut state.rules) {
                             history(tx, &new.add_event(&ctx))?;
                         }
                         written += 1;
                     }
                     other => {
-                        written +=
-                            Self::import_rest(tx, other, vector.as_deref(), &mut state)?;
+                        written += Self::import_rest(tx, other, vector.as_deref(), &mut state)?;
                     }
                 }
             }

@@ -82,38 +82,47 @@ pub(crate) fn log_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
     Ok(())
 }
 
-/// Inserts one memory (with its event time) and its lexical row, vector, sources and
-/// change-log entry.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "each input is a separate part of the step; a context struct is the planned fix"
-)]
-pub(crate) fn insert_memory(
-    tx: &Transaction<'_>,
-    id: MemoryId,
-    scope: &Scope,
-    kind: MemoryKind,
-    state: MemoryState,
-    text: &str,
-    index_text: Option<&str>,
-    metadata: &Metadata,
-    times: (i64, i64, Option<i64>, Option<i64>, Option<i64>),
-    actor: Option<&str>,
-    role: Option<Role>,
-    vector: Option<&[f32]>,
-    sources: &[MessageId],
-    note: Option<&NoteFields>,
-    event_time: Option<&mnemo_core::time::EventTime>,
-) -> Result<i64> {
-    let (u, a, r) = scope_cols(scope);
-    let event = crate::timeline::event_cols(event_time);
+/// One memory's row as [`insert_memory`] writes it (the same shape as the PostgreSQL store's
+/// `encode::MemoryRow`): an add's fresh memory or an imported record, times in milliseconds.
+pub(crate) struct MemoryRow<'a> {
+    pub id: MemoryId,
+    pub scope: &'a Scope,
+    pub kind: MemoryKind,
+    pub state: MemoryState,
+    pub text: &'a str,
+    pub index_text: Option<&'a str>,
+    pub metadata: &'a Metadata,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    pub valid_from: Option<i64>,
+    pub valid_until: Option<i64>,
+    pub actor: Option<&'a str>,
+    pub role: Option<Role>,
+    /// Required unless the memory is deleted (then ignored: deleted memories hold none).
+    pub vector: Option<&'a [f32]>,
+    pub sources: &'a [MessageId],
+    pub note: Option<&'a NoteFields>,
+    pub event_time: Option<&'a mnemo_core::time::EventTime>,
+    /// The read counter and the last read (0 and none for an add; an import keeps its record's).
+    pub access_count: u64,
+    pub last_accessed_at: Option<i64>,
+}
+
+/// Inserts one memory (with its event time and read counter) and its lexical row, vector,
+/// sources and change-log entry.
+pub(crate) fn insert_memory(tx: &Transaction<'_>, m: &MemoryRow<'_>) -> Result<i64> {
+    let (id, state, text, index_text) = (m.id, m.state, m.text, m.index_text);
+    let (u, a, r) = scope_cols(m.scope);
+    let event = crate::timeline::event_cols(m.event_time);
     tx.execute_cached(
-        "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role, note, event_start, event_end, event_time) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+        "INSERT INTO memories (id, user_id, agent_id, run_id, kind, state, text, index_text, metadata, hash, created_at, updated_at, expires_at, valid_from, valid_until, actor, role, note, event_start, event_end, event_time, access_count, last_accessed_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
         params![
-            id.to_string(), u, a, r, kind.as_str(), state.as_str(), text, index_text, metadata_text(metadata),
-            content_hash(text), times.0, times.1, times.2, times.3, times.4, actor, role.map(|r| r.as_str()),
-            note.map(note_text), event.0, event.1, event.2
+            id.to_string(), u, a, r, m.kind.as_str(), state.as_str(), text, index_text, metadata_text(m.metadata),
+            content_hash(text), m.created_at, m.updated_at, m.expires_at, m.valid_from, m.valid_until, m.actor,
+            m.role.map(|r| r.as_str()), m.note.map(note_text), event.0, event.1, event.2,
+            m.access_count as i64, m.last_accessed_at
         ],
     )
     .map_err(|e| match e {
@@ -124,8 +133,9 @@ pub(crate) fn insert_memory(
     })?;
     let seq = tx.last_insert_rowid();
     if state != MemoryState::Deleted {
-        let vector =
-            vector.ok_or_else(|| Error::invalid("vector", "an indexed memory needs a vector"))?;
+        let vector = m
+            .vector
+            .ok_or_else(|| Error::invalid("vector", "an indexed memory needs a vector"))?;
         tx.execute_cached(
             "INSERT INTO memories_fts (rowid, body) VALUES (?1, ?2)",
             params![seq, index_text.unwrap_or(text)],
@@ -138,7 +148,7 @@ pub(crate) fn insert_memory(
         .map_err(sql_err)?;
         log_change(tx, seq, "put")?;
     }
-    for src in sources {
+    for src in m.sources {
         tx.execute_cached(
             "INSERT OR IGNORE INTO memory_sources (memory_id, message_id) VALUES (?1, ?2)",
             params![id.to_string(), src.to_string()],
@@ -460,20 +470,28 @@ impl BatchWriter for Writer<'_, '_> {
         let at = m.created_at.timestamp_millis();
         let seq = insert_memory(
             self.tx,
-            m.id,
-            &m.scope,
-            m.kind,
-            MemoryState::Active,
-            &m.text,
-            m.index_text.as_deref(),
-            &m.metadata,
-            (at, at, opt_ms(m.expires_at), opt_ms(m.valid_from), None),
-            m.actor.as_deref(),
-            m.role,
-            Some(&m.vector),
-            &m.sources,
-            m.note.as_ref(),
-            m.event_time.as_ref(),
+            &MemoryRow {
+                id: m.id,
+                scope: &m.scope,
+                kind: m.kind,
+                state: MemoryState::Active,
+                text: &m.text,
+                index_text: m.index_text.as_deref(),
+                metadata: &m.metadata,
+                created_at: at,
+                updated_at: at,
+                expires_at: opt_ms(m.expires_at),
+                valid_from: opt_ms(m.valid_from),
+                valid_until: None,
+                actor: m.actor.as_deref(),
+                role: m.role,
+                vector: Some(&m.vector),
+                sources: &m.sources,
+                note: m.note.as_ref(),
+                event_time: m.event_time.as_ref(),
+                access_count: 0,
+                last_accessed_at: None,
+            },
         )?;
         if let Some(fresh) = self.memo.fresh.as_mut() {
             fresh.push((seq as u64, m.vector.clone()));

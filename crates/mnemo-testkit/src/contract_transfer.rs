@@ -243,6 +243,10 @@ fn imported_store_answers(dst: &dyn Store, s: &Scope, turn: MemoryId, old: Memor
         .any(|e| e.reason.as_deref() == Some("she moved")));
     let ents = dst.entities_of(s, turn).expect("entities");
     assert_eq!(ents.len(), 1);
+    // The read counter of the turn (touched twice) comes across with its last read.
+    let read = dst.get(s, turn, &ReadOptions::default()).expect("get");
+    assert_eq!(read.access_count, 2);
+    assert!(read.last_accessed_at.is_some());
     let q = CandidateQuery {
         scope: s,
         kinds: None,

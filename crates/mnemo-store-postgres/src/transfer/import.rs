@@ -186,19 +186,10 @@ fn memory(
             sources: &m.sources,
             note: new.note.as_ref(),
             event_time: m.event_time.as_ref(),
+            access_count: m.access_count,
+            last_accessed_at: opt_ms(m.last_accessed_at),
         },
     )?;
-    tx.execute(
-        "UPDATE memories SET access_count = $1, last_accessed_at = $2 \
-         WHERE scope_key = $3 AND id = $4",
-        &[
-            &(m.access_count as i64),
-            &opt_ms(m.last_accessed_at),
-            &new.scope.key(),
-            &m.id.0,
-        ],
-    )
-    .map_err(pg_err)?;
     if let Some(ctx) = new.written(&mut state.rules) {
         insert_history(tx, &new.add_event(&ctx))?;
     }
