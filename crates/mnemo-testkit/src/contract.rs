@@ -37,14 +37,11 @@ pub(crate) fn list_all(store: &dyn Store, scope: &Scope, limit: usize) -> Vec<mn
     let mut cursor = None;
     loop {
         let page = store
-            .list(&ListQuery {
-                scope: scope.clone(),
-                kinds: None,
-                filter: None,
-                limit,
-                cursor,
-                read: all(false),
-            })
+            .list(
+                &ListQuery::new(scope.clone(), limit)
+                    .with_cursor(cursor)
+                    .with_read(all(false)),
+            )
             .expect("list succeeds");
         out.extend(page.results);
         match page.next_cursor {
@@ -383,14 +380,11 @@ pub fn pagination_is_complete_under_concurrent_inserts(h: &dyn Harness) {
     let mut cursor = None;
     loop {
         let page = store
-            .list(&ListQuery {
-                scope: s.clone(),
-                kinds: None,
-                filter: None,
-                limit: 7,
-                cursor,
-                read: all(false),
-            })
+            .list(
+                &ListQuery::new(s.clone(), 7)
+                    .with_cursor(cursor)
+                    .with_read(all(false)),
+            )
             .unwrap();
         assert!(page.results.len() <= 7);
         seen.extend(page.results.iter().map(|m| m.id));
@@ -412,14 +406,11 @@ pub fn pagination_is_complete_under_concurrent_inserts(h: &dyn Harness) {
         .all(|id| initial.contains(id) || late.contains(id)));
     // A bad cursor is invalid input, not an empty page.
     let err = store
-        .list(&ListQuery {
-            scope: s,
-            kinds: None,
-            filter: None,
-            limit: 7,
-            cursor: Some("garbage".into()),
-            read: all(false),
-        })
+        .list(
+            &ListQuery::new(s, 7)
+                .with_cursor("garbage".to_string())
+                .with_read(all(false)),
+        )
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 }

@@ -199,14 +199,7 @@ pub fn an_erased_turn_is_not_written_back(h: &dyn Harness) {
         ..ReadOptions::default()
     };
     let listed = store
-        .list(&ListQuery {
-            scope: ana.clone(),
-            kinds: None,
-            filter: None,
-            limit: 10,
-            cursor: None,
-            read: all,
-        })
+        .list(&ListQuery::new(ana.clone(), 10).with_read(all))
         .expect("list");
     assert!(listed.results.is_empty(), "{:?}", listed.results);
     assert!(store

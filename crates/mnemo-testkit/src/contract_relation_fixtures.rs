@@ -57,14 +57,7 @@ pub(crate) fn state(
 }
 
 pub(crate) fn memories(store: &dyn Store, s: &Scope) -> usize {
-    let q = ListQuery {
-        scope: s.clone(),
-        kinds: None,
-        filter: None,
-        limit: 100,
-        cursor: None,
-        read: ReadOptions::default(),
-    };
+    let q = ListQuery::new(s.clone(), 100);
     store.list(&q).unwrap().results.len()
 }
 

@@ -26,14 +26,11 @@ pub fn filters(h: &dyn Harness) {
     let run = |f: serde_json::Value| -> Vec<MemoryId> {
         let filter = Filter::from_json(&f).unwrap();
         let page = store
-            .list(&ListQuery {
-                scope: s.clone(),
-                kinds: None,
-                filter,
-                limit: 100,
-                cursor: None,
-                read: all(false),
-            })
+            .list(
+                &ListQuery::new(s.clone(), 100)
+                    .with_filter(filter)
+                    .with_read(all(false)),
+            )
             .unwrap();
         page.results.iter().map(|m| m.id).collect()
     };
@@ -104,14 +101,11 @@ pub fn filters_wildcard_and_icontains(h: &dyn Harness) {
     let run = |f: serde_json::Value| -> Vec<MemoryId> {
         let filter = Filter::from_json(&f).unwrap();
         let page = store
-            .list(&ListQuery {
-                scope: s.clone(),
-                kinds: None,
-                filter,
-                limit: 100,
-                cursor: None,
-                read: all(false),
-            })
+            .list(
+                &ListQuery::new(s.clone(), 100)
+                    .with_filter(filter)
+                    .with_read(all(false)),
+            )
             .unwrap();
         page.results.iter().map(|m| m.id).collect()
     };
@@ -460,14 +454,7 @@ fn run_filter(store: &dyn Store, scope: &Scope, filter: &Filter) -> Result<Vec<M
         &HashEmbedder::vector("tomatoes"),
         &RankParams::default(),
     )?;
-    let page = store.list(&ListQuery {
-        scope: scope.clone(),
-        kinds: None,
-        filter: Some(filter.clone()),
-        limit: 100,
-        cursor: None,
-        read: ReadOptions::default(),
-    })?;
+    let page = store.list(&ListQuery::new(scope.clone(), 100).with_filter(filter.clone()))?;
     Ok(page.results.iter().map(|m| m.id).collect())
 }
 

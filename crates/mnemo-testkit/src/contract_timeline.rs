@@ -222,28 +222,18 @@ pub fn the_event_time_filter_keeps_overlapping_memories(h: &dyn Harness) {
     }}))
     .unwrap();
     let page = store
-        .list(&ListQuery {
-            scope: s.clone(),
-            kinds: None,
-            filter: f.clone(),
-            limit: 10,
-            cursor: None,
-            read: all(false),
-        })
+        .list(
+            &ListQuery::new(s.clone(), 10)
+                .with_filter(f.clone())
+                .with_read(all(false)),
+        )
         .unwrap();
     let texts: Vec<&str> = page.results.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(texts, ["week of may 1"]);
     // Under NOT, a memory without an event time is kept (it is not in the range).
     let not = Filter::Not(Box::new(f.unwrap()));
     let page = store
-        .list(&ListQuery {
-            scope: s,
-            kinds: None,
-            filter: Some(not),
-            limit: 10,
-            cursor: None,
-            read: all(false),
-        })
+        .list(&ListQuery::new(s, 10).with_filter(not).with_read(all(false)))
         .unwrap();
     let mut texts: Vec<&str> = page.results.iter().map(|m| m.text.as_str()).collect();
     texts.sort_unstable();

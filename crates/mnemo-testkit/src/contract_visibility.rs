@@ -111,13 +111,11 @@ pub fn numbered_pages_are_located_by_count_and_cursor(h: &dyn Harness) {
         .delete(&s, ids[3], DeleteMode::Soft, &WritePlan::default())
         .unwrap();
     let visible: Vec<MemoryId> = ids.iter().copied().filter(|id| *id != ids[3]).collect();
-    let query = |filter: Option<Filter>| ListQuery {
-        scope: s.clone(),
-        kinds: None,
-        filter,
-        limit: 5,
-        cursor: Some("ignored".into()),
-        read: all(false),
+    let query = |filter: Option<Filter>| {
+        ListQuery::new(s.clone(), 5)
+            .with_filter(filter)
+            .with_cursor("ignored".to_string())
+            .with_read(all(false))
     };
     let q = query(None);
     for skip in [0u64, 1, 5, 23, 24, 25, 1_000_000] {
@@ -129,10 +127,7 @@ pub fn numbered_pages_are_located_by_count_and_cursor(h: &dyn Harness) {
             continue;
         }
         let page = store
-            .list(&ListQuery {
-                cursor: pos.cursor.clone(),
-                ..q.clone()
-            })
+            .list(&q.clone().with_cursor(pos.cursor.clone()))
             .unwrap();
         let want: Vec<MemoryId> = visible
             .iter()
@@ -150,12 +145,7 @@ pub fn numbered_pages_are_located_by_count_and_cursor(h: &dyn Harness) {
     let fq = query(Filter::from_json(&json!({"even": true})).unwrap());
     let pos = store.locate(&fq, 10).unwrap();
     assert_eq!(pos.total, 13);
-    let page = store
-        .list(&ListQuery {
-            cursor: pos.cursor,
-            ..fq
-        })
-        .unwrap();
+    let page = store.list(&fq.with_cursor(pos.cursor)).unwrap();
     assert_eq!(
         page.results.iter().map(|m| m.id).collect::<Vec<_>>(),
         vec![ids[20], ids[22], ids[24]]
@@ -363,14 +353,7 @@ pub fn visibility_follows_the_one_rule_on_every_path(h: &dyn Harness) {
     }
     let listed = |read: ReadOptions| -> Vec<Memory> {
         store
-            .list(&ListQuery {
-                scope: s.clone(),
-                kinds: None,
-                filter: None,
-                limit: 100,
-                cursor: None,
-                read,
-            })
+            .list(&ListQuery::new(s.clone(), 100).with_read(read))
             .unwrap()
             .results
     };
@@ -430,14 +413,11 @@ pub fn cursors_are_bound_to_their_scope_and_survive_reopen(h: &dyn Harness) {
         put(store.as_ref(), &b, &format!("bea note {i}"), json!({}));
     }
     let page = |store: &dyn Store, s: &Scope, cursor: Option<String>| {
-        store.list(&ListQuery {
-            scope: s.clone(),
-            kinds: None,
-            filter: None,
-            limit: 1,
-            cursor,
-            read: all(false),
-        })
+        store.list(
+            &ListQuery::new(s.clone(), 1)
+                .with_cursor(cursor)
+                .with_read(all(false)),
+        )
     };
     let first = page(store.as_ref(), &a, None).unwrap();
     let c = first.next_cursor.clone().expect("more pages");

@@ -78,14 +78,7 @@ mod tests {
     use crate::store::fixtures::memory;
 
     fn listing(limit: usize) -> ListQuery {
-        ListQuery {
-            scope: Scope::user("ann").unwrap(),
-            kinds: None,
-            filter: None,
-            limit,
-            cursor: None,
-            read: ReadOptions::default(),
-        }
+        ListQuery::new(Scope::user("ann").unwrap(), limit)
     }
 
     #[test]

@@ -23,14 +23,7 @@ fn stores() -> (PgStore, SqliteStore) {
 
 /// Texts of the memories `filter` admits, in list order.
 fn listed(store: &dyn Store, s: &Scope, filter: Filter) -> Result<Vec<String>> {
-    let page = store.list(&ListQuery {
-        scope: s.clone(),
-        kinds: None,
-        filter: Some(filter),
-        limit: 100,
-        cursor: None,
-        read: ReadOptions::default(),
-    })?;
+    let page = store.list(&ListQuery::new(s.clone(), 100).with_filter(filter))?;
     Ok(page.results.into_iter().map(|m| m.text).collect())
 }
 
@@ -155,28 +148,9 @@ fn a_user_scope_covers_its_agents_and_runs() {
         (&Scope::from_parts(None, Some("helper"), None).unwrap(), 2),
     ] {
         for store in [&pg as &dyn Store, &lite] {
-            let page = store
-                .list(&ListQuery {
-                    scope: s.clone(),
-                    kinds: None,
-                    filter: None,
-                    limit: 100,
-                    cursor: None,
-                    read: ReadOptions::default(),
-                })
-                .unwrap();
+            let page = store.list(&ListQuery::new(s.clone(), 100)).unwrap();
             assert_eq!(page.results.len(), want, "{s:?}");
-            let pos = store.locate(
-                &ListQuery {
-                    scope: s.clone(),
-                    kinds: None,
-                    filter: None,
-                    limit: 1,
-                    cursor: None,
-                    read: ReadOptions::default(),
-                },
-                1,
-            );
+            let pos = store.locate(&ListQuery::new(s.clone(), 1), 1);
             assert_eq!(pos.unwrap().total, want as u64, "{s:?}");
             let run_id = page.results.iter().find(|m| m.text == "run note");
             if let Some(m) = run_id {

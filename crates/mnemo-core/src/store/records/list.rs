@@ -87,6 +87,48 @@ pub fn locate_by_walking<S: Records + ?Sized>(
 pub const MAX_LIST_LIMIT: usize = 1000;
 
 impl ListQuery {
+    /// The first page of up to `limit` records of `scope`: every kind, no filter, the default
+    /// read (active and unexpired, now). The `with_*` methods change one of those.
+    pub fn new(scope: Scope, limit: usize) -> Self {
+        Self {
+            scope,
+            kinds: None,
+            filter: None,
+            limit,
+            cursor: None,
+            read: ReadOptions::default(),
+        }
+    }
+
+    /// Only the records `filter` keeps (none: every record).
+    pub fn with_filter(self, filter: impl Into<Option<Filter>>) -> Self {
+        Self {
+            filter: filter.into(),
+            ..self
+        }
+    }
+
+    /// Only records of `kinds` (none or empty: every kind).
+    pub fn with_kinds(self, kinds: impl Into<Option<Vec<MemoryKind>>>) -> Self {
+        Self {
+            kinds: kinds.into(),
+            ..self
+        }
+    }
+
+    /// The page after `cursor`, a previous page's `next_cursor` (none: the first page).
+    pub fn with_cursor(self, cursor: impl Into<Option<String>>) -> Self {
+        Self {
+            cursor: cursor.into(),
+            ..self
+        }
+    }
+
+    /// The records `read` admits (see [`ReadOptions::admits`]).
+    pub fn with_read(self, read: ReadOptions) -> Self {
+        Self { read, ..self }
+    }
+
     /// What every backend checks before a listing: a limit of 1 to [`MAX_LIST_LIMIT`] (the
     /// scope was checked when it was made).
     pub fn validate(&self) -> Result<()> {
