@@ -10,6 +10,7 @@ pub use crate::contract_index::*;
 pub use crate::contract_jobs::*;
 pub use crate::contract_log::*;
 pub use crate::contract_notes::*;
+pub use crate::contract_relation_each::*;
 pub use crate::contract_relation_fixtures::*;
 pub use crate::contract_relation_lifecycle::*;
 pub use crate::contract_relations::*;

@@ -16,6 +16,7 @@ mod contract_job_log;
 mod contract_jobs;
 mod contract_log;
 mod contract_notes;
+mod contract_relation_each;
 mod contract_relation_fixtures;
 mod contract_relation_lifecycle;
 mod contract_relations;
@@ -99,6 +100,7 @@ macro_rules! store_contract_tests {
             relations_are_written_with_their_memory, a_functional_predicate_closes_the_old_edge_and_as_of_reads_the_past,
             deleted_memories_hide_their_edges_and_erasure_removes_them, relations_are_isolated_by_scope,
             walks_are_bounded_and_check_their_depth, relations_round_trip_through_export,
+            relations_of_each_reads_each_name_in_its_own_scope,
             a_symmetric_edge_is_one_edge_both_ways, a_symmetric_functional_edge_closes_for_either_end,
             blocks_are_created_edited_and_deleted_with_versioned_history, concurrent_block_editors_lose_no_update,
             refused_block_edits_write_nothing, shared_blocks_are_seen_by_their_agents_only,

@@ -65,6 +65,28 @@ impl Memory {
             .await
     }
 
+    /// [`Memory::relations`] for each (scope, entity) of `reads` in one store read, answered
+    /// in their order; a name no entity has in its scope answers none.
+    pub async fn relations_of_each(
+        &self,
+        reads: Vec<(Scope, String)>,
+        as_of: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<Vec<Relation>>> {
+        self.with_store(move |s| {
+            let reads: Vec<EdgesOf<'_>> = (reads.iter())
+                .map(|(scope, entity)| EdgesOf {
+                    scope,
+                    entity,
+                    view: view(as_of),
+                    limit,
+                })
+                .collect();
+            s.relations_of_each(&reads)
+        })
+        .await
+    }
+
     /// The edges joining an entity named `a` to one named `b`, either direction.
     pub async fn relations_between(
         &self,

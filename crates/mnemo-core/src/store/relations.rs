@@ -151,6 +151,16 @@ pub struct EdgeQuery<'a> {
     pub limit: usize,
 }
 
+/// One read of [`Relations::relations_of_each`]: the edges of the entities named `entity` in
+/// `scope`, seen by `view`, at most `limit` — what [`Relations::relations_of`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct EdgesOf<'a> {
+    pub scope: &'a Scope,
+    pub entity: &'a str,
+    pub view: EdgeView,
+    pub limit: usize,
+}
+
 /// A neighbourhood read: the edges within `depth` hops of the entities named `entity`.
 #[derive(Debug, Clone)]
 pub struct Walk<'a> {
@@ -223,6 +233,23 @@ pub trait Relations: Send + Sync {
             limit,
         };
         self.neighbourhood(&walk).map(|n| n.relations)
+    }
+
+    /// [`Relations::relations_of`] for each of `reads`, each in its own scope, answered in
+    /// `reads`' order; a name no entity has answers none. Every name is checked first: an
+    /// invalid one is `invalid_input` naming `entity`, and nothing is read. For listings that
+    /// ask about many owners at once (Mem0's entity list: each user, agent and run): a backend
+    /// whose every statement is a round trip answers them all in a few statements; the default
+    /// reads them one by one, which costs an embedded store nothing more.
+    fn relations_of_each(&self, reads: &[EdgesOf<'_>]) -> Result<Vec<Vec<Relation>>> {
+        for r in reads {
+            check_relation_name("entity", r.entity)?;
+        }
+        let one = |r: &EdgesOf<'_>| match self.relations_of(r.scope, r.entity, r.view, r.limit) {
+            Err(crate::Error::NotFound { .. }) => Ok(Vec::new()),
+            found => found,
+        };
+        reads.iter().map(one).collect()
     }
 
     /// The edges joining an entity named `a` to one named `b`, either direction.

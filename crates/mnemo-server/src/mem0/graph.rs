@@ -104,13 +104,15 @@ pub(super) async fn add_relations(
 }
 
 /// Each listed user, agent or run with `relations`: the edges of the node named like it, read
-/// in its own scope.
+/// in its own scope — all of them in one read of the graph.
 pub(super) async fn with_relations(
     s: &AppState,
     p: &Principal,
     mut list: Vec<Value>,
 ) -> ApiResult<Vec<Value>> {
-    for item in &mut list {
+    let mut reads = Vec::new();
+    let mut at = Vec::new();
+    for (i, item) in list.iter().enumerate() {
         let (Some(kind), Some(name)) = (item["type"].as_str(), item["name"].as_str()) else {
             continue;
         };
@@ -120,8 +122,17 @@ pub(super) async fn with_relations(
             "agent" => ScopeParts::new(None, Some(name.clone()), None),
             _ => ScopeParts::new(None, None, Some(name.clone())),
         };
-        let edges = named(s, p, &parts, name).await?;
-        item["relations"] = Value::Array(edges.iter().map(edge_json).collect());
+        reads.push((parts, name));
+        at.push(i);
+    }
+    if reads.is_empty() {
+        return Ok(list);
+    }
+    let found = (s.service)
+        .relations_of_each(p, reads, Some(EDGES_PER_ENTITY))
+        .await?;
+    for (i, edges) in at.into_iter().zip(found) {
+        list[i]["relations"] = Value::Array(edges.iter().map(edge_json).collect());
     }
     Ok(list)
 }

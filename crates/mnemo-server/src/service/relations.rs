@@ -53,6 +53,25 @@ impl Service {
         .await
     }
 
+    /// The relations of each (scope, entity) of `reads`, in their order, in one store read;
+    /// a name no entity has answers none. Every scope is resolved for the caller first, so one
+    /// the key may not read refuses the whole request.
+    pub async fn relations_of_each(
+        &self,
+        p: &Principal,
+        reads: Vec<(ScopeParts, String)>,
+        limit: Option<usize>,
+    ) -> ApiResult<Vec<Vec<Relation>>> {
+        let reads = (reads.into_iter())
+            .map(|(parts, entity)| Ok((Self::graph_scope(p, &parts)?, entity)))
+            .collect::<ApiResult<Vec<_>>>()?;
+        let limit = limit.unwrap_or(DEFAULT_GRAPH_LIMIT);
+        self.run("relations_of_each", p, async {
+            Ok(self.memory.relations_of_each(reads, None, limit).await?)
+        })
+        .await
+    }
+
     /// The edges joining an entity named `a` to one named `b`.
     pub async fn relations_between(
         &self,
