@@ -15,6 +15,8 @@ use postgres::{GenericClient, Row, Transaction};
 use std::collections::HashMap;
 use uuid::Uuid;
 
+mod each;
+
 const EDGE_COLS: &str = "r.id, r.user_id, r.agent_id, r.run_id, r.subject_id, s.name AS s_name, \
      s.entity_type AS s_type, r.predicate, r.object_id, COALESCE(o.name, r.object_value, '') AS o_name, \
      COALESCE(o.entity_type, '') AS o_type, r.object_kind, r.fact, r.valid_from, r.valid_until, \
@@ -95,8 +97,18 @@ fn read_edges(
             edges.push(e);
         }
     }
+    let support = supports(c, &edges)?;
+    Ok(supported(edges, &support, view, now))
+}
+
+/// Each supporting statement of an edge, with its memory's state and validity.
+type Support = HashMap<Uuid, Vec<(RelationSource, MemoryState, Validity)>>;
+
+/// The statements supporting `edges`, in one statement.
+fn supports(c: &mut impl GenericClient, edges: &[Relation]) -> Result<Support> {
+    let mut out = Support::new();
     if edges.is_empty() {
-        return Ok(edges);
+        return Ok(out);
     }
     let ids: Vec<Uuid> = edges.iter().map(|e| e.id.0).collect();
     let rows = c
@@ -108,7 +120,6 @@ fn read_edges(
             &[&ids],
         )
         .map_err(pg_err)?;
-    let mut sources: HashMap<Uuid, (Vec<RelationSource>, bool)> = HashMap::new();
     for r in &rows {
         let state: MemoryState = col::<String>(r, "state")?.parse()?;
         let v = Validity {
@@ -118,18 +129,28 @@ fn read_edges(
             valid_from: col::<Option<i64>>(r, "m_from")?.map(from_ms),
             valid_until: col::<Option<i64>>(r, "m_until")?.map(from_ms),
         };
-        let entry = sources.entry(col(r, "relation_id")?).or_default();
-        entry.1 |= view.supports(state, &v, now);
-        entry.0.push(source_from_row(r)?);
+        let entry = out.entry(col(r, "relation_id")?).or_default();
+        entry.push((source_from_row(r)?, state, v));
     }
-    Ok(edges
+    Ok(out)
+}
+
+/// `edges` with their sources, keeping those a source's memory supports in `view`.
+fn supported(
+    edges: Vec<Relation>,
+    support: &Support,
+    view: EdgeView,
+    now: Timestamp,
+) -> Vec<Relation> {
+    edges
         .into_iter()
         .filter_map(|mut e| {
-            let (s, seen) = sources.remove(&e.id.0)?;
-            e.sources = s;
+            let found = support.get(&e.id.0)?;
+            let seen = (found.iter()).any(|(_, state, v)| view.supports(*state, v, now));
+            e.sources = found.iter().map(|(s, _, _)| s.clone()).collect();
             seen.then_some(e)
         })
-        .collect())
+        .collect()
 }
 
 /// The SQL side of [`EdgeView::holds`] (checked again on every edge read).
@@ -197,6 +218,10 @@ impl Relations for PgStore {
         let mut out = self.with(|c| read_edges(c, &p, &tail, q.view, q.now))?;
         out.truncate(q.limit);
         Ok(out)
+    }
+
+    fn relations_of_each(&self, reads: &[EdgesOf<'_>]) -> Result<Vec<Vec<Relation>>> {
+        each::relations_of_each(self, reads)
     }
 
     fn relation(&self, scope: &Scope, id: RelationId) -> Result<Relation> {
