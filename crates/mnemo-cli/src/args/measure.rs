@@ -42,6 +42,29 @@ pub(crate) struct BenchArgs {
     /// a scope of its own, alternating with the rules-on add) and report the ratio.
     #[arg(long, requires = "conversations")]
     pub compare_relation_rules: bool,
+    /// How the local ONNX embedder hands its int8 weights to ONNX Runtime, in place of the
+    /// coding this CPU sums exactly and fastest: `offset` runs the u8·u8 kernels a CPU without
+    /// VNNI uses, on any CPU, so the add path can be measured at that embedding speed.
+    #[arg(long, value_enum)]
+    pub onnx_weights: Option<OnnxWeights>,
+}
+
+/// `mnemo bench --onnx-weights`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OnnxWeights {
+    /// s8 weights, the u8·s8 kernels (exact only where the CPU has VNNI).
+    Signed,
+    /// u8 weights around 128, the u8·u8 kernels (exact on every CPU).
+    Offset,
+}
+
+impl From<OnnxWeights> for mnemo_models::WeightCoding {
+    fn from(w: OnnxWeights) -> Self {
+        match w {
+            OnnxWeights::Signed => Self::Signed,
+            OnnxWeights::Offset => Self::Offset,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -228,4 +251,39 @@ pub(crate) struct LocomoArgs {
     /// words with the question (0: whole turns).
     #[arg(long)]
     pub pack_excerpt_words: Option<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OnnxWeights;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+
+    fn bench(extra: &[&str]) -> Result<Option<OnnxWeights>, clap::Error> {
+        let argv = [&["mnemo", "bench", "--memories", "10"][..], extra].concat();
+        match Cli::try_parse_from(argv)?.command {
+            Command::Bench(b) => Ok(b.onnx_weights),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_bench_takes_a_weight_coding_and_names_a_wrong_one() {
+        assert_eq!(bench(&[]).unwrap(), None);
+        assert_eq!(
+            bench(&["--onnx-weights", "offset"]).unwrap(),
+            Some(OnnxWeights::Offset)
+        );
+        assert_eq!(
+            mnemo_models::WeightCoding::from(
+                bench(&["--onnx-weights", "signed"]).unwrap().unwrap()
+            ),
+            mnemo_models::WeightCoding::Signed
+        );
+        let err = bench(&["--onnx-weights", "int4"]).unwrap_err().to_string();
+        assert!(
+            err.contains("--onnx-weights") && err.contains("offset"),
+            "{err}"
+        );
+    }
 }

@@ -26,7 +26,10 @@ use std::time::Instant;
 use texts::{question, sentence, Rng};
 
 /// `mnemo bench`: the conversation workload with `--conversations`, else the synthetic one.
-pub(super) async fn run(cfg: MemoryConfig, args: &BenchArgs, json: bool) -> anyhow::Result<()> {
+pub(super) async fn run(mut cfg: MemoryConfig, args: &BenchArgs, json: bool) -> anyhow::Result<()> {
+    if let Some(w) = args.onnx_weights {
+        cfg.embedder.onnx_weights = Some(w.into());
+    }
     if let Some(data) = &args.conversations {
         let opts = conversations::Options {
             data: data.clone(),
@@ -75,6 +78,10 @@ async fn synthetic(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::
         return Err(Error::invalid("bench", "--memories and --queries must be positive").into());
     }
     let started = Instant::now();
+    let cfg_weights = cfg
+        .embedder
+        .onnx_weights
+        .map(|w| format!("{w:?}").to_lowercase());
     let tmp = setup::store_dir(&opts)?;
     cfg.data_dir = tmp.clone();
     cfg.embedding_cache = 0; // measure the model, not the cache
@@ -126,6 +133,8 @@ async fn synthetic(mut cfg: MemoryConfig, opts: Options, json: bool) -> anyhow::
         "memories": n + m,
         "store": if schema.is_some() { "postgresql" } else { "sqlite" },
         "embedder": embedder.model_id(),
+        // The int8 coding asked for (`--onnx-weights`); null: this CPU's own.
+        "onnx_weights": cfg_weights,
         "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "embed_only_per_s": embed_only_per_s,
         "vectors_from_cache": embed_only_per_s.is_none(),
