@@ -21,7 +21,9 @@
 # and the models (MNEMO_MODELS_DIR, default ./models).
 #
 # Environment: MEM0_VENV (default /work/venv-mem0), MNEMO_BIN (default target/release/mnemo),
-# MNEMO_THREADS is passed on to mnemo when set (default: all cores), OUT (default: a temp dir).
+# MNEMO_THREADS is passed on to mnemo when set (default: all cores), OUT (default: a temp dir),
+# MNEMO_BENCH_ARGS: more `mnemo bench` flags (e.g. `--onnx-weights offset`, the embedder's
+# kernels on a CPU without VNNI).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,7 +43,8 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 "$venv/bin/python" -c 'import mem0, sentence_transformers' 2>/dev/null ||
   { echo "$venv lacks mem0ai or sentence-transformers (see the top of this script)" >&2; exit 2; }
 
-run_mnemo() { "$mnemo" --json bench --conversations "$data" > "$out/mnemo-$1.json"; }
+# shellcheck disable=SC2086 # MNEMO_BENCH_ARGS is a list of flags
+run_mnemo() { "$mnemo" --json bench --conversations "$data" ${MNEMO_BENCH_ARGS:-} > "$out/mnemo-$1.json"; }
 run_mem0() {
   "$venv/bin/python" "$root/scripts/mem0_side_by_side.py" mem0 "$data" > "$out/mem0-$1.json" 2> "$out/mem0-$1.log"
 }
