@@ -109,3 +109,55 @@ pub fn locomo_tiny() -> serde_json::Value {
         ]
     }])
 }
+
+/// The tables whose rows the erase of a whole scope keeps, filed under their owner's scope
+/// (`Erasure::erase_log`): the records' ids, times and `ERASE` events, and stored add results
+/// without the erased text (a retry under the same key still gets its answer).
+pub const SCOPE_ERASE_KEPT_TABLES: [&str; 5] = [
+    "memories",
+    "messages",
+    "memory_sources",
+    "history",
+    "idempotency",
+];
+
+/// The scopes of [`scope_erase_fixture`]: the one to erase, and another that keeps its rows.
+/// Both ids are distinctive, so a scan of every table for them finds no other text.
+pub struct ScopeEraseFixture {
+    pub erased: Scope,
+    pub kept: Scope,
+}
+
+/// Writes, under one user, a memory with an entity, a session message and an idempotency key,
+/// and a block under that user's agent (an owner with a block and nothing else), plus another
+/// user's memory: what a backend's test of a whole-scope erase scans its tables for.
+pub fn scope_erase_fixture(store: &dyn Store) -> ScopeEraseFixture {
+    let erased = Scope::user("vera7Qx").expect("test scope is valid");
+    let erased_bot =
+        Scope::from_parts(Some("vera7Qx"), Some("bot"), None).expect("test scope is valid");
+    let kept = Scope::user("bo5Lk").expect("test scope is valid");
+    let mut b = batch(
+        &erased,
+        "Vera met Caroline in Oslo",
+        serde_json::json!({"n": 1}),
+    );
+    b.memories[0].entities = vec![mnemo_core::entity::EntityMention::new("Caroline", "person")];
+    b.messages[0].session_id = Some("s1".into());
+    b.idempotency = Some(Idempotency {
+        key: "k1".into(),
+        request_hash: "h1".into(),
+    });
+    store.write(vec![b]).expect("write");
+    put(store, &kept, "Bo likes tea", serde_json::json!({}));
+    store
+        .create_block(
+            &NewBlock::new(
+                erased_bot,
+                BlockLabel::new("human").expect("label"),
+                "likes Oslo",
+            ),
+            &BlockLimits::default(),
+        )
+        .expect("block");
+    ScopeEraseFixture { erased, kept }
+}

@@ -3,22 +3,12 @@
 //! `ERASE` events, each filed under its owner, and stored add results without the erased text)
 //! — no write-lock row, gate row, entity, block or lexical statistic naming the scope.
 
-use mnemo_core::entity::EntityMention;
 use mnemo_core::*;
 use mnemo_store_postgres::PgStore;
-use mnemo_testkit::{batch, put, HashEmbedder};
+use mnemo_testkit::{
+    put, scope_erase_fixture, HashEmbedder, ScopeEraseFixture, SCOPE_ERASE_KEPT_TABLES,
+};
 use serde_json::json;
-
-/// The tables whose rows an erase keeps, with their owner's scope (`Erasure::erase_log`):
-/// the records' ids, times and events, and stored add results without the erased text (a
-/// retry under the same key still gets its answer).
-const KEPT: [&str; 5] = [
-    "memories",
-    "messages",
-    "memory_sources",
-    "history",
-    "idempotency",
-];
 
 #[test]
 fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
@@ -27,25 +17,10 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
     store
         .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
-    let vera = Scope::user("vera7Qx").unwrap();
-    // An owner with a block and nothing else: its lock row is all the log knows of it.
-    let vera_bot = Scope::from_parts(Some("vera7Qx"), Some("bot"), None).unwrap();
-    let bo = Scope::user("bo5Lk").unwrap();
-    let mut b = batch(&vera, "Vera met Caroline in Oslo", json!({"n": 1}));
-    b.memories[0].entities = vec![EntityMention::new("Caroline", "person")];
-    b.messages[0].session_id = Some("s1".into());
-    b.idempotency = Some(Idempotency {
-        key: "k1".into(),
-        request_hash: "h1".into(),
-    });
-    store.write(vec![b]).expect("write");
-    put(&store, &bo, "Bo likes tea", json!({}));
-    store
-        .create_block(
-            &NewBlock::new(vera_bot, BlockLabel::new("human").unwrap(), "likes Oslo"),
-            &BlockLimits::default(),
-        )
-        .expect("block");
+    let ScopeEraseFixture {
+        erased: vera,
+        kept: _,
+    } = scope_erase_fixture(&store);
     // As the facade does around a scope erase (`u=…` names the part).
     drop(store.erase_gate(&["u=vera7Qx".to_string()], true).unwrap());
 
@@ -65,7 +40,7 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
     assert!(after.iter().any(|t| t == "memories"), "{after:?}");
     let left: Vec<&String> = after
         .iter()
-        .filter(|t| !KEPT.contains(&t.as_str()))
+        .filter(|t| !SCOPE_ERASE_KEPT_TABLES.contains(&t.as_str()))
         .collect();
     assert!(left.is_empty(), "{left:?} still name the erased scope");
     // Another scope keeps its lock row, and a new add of the erased one makes its row again.
@@ -86,7 +61,7 @@ fn holding(admin: &mut postgres::Client, schema: &str, needle: &str) -> Vec<Stri
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert!(tables.len() > KEPT.len(), "{tables:?}");
+    assert!(tables.len() > SCOPE_ERASE_KEPT_TABLES.len(), "{tables:?}");
     tables
         .into_iter()
         .filter(|t| {

@@ -5,44 +5,19 @@
 //! PostgreSQL store checks the same in its `erase_rows.rs`, where it also covers its lock rows;
 //! this store has none: its writers take the file's one write lock.)
 
-use mnemo_core::entity::EntityMention;
 use mnemo_core::*;
-use mnemo_testkit::{batch, put};
+use mnemo_testkit::{scope_erase_fixture, ScopeEraseFixture, SCOPE_ERASE_KEPT_TABLES};
 use rusqlite::types::ValueRef;
-use serde_json::json;
-
-/// The tables whose rows an erase keeps, with their owner's scope (`Erasure::erase_log`).
-const KEPT: [&str; 5] = [
-    "memories",
-    "messages",
-    "memory_sources",
-    "history",
-    "idempotency",
-];
 
 #[test]
 fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");
     let store = crate::open(&path);
-    let vera = Scope::user("vera7Qx").unwrap();
-    let vera_bot = Scope::from_parts(Some("vera7Qx"), Some("bot"), None).unwrap();
-    let bo = Scope::user("bo5Lk").unwrap();
-    let mut b = batch(&vera, "Vera met Caroline in Oslo", json!({"n": 1}));
-    b.memories[0].entities = vec![EntityMention::new("Caroline", "person")];
-    b.messages[0].session_id = Some("s1".into());
-    b.idempotency = Some(Idempotency {
-        key: "k1".into(),
-        request_hash: "h1".into(),
-    });
-    store.write(vec![b]).expect("write");
-    put(store.as_ref(), &bo, "Bo likes tea", json!({}));
-    store
-        .create_block(
-            &NewBlock::new(vera_bot, BlockLabel::new("human").unwrap(), "likes Oslo"),
-            &BlockLimits::default(),
-        )
-        .expect("block");
+    let ScopeEraseFixture {
+        erased: vera,
+        kept: _,
+    } = scope_erase_fixture(store.as_ref());
 
     let before = holding(&path, "vera7Qx");
     for t in ["entities", "blocks", "block_history", "memories"] {
@@ -58,7 +33,7 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
     assert!(after.iter().any(|t| t == "memories"), "{after:?}");
     let left: Vec<&String> = after
         .iter()
-        .filter(|t| !KEPT.contains(&t.as_str()))
+        .filter(|t| !SCOPE_ERASE_KEPT_TABLES.contains(&t.as_str()))
         .collect();
     assert!(left.is_empty(), "{left:?} still name the erased scope");
     assert!(holding(&path, "bo5Lk").contains(&"memories".to_string()));
@@ -79,7 +54,7 @@ fn holding(path: &std::path::Path, needle: &str) -> Vec<String> {
         .unwrap()
         .collect::<rusqlite::Result<_>>()
         .unwrap();
-    assert!(tables.len() > KEPT.len(), "{tables:?}");
+    assert!(tables.len() > SCOPE_ERASE_KEPT_TABLES.len(), "{tables:?}");
     let has = |bytes: &[u8]| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
     tables
         .into_iter()
