@@ -390,7 +390,7 @@ impl SqliteStore {
 }
 
 /// One batch's rows on SQLite: the storage [`write_batch`] writes through (its hierarchy half
-/// is in `tiers.rs`), inside the batch's IMMEDIATE transaction.
+/// is in `tiers/write.rs`), inside the batch's IMMEDIATE transaction.
 pub(crate) struct Writer<'a, 't> {
     pub(crate) store: &'a SqliteStore,
     pub(crate) tx: &'a Transaction<'t>,
