@@ -4,9 +4,15 @@
 //! them — where reading them one by one costs four or five round trips each. Each read answers
 //! what `relations_of` (a walk of depth one) answers: the same matches, order and limits.
 
+use super::read::{supported, supports, time_bounds};
 use super::*;
-use mnemo_core::entity::{entities_match, exact_match_variants, near_match_lengths};
+use crate::predicate::{self, Pred};
+use crate::{pg_err, PgStore};
+use mnemo_core::entity::{
+    entities_match, exact_match_variants, near_match_lengths, normalize_entity,
+};
 use mnemo_core::store::MAX_RELATIONS;
+use postgres::GenericClient;
 
 /// The most reads one statement carries, which bounds its text and its parameters.
 const CHUNK: usize = 100;
