@@ -236,12 +236,11 @@ pub fn heat(segment: &Segment, weights: &HeatWeights, now: Timestamp) -> f64 {
 /// How well a page fits a segment: `0.7 · cosine(vectors) + 0.3 · keyword overlap`, where the
 /// overlap is the share of the page's keywords among the segment's (0 when the page has none).
 pub fn join_score(page_vector: &[f32], page_keywords: &[String], segment: &Segment) -> f32 {
-    let mut vocab = join::Vocab::default();
     join::score(
         page_vector,
-        &join::PageSide::new(page_vector, page_keywords, &mut vocab),
+        &join::PageSide::new(page_vector, page_keywords),
         &segment.vector,
-        &join::SegmentSide::new(segment, &mut vocab),
+        &join::SegmentSide::new(segment),
     )
 }
 

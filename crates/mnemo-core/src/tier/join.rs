@@ -3,60 +3,45 @@
 //! A plan scores every page leaving a short-term window against every active segment of its
 //! scope. Scored pair by pair, each score recomputed both vectors' norms and compared every
 //! page keyword with every segment keyword, ignoring ASCII case: most of a plan's time, and it
-//! grows with the scope's segments. Here a page's squared norm and keywords are prepared once
-//! per page, and a segment's once per segment (again after a page joins it): each keyword, in
-//! ASCII lower case, becomes a number of the plan's [`Vocab`], so a pair costs one dot product
-//! and a comparison of a few numbers (hashing the words for every pair cost as much as the old
-//! comparisons). The arithmetic is the same, in the same order, so each score is the same
-//! number to the bit.
+//! grows with the scope's segments. Here a page's squared norm and lower-cased keywords are
+//! computed once per page, and a segment's once per segment (again after a page joins it), so
+//! a pair costs one dot product and a few set lookups. The arithmetic is the same, in the same
+//! order, so each score is the same number to the bit.
 
 use super::Segment;
-use std::collections::HashMap;
+use std::collections::HashSet;
 
-/// The keywords one plan has seen, each ASCII-lower-cased word a number: two keywords match,
-/// ignoring ASCII case, exactly when their numbers are equal.
-#[derive(Default)]
-pub(crate) struct Vocab(HashMap<String, u32>);
-
-impl Vocab {
-    fn ids(&mut self, keywords: &[String]) -> Vec<u32> {
-        keywords
-            .iter()
-            .map(|k| {
-                let next = self.0.len() as u32;
-                *self.0.entry(k.to_ascii_lowercase()).or_insert(next)
-            })
-            .collect()
-    }
-}
-
-/// A page's side of a join score: its squared norm and its keywords' numbers (in order,
-/// repeats kept: each counts in the overlap as it did).
+/// A page's side of a join score: its squared norm and its keywords in ASCII lower case (in
+/// order, repeats kept: each counts in the overlap as it did).
 pub(crate) struct PageSide {
     norm_sq: f32,
-    keywords: Vec<u32>,
+    keywords: Vec<String>,
 }
 
 impl PageSide {
-    pub(crate) fn new(vector: &[f32], keywords: &[String], vocab: &mut Vocab) -> Self {
+    pub(crate) fn new(vector: &[f32], keywords: &[String]) -> Self {
         Self {
             norm_sq: crate::embed::dot(vector, vector),
-            keywords: vocab.ids(keywords),
+            keywords: keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
         }
     }
 }
 
-/// A segment's side: its vector's squared norm and its keywords' numbers.
+/// A segment's side: its vector's squared norm and its keywords in ASCII lower case.
 pub(crate) struct SegmentSide {
     norm_sq: f32,
-    keywords: Vec<u32>,
+    keywords: HashSet<String>,
 }
 
 impl SegmentSide {
-    pub(crate) fn new(segment: &Segment, vocab: &mut Vocab) -> Self {
+    pub(crate) fn new(segment: &Segment) -> Self {
         Self {
             norm_sq: crate::embed::dot(&segment.vector, &segment.vector),
-            keywords: vocab.ids(&segment.keywords),
+            keywords: segment
+                .keywords
+                .iter()
+                .map(|k| k.to_ascii_lowercase())
+                .collect(),
         }
     }
 }
@@ -87,7 +72,7 @@ pub(crate) fn score(
         let hits = page
             .keywords
             .iter()
-            .filter(|k| segment.keywords.contains(k))
+            .filter(|k| segment.keywords.contains(*k))
             .count();
         hits as f32 / page.keywords.len() as f32
     };
@@ -151,12 +136,11 @@ mod tests {
             let page_keywords = pick(&mut rng, 6);
             seg.keywords = pick(&mut rng, 8);
             let want = pairwise(&page_vector, &page_keywords, &seg);
-            let mut vocab = Vocab::default();
             let got = score(
                 &page_vector,
-                &PageSide::new(&page_vector, &page_keywords, &mut vocab),
+                &PageSide::new(&page_vector, &page_keywords),
                 &seg.vector,
-                &SegmentSide::new(&seg, &mut vocab),
+                &SegmentSide::new(&seg),
             );
             assert_eq!(
                 got.to_bits(),

@@ -35,7 +35,7 @@ pub mod pages;
 
 pub use pages::{estimate_tokens, exchanges, new_page, page_text};
 
-use super::join::{self, PageSide, SegmentSide, Vocab};
+use super::join::{self, PageSide, SegmentSide};
 use crate::chat::ChatModel;
 use crate::error::Result;
 use crate::memory::{Author, PageId, PageTier, SegmentId, Timestamp};
@@ -159,15 +159,14 @@ pub fn plan(
     // segment's vector and keywords change); see `tier::join`.
     let mut sides: Vec<Option<SegmentSide>> = Vec::new();
     sides.resize_with(work.len(), || None);
-    let mut vocab = Vocab::default();
     for (page, continues) in moving.iter().zip(continues) {
-        let side = PageSide::new(page.vector, page.keywords, &mut vocab);
+        let side = PageSide::new(page.vector, page.keywords);
         let best = work
             .iter()
             .zip(sides.iter_mut())
             .enumerate()
             .map(|(i, (w, s))| {
-                let s = s.get_or_insert_with(|| SegmentSide::new(&w.seg, &mut vocab));
+                let s = s.get_or_insert_with(|| SegmentSide::new(&w.seg));
                 (i, join::score(page.vector, &side, &w.seg.vector, s))
             })
             .filter(|(_, s)| *s >= cfg.join_threshold)
