@@ -16,7 +16,6 @@
 //! store checks the snapshot still holds (pages still short, segment versions unchanged) and
 //! fails the whole batch with a conflict otherwise; the pipeline then plans again.
 
-mod join;
 pub mod plan;
 
 use crate::error::{Error, Result};
@@ -236,12 +235,17 @@ pub fn heat(segment: &Segment, weights: &HeatWeights, now: Timestamp) -> f64 {
 /// How well a page fits a segment: `0.7 · cosine(vectors) + 0.3 · keyword overlap`, where the
 /// overlap is the share of the page's keywords among the segment's (0 when the page has none).
 pub fn join_score(page_vector: &[f32], page_keywords: &[String], segment: &Segment) -> f32 {
-    join::score(
-        page_vector,
-        &join::PageSide::new(page_vector, page_keywords),
-        &segment.vector,
-        &join::SegmentSide::new(segment),
-    )
+    let cos = cosine(page_vector, &segment.vector);
+    let overlap = if page_keywords.is_empty() {
+        0.0
+    } else {
+        let hits = page_keywords
+            .iter()
+            .filter(|k| segment.keywords.iter().any(|s| s.eq_ignore_ascii_case(k)))
+            .count();
+        hits as f32 / page_keywords.len() as f32
+    };
+    0.7 * cos + 0.3 * overlap
 }
 
 /// Cosine similarity; 0 for empty, mismatched or zero vectors.
@@ -333,10 +337,10 @@ pub struct PageQuery {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
-    pub(crate) fn segment(visits: u64, tokens: u64, last: Timestamp) -> Segment {
+    fn segment(visits: u64, tokens: u64, last: Timestamp) -> Segment {
         Segment {
             id: SegmentId::new(),
             scope: Scope::user("u").unwrap(),

@@ -35,7 +35,6 @@ pub mod pages;
 
 pub use pages::{estimate_tokens, exchanges, new_page, page_text};
 
-use super::join::{self, PageSide, SegmentSide};
 use crate::chat::ChatModel;
 use crate::error::Result;
 use crate::memory::{Author, PageId, PageTier, SegmentId, Timestamp};
@@ -155,32 +154,21 @@ pub fn plan(
         })
         .collect();
     let mut moves = Vec::with_capacity(moving.len());
-    // Each segment's side of the score, made once and again after a page joins it (the
-    // segment's vector and keywords change); see `tier::join`.
-    let mut sides: Vec<Option<SegmentSide>> = Vec::new();
-    sides.resize_with(work.len(), || None);
     for (page, continues) in moving.iter().zip(continues) {
-        let side = PageSide::new(page.vector, page.keywords);
         let best = work
             .iter()
-            .zip(sides.iter_mut())
             .enumerate()
-            .map(|(i, (w, s))| {
-                let s = s.get_or_insert_with(|| SegmentSide::new(&w.seg));
-                (i, join::score(page.vector, &side, &w.seg.vector, s))
-            })
+            .map(|(i, w)| (i, join_score(page.vector, page.keywords, &w.seg)))
             .filter(|(_, s)| *s >= cfg.join_threshold)
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let at = match best {
             Some((i, _)) => i,
             None => {
                 work.push(Work::open(input.scope, input.now));
-                sides.push(None);
                 work.len() - 1
             }
         };
         work[at].join(page, input.now);
-        sides[at] = None;
         moves.push(PageMove {
             page: page.id,
             segment: work[at].seg.id,
