@@ -6,7 +6,8 @@
 //!
 //! - `engine`: `Engine`, a `mnemo::Memory` behind Python arguments; arguments are read and
 //!   checked while the GIL is held (a wrong type is a `TypeError` naming the argument), the work
-//!   runs as a future.
+//!   runs as a future. `engine::requests` reads each method's keyword arguments into the request
+//!   its work takes, `engine::messages` Mem0's message forms.
 //! - `ops`: those futures: the facade's calls, answering JSON values in Mem0's shapes.
 //! - `pending`: running a future to completion, blocking or as asyncio, with panics caught.
 //! - `convert`: Python objects to and from JSON values, times, scopes.

@@ -187,6 +187,18 @@ def test_a_session_written_can_be_read_and_erased(mem: Memory) -> None:
         assert "session_id" in e.value.message
 
 
+def test_erasing_a_memory_and_a_session_in_one_call_is_refused_and_erases_neither(
+    mem: Memory,
+) -> None:
+    mid = mem.add("I keep bees on the roof", user_id="u", session_id="hive",
+                  infer=False)["results"][0]["id"]
+    with pytest.raises(InvalidInputError) as e:
+        mem.erase(mid, session_id="hive", user_id="u")
+    assert "session_id" in e.value.message and "not both" in e.value.message
+    assert mem.get(mid)["memory"] == "I keep bees on the roof"
+    assert mem.messages(user_id="u", session_id="hive")["results"]
+
+
 def test_a_damaged_store_file_is_corrupt_error(tmp_path: Any) -> None:
     data = tmp_path / "data"
     data.mkdir()
