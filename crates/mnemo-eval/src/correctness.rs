@@ -265,17 +265,10 @@ async fn run_one(
     let scope = Scope::user(&sc.user_id)?;
     let played = play(&m, &script, sc, &scope).await;
     let everything = store
-        .list(&ListQuery {
-            scope: scope.clone(),
-            kinds: None,
-            filter: None,
-            limit: 1000,
-            cursor: None,
-            read: ReadOptions {
-                include_inactive: true,
-                ..ReadOptions::default()
-            },
-        })?
+        .list(&ListQuery::new(scope.clone(), 1000).with_read(ReadOptions {
+            include_inactive: true,
+            ..ReadOptions::default()
+        }))?
         .results;
     let mut checks = state_checks(&sc.expect, &everything);
     checks.extend(read_checks(&m, &scope, &sc.expect, &everything).await?);

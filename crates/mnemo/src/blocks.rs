@@ -117,14 +117,7 @@ fn seed(
 ) -> Result<(MemoryBlock, SeedSource)> {
     let label = BlockLabel::new("human")?;
     let read = |kinds: Vec<MemoryKind>, limit: usize| {
-        s.list(&ListQuery {
-            scope: owner.clone(),
-            kinds: Some(kinds),
-            filter: None,
-            limit,
-            cursor: None,
-            read: ReadOptions::default(),
-        })
+        s.list(&ListQuery::new(owner.clone(), limit).with_kinds(kinds))
     };
     let (lines, source) = match read(vec![MemoryKind::Profile], 1)?.results.pop() {
         Some(p) => (
@@ -195,14 +188,11 @@ fn all_of(s: &dyn Store, owner: &Scope, kinds: Vec<MemoryKind>) -> Result<Vec<mn
     let mut out = Vec::new();
     let mut cursor = None;
     loop {
-        let page = s.list(&ListQuery {
-            scope: owner.clone(),
-            kinds: Some(kinds.clone()),
-            filter: None,
-            limit: 500,
-            cursor,
-            read: ReadOptions::default(),
-        })?;
+        let page = s.list(
+            &ListQuery::new(owner.clone(), 500)
+                .with_kinds(kinds.clone())
+                .with_cursor(cursor),
+        )?;
         out.extend(page.results);
         match page.next_cursor {
             Some(c) => cursor = Some(c),

@@ -237,14 +237,11 @@ impl TokenCounter for StopWhenCancelled<'_> {
 
 /// The scope's active profile, as the pack's first item.
 fn profile(store: &dyn Store, scope: &Scope, read: &ReadOptions) -> Result<Option<Candidate>> {
-    let page = store.list(&ListQuery {
-        scope: scope.clone(),
-        kinds: Some(vec![MemoryKind::Profile]),
-        filter: None,
-        limit: 1,
-        cursor: None,
-        read: *read,
-    })?;
+    let page = store.list(
+        &ListQuery::new(scope.clone(), 1)
+            .with_kinds(vec![MemoryKind::Profile])
+            .with_read(*read),
+    )?;
     Ok(page.results.into_iter().next().map(|m| Candidate {
         section: Section::Profile,
         item: PackItem {

@@ -71,14 +71,8 @@ fn scopes_of(scope: &Scope) -> Result<(Scope, Scope)> {
 
 /// The active profile memory of a user scope, newest first if (by a race) there are several.
 fn current_profile(store: &dyn Store, user: &Scope) -> Result<Option<MemoryRecord>> {
-    let page = store.list(&ListQuery {
-        scope: user.clone(),
-        kinds: Some(vec![MemoryKind::Profile]),
-        filter: None,
-        limit: 100,
-        cursor: None,
-        read: ReadOptions::default(),
-    })?;
+    let page =
+        store.list(&ListQuery::new(user.clone(), 100).with_kinds(vec![MemoryKind::Profile]))?;
     Ok(page
         .results
         .into_iter()

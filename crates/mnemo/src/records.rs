@@ -288,15 +288,12 @@ fn list_query(req: ListRequest) -> Result<ListQuery> {
         Some(f) => Filter::from_json(f)?,
         None => None,
     };
-    Ok(ListQuery {
-        scope: req.scope,
-        kinds: req.kinds,
-        filter,
-        limit: req.limit,
-        cursor: req.cursor,
-        read: ReadOptions {
+    Ok(ListQuery::new(req.scope, req.limit)
+        .with_kinds(req.kinds)
+        .with_filter(filter)
+        .with_cursor(req.cursor)
+        .with_read(ReadOptions {
             as_of: req.as_of,
             ..read_opts(req.include_expired)
-        },
-    })
+        }))
 }

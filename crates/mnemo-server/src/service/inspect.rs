@@ -62,18 +62,15 @@ fn tally(store: &dyn mnemo_core::Store, roots: &[Scope]) -> mnemo_core::Result<(
     for root in roots {
         let mut cursor = None;
         loop {
-            let page = store.list(&ListQuery {
-                scope: root.clone(),
-                kinds: None,
-                filter: None,
-                limit: TALLY_PAGE,
-                cursor,
-                read: ReadOptions {
-                    include_expired: true,
-                    include_inactive: true,
-                    ..ReadOptions::default()
-                },
-            })?;
+            let page = store.list(
+                &ListQuery::new(root.clone(), TALLY_PAGE)
+                    .with_cursor(cursor)
+                    .with_read(ReadOptions {
+                        include_expired: true,
+                        include_inactive: true,
+                        ..ReadOptions::default()
+                    }),
+            )?;
             for m in &page.results {
                 if !seen.insert(m.id) {
                     continue;
@@ -163,19 +160,16 @@ impl Service {
             Some(f) => mnemo_core::Filter::from_json(f)?,
             None => None,
         };
-        let query = ListQuery {
-            scope: req.scope,
-            kinds: req.kinds,
-            filter,
-            limit: req.limit,
-            cursor: req.cursor,
-            read: ReadOptions {
+        let query = ListQuery::new(req.scope, req.limit)
+            .with_kinds(req.kinds)
+            .with_filter(filter)
+            .with_cursor(req.cursor)
+            .with_read(ReadOptions {
                 include_expired: req.include_expired,
                 include_inactive: true,
                 as_of: req.as_of,
                 ..ReadOptions::default()
-            },
-        };
+            });
         self.run("list", p, async {
             let store = self.memory.store().clone();
             tokio::task::spawn_blocking(move || store.list(&query))
