@@ -62,32 +62,6 @@ pub(crate) fn log_message(tx: &mut Transaction<'_>, m: &Message) -> Result<()> {
     Ok(())
 }
 
-/// One memory row as written: a new memory of an add, or an imported one (any state).
-pub(crate) struct MemoryRow<'a> {
-    pub id: MemoryId,
-    pub scope: &'a Scope,
-    pub kind: MemoryKind,
-    pub state: MemoryState,
-    pub text: &'a str,
-    pub index_text: Option<&'a str>,
-    pub metadata: &'a Metadata,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub expires_at: Option<i64>,
-    pub valid_from: Option<i64>,
-    pub valid_until: Option<i64>,
-    pub actor: Option<&'a str>,
-    pub role: Option<Role>,
-    /// Required unless the memory is deleted (then ignored: deleted memories hold none).
-    pub vector: Option<&'a [f32]>,
-    pub sources: &'a [MessageId],
-    pub note: Option<&'a NoteFields>,
-    pub event_time: Option<&'a mnemo_core::time::EventTime>,
-    /// The read counter and the last read (0 and none for an add; an import keeps its record's).
-    pub access_count: u64,
-    pub last_accessed_at: Option<i64>,
-}
-
 /// Inserts a memory and its provenance rows; returns its candidate key (`seq`). An id the
 /// scope already holds is a conflict.
 pub(crate) fn insert_memory(tx: &mut Transaction<'_>, m: &MemoryRow<'_>) -> Result<i64> {

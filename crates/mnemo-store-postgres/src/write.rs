@@ -26,7 +26,7 @@
 pub(crate) mod change;
 
 use crate::codec::{memory_from_row, ms, MEMORY_COLUMNS};
-use crate::encode::{insert_memory, log_message, MemoryRow};
+use crate::encode::{insert_memory, log_message};
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::*;
@@ -213,33 +213,7 @@ impl BatchWriter for Writer<'_, '_> {
     }
 
     fn insert_memory(&mut self, m: &NewMemory) -> Result<()> {
-        let at = ms(m.created_at);
-        insert_memory(
-            self.tx,
-            &MemoryRow {
-                id: m.id,
-                scope: &m.scope,
-                kind: m.kind,
-                state: MemoryState::Active,
-                text: &m.text,
-                index_text: m.index_text.as_deref(),
-                metadata: &m.metadata,
-                created_at: at,
-                updated_at: at,
-                expires_at: m.expires_at.map(ms),
-                valid_from: m.valid_from.map(ms),
-                valid_until: None,
-                actor: m.actor.as_deref(),
-                role: m.role,
-                vector: Some(&m.vector),
-                sources: &m.sources,
-                note: m.note.as_ref(),
-                event_time: m.event_time.as_ref(),
-                access_count: 0,
-                last_accessed_at: None,
-            },
-        )
-        .map(drop)
+        insert_memory(self.tx, &MemoryRow::added(m)).map(drop)
     }
 
     fn link_entity(

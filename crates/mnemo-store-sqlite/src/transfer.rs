@@ -379,31 +379,7 @@ impl Transfer for SqliteStore {
                         let new =
                             ImportedMemory::check(m, vector.as_deref(), || Self::dimension_of(tx))?;
                         new.check_sources(&state.rules, |id| stored_message_owners(tx, id))?;
-                        insert_memory(
-                            tx,
-                            &MemoryRow {
-                                id: m.id,
-                                scope: &new.scope,
-                                kind: m.kind,
-                                state: m.state,
-                                text: &m.text,
-                                index_text: new.index_text.as_deref(),
-                                metadata: &m.metadata,
-                                created_at: m.created_at.timestamp_millis(),
-                                updated_at: m.updated_at.timestamp_millis(),
-                                expires_at: opt_ms(m.expires_at),
-                                valid_from: opt_ms(m.valid_from),
-                                valid_until: opt_ms(m.valid_until),
-                                actor: m.actor.as_deref(),
-                                role: m.role,
-                                vector: new.vector,
-                                sources: &m.sources,
-                                note: new.note.as_ref(),
-                                event_time: m.event_time.as_ref(),
-                                access_count: m.access_count,
-                                last_accessed_at: opt_ms(m.last_accessed_at),
-                            },
-                        )?;
+                        insert_memory(tx, &MemoryRow::imported(&new))?;
                         if let Some(ctx) = new.written(&mut state.rules) {
                             history(tx, &new.add_event(&ctx))?;
                         }

@@ -82,33 +82,6 @@ pub(crate) fn log_message(tx: &Transaction<'_>, m: &Message) -> Result<()> {
     Ok(())
 }
 
-/// One memory's row as [`insert_memory`] writes it (the same shape as the PostgreSQL store's
-/// `encode::MemoryRow`): an add's fresh memory or an imported record, times in milliseconds.
-pub(crate) struct MemoryRow<'a> {
-    pub id: MemoryId,
-    pub scope: &'a Scope,
-    pub kind: MemoryKind,
-    pub state: MemoryState,
-    pub text: &'a str,
-    pub index_text: Option<&'a str>,
-    pub metadata: &'a Metadata,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub expires_at: Option<i64>,
-    pub valid_from: Option<i64>,
-    pub valid_until: Option<i64>,
-    pub actor: Option<&'a str>,
-    pub role: Option<Role>,
-    /// Required unless the memory is deleted (then ignored: deleted memories hold none).
-    pub vector: Option<&'a [f32]>,
-    pub sources: &'a [MessageId],
-    pub note: Option<&'a NoteFields>,
-    pub event_time: Option<&'a mnemo_core::time::EventTime>,
-    /// The read counter and the last read (0 and none for an add; an import keeps its record's).
-    pub access_count: u64,
-    pub last_accessed_at: Option<i64>,
-}
-
 /// Inserts one memory (with its event time and read counter) and its lexical row, vector,
 /// sources and change-log entry.
 pub(crate) fn insert_memory(tx: &Transaction<'_>, m: &MemoryRow<'_>) -> Result<i64> {
@@ -467,32 +440,7 @@ impl BatchWriter for Writer<'_, '_> {
     }
 
     fn insert_memory(&mut self, m: &NewMemory) -> Result<i64> {
-        let at = m.created_at.timestamp_millis();
-        let seq = insert_memory(
-            self.tx,
-            &MemoryRow {
-                id: m.id,
-                scope: &m.scope,
-                kind: m.kind,
-                state: MemoryState::Active,
-                text: &m.text,
-                index_text: m.index_text.as_deref(),
-                metadata: &m.metadata,
-                created_at: at,
-                updated_at: at,
-                expires_at: opt_ms(m.expires_at),
-                valid_from: opt_ms(m.valid_from),
-                valid_until: None,
-                actor: m.actor.as_deref(),
-                role: m.role,
-                vector: Some(&m.vector),
-                sources: &m.sources,
-                note: m.note.as_ref(),
-                event_time: m.event_time.as_ref(),
-                access_count: 0,
-                last_accessed_at: None,
-            },
-        )?;
+        let seq = insert_memory(self.tx, &MemoryRow::added(m))?;
         if let Some(fresh) = self.memo.fresh.as_mut() {
             fresh.push((seq as u64, m.vector.clone()));
         }

@@ -5,7 +5,9 @@
 use super::*;
 
 mod list;
+mod row;
 pub use list::*;
+pub use row::*;
 
 /// Reading the records: one memory, listings and positions in them, history, duplicates by
 /// hash and owners. Every read applies the scope and the visibility rule

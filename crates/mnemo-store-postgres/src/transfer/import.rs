@@ -4,8 +4,8 @@
 //! carries gets that history instead of the synthetic `ADD` an import writes otherwise.
 
 use super::tables::{entity, page, segment};
-use crate::codec::{metadata_value, ms, note_value, opt_ms};
-use crate::encode::{insert_history, insert_memory, insert_message, scope_parts, MemoryRow};
+use crate::codec::{metadata_value, ms, note_value};
+use crate::encode::{insert_history, insert_memory, insert_message, scope_parts};
 use crate::tiers::set_vector_from_pages;
 use crate::{pg_err, search};
 use mnemo_core::*;
@@ -165,31 +165,7 @@ fn memory(
             .map(|r| r.try_get::<_, String>(0).map_err(pg_err))
             .collect()
     })?;
-    insert_memory(
-        tx,
-        &MemoryRow {
-            id: m.id,
-            scope: &new.scope,
-            kind: m.kind,
-            state: m.state,
-            text: &m.text,
-            index_text: new.index_text.as_deref(),
-            metadata: &m.metadata,
-            created_at: ms(m.created_at),
-            updated_at: ms(m.updated_at),
-            expires_at: opt_ms(m.expires_at),
-            valid_from: opt_ms(m.valid_from),
-            valid_until: opt_ms(m.valid_until),
-            actor: m.actor.as_deref(),
-            role: m.role,
-            vector: new.vector,
-            sources: &m.sources,
-            note: new.note.as_ref(),
-            event_time: m.event_time.as_ref(),
-            access_count: m.access_count,
-            last_accessed_at: opt_ms(m.last_accessed_at),
-        },
-    )?;
+    insert_memory(tx, &MemoryRow::imported(&new))?;
     if let Some(ctx) = new.written(&mut state.rules) {
         insert_history(tx, &new.add_event(&ctx))?;
     }
