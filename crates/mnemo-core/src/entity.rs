@@ -43,7 +43,10 @@ mod score;
 /// Month and weekday names, shared with the temporal tagger (`time`).
 pub(crate) use dates::{MONTHS, WEEKDAYS};
 pub use extract::extract_entities;
-pub use identity::{entities_match, exact_match_variants, near_match_lengths, normalize_entity};
+pub use identity::{
+    entities_match, exact_match_variants, near_match_lengths, near_match_window, normalize_entity,
+    NearWindow,
+};
 pub use score::entity_score;
 // The relation rules read the same tokens and names.
 pub(crate) use extract::{common_words, listed, tokenize, Kind, Token};
@@ -343,15 +346,19 @@ mod tests {
                 let reachable = variants.iter().any(|v| v == b)
                     || window.is_some_and(|(lo, hi)| (lo..=hi).contains(&len));
                 assert!(reachable, "{a} matches {b} but a store would not find it");
-                // Only names that start alike are scanned.
+                // Only names that start alike are scanned, inside the window's key range.
                 if !variants.iter().any(|v| v == b) {
                     assert_eq!(a.chars().next(), b.chars().next(), "{a} / {b}");
+                    let w = near_match_window(a).expect("a near match has a window");
+                    assert!(w.from.as_str() <= b && b < w.before.as_str(), "{a} / {b}");
+                    assert!((w.shortest..=w.longest).contains(&len), "{a} / {b}");
                 }
             }
         }
         assert_eq!(exact_match_variants("2023"), ["2023"]);
         assert_eq!(near_match_lengths("2023-05-07"), None);
         assert_eq!(near_match_lengths("maya"), None);
+        assert_eq!(near_match_window("maya"), None);
         assert_eq!(exact_match_variants("maya"), ["maya", "mayas"]);
     }
 

@@ -30,9 +30,9 @@ pub(crate) fn matching_entities(
     normalized: &str,
     exact_is_enough: bool,
 ) -> Result<Vec<Neighbour>> {
-    let Some(first) = normalized.chars().next() else {
+    if normalized.is_empty() {
         return Ok(Vec::new());
-    };
+    }
     let n = params.len();
     let mut read = |extra: &str, more: &[&(dyn ToSql + Sync)]| -> Result<Vec<Neighbour>> {
         let sql =
@@ -49,19 +49,13 @@ pub(crate) fn matching_entities(
     };
     let variants = entity::exact_match_variants(normalized);
     let mut found = read(&format!("e.normalized = ANY(${})", n + 1), &[&variants])?;
-    let Some((shortest, longest)) = entity::near_match_lengths(normalized) else {
+    let Some(w) = entity::near_match_window(normalized) else {
         return Ok(found);
     };
     if exact_is_enough && !found.is_empty() {
         return Ok(found);
     }
-    let (lo, hi) = (
-        first.to_string(),
-        char::from_u32(first as u32 + 1)
-            .unwrap_or(char::MAX)
-            .to_string(),
-    );
-    let (shortest, longest) = (shortest as i32, longest as i32);
+    let (shortest, longest) = (w.shortest as i32, w.longest as i32);
     let near = read(
         &format!(
             "e.normalized >= ${} AND e.normalized < ${} \
@@ -71,7 +65,7 @@ pub(crate) fn matching_entities(
             n + 3,
             n + 4
         ),
-        &[&lo, &hi, &shortest, &longest],
+        &[&w.from, &w.before, &shortest, &longest],
     )?;
     for e in near {
         if entities_match(&e.normalized, normalized) && !found.iter().any(|f| f.id == e.id) {

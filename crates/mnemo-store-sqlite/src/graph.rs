@@ -89,9 +89,9 @@ pub(crate) fn matching_entities(
     normalized: &str,
     exact_is_enough: bool,
 ) -> Result<Vec<Neighbour>> {
-    let Some(first) = normalized.chars().next() else {
+    if normalized.is_empty() {
         return Ok(Vec::new());
-    };
+    }
     let p = &lookup.pred;
     let read = |extra: &str, more: Vec<Sql>| -> Result<Vec<Neighbour>> {
         let sql = format!(
@@ -118,20 +118,19 @@ pub(crate) fn matching_entities(
         &format!("e.normalized IN ({})", marks(variants.len())),
         variants.into_iter().map(Sql::Text).collect(),
     )?;
-    let Some((shortest, longest)) = entity::near_match_lengths(normalized) else {
+    let Some(w) = entity::near_match_window(normalized) else {
         return Ok(found);
     };
     if exact_is_enough && !found.is_empty() {
         return Ok(found);
     }
-    let next = char::from_u32(first as u32 + 1).unwrap_or(char::MAX);
     for n in read(
         "e.normalized >= ? AND e.normalized < ? AND length(e.normalized) BETWEEN ? AND ?",
         vec![
-            Sql::Text(first.to_string()),
-            Sql::Text(next.to_string()),
-            Sql::Integer(shortest as i64),
-            Sql::Integer(longest as i64),
+            Sql::Text(w.from),
+            Sql::Text(w.before),
+            Sql::Integer(w.shortest as i64),
+            Sql::Integer(w.longest as i64),
         ],
     )? {
         if entities_match(&n.normalized, normalized) && !found.iter().any(|f| f.id == n.id) {

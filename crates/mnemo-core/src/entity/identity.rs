@@ -68,6 +68,32 @@ pub fn near_match_lengths(normalized: &str) -> Option<(usize, usize)> {
     Some((n.saturating_sub(2).max(5), n + 2))
 }
 
+/// The slice of an index on normalised names a store scans for near matches of `normalized`:
+/// names in `from..before` (its first character up to the next one, in byte order) of
+/// [`near_match_lengths`]' character lengths, each then checked with [`entities_match`];
+/// `None` when only the exact variants can match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearWindow {
+    pub from: String,
+    pub before: String,
+    pub shortest: usize,
+    pub longest: usize,
+}
+
+/// [`NearWindow`] of `normalized`.
+pub fn near_match_window(normalized: &str) -> Option<NearWindow> {
+    let (shortest, longest) = near_match_lengths(normalized)?;
+    let first = normalized.chars().next()?;
+    Some(NearWindow {
+        from: first.to_string(),
+        before: char::from_u32(first as u32 + 1)
+            .unwrap_or(char::MAX)
+            .to_string(),
+        shortest,
+        longest,
+    })
+}
+
 /// Whether two normalised names are the same entity: equal, or differing by a trailing plural
 /// `s`, or within a small edit distance (1 when both have at least 5 characters, 2 when both
 /// have at least 10). Names containing a digit match only when equal, so `2022` never merges

@@ -11,7 +11,7 @@
 use crate::pg_err;
 use crate::pool::Conn;
 use crate::predicate::{self, Pred};
-use mnemo_core::entity::{entities_match, exact_match_variants, near_match_lengths};
+use mnemo_core::entity::{entities_match, exact_match_variants, near_match_window};
 use mnemo_core::*;
 use uuid::Uuid;
 
@@ -28,23 +28,19 @@ pub(crate) fn matching(
     let (mut near_i, mut lo, mut hi, mut shortest, mut longest) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, name) in names.iter().enumerate() {
-        let Some(first) = name.chars().next() else {
+        if name.is_empty() {
             continue;
-        };
+        }
         for v in exact_match_variants(name) {
             exact_i.push(i as i32);
             exact_v.push(v);
         }
-        if let Some((s, l)) = near_match_lengths(name) {
+        if let Some(w) = near_match_window(name) {
             near_i.push(i as i32);
-            lo.push(first.to_string());
-            hi.push(
-                char::from_u32(first as u32 + 1)
-                    .unwrap_or(char::MAX)
-                    .to_string(),
-            );
-            shortest.push(s as i32);
-            longest.push(l as i32);
+            lo.push(w.from);
+            hi.push(w.before);
+            shortest.push(w.shortest as i32);
+            longest.push(w.longest as i32);
         }
     }
     let mut p = Pred::default();
