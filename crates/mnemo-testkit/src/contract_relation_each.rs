@@ -102,6 +102,20 @@ pub fn relations_of_each_reads_each_name_in_its_own_scope(h: &dyn Harness) {
     assert_eq!(objects(&got[6], "friend_of"), ["Bo"]);
     assert_eq!(got[6].len(), 1);
 
+    // More reads than one statement of a backend may carry (PostgreSQL cuts them into chunks of
+    // 100, which 7 does not divide): each still answers what it answers alone, in its place.
+    let many: Vec<EdgesOf<'_>> = reads
+        .iter()
+        .copied()
+        .cycle()
+        .take(48 * reads.len())
+        .collect();
+    let got_many = store.relations_of_each(&many).expect("many reads");
+    assert_eq!(got_many.len(), many.len());
+    for (k, edges) in got_many.iter().enumerate() {
+        assert_eq!(ids(edges), ids(&got[k % reads.len()]), "read {k}");
+    }
+
     // An invalid name refuses the whole read; no read answers nothing.
     let e = store
         .relations_of_each(&[

@@ -9,7 +9,7 @@ use super::*;
 use crate::predicate::{self, Pred};
 use crate::{pg_err, PgStore};
 use mnemo_core::entity::{
-    entities_match, exact_match_variants, near_match_lengths, normalize_entity,
+    entities_match, exact_match_variants, near_match_window, normalize_entity,
 };
 use mnemo_core::store::MAX_RELATIONS;
 use postgres::GenericClient;
@@ -42,17 +42,16 @@ fn named(c: &mut impl GenericClient, reads: &[EdgesOf<'_>]) -> Result<Vec<Vec<Uu
     let mut branches = Vec::new();
     let names: Vec<String> = reads.iter().map(|r| normalize_entity(r.entity)).collect();
     for (i, (r, name)) in reads.iter().zip(&names).enumerate() {
-        let Some(first) = name.chars().next() else {
+        if name.is_empty() {
             continue;
-        };
+        }
         predicate::scope(&mut p, "e", r.scope);
         let scope = p.take_sql();
         let variants = p.arg(exact_match_variants(name));
         let mut matches = format!("e.normalized = ANY({variants})");
-        if let Some((shortest, longest)) = near_match_lengths(name) {
-            let next = char::from_u32(first as u32 + 1).unwrap_or(char::MAX);
-            let (lo, hi) = (p.arg(first.to_string()), p.arg(next.to_string()));
-            let (s, l) = (p.arg(shortest as i32), p.arg(longest as i32));
+        if let Some(w) = near_match_window(name) {
+            let (lo, hi) = (p.arg(w.from), p.arg(w.before));
+            let (s, l) = (p.arg(w.shortest as i32), p.arg(w.longest as i32));
             matches.push_str(&format!(
                 " OR (e.normalized >= {lo} AND e.normalized < {hi} \
                  AND char_length(e.normalized) BETWEEN {s} AND {l})"
@@ -127,20 +126,15 @@ fn edges_of(
         return Ok(out);
     }
     let rows = (c.query(&branches.join(" UNION ALL "), &p.params())).map_err(pg_err)?;
-    let mut all = Vec::new();
     for r in &rows {
         let i = r.get::<_, i32>("i") as usize;
         let e = edge_from_row(r)?;
         if reads[i].view.holds(e.valid_from, e.valid_until) {
-            all.push((i, e));
+            out[i].push(e);
         }
     }
-    let edges: Vec<Relation> = all.iter().map(|(_, e)| e.clone()).collect();
-    let support = supports(c, &edges)?;
+    let support = supports(c, out.iter().flatten().map(|e| e.id.0).collect())?;
     let now = chrono::Utc::now();
-    for (i, e) in all {
-        out[i].push(e);
-    }
     // In each branch's order (a union promises none of its own).
     for edges in &mut out {
         edges.sort_by(|a, b| (b.valid_from.cmp(&a.valid_from)).then(a.id.0.cmp(&b.id.0)));

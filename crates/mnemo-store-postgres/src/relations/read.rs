@@ -34,20 +34,19 @@ fn read_edges(
             edges.push(e);
         }
     }
-    let support = supports(c, &edges)?;
+    let support = supports(c, edges.iter().map(|e| e.id.0).collect())?;
     Ok(supported(edges, &support, view, now))
 }
 
 /// Each supporting statement of an edge, with its memory's state and validity.
 pub(super) type Support = HashMap<Uuid, Vec<(RelationSource, MemoryState, Validity)>>;
 
-/// The statements supporting `edges`, in one statement.
-pub(super) fn supports(c: &mut impl GenericClient, edges: &[Relation]) -> Result<Support> {
+/// The statements supporting the edges `ids`, in one statement.
+pub(super) fn supports(c: &mut impl GenericClient, ids: Vec<Uuid>) -> Result<Support> {
     let mut out = Support::new();
-    if edges.is_empty() {
+    if ids.is_empty() {
         return Ok(out);
     }
-    let ids: Vec<Uuid> = edges.iter().map(|e| e.id.0).collect();
     let rows = c
         .query(
             "SELECT rs.relation_id, rs.memory_id, rs.message_id, rs.actor, rs.added_at, m.state, \
