@@ -93,14 +93,7 @@ pub(crate) fn scope(p: &mut Pred, alias: &str, scope: &Scope) {
 /// columns: `scope_locks`), read from the key's parts: ids hold no control character
 /// (`Scope`'s validation), so the key's separator splits them exactly.
 pub(crate) fn covered_key(p: &mut Pred, alias: &str, scope: &Scope) {
-    if [
-        scope.user_id().is_some(),
-        scope.agent_id().is_some(),
-        scope.run_id().is_some(),
-    ]
-    .iter()
-    .all(|set| *set)
-    {
+    if scope.user_id().is_some() && scope.agent_id().is_some() && scope.run_id().is_some() {
         return exact_scope(p, alias, scope);
     }
     let parts = [

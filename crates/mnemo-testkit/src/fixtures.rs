@@ -121,21 +121,20 @@ pub const SCOPE_ERASE_KEPT_TABLES: [&str; 5] = [
     "idempotency",
 ];
 
-/// The scopes of [`scope_erase_fixture`]: the one to erase, and another that keeps its rows.
-/// Both ids are distinctive, so a scan of every table for them finds no other text.
-pub struct ScopeEraseFixture {
-    pub erased: Scope,
-    pub kept: Scope,
-}
+/// The user ids of [`scope_erase_fixture`]: the one to erase, and another that keeps its rows.
+/// Both are distinctive, so a scan of every table for them finds no other text.
+pub const SCOPE_ERASE_ERASED: &str = "vera7Qx";
+pub const SCOPE_ERASE_KEPT: &str = "bo5Lk";
 
 /// Writes, under one user, a memory with an entity, a session message and an idempotency key,
 /// and a block under that user's agent (an owner with a block and nothing else), plus another
-/// user's memory: what a backend's test of a whole-scope erase scans its tables for.
-pub fn scope_erase_fixture(store: &dyn Store) -> ScopeEraseFixture {
-    let erased = Scope::user("vera7Qx").expect("test scope is valid");
-    let erased_bot =
-        Scope::from_parts(Some("vera7Qx"), Some("bot"), None).expect("test scope is valid");
-    let kept = Scope::user("bo5Lk").expect("test scope is valid");
+/// user's memory: what a backend's test of a whole-scope erase scans its tables for. Returns
+/// the scope to erase ([`SCOPE_ERASE_ERASED`]'s).
+pub fn scope_erase_fixture(store: &dyn Store) -> Scope {
+    let erased = Scope::user(SCOPE_ERASE_ERASED).expect("test scope is valid");
+    let erased_bot = Scope::from_parts(Some(SCOPE_ERASE_ERASED), Some("bot"), None)
+        .expect("test scope is valid");
+    let kept = Scope::user(SCOPE_ERASE_KEPT).expect("test scope is valid");
     let mut b = batch(
         &erased,
         "Vera met Caroline in Oslo",
@@ -159,5 +158,5 @@ pub fn scope_erase_fixture(store: &dyn Store) -> ScopeEraseFixture {
             &BlockLimits::default(),
         )
         .expect("block");
-    ScopeEraseFixture { erased, kept }
+    erased
 }

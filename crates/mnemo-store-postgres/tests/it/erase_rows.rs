@@ -6,7 +6,8 @@
 use mnemo_core::*;
 use mnemo_store_postgres::PgStore;
 use mnemo_testkit::{
-    put, scope_erase_fixture, HashEmbedder, ScopeEraseFixture, SCOPE_ERASE_KEPT_TABLES,
+    put, scope_erase_fixture, HashEmbedder, SCOPE_ERASE_ERASED, SCOPE_ERASE_KEPT,
+    SCOPE_ERASE_KEPT_TABLES,
 };
 use serde_json::json;
 
@@ -17,15 +18,16 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
     store
         .bind_embedder(&Binding::new(HashEmbedder::MODEL_ID, HashEmbedder::DIM).unwrap())
         .expect("bind");
-    let ScopeEraseFixture {
-        erased: vera,
-        kept: _,
-    } = scope_erase_fixture(&store);
+    let vera = scope_erase_fixture(&store);
     // As the facade does around a scope erase (`u=…` names the part).
-    drop(store.erase_gate(&["u=vera7Qx".to_string()], true).unwrap());
+    drop(
+        store
+            .erase_gate(&[format!("u={SCOPE_ERASE_ERASED}")], true)
+            .unwrap(),
+    );
 
     let mut admin = super::admin();
-    let before = holding(&mut admin, &schema, "vera7Qx");
+    let before = holding(&mut admin, &schema, SCOPE_ERASE_ERASED);
     for t in ["scope_locks", "entities", "blocks", "memories"] {
         assert!(before.iter().any(|h| h == t), "{t} not in {before:?}");
     }
@@ -36,7 +38,7 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
         )
         .expect("erase");
 
-    let after = holding(&mut admin, &schema, "vera7Qx");
+    let after = holding(&mut admin, &schema, SCOPE_ERASE_ERASED);
     assert!(after.iter().any(|t| t == "memories"), "{after:?}");
     let left: Vec<&String> = after
         .iter()
@@ -44,9 +46,9 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
         .collect();
     assert!(left.is_empty(), "{left:?} still name the erased scope");
     // Another scope keeps its lock row, and a new add of the erased one makes its row again.
-    assert!(holding(&mut admin, &schema, "bo5Lk").contains(&"scope_locks".to_string()));
+    assert!(holding(&mut admin, &schema, SCOPE_ERASE_KEPT).contains(&"scope_locks".to_string()));
     put(&store, &vera, "Vera is back", json!({}));
-    assert!(holding(&mut admin, &schema, "vera7Qx").contains(&"scope_locks".to_string()));
+    assert!(holding(&mut admin, &schema, SCOPE_ERASE_ERASED).contains(&"scope_locks".to_string()));
 }
 
 /// The tables of `schema` with a row whose text form holds `needle`.

@@ -6,7 +6,9 @@
 //! this store has none: its writers take the file's one write lock.)
 
 use mnemo_core::*;
-use mnemo_testkit::{scope_erase_fixture, ScopeEraseFixture, SCOPE_ERASE_KEPT_TABLES};
+use mnemo_testkit::{
+    scope_erase_fixture, SCOPE_ERASE_ERASED, SCOPE_ERASE_KEPT, SCOPE_ERASE_KEPT_TABLES,
+};
 use rusqlite::types::ValueRef;
 
 #[test]
@@ -14,12 +16,9 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");
     let store = crate::open(&path);
-    let ScopeEraseFixture {
-        erased: vera,
-        kept: _,
-    } = scope_erase_fixture(store.as_ref());
+    let vera = scope_erase_fixture(store.as_ref());
 
-    let before = holding(&path, "vera7Qx");
+    let before = holding(&path, SCOPE_ERASE_ERASED);
     for t in ["entities", "blocks", "block_history", "memories"] {
         assert!(before.iter().any(|h| h == t), "{t} not in {before:?}");
     }
@@ -29,14 +28,14 @@ fn a_scope_erase_leaves_its_ids_only_in_the_records_it_keeps() {
             &WritePlan::default(),
         )
         .expect("erase");
-    let after = holding(&path, "vera7Qx");
+    let after = holding(&path, SCOPE_ERASE_ERASED);
     assert!(after.iter().any(|t| t == "memories"), "{after:?}");
     let left: Vec<&String> = after
         .iter()
         .filter(|t| !SCOPE_ERASE_KEPT_TABLES.contains(&t.as_str()))
         .collect();
     assert!(left.is_empty(), "{left:?} still name the erased scope");
-    assert!(holding(&path, "bo5Lk").contains(&"memories".to_string()));
+    assert!(holding(&path, SCOPE_ERASE_KEPT).contains(&"memories".to_string()));
 }
 
 /// The tables of the file (virtual tables through their shadow tables) with a row that holds
