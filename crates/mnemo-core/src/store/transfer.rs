@@ -46,7 +46,7 @@ pub fn check_records(records: &[ExportRecord]) -> crate::Result<()> {
     for (i, r) in records.iter().enumerate() {
         let v = serde_json::to_value(r).map_err(|e| crate::Error::internal(e.to_string()))?;
         if let Err(e) =
-            crate::limits::check_json_no_nul("record", &v).and_then(|()| check_record_times(r))
+            crate::limits::check_json_no_nul("record", &v).and_then(|()| check_record_values(r))
         {
             count += 1;
             if bad.len() < NAMED {
@@ -69,20 +69,28 @@ pub fn check_records(records: &[ExportRecord]) -> crate::Result<()> {
     Err(crate::Error::invalid(
         "records",
         format!(
-            "{count} record(s) hold a NUL character (U+0000) or a time outside the years \
-             0001-9999, which no add takes: {}{}; nothing was written (edit or erase them in \
-             the source first)",
+            "{count} record(s) hold a NUL character (U+0000), a time outside the years \
+             0001-9999 or a read count above {}, which no add takes: {}{}; nothing was written \
+             (edit or erase them in the source first)",
+            i64::MAX,
             bad.join(", "),
             if count > bad.len() { ", …" } else { "" }
         ),
     ))
 }
 
-/// The times of a memory, message or segment record fall in the years every add takes.
-fn check_record_times(r: &ExportRecord) -> crate::Result<()> {
+/// The times of a memory, message or segment record fall in the years every add takes, and a
+/// memory's read count fits the stores' signed 64-bit column.
+fn check_record_values(r: &ExportRecord) -> crate::Result<()> {
     use crate::limits::check_timestamp;
     match r {
         ExportRecord::Memory(m) => {
+            if i64::try_from(m.access_count).is_err() {
+                return Err(crate::Error::invalid(
+                    "access_count",
+                    format!("above {}, the largest read count a store keeps", i64::MAX),
+                ));
+            }
             check_timestamp("created_at", m.created_at)?;
             check_timestamp("updated_at", m.updated_at)?;
             for (field, t) in [
@@ -313,6 +321,18 @@ pub fn imported_page_vector(vector: Option<&[f32]>, dim: usize) -> Result<&[f32]
 mod tests {
     use super::*;
     use crate::store::fixtures::memory;
+
+    #[test]
+    fn a_read_count_past_the_stores_column_is_refused_by_name() {
+        let mut m = memory(MemoryKind::Fact, "Ann lives in Oslo");
+        m.access_count = u64::MAX;
+        let r = ExportRecord::Memory(Box::new(m.clone()));
+        let err = check_records(&[r]).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("(access_count)"), "{err}");
+        m.access_count = i64::MAX as u64;
+        assert!(check_records(&[ExportRecord::Memory(Box::new(m))]).is_ok());
+    }
 
     #[test]
     fn an_imported_memory_needs_its_vector_unless_deleted() {
