@@ -112,17 +112,10 @@ fn said(text: &str) -> AddRequest {
 
 fn all(store: &Arc<dyn Store>, scope: &Scope) -> Vec<MemoryRecord> {
     engines::off_runtime(|| {
-        store.list(&ListQuery {
-            scope: scope.clone(),
-            kinds: None,
-            filter: None,
-            limit: 1000,
-            cursor: None,
-            read: ReadOptions {
-                include_inactive: true,
-                ..ReadOptions::default()
-            },
-        })
+        store.list(&ListQuery::new(scope.clone(), 1000).with_read(ReadOptions {
+            include_inactive: true,
+            ..ReadOptions::default()
+        }))
     })
     .unwrap()
     .results

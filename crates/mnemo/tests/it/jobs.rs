@@ -38,16 +38,7 @@ fn ana() -> Scope {
 async fn count(m: &Memory) -> usize {
     engines::off_runtime(|| {
         engines::off_runtime(|| {
-            engines::off_runtime(|| {
-                m.store().list(&ListQuery {
-                    scope: ana(),
-                    kinds: None,
-                    filter: None,
-                    limit: 100,
-                    cursor: None,
-                    read: ReadOptions::default(),
-                })
-            })
+            engines::off_runtime(|| m.store().list(&ListQuery::new(ana(), 100)))
         })
     })
     .unwrap()

@@ -110,17 +110,14 @@ impl Env {
         engines::off_runtime(|| {
             engines::off_runtime(|| {
                 engines::off_runtime(|| {
-                    self.store.list(&ListQuery {
-                        scope: Scope::user(user).unwrap(),
-                        kinds: Some(vec![MemoryKind::Profile, MemoryKind::Knowledge]),
-                        filter: None,
-                        limit: 100,
-                        cursor: None,
-                        read: ReadOptions {
-                            include_inactive: true,
-                            ..ReadOptions::default()
-                        },
-                    })
+                    self.store.list(
+                        &ListQuery::new(Scope::user(user).unwrap(), 100)
+                            .with_kinds(vec![MemoryKind::Profile, MemoryKind::Knowledge])
+                            .with_read(ReadOptions {
+                                include_inactive: true,
+                                ..ReadOptions::default()
+                            }),
+                    )
                 })
             })
         })
@@ -590,17 +587,14 @@ async fn profile_supersession_keeps_lineage() {
         // What the profile said while the old version held.
         let page = engines::off_runtime(|| {
             engines::off_runtime(|| {
-                e.store.list(&ListQuery {
-                    scope: scope.clone(),
-                    kinds: Some(vec![MemoryKind::Profile]),
-                    filter: None,
-                    limit: 10,
-                    cursor: None,
-                    read: ReadOptions {
-                        as_of: old.valid_from,
-                        ..ReadOptions::default()
-                    },
-                })
+                e.store.list(
+                    &ListQuery::new(scope.clone(), 10)
+                        .with_kinds(vec![MemoryKind::Profile])
+                        .with_read(ReadOptions {
+                            as_of: old.valid_from,
+                            ..ReadOptions::default()
+                        }),
+                )
             })
         })
         .unwrap();
