@@ -5,10 +5,6 @@ arguments before `--`) names the executables, and each runs in its package's dir
 `cargo test` runs it. Exits non-zero when a binary is missing or any test fails.
 
     scripts/run_test_bins.py --workspace --features … -- mnemo mnemo-server
-
-`--messages FILE` (first) reads that listing from FILE, the saved output of the same `cargo test
---no-run --message-format=json`, and runs no cargo at all: test.sh lists the binaries before
-`cargo test` runs the other pass beside this one and holds the build directory's lock.
 """
 import json
 import os
@@ -23,18 +19,14 @@ def main() -> int:
         return 2
     cut = args.index("--")
     cargo_args, packages = args[:cut], args[cut + 1 :]
-    if cargo_args[:1] == ["--messages"] and len(cargo_args) == 2:
-        with open(cargo_args[1], encoding="utf-8") as f:
-            out = f.read()
-    else:
-        if "--workspace" not in cargo_args:
-            cargo_args = ["--workspace"] + cargo_args
-        out = subprocess.run(
-            ["cargo", "test", "--no-run", "--message-format=json", *cargo_args],
-            check=True,
-            stdout=subprocess.PIPE,
-            text=True,
-        ).stdout
+    if "--workspace" not in cargo_args:
+        cargo_args = ["--workspace"] + cargo_args
+    out = subprocess.run(
+        ["cargo", "test", "--no-run", "--message-format=json", *cargo_args],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
     found = {}
     for line in out.splitlines():
         try:

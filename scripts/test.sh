@@ -16,10 +16,8 @@ export MNEMO_PHASE_LOG="${TMPDIR:-/tmp}/mnemo-test-phases-$$"
 : >"$MNEMO_PHASE_LOG"
 pg_dir=
 py_prep=
-pg_pass=
 finish() {
   if [ -n "$py_prep" ]; then kill "$py_prep" 2>/dev/null || true; fi
-  if [ -n "$pg_pass" ]; then kill "$pg_pass" 2>/dev/null || true; fi
   if [ -n "${chromium_install:-}" ]; then kill "$chromium_install" 2>/dev/null || true; fi
   if [ -n "$pg_dir" ]; then scripts/pg.sh stop "$pg_dir"; fi
   echo "test.sh: where the time went:" >&2
@@ -78,32 +76,13 @@ if [ -n "$chromium_install" ]; then
   chromium_install=
   rm -f "$chromium_log"
 fi
+phase "Rust tests" cargo test --workspace "${features[@]}" --no-fail-fast
 # The suites above the store once more on PostgreSQL: the facade's and the server's tests open
 # their stores through mnemo_testkit::engines, which MNEMO_TEST_STORE points at a scratch schema
 # of the run's server. Their test binaries from the build above run again, each in its crate's
-# directory as cargo runs them (nothing is rebuilt). That pass runs beside the workspace tests:
-# both wait on disk syncs, PostgreSQL round trips and timers much of the time (the workspace
-# tests alone used ~210 s of CPU in ~230 s on 2 cores), and every test works in a store, schema,
-# directory and loopback port of its own. Its binaries are listed first, because `cargo test`
-# holds the build directory's lock while its tests run; its output is printed when it ends.
-bins_json="${TMPDIR:-/tmp}/mnemo-test-bins-$$.json"
-pg_pass_log="${TMPDIR:-/tmp}/mnemo-test-pg-pass-$$.log"
-cargo test --workspace "${features[@]}" --no-run --message-format=json >"$bins_json"
+# directory as cargo runs them (nothing is rebuilt).
 MNEMO_TEST_STORE=postgres phase "facade + server on PostgreSQL" \
-  scripts/run_test_bins.py --messages "$bins_json" -- mnemo mnemo-server >"$pg_pass_log" 2>&1 &
-pg_pass=$!
-rust_rc=0
-phase "Rust tests" cargo test --workspace "${features[@]}" --no-fail-fast || rust_rc=$?
-pg_rc=0
-wait "$pg_pass" || pg_rc=$?
-pg_pass=
-echo "test.sh: the PostgreSQL pass (run beside the workspace tests):" >&2
-cat "$pg_pass_log" >&2
-rm -f "$pg_pass_log" "$bins_json"
-if [ "$rust_rc" != 0 ] || [ "$pg_rc" != 0 ]; then
-  echo "test.sh: tests failed (workspace tests exit $rust_rc, PostgreSQL pass exit $pg_rc)" >&2
-  exit 1
-fi
+  scripts/run_test_bins.py "${features[@]}" -- mnemo mnemo-server
 # The default feature set of the embedder crate: choosing candle there is a clear error.
 phase "mnemo-models default features" cargo test -p mnemo-models --lib
 # The Python package (crates/mnemo-py): built once into a fresh virtualenv, then pytest on both
